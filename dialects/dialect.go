@@ -1,0 +1,171 @@
+// Package dialects is schedlock's lock engine: detection of the database behind a
+// *sql.DB, lockers for the session and table strategies, and the registry of
+// per-database dialects (sub-packages postgres, mysql, sqlite, …; import
+// dialects/all for every one of them).
+//
+// # The lock contract
+//
+// Every Locker, whatever the strategy and database, keeps these promises:
+//
+//  1. Mutual exclusion: at most one live holder per lock name at any instant,
+//     judged by the database's clock.
+//  2. Try, don't hang: Acquire waits at most Options.Wait (default: one try) and
+//     returns an error that matches ErrHeld when the lock stays taken.
+//  3. Lease: Options.AtMost bounds a hold that is never refreshed (table
+//     strategy); Options.AtLeast keeps the lock after an early release
+//     (ShedLock semantics).
+//  4. Owner check: Release and Refresh by anyone but the owner fail with
+//     ErrNotOwner and change nothing; after the lease was lost they fail with
+//     ErrLeaseLost.
+//  5. Refresh extends the lease by AtMost from the database's now, and fails if
+//     the lease was lost.
+//  6. Fencing token: on the table strategy a number that grows on every
+//     successful acquire of a name; Lease.Token reports false where the backend
+//     has none (advisory locks, presets without a token column).
+//  7. Database time: lease arithmetic uses the server clock.
+//  8. Connection binding: a session lock lives on one dedicated connection that
+//     is never shared while it holds the lock; a dropped connection closes
+//     Lease.Done and Lease.Err reports ErrLeaseLost.
+//  9. Names are data: any non-empty UTF-8 name is passed as a bind parameter;
+//     where a backend limits names the mapping is deterministic (see MapName).
+package dialects
+
+import (
+	"context"
+	"time"
+)
+
+// Strategy names how a lock is held.
+type Strategy string
+
+const (
+	// StrategySession uses the database's own named lock (pg_try_advisory_lock,
+	// GET_LOCK, sp_getapplock, DBMS_LOCK) on a pinned connection. No lease, no
+	// token; released when the connection drops.
+	StrategySession Strategy = "session"
+	// StrategyTable uses a lease table: one row per lock name with owner,
+	// lease end and fencing token, all arithmetic on the database clock.
+	StrategyTable Strategy = "table"
+)
+
+// Strategies lists the strategies in the order they are documented.
+var Strategies = []Strategy{StrategySession, StrategyTable}
+
+// ParseStrategy turns a flag value into a Strategy.
+func ParseStrategy(s string) (Strategy, error) {
+	for _, st := range Strategies {
+		if string(st) == s {
+			return st, nil
+		}
+	}
+	return "", invalidf("unknown strategy %q: use session or table", s)
+}
+
+// Locker acquires named locks with one strategy on one database.
+// A Locker is safe for concurrent use.
+type Locker interface {
+	// Strategy reports how this locker holds locks.
+	Strategy() Strategy
+	// Acquire takes the lock called name. It tries once when opts.Wait is 0,
+	// else it retries until opts.Wait has passed. A lock held by someone else
+	// gives an error matching ErrHeld (a *HeldError when the holder is known).
+	// An empty name or invalid options give an error matching ErrInvalid.
+	Acquire(ctx context.Context, name string, opts Options) (Lease, error)
+}
+
+// Lease is one held lock. Its methods are safe for concurrent use.
+type Lease interface {
+	// Name is the lock name as the caller gave it.
+	Name() string
+	// Owner identifies the holder (Options.Owner or a generated one).
+	Owner() string
+	// Token returns the fencing token and true, or 0 and false when the
+	// strategy or schema has none.
+	Token() (int64, bool)
+	// Until is the host-clock instant by which the lease ends unless it is
+	// refreshed; it is computed conservatively (from before the statement was
+	// sent). The zero time means no lease end (session locks).
+	Until() time.Time
+	// Refresh extends the lease by the acquire-time AtMost from the database's
+	// now (table) or proves the lock is still held (session). It fails with
+	// ErrLeaseLost when the lease is gone and ErrNotOwner when another owner
+	// holds it.
+	Refresh(ctx context.Context) error
+	// Release gives the lock up, keeping it until locked-at + AtLeast where
+	// the strategy has a lease. It fails with ErrLeaseLost when the lease was
+	// lost before and ErrNotOwner when another owner holds it. Releasing
+	// twice fails with ErrLeaseLost.
+	Release(ctx context.Context) error
+	// Done is closed when the lease ends: released, or lost.
+	Done() <-chan struct{}
+	// Err is nil while the lease is held and after a clean Release; once Done
+	// is closed by a loss it matches ErrLeaseLost and says why.
+	Err() error
+}
+
+// Options tune one Acquire. The zero value means: one try, a 30-minute lease,
+// no at-least, a generated owner.
+type Options struct {
+	// AtMost bounds a hold that is never refreshed (default DefaultAtMost).
+	// Refresh extends by this amount. Table strategy only; ignored by session
+	// locks, which end when their connection does.
+	AtMost time.Duration
+	// AtLeast keeps the lock after an early Release until locked-at + AtLeast
+	// (default 0). Must not exceed AtMost.
+	AtLeast time.Duration
+	// Wait is how long Acquire keeps retrying a taken lock (default 0: once).
+	Wait time.Duration
+	// RetryEvery is the pause between tries while waiting (default 100ms).
+	RetryEvery time.Duration
+	// Owner is recorded as the holder (default NewOwner()).
+	Owner string
+}
+
+// DefaultAtMost is the lease length when Options.AtMost is zero.
+const DefaultAtMost = 30 * time.Minute
+
+// DefaultRetryEvery is the pause between tries when Options.RetryEvery is zero.
+const DefaultRetryEvery = 100 * time.Millisecond
+
+// Normalize validates o and fills in the defaults. It returns an error
+// matching ErrInvalid for negative durations, AtLeast > AtMost, or an owner
+// longer than 255 bytes.
+func (o Options) Normalize() (Options, error) {
+	switch {
+	case o.AtMost < 0:
+		return o, invalidf("at-most must not be negative, got %s", o.AtMost)
+	case o.AtLeast < 0:
+		return o, invalidf("at-least must not be negative, got %s", o.AtLeast)
+	case o.Wait < 0:
+		return o, invalidf("wait must not be negative, got %s", o.Wait)
+	case o.RetryEvery < 0:
+		return o, invalidf("retry interval must not be negative, got %s", o.RetryEvery)
+	case len(o.Owner) > 255:
+		return o, invalidf("owner is %d bytes, at most 255 are allowed", len(o.Owner))
+	}
+	if o.AtMost == 0 {
+		o.AtMost = DefaultAtMost
+	}
+	if o.AtLeast > o.AtMost {
+		return o, invalidf("at-least (%s) must not exceed at-most (%s)", o.AtLeast, o.AtMost)
+	}
+	if o.RetryEvery == 0 {
+		o.RetryEvery = DefaultRetryEvery
+	}
+	if o.Owner == "" {
+		o.Owner = NewOwner()
+	}
+	return o, nil
+}
+
+// CheckName returns an error matching ErrInvalid for a name no lock may have:
+// empty, or not valid UTF-8.
+func CheckName(name string) error {
+	if name == "" {
+		return invalidf("lock name is empty: give a non-empty name")
+	}
+	if !validUTF8(name) {
+		return invalidf("lock name is not valid UTF-8")
+	}
+	return nil
+}

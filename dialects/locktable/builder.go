@@ -1,0 +1,85 @@
+// Package locktable is the portable lease-table engine behind the table
+// strategy. It is parametrised by each dialect's SQL (a Builder): one
+// statement per acquire, refresh and release, all lease arithmetic on the
+// database clock, a fencing token that grows on every acquire.
+package locktable
+
+import "github.com/schedlock/schedlock/dialects"
+
+// Arg names a value the engine binds to a statement parameter.
+type Arg int
+
+const (
+	// ArgName is the stored lock name (after MapName).
+	ArgName Arg = iota
+	// ArgOwner is the holder identity (string).
+	ArgOwner
+	// ArgToken is the fencing token (int64); 0 means "do not compare the
+	// token", so builders write (token = ? OR ? = 0).
+	ArgToken
+	// ArgAtMostMs is the lease length in milliseconds (int64).
+	ArgAtMostMs
+	// ArgAtLeastMs is the at-least hold in milliseconds (int64).
+	ArgAtLeastMs
+)
+
+// Result says how the engine reads a statement's outcome.
+type Result int
+
+const (
+	// ResultRow: the statement returns one row holding the token (or 1
+	// when the schema has no token column) on success, no row on failure.
+	// PostgreSQL and SQLite use RETURNING.
+	ResultRow Result = iota
+	// ResultInsertID: success when LastInsertId() >= 1, and that value is
+	// the token. MySQL sets it with LAST_INSERT_ID(expr), which works
+	// whatever the connection's CLIENT_FOUND_ROWS setting.
+	ResultInsertID
+	// ResultRowsAffected: success when RowsAffected() >= 1; the token, if
+	// any, is read back with Inspect.
+	ResultRowsAffected
+)
+
+// Stmt is one SQL statement with the values to bind, in placeholder order.
+type Stmt struct {
+	SQL    string
+	Args   []Arg
+	Result Result
+}
+
+// Builder writes one dialect's lease-table SQL for a schema. Every
+// statement runs alone in autocommit mode and compares against the
+// database's clock (clock_timestamp(), UTC_TIMESTAMP(3), …), stored as UTC
+// without a time zone.
+type Builder interface {
+	// Dialect is the registry name used in errors ("postgres", …).
+	Dialect() string
+	// MaxNameRunes is the longest name the name column stores; longer names
+	// are stored as dialects.MapName(name, MaxNameRunes()).
+	MaxNameRunes() int
+	// Acquire inserts the row of a new name, or takes over a row whose lease
+	// has expired (until <= now): owner = ArgOwner, locked_at = now,
+	// until = now + ArgAtMostMs, token = token + 1 (1 for a new row). A live
+	// row is left untouched and the statement reports failure.
+	Acquire(s dialects.Schema) Stmt
+	// Refresh sets until = now + ArgAtMostMs where name, owner and token
+	// match and until > now.
+	Refresh(s dialects.Schema) Stmt
+	// Release sets until = max(locked_at + ArgAtLeastMs, now) where name,
+	// owner and token match and until > now.
+	Release(s dialects.Schema) Stmt
+	// Expire sets until = now where name matches and until > now, whoever
+	// the owner is (administrative force-unlock). ResultRowsAffected-style.
+	Expire(s dialects.Schema) Stmt
+	// Inspect selects owner, token (0 without a token column), locked_at,
+	// until and now for ArgName; times as integer milliseconds since the
+	// Unix epoch (UTC).
+	Inspect(s dialects.Schema) Stmt
+	// List selects name, owner, token, locked_at, until and now, as Inspect
+	// does, for every row, ordered by name.
+	List(s dialects.Schema) Stmt
+	// Create is CREATE TABLE IF NOT EXISTS for s (name as primary key).
+	Create(s dialects.Schema) string
+	// IsMissingTable reports whether err says the table does not exist.
+	IsMissingTable(err error) bool
+}
