@@ -222,3 +222,12 @@ func (s *sessionLease) afterEndLocked(op string) error {
 	}
 	return Wrap(s.locker.Dialect, op, fmt.Errorf("%w: already released", ErrLeaseLost))
 }
+
+// SessionKiller is optionally implemented by SessionOps whose database can
+// terminate another session (pg_terminate_backend, KILL, …), which is the
+// only way to free a session lock that its holder does not release.
+type SessionKiller interface {
+	HolderFinder
+	// Kill terminates the session whose id Holder returned.
+	Kill(ctx context.Context, db *sql.DB, sessionID string) error
+}
