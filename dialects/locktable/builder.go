@@ -54,9 +54,11 @@ type Stmt struct {
 type Builder interface {
 	// Dialect is the registry name used in errors ("postgres", …).
 	Dialect() string
-	// MaxNameRunes is the longest name the name column stores; longer names
-	// are stored as dialects.MapName(name, MaxNameRunes()).
-	MaxNameRunes() int
+	// MaxNameRunes is the longest name the name column of s stores; longer
+	// names are stored as dialects.MapName(name, MaxNameRunes(s)). Presets
+	// that mirror other tools' tables (shedlock, sys_sched_lock) use their
+	// documented VARCHAR(64).
+	MaxNameRunes(s dialects.Schema) int
 	// Acquire inserts the row of a new name, or takes over a row whose lease
 	// has expired (until <= now): owner = ArgOwner, locked_at = now,
 	// until = now + ArgAtMostMs, token = token + 1 (1 for a new row). A live
