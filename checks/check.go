@@ -1,0 +1,83 @@
+// Package checks is the selfcheck suite: an ordered list of checks that
+// prove a database's lock behaviour through the dialects interfaces, so one
+// check runs unchanged on every database. Read-only probes come first,
+// destructive ones last. It never imports testing: `schedlock selfcheck`
+// runs it at run time, and dialects/dialecttest runs the same checks as
+// subtests against live servers.
+package checks
+
+import (
+	"context"
+	"time"
+
+	"github.com/schedlock/schedlock/dialects"
+)
+
+// Status is the outcome of one check.
+type Status string
+
+const (
+	StatusPass Status = "pass"
+	StatusFail Status = "fail"
+	StatusSkip Status = "skip"
+	StatusWarn Status = "warn"
+)
+
+// Result is one check's outcome.
+type Result struct {
+	ID       string        `json:"id"`
+	Title    string        `json:"title"`
+	Strategy string        `json:"strategy,omitempty"`
+	Status   Status        `json:"status"`
+	Duration time.Duration `json:"duration_ns"`
+	Detail   string        `json:"detail"`
+	// Remedy says what to do when the check failed or warned: the GRANT,
+	// the setting, the strategy to use instead.
+	Remedy string `json:"remedy,omitempty"`
+}
+
+// Report is a whole selfcheck run.
+type Report struct {
+	Target  string        `json:"target"` // redacted DSN or file path
+	Info    dialects.Info `json:"database"`
+	Results []Result      `json:"checks"`
+	Passed  int           `json:"passed"`
+	Failed  int           `json:"failed"`
+	Skipped int           `json:"skipped"`
+	Warned  int           `json:"warned"`
+	Elapsed time.Duration `json:"elapsed_ns"`
+}
+
+// Config selects what a run covers.
+type Config struct {
+	// DB is the detected database to check.
+	DB *dialects.DB
+	// Strategies to check; empty means every strategy the database supports.
+	Strategies []dialects.Strategy
+	// Tables to check the table strategy on; empty means one temporary
+	// native table named after Prefix. Tables given here are used as they
+	// are (created only if missing, dropped only if the run created them).
+	Tables []dialects.Table
+	// Prefix makes every lock and table name of this run unique; empty
+	// means a generated "schedlock_selfcheck_<random>".
+	Prefix string
+	// Only, when non-empty, runs just the checks whose ID is listed.
+	Only []string
+	// Progress, when set, is called before each check starts (id, title)
+	// and after it ends (with its Result).
+	Progress func(r Result, started bool)
+}
+
+// Check is one entry of the suite.
+type Check struct {
+	ID    string
+	Title string
+	// Strategy is the strategy the check exercises, or "" for probes.
+	Strategy dialects.Strategy
+	// Destructive checks (kill a session, long contention) run last.
+	Destructive bool
+	// Run does the check. It returns a detail line; an error fails the
+	// check; an error matching ErrSkip skips it and one matching ErrWarn
+	// warns. The Remedy of a failure comes from a *Remedied error.
+	Run func(ctx context.Context, env *Env) (detail string, err error)
+}
