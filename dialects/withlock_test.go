@@ -1,0 +1,202 @@
+package dialects
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+)
+
+// memLocker is an in-memory Locker for testing WithLock's lifecycle.
+type memLocker struct {
+	mu    sync.Mutex
+	held  map[string]*memLease
+	fails map[string]bool // names whose next Refresh reports a lost lease
+}
+
+func newMemLocker() *memLocker {
+	return &memLocker{held: map[string]*memLease{}, fails: map[string]bool{}}
+}
+
+func (m *memLocker) Strategy() Strategy { return StrategyTable }
+
+func (m *memLocker) Acquire(_ context.Context, name string, opts Options) (Lease, error) {
+	if err := CheckName(name); err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if l, ok := m.held[name]; ok {
+		return nil, &HeldError{Name: name, Holder: l.owner}
+	}
+	l := &memLease{m: m, name: name, owner: opts.Owner, done: make(chan struct{})}
+	m.held[name] = l
+	return l, nil
+}
+
+type memLease struct {
+	m           *memLocker
+	name, owner string
+	refreshes   int
+	released    bool
+	err         error
+	done        chan struct{}
+}
+
+func (l *memLease) Name() string          { return l.name }
+func (l *memLease) Owner() string         { return l.owner }
+func (l *memLease) Token() (int64, bool)  { return 0, false }
+func (l *memLease) Until() time.Time      { return time.Time{} }
+func (l *memLease) Done() <-chan struct{} { return l.done }
+func (l *memLease) Err() error {
+	l.m.mu.Lock()
+	defer l.m.mu.Unlock()
+	return l.err
+}
+
+func (l *memLease) Refresh(context.Context) error {
+	l.m.mu.Lock()
+	defer l.m.mu.Unlock()
+	l.refreshes++
+	if l.m.fails[l.name] && l.err == nil {
+		l.err = fmt.Errorf("%w: taken over", ErrLeaseLost)
+		delete(l.m.held, l.name)
+		close(l.done)
+	}
+	return l.err
+}
+
+func (l *memLease) Release(context.Context) error {
+	l.m.mu.Lock()
+	defer l.m.mu.Unlock()
+	if l.err != nil {
+		return l.err
+	}
+	if l.released {
+		return ErrLeaseLost
+	}
+	l.released = true
+	delete(l.m.held, l.name)
+	close(l.done)
+	return nil
+}
+
+func TestWithLockRunsAndReleases(t *testing.T) {
+	m := newMemLocker()
+	ran := false
+	err := WithLock(context.Background(), m, "job", Options{}, func(ctx context.Context, lease Lease) error {
+		ran = true
+		if _, err := m.Acquire(ctx, "job", Options{}); !errors.Is(err, ErrHeld) {
+			t.Errorf("second acquire inside fn: got %v, want ErrHeld", err)
+		}
+		return nil
+	})
+	if err != nil || !ran {
+		t.Fatalf("WithLock: err=%v ran=%v", err, ran)
+	}
+	if _, ok := m.held["job"]; ok {
+		t.Fatal("lock still held after WithLock returned")
+	}
+}
+
+func TestWithLockHeldSkipsFn(t *testing.T) {
+	m := newMemLocker()
+	if _, err := m.Acquire(context.Background(), "job", Options{Owner: "other"}); err != nil {
+		t.Fatal(err)
+	}
+	err := WithLock(context.Background(), m, "job", Options{}, func(context.Context, Lease) error {
+		t.Error("fn ran although the lock was held")
+		return nil
+	})
+	var held *HeldError
+	if !errors.As(err, &held) || held.Holder != "other" {
+		t.Fatalf("got %v, want HeldError naming other", err)
+	}
+}
+
+func TestWithLockCancelsOnLoss(t *testing.T) {
+	m := newMemLocker()
+	m.fails["job"] = true
+	fnErr := errors.New("stopped")
+	start := time.Now()
+	err := WithLock(context.Background(), m, "job", Options{AtMost: 90 * time.Millisecond}, func(ctx context.Context, _ Lease) error {
+		select {
+		case <-ctx.Done():
+			if !errors.Is(context.Cause(ctx), ErrLeaseLost) {
+				t.Errorf("cause = %v, want ErrLeaseLost", context.Cause(ctx))
+			}
+			return fnErr
+		case <-time.After(5 * time.Second):
+			t.Error("fn context not cancelled after the lease was lost")
+			return nil
+		}
+	})
+	if !errors.Is(err, ErrLeaseLost) || !errors.Is(err, fnErr) {
+		t.Fatalf("got %v, want both the lease loss and fn's error", err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Fatalf("loss noticed after %s, want about AtMost/3", d)
+	}
+}
+
+func TestWithLockRejectsBadOptions(t *testing.T) {
+	err := WithLock(context.Background(), newMemLocker(), "job", Options{AtMost: time.Second, AtLeast: 2 * time.Second}, func(context.Context, Lease) error { return nil })
+	if !errors.Is(err, ErrInvalid) {
+		t.Fatalf("got %v, want ErrInvalid", err)
+	}
+	err = WithLock(context.Background(), newMemLocker(), "", Options{}, func(context.Context, Lease) error { return nil })
+	if !errors.Is(err, ErrInvalid) {
+		t.Fatalf("empty name: got %v, want ErrInvalid", err)
+	}
+}
+
+func TestMapName(t *testing.T) {
+	long := string(make([]rune, 0))
+	for i := 0; i < 100; i++ {
+		long += "é"
+	}
+	got := MapName(long, 64)
+	if n := len([]rune(got)); n != 64 {
+		t.Fatalf("mapped to %d runes, want 64", n)
+	}
+	if MapName(long, 64) != got {
+		t.Fatal("mapping is not deterministic")
+	}
+	if MapName(long+"x", 64) == got {
+		t.Fatal("two long names with a shared prefix collide")
+	}
+	if MapName("short", 64) != "short" {
+		t.Fatal("a name that fits must stay unchanged")
+	}
+}
+
+func FuzzMapName(f *testing.F) {
+	f.Add("a", 17)
+	f.Add("日本語 ключ 🔒 with a long tail that goes on and on and on and on", 20)
+	f.Fuzz(func(t *testing.T, name string, max int) {
+		if max < 17 || max > 4096 {
+			return
+		}
+		got := MapName(name, max)
+		if n := len([]rune(got)); n > max {
+			t.Fatalf("MapName(%q, %d) = %d runes", name, max, n)
+		}
+		if got != MapName(name, max) {
+			t.Fatal("not deterministic")
+		}
+	})
+}
+
+func TestOptionsNormalize(t *testing.T) {
+	for _, o := range []Options{{AtMost: -1}, {AtLeast: -1}, {Wait: -1}, {AtMost: time.Second, AtLeast: time.Minute}} {
+		if _, err := o.Normalize(); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%+v: got %v, want ErrInvalid", o, err)
+		}
+	}
+	o, err := Options{}.Normalize()
+	if err != nil || o.AtMost != DefaultAtMost || o.Owner == "" || o.RetryEvery != DefaultRetryEvery {
+		t.Fatalf("defaults: %+v %v", o, err)
+	}
+}
