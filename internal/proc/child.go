@@ -1,0 +1,121 @@
+// Package proc starts and supervises the child command of `schedlock run`:
+// its own process group, signals forwarded to the whole group, and a
+// graceful stop (SIGTERM, then SIGKILL after a grace period).
+package proc
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"time"
+)
+
+// Exit codes for a child that could not start, as shells use them.
+const (
+	ExitNotFound      = 127 // the command does not exist
+	ExitNotExecutable = 126 // it exists but cannot be executed
+)
+
+// StartError is returned by Start when the command could not be started.
+type StartError struct {
+	Command string
+	Code    int // ExitNotFound or ExitNotExecutable
+	Err     error
+}
+
+func (e *StartError) Error() string {
+	if e.Code == ExitNotFound {
+		return fmt.Sprintf("command not found: %s", e.Command)
+	}
+	return fmt.Sprintf("cannot execute %s: %v", e.Command, e.Err)
+}
+
+func (e *StartError) Unwrap() error { return e.Err }
+
+// Child is a started command in its own process group.
+type Child struct {
+	cmd      *exec.Cmd
+	waitOnce sync.Once
+	done     chan struct{}
+	state    *os.ProcessState
+	waitErr  error
+}
+
+// IO is where the child's standard streams go.
+type IO struct {
+	In       io.Reader
+	Out, Err io.Writer
+}
+
+// Start runs argv[0] with argv[1:] in a new process group, with env appended
+// to the current environment and the given streams passed through.
+func Start(argv []string, env []string, streams IO) (*Child, error) {
+	if len(argv) == 0 {
+		return nil, errors.New("no command given")
+	}
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		code := ExitNotFound
+		if errors.Is(err, os.ErrPermission) {
+			code = ExitNotExecutable
+		}
+		return nil, &StartError{Command: argv[0], Code: code, Err: err}
+	}
+	cmd := exec.Command(path, argv[1:]...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = streams.In, streams.Out, streams.Err
+	setProcessGroup(cmd)
+	if err := cmd.Start(); err != nil {
+		code := ExitNotExecutable
+		if errors.Is(err, os.ErrNotExist) {
+			code = ExitNotFound
+		}
+		return nil, &StartError{Command: argv[0], Code: code, Err: err}
+	}
+	c := &Child{cmd: cmd, done: make(chan struct{})}
+	go c.wait()
+	return c, nil
+}
+
+func (c *Child) wait() {
+	c.waitErr = c.cmd.Wait()
+	c.state = c.cmd.ProcessState
+	close(c.done)
+}
+
+// Pid is the child's process id (and its process group id).
+func (c *Child) Pid() int { return c.cmd.Process.Pid }
+
+// Done is closed when the child has exited.
+func (c *Child) Done() <-chan struct{} { return c.done }
+
+// ExitCode is the child's exit code once Done is closed: its own code, or
+// 128+signal when a signal ended it.
+func (c *Child) ExitCode() int {
+	<-c.done
+	return exitCode(c.state)
+}
+
+// Signal sends sig to the child's whole process group.
+func (c *Child) Signal(sig os.Signal) error { return signalGroup(c.cmd.Process, sig) }
+
+// Stop asks the child's process group to end (SIGTERM; on Windows the
+// process is killed at once), waits up to grace, then kills the group. It
+// returns when the child has exited.
+func (c *Child) Stop(grace time.Duration) {
+	select {
+	case <-c.done:
+		return
+	default:
+	}
+	_ = terminateGroup(c.cmd.Process)
+	select {
+	case <-c.done:
+	case <-time.After(grace):
+		_ = killGroup(c.cmd.Process)
+		<-c.done
+	}
+}
