@@ -1,0 +1,141 @@
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"net"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/schedlock/schedlock/dialects"
+)
+
+// countingConn counts the packets the driver writes: one per command sent
+// (query, prepare, execute, close).
+type countingConn struct {
+	net.Conn
+	writes *atomic.Int64
+}
+
+func (c countingConn) Write(p []byte) (int, error) {
+	c.writes.Add(1)
+	return c.Conn.Write(p)
+}
+
+// benchDB opens the live server with every packet written counted in
+// writes; interpolate selects client-side parameter interpolation (text
+// protocol) instead of server-side prepared statements.
+func benchDB(b *testing.B, writes *atomic.Int64, interpolate bool) *sql.DB {
+	db := openLive(b, func(c *mysql.Config) {
+		c.InterpolateParams = interpolate
+		c.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			conn, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return countingConn{Conn: conn, writes: writes}, nil
+		}
+	})
+	db.SetMaxIdleConns(4)
+	return db
+}
+
+// report adds cycles/s and statements/op (commands sent per iteration) to
+// b's results; writes counts from b.ResetTimer on.
+func report(b *testing.B, writes *atomic.Int64) {
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "cycles/s")
+	b.ReportMetric(float64(writes.Load())/float64(b.N), "statements/op")
+}
+
+// BenchmarkSelect1 is the physical limit: one SELECT 1 round trip on one
+// pinned connection.
+func BenchmarkSelect1(b *testing.B) {
+	var writes atomic.Int64
+	db := benchDB(b, &writes, false)
+	ctx := context.Background()
+	c, err := db.Conn(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	var one int
+	b.ResetTimer()
+	writes.Store(0)
+	for range b.N {
+		if err := c.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	report(b, &writes)
+}
+
+// BenchmarkSessionCycle is one GET_LOCK acquire and release through the
+// SessionLocker, with server-side prepared statements (the driver's
+// default: prepare, execute, close per statement) and with
+// interpolateParams=true (one command per statement).
+func BenchmarkSessionCycle(b *testing.B) {
+	for _, mode := range []struct {
+		name        string
+		interpolate bool
+	}{{"prepared", false}, {"interpolated", true}} {
+		b.Run(mode.name, func(b *testing.B) {
+			var writes atomic.Int64
+			db := benchDB(b, &writes, mode.interpolate)
+			d, err := dialects.Open(context.Background(), db, Name)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ops := &SessionOps{Info: d.Info}
+			// The lease's liveness check is not part of a cycle.
+			l := &dialects.SessionLocker{Dialect: Name, DB: db, Ops: ops, CheckEvery: time.Hour}
+			benchCycles(b, l, &writes, dialects.Options{})
+		})
+	}
+}
+
+// BenchmarkTableCycle is one acquire and release on the native lease table:
+// two prepared statements, prepared once.
+func BenchmarkTableCycle(b *testing.B) {
+	var writes atomic.Int64
+	db := benchDB(b, &writes, false)
+	d, err := dialects.Open(context.Background(), db, Name)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tl, err := d.TableLocker(dialects.Table{Name: uniqueName("sl_bench_")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := tl.CreateTable(ctx); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = tl.(dialects.TableDropper).DropTable(ctx) }()
+	benchCycles(b, tl, &writes, dialects.Options{AtMost: time.Minute, Owner: "bench"})
+}
+
+func benchCycles(b *testing.B, l dialects.Locker, writes *atomic.Int64, opts dialects.Options) {
+	ctx := context.Background()
+	name := uniqueName("bench-")
+	cycle := func() {
+		lease, err := l.Acquire(ctx, name, opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := lease.Release(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	cycle() // connect and prepare outside the measurement
+	b.ResetTimer()
+	writes.Store(0)
+	for range b.N {
+		cycle()
+	}
+	b.StopTimer()
+	report(b, writes)
+}

@@ -1,0 +1,110 @@
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strconv"
+
+	"github.com/schedlock/schedlock/dialects"
+)
+
+// NewSessionLocker returns the GET_LOCK locker. It refuses, with an error
+// matching dialects.ErrUnsupported, TiDB (GET_LOCK with timeout 0 still
+// waits a second, and IS_USED_LOCK cannot name the holder), MySQL before
+// 5.7.5 and MariaDB before 10.0.2 (a second GET_LOCK in a session silently
+// released the first).
+func NewSessionLocker(db *sql.DB, info dialects.Info) (dialects.Locker, error) {
+	if err := sessionSupport(info); err != nil {
+		return nil, err
+	}
+	return &dialects.SessionLocker{Dialect: Name, DB: db, Ops: &SessionOps{Info: info}}, nil
+}
+
+// sessionSupport returns nil when info's server has usable GET_LOCK
+// session locks, else an error matching dialects.ErrUnsupported.
+func sessionSupport(info dialects.Info) error {
+	switch {
+	case info.Product == dialects.ProductTiDB,
+		info.Product == dialects.ProductMariaDB && !versionAtLeast(info.Version, 10, 0, 2),
+		info.Product != dialects.ProductMariaDB && !versionAtLeast(info.Version, 5, 7, 5):
+		return fmt.Errorf("%w: %s", dialects.ErrUnsupported, sessionRefusal(info))
+	}
+	return nil
+}
+
+// sessionRefusal says why info's server gets no session locks.
+func sessionRefusal(info dialects.Info) string {
+	version := info.Version
+	if version == "" {
+		version = "(unknown version)"
+	}
+	switch info.Product {
+	case dialects.ProductTiDB:
+		return "TiDB's GET_LOCK waits at least 1 s even with timeout 0 and IS_USED_LOCK cannot name the holder; use --strategy table"
+	case dialects.ProductMariaDB:
+		return fmt.Sprintf("MariaDB %s: before 10.0.2 a second GET_LOCK silently releases the first; use --strategy table", version)
+	default:
+		return fmt.Sprintf("MySQL %s: before 5.7.5 a second GET_LOCK silently releases the first; use --strategy table", version)
+	}
+}
+
+// SessionOps runs GET_LOCK and its companions on one connection. It
+// implements dialects.SessionOps, dialects.HolderFinder and
+// dialects.SessionKiller. Names pass through LockName.
+type SessionOps struct {
+	// Info selects the privilege named when KILL is refused.
+	Info dialects.Info
+}
+
+var (
+	_ dialects.SessionOps    = (*SessionOps)(nil)
+	_ dialects.SessionKiller = (*SessionOps)(nil)
+)
+
+// TryLock runs SELECT GET_LOCK(name, 0): 1 got it, 0 taken by another
+// session, NULL an error (for example the statement was killed).
+func (o *SessionOps) TryLock(ctx context.Context, conn *sql.Conn, name string) (bool, error) {
+	var got sql.NullInt64
+	if err := conn.QueryRowContext(ctx, "SELECT GET_LOCK(?, 0)", LockName(name)).Scan(&got); err != nil {
+		return false, fmt.Errorf("GET_LOCK: %w", err)
+	}
+	if !got.Valid {
+		return false, fmt.Errorf("GET_LOCK returned NULL (error in the server, e.g. the statement was killed)")
+	}
+	return got.Int64 == 1, nil
+}
+
+// Unlock runs SELECT RELEASE_LOCK(name): true when this session held the
+// lock and freed it; false when another session holds it (0), which is
+// left untouched, or nobody does (NULL).
+func (o *SessionOps) Unlock(ctx context.Context, conn *sql.Conn, name string) (bool, error) {
+	var released sql.NullInt64
+	if err := conn.QueryRowContext(ctx, "SELECT RELEASE_LOCK(?)", LockName(name)).Scan(&released); err != nil {
+		return false, fmt.Errorf("RELEASE_LOCK: %w", err)
+	}
+	return released.Valid && released.Int64 == 1, nil
+}
+
+// Holds reports whether conn's session holds name:
+// SELECT IS_USED_LOCK(name) = CONNECTION_ID(), NULL (free) meaning false.
+func (o *SessionOps) Holds(ctx context.Context, conn *sql.Conn, name string) (bool, error) {
+	var mine sql.NullBool
+	if err := conn.QueryRowContext(ctx, "SELECT IS_USED_LOCK(?) = CONNECTION_ID()", LockName(name)).Scan(&mine); err != nil {
+		return false, fmt.Errorf("IS_USED_LOCK: %w", err)
+	}
+	return mine.Valid && mine.Bool, nil
+}
+
+// Holder returns the connection id (processlist id) of the session holding
+// name, or "" when the lock is free.
+func (o *SessionOps) Holder(ctx context.Context, db *sql.DB, name string) (string, error) {
+	var id sql.NullInt64
+	if err := db.QueryRowContext(ctx, "SELECT IS_USED_LOCK(?)", LockName(name)).Scan(&id); err != nil {
+		return "", dialects.Wrap(Name, "holder", fmt.Errorf("IS_USED_LOCK: %w", err))
+	}
+	if !id.Valid {
+		return "", nil
+	}
+	return strconv.FormatInt(id.Int64, 10), nil
+}

@@ -1,0 +1,18 @@
+package mysql
+
+import (
+	"database/sql"
+
+	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/locktable"
+)
+
+// NewTableLocker returns the lease-table locker for table t, its SQL
+// written by NewBuilder(info).
+func NewTableLocker(db *sql.DB, info dialects.Info, t dialects.Table) (dialects.TableLocker, error) {
+	l, err := locktable.New(db, NewBuilder(info), t)
+	if err != nil {
+		return nil, dialects.Wrap(Name, "table locker", err)
+	}
+	return l, nil
+}
