@@ -1,0 +1,217 @@
+package locktable
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/schedlock/schedlock/dialects"
+)
+
+// lease is one lock held in a lease table, from Acquire or Handle.
+//
+// A timer fires at Until: the lease is then lost and Done closes, so a
+// holder never believes it holds the lock past its lease. Refresh moves
+// Until and the timer.
+type lease struct {
+	locker   *Locker
+	name     string // as the caller gave it
+	stored   string // after MapName
+	owner    string
+	token    int64 // 0: unknown, not compared
+	hasToken bool
+	atMost   time.Duration
+	atLeast  time.Duration
+	handle   bool // from Handle: another owner's row is ErrNotOwner, not a loss
+
+	opMu sync.Mutex // serialises Refresh and Release
+
+	mu       sync.Mutex // guards the fields below
+	until    time.Time
+	timer    *time.Timer
+	gen      uint64 // bumped on every re-arm; a stale timer sees another value
+	finished bool
+	err      error
+	done     chan struct{}
+}
+
+func (l *Locker) newLease(name, stored, owner string, token int64, opts dialects.Options, handle bool) *lease {
+	return &lease{
+		locker:   l,
+		name:     name,
+		stored:   stored,
+		owner:    owner,
+		token:    token,
+		hasToken: l.schema.TokenCol != "",
+		atMost:   opts.AtMost,
+		atLeast:  opts.AtLeast,
+		handle:   handle,
+		done:     make(chan struct{}),
+	}
+}
+
+func (s *lease) Name() string          { return s.name }
+func (s *lease) Owner() string         { return s.owner }
+func (s *lease) Done() <-chan struct{} { return s.done }
+
+// Token returns the fencing token, or false when the schema has no token
+// column or the token is unknown (a Handle given token 0).
+func (s *lease) Token() (int64, bool) {
+	if !s.hasToken || s.token == 0 {
+		return 0, false
+	}
+	return s.token, true
+}
+
+func (s *lease) Until() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.until
+}
+
+func (s *lease) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+func (s *lease) binding() binding {
+	return binding{name: s.stored, owner: s.owner, token: s.token, atMost: s.atMost, atLeast: s.atLeast}
+}
+
+func (s *lease) dialect() string { return s.locker.b.Dialect() }
+
+// Refresh extends the lease to the database's now + AtMost with one
+// statement; the new Until is the host time before it was sent + AtMost.
+func (s *lease) Refresh(ctx context.Context) error {
+	s.opMu.Lock()
+	defer s.opMu.Unlock()
+	if err := s.endedErr("refresh"); err != nil {
+		return err
+	}
+	start := time.Now()
+	_, done, err := s.locker.exec(ctx, opRefresh, s.binding())
+	if err != nil {
+		return dialects.Wrap(s.dialect(), "refresh", err)
+	}
+	if !done {
+		return s.explain(ctx, "refresh")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.finished {
+		// The timer ended the lease while the statement was in flight;
+		// the holder has been told, so the loss stands.
+		return s.err
+	}
+	s.armLocked(start.Add(s.atMost))
+	return nil
+}
+
+// Release gives the lock up with one statement, keeping it until
+// locked-at + AtLeast when that is later than now.
+func (s *lease) Release(ctx context.Context) error {
+	s.opMu.Lock()
+	defer s.opMu.Unlock()
+	if err := s.endedErr("release"); err != nil {
+		return err
+	}
+	_, done, err := s.locker.exec(ctx, opRelease, s.binding())
+	if err != nil {
+		return dialects.Wrap(s.dialect(), "release", err)
+	}
+	if !done {
+		return s.explain(ctx, "release")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.finished {
+		return s.err
+	}
+	s.endLocked(nil)
+	return nil
+}
+
+// endedErr is the error for an operation on a finished lease, or nil.
+func (s *lease) endedErr(op string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.finished {
+		return nil
+	}
+	if s.err != nil {
+		return s.err
+	}
+	return dialects.Wrap(s.dialect(), op, fmt.Errorf("%w: lock %q was already released", dialects.ErrLeaseLost, s.name))
+}
+
+// explain reads the row after a refresh or release changed nothing and
+// says why: another owner (ErrNotOwner for a Handle, a takeover otherwise),
+// another token, an expired lease or a missing row. Only ErrNotOwner leaves
+// the lease open.
+func (s *lease) explain(ctx context.Context, op string) error {
+	row, found, err := s.locker.inspectStored(ctx, s.stored)
+	switch {
+	case err != nil:
+		return dialects.Wrap(s.dialect(), op, fmt.Errorf("the %s changed no row, and reading the row failed: %w", op, err))
+	case !found:
+		return s.lose(op, fmt.Sprintf("the row of lock %q is gone", s.name))
+	case row.Owner != s.owner && s.handle:
+		state := "held"
+		if row.Expired() {
+			state = "last held"
+		}
+		return dialects.Wrap(s.dialect(), op, fmt.Errorf("%w: lock %q is %s by %s, not %s", dialects.ErrNotOwner, s.name, state, row.Owner, s.owner))
+	case row.Owner != s.owner:
+		return s.lose(op, fmt.Sprintf("lock %q was taken over by %s", s.name, row.Owner))
+	case s.hasToken && s.token != 0 && row.Token != s.token:
+		return s.lose(op, fmt.Sprintf("lock %q was acquired again (token %d, this lease has %d)", s.name, row.Token, s.token))
+	default:
+		return s.lose(op, fmt.Sprintf("lease of lock %q expired at %s", s.name, row.Until.Format(time.RFC3339Nano)))
+	}
+}
+
+// lose ends the lease as lost and returns its error.
+func (s *lease) lose(op, why string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.finished {
+		return s.err
+	}
+	err := dialects.Wrap(s.dialect(), op, fmt.Errorf("%w: %s", dialects.ErrLeaseLost, why))
+	s.endLocked(err)
+	return err
+}
+
+// armLocked sets Until and the timer that ends the lease then. s.mu is held.
+func (s *lease) armLocked(until time.Time) {
+	s.until = until
+	s.gen++
+	if s.timer != nil {
+		s.timer.Stop()
+	}
+	gen := s.gen
+	s.timer = time.AfterFunc(time.Until(until), func() { s.expire(gen) })
+}
+
+// expire ends the lease when its timer fires, unless a Refresh re-armed it.
+func (s *lease) expire(gen uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.finished || gen != s.gen {
+		return
+	}
+	s.endLocked(dialects.Wrap(s.dialect(), "lease", fmt.Errorf("%w: lease of lock %q expired at %s without a refresh",
+		dialects.ErrLeaseLost, s.name, s.until.UTC().Format(time.RFC3339Nano))))
+}
+
+// endLocked finishes the lease with err (nil for a release). s.mu is held.
+func (s *lease) endLocked(err error) {
+	s.finished = true
+	s.err = err
+	if s.timer != nil {
+		s.timer.Stop()
+	}
+	close(s.done)
+}

@@ -1,0 +1,192 @@
+package locktable
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/schedlock/schedlock/dialects"
+)
+
+// op is one of the statements a Locker sends.
+type op int
+
+const (
+	opAcquire op = iota
+	opRefresh
+	opRelease
+	opExpire
+	opInspect
+	opList
+	numOps
+)
+
+var opNames = [numOps]string{"acquire", "refresh", "release", "expire", "inspect", "list"}
+
+func (o op) String() string { return opNames[o] }
+
+// preparedStmt is one builder statement, prepared on first use and then
+// reused. A failed prepare is not remembered, so the next use tries again.
+type preparedStmt struct {
+	spec Stmt
+	mu   sync.Mutex // serialises the first prepare
+	stmt atomic.Pointer[sql.Stmt]
+}
+
+// binding holds the values a statement's Args refer to.
+type binding struct {
+	name    string // stored name, after MapName
+	owner   string
+	token   int64
+	atMost  time.Duration
+	atLeast time.Duration
+}
+
+// values returns the bind values for args, in placeholder order.
+func (b binding) values(args []Arg) ([]any, error) {
+	out := make([]any, len(args))
+	for i, a := range args {
+		switch a {
+		case ArgName:
+			out[i] = b.name
+		case ArgOwner:
+			out[i] = b.owner
+		case ArgToken:
+			out[i] = b.token
+		case ArgAtMostMs:
+			out[i] = b.atMost.Milliseconds()
+		case ArgAtLeastMs:
+			out[i] = b.atLeast.Milliseconds()
+		default:
+			return nil, fmt.Errorf("statement parameter %d has unknown argument kind %d", i+1, a)
+		}
+	}
+	return out, nil
+}
+
+// prepared returns the prepared statement for o, preparing it once.
+func (l *Locker) prepared(ctx context.Context, o op) (*sql.Stmt, []Arg, error) {
+	p := &l.stmts[o]
+	if s := p.stmt.Load(); s != nil {
+		return s, p.spec.Args, nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if s := p.stmt.Load(); s != nil {
+		return s, p.spec.Args, nil
+	}
+	l.prepares.Add(1)
+	s, err := l.db.PrepareContext(ctx, p.spec.SQL)
+	if err != nil {
+		return nil, nil, l.classify(fmt.Errorf("prepare %s: %w", o, err))
+	}
+	p.stmt.Store(s)
+	return s, p.spec.Args, nil
+}
+
+// exec sends the statement of o (acquire, refresh, release or expire) and
+// reads its outcome as its Result says: done reports whether a row was
+// changed, and value is the token for ResultRow and ResultInsertID (1 when
+// the schema has no token column) or the row count for ResultRowsAffected.
+func (l *Locker) exec(ctx context.Context, o op, b binding) (value int64, done bool, err error) {
+	stmt, args, err := l.prepared(ctx, o)
+	if err != nil {
+		return 0, false, err
+	}
+	vals, err := b.values(args)
+	if err != nil {
+		return 0, false, err
+	}
+	l.sent[o].Add(1)
+	switch l.stmts[o].spec.Result {
+	case ResultRow:
+		err = stmt.QueryRowContext(ctx, vals...).Scan(&value)
+		if errors.Is(err, sql.ErrNoRows) {
+			return 0, false, nil
+		}
+		if err != nil {
+			return 0, false, l.classify(err)
+		}
+		return value, true, nil
+	case ResultInsertID:
+		res, err := stmt.ExecContext(ctx, vals...)
+		if err != nil {
+			return 0, false, l.classify(err)
+		}
+		value, err = res.LastInsertId()
+		if err != nil {
+			return 0, false, fmt.Errorf("read the insert id: %w", err)
+		}
+		return value, value >= 1, nil
+	case ResultRowsAffected:
+		res, err := stmt.ExecContext(ctx, vals...)
+		if err != nil {
+			return 0, false, l.classify(err)
+		}
+		value, err = res.RowsAffected()
+		if err != nil {
+			return 0, false, fmt.Errorf("read the affected row count: %w", err)
+		}
+		return value, value >= 1, nil
+	default:
+		return 0, false, fmt.Errorf("%s statement has unknown result kind %d", o, l.stmts[o].spec.Result)
+	}
+}
+
+// query sends the statement of o (inspect or list) and returns its rows.
+func (l *Locker) query(ctx context.Context, o op, b binding) (*sql.Rows, error) {
+	stmt, args, err := l.prepared(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	vals, err := b.values(args)
+	if err != nil {
+		return nil, err
+	}
+	l.sent[o].Add(1)
+	rows, err := stmt.QueryContext(ctx, vals...)
+	if err != nil {
+		return nil, l.classify(err)
+	}
+	return rows, nil
+}
+
+// classify turns a missing-table error into a *dialects.MissingTableError
+// that carries the CREATE statement; other errors pass unchanged.
+func (l *Locker) classify(err error) error {
+	if err != nil && l.b.IsMissingTable(err) {
+		return &dialects.MissingTableError{Table: l.schema.Table, CreateSQL: l.CreateSQL()}
+	}
+	return err
+}
+
+// Statements reports the SQL this Locker sends, by operation: acquire,
+// refresh, release, expire, inspect, list and create (and drop).
+func (l *Locker) Statements() map[string]string {
+	m := make(map[string]string, numOps+2)
+	for o := range numOps {
+		m[o.String()] = l.stmts[o].spec.SQL
+	}
+	m["create"] = l.CreateSQL()
+	m["drop"] = l.dropSQL()
+	return m
+}
+
+// Close releases the prepared statements. Call it when no operation is in
+// flight; a later operation prepares its statement again.
+func (l *Locker) Close() error {
+	var errs []error
+	for o := range numOps {
+		p := &l.stmts[o]
+		p.mu.Lock()
+		if s := p.stmt.Swap(nil); s != nil {
+			errs = append(errs, s.Close())
+		}
+		p.mu.Unlock()
+	}
+	return dialects.Wrap(l.b.Dialect(), "close", errors.Join(errs...))
+}

@@ -1,0 +1,197 @@
+package sqlite
+
+import (
+	"strings"
+
+	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/locktable"
+)
+
+// Builder writes SQLite's lease-table SQL (SQLite 3.35+ for RETURNING).
+//
+// Times are stored as TEXT "YYYY-MM-DD HH:MM:SS.SSS" in UTC, which sorts
+// as it compares, and computed by strftime from 'now', which SQLite keeps
+// stable within one statement. Durations are bound in milliseconds and
+// added with an "N.NNN seconds" modifier, which SQLite applies in whole
+// milliseconds. Inspect and List report times as integer milliseconds
+// since the Unix epoch.
+type Builder struct{}
+
+var _ locktable.Builder = Builder{}
+
+// timeFormat is the strftime format of every stored time.
+const timeFormat = `'%Y-%m-%d %H:%M:%f'`
+
+// nowSQL is the database's now as stored text.
+const nowSQL = `strftime(` + timeFormat + `, 'now')`
+
+// plusMs is base plus a bound number of milliseconds, as stored text.
+func plusMs(base string) string {
+	return `strftime(` + timeFormat + `, ` + base + `, (? / 1000.0) || ' seconds')`
+}
+
+// epochMs is the stored time expr as integer milliseconds since the epoch.
+func epochMs(expr string) string {
+	return `CAST(ROUND((julianday(` + expr + `) - 2440587.5) * 86400000) AS INTEGER)`
+}
+
+// unqualified is the table name without its schema, for column references.
+func unqualified(table string) string {
+	if i := strings.LastIndexByte(table, '.'); i >= 0 {
+		return table[i+1:]
+	}
+	return table
+}
+
+// Dialect is "sqlite".
+func (Builder) Dialect() string { return Name }
+
+// MaxNameRunes is 1024 for the native table and 64 for the shedlock and
+// sys_sched_lock presets, which mirror those tools' VARCHAR(64). SQLite
+// itself does not enforce a length.
+func (Builder) MaxNameRunes(s dialects.Schema) int {
+	if s.Preset == dialects.PresetSchedlock {
+		return 1024
+	}
+	return 64
+}
+
+// Acquire upserts the row: a new name is inserted with token 1, an expired
+// row is taken over with token + 1, a live row is left alone and RETURNING
+// yields no row.
+func (Builder) Acquire(s dialects.Schema) locktable.Stmt {
+	t := unqualified(s.Table)
+	cols := []string{s.NameCol, s.OwnerCol, s.LockedAtCol, s.UntilCol}
+	vals := []string{"?", "?", nowSQL, plusMs("'now'")}
+	sets := []string{
+		s.OwnerCol + " = excluded." + s.OwnerCol,
+		s.LockedAtCol + " = excluded." + s.LockedAtCol,
+		s.UntilCol + " = excluded." + s.UntilCol,
+	}
+	returning := "1"
+	if s.TokenCol != "" {
+		cols = append(cols, s.TokenCol)
+		vals = append(vals, "1")
+		sets = append(sets, s.TokenCol+" = "+t+"."+s.TokenCol+" + 1")
+		returning = s.TokenCol
+	}
+	sql := "INSERT INTO " + s.Table + " (" + strings.Join(cols, ", ") + ")\n" +
+		"VALUES (" + strings.Join(vals, ", ") + ")\n" +
+		"ON CONFLICT (" + s.NameCol + ") DO UPDATE SET " + strings.Join(sets, ", ") + "\n" +
+		"WHERE " + t + "." + s.UntilCol + " <= " + nowSQL + "\n" +
+		"RETURNING " + returning
+	return locktable.Stmt{
+		SQL:    sql,
+		Args:   []locktable.Arg{locktable.ArgName, locktable.ArgOwner, locktable.ArgAtMostMs},
+		Result: locktable.ResultRow,
+	}
+}
+
+// ownerMatch is the WHERE clause that finds the live row of name held by
+// owner (and token, unless the bound token is 0), and its arguments.
+func ownerMatch(s dialects.Schema) (string, []locktable.Arg) {
+	where := "WHERE " + s.NameCol + " = ? AND " + s.OwnerCol + " = ?"
+	args := []locktable.Arg{locktable.ArgName, locktable.ArgOwner}
+	if s.TokenCol != "" {
+		where += " AND (" + s.TokenCol + " = ? OR ? = 0)"
+		args = append(args, locktable.ArgToken, locktable.ArgToken)
+	}
+	where += " AND " + s.UntilCol + " > " + nowSQL
+	return where, args
+}
+
+func returning(s dialects.Schema) string {
+	if s.TokenCol != "" {
+		return "RETURNING " + s.TokenCol
+	}
+	return "RETURNING 1"
+}
+
+// Refresh moves the lease end of the owner's live row to now + at-most.
+func (Builder) Refresh(s dialects.Schema) locktable.Stmt {
+	where, args := ownerMatch(s)
+	return locktable.Stmt{
+		SQL: "UPDATE " + s.Table + " SET " + s.UntilCol + " = " + plusMs("'now'") + "\n" +
+			where + "\n" + returning(s),
+		Args:   append([]locktable.Arg{locktable.ArgAtMostMs}, args...),
+		Result: locktable.ResultRow,
+	}
+}
+
+// Release moves the lease end of the owner's live row to the later of
+// locked-at + at-least and now (text comparison, which orders these times).
+func (Builder) Release(s dialects.Schema) locktable.Stmt {
+	where, args := ownerMatch(s)
+	return locktable.Stmt{
+		SQL: "UPDATE " + s.Table + " SET " + s.UntilCol + " = max(" + plusMs(s.LockedAtCol) + ", " + nowSQL + ")\n" +
+			where + "\n" + returning(s),
+		Args:   append([]locktable.Arg{locktable.ArgAtLeastMs}, args...),
+		Result: locktable.ResultRow,
+	}
+}
+
+// Expire ends a live lease now, whoever holds it.
+func (Builder) Expire(s dialects.Schema) locktable.Stmt {
+	return locktable.Stmt{
+		SQL: "UPDATE " + s.Table + " SET " + s.UntilCol + " = " + nowSQL + "\n" +
+			"WHERE " + s.NameCol + " = ? AND " + s.UntilCol + " > " + nowSQL,
+		Args:   []locktable.Arg{locktable.ArgName},
+		Result: locktable.ResultRowsAffected,
+	}
+}
+
+// rowColumns is owner, token, locked_at, until and now as Inspect and List
+// report them.
+func rowColumns(s dialects.Schema) string {
+	token := "0"
+	if s.TokenCol != "" {
+		token = s.TokenCol
+	}
+	return s.OwnerCol + ", " + token + ",\n" +
+		"       " + epochMs(s.LockedAtCol) + ",\n" +
+		"       " + epochMs(s.UntilCol) + ",\n" +
+		"       " + epochMs("'now'")
+}
+
+// Inspect reads one row by name.
+func (Builder) Inspect(s dialects.Schema) locktable.Stmt {
+	return locktable.Stmt{
+		SQL:  "SELECT " + rowColumns(s) + "\nFROM " + s.Table + " WHERE " + s.NameCol + " = ?",
+		Args: []locktable.Arg{locktable.ArgName},
+	}
+}
+
+// List reads every row, ordered by name.
+func (Builder) List(s dialects.Schema) locktable.Stmt {
+	return locktable.Stmt{
+		SQL: "SELECT " + s.NameCol + ", " + rowColumns(s) + "\nFROM " + s.Table + " ORDER BY " + s.NameCol,
+	}
+}
+
+// Create is CREATE TABLE IF NOT EXISTS with the preset's column order. The
+// native table has TEXT names and a token; the shedlock and sys_sched_lock
+// presets declare ShedLock's VARCHAR(64) and VARCHAR(255), which SQLite
+// reads as TEXT.
+func (Builder) Create(s dialects.Schema) string {
+	nameType, ownerType := "VARCHAR(64)", "VARCHAR(255)"
+	if s.Preset == dialects.PresetSchedlock {
+		nameType, ownerType = "TEXT", "TEXT"
+	}
+	name := s.NameCol + " " + nameType + " NOT NULL PRIMARY KEY"
+	owner := s.OwnerCol + " " + ownerType + " NOT NULL"
+	lockedAt := s.LockedAtCol + " TEXT NOT NULL"
+	until := s.UntilCol + " TEXT NOT NULL"
+	cols := []string{name, until, lockedAt, owner}
+	if s.Preset == dialects.PresetSysSchedLock {
+		cols = []string{name, owner, lockedAt, until}
+	}
+	if s.TokenCol != "" {
+		cols = append(cols, s.TokenCol+" INTEGER NOT NULL DEFAULT 0")
+	}
+	return "CREATE TABLE IF NOT EXISTS " + s.Table + " (\n    " + strings.Join(cols, ",\n    ") + "\n)"
+}
+
+// IsMissingTable reports SQLite's "no such table" error.
+func (Builder) IsMissingTable(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "no such table")
+}
