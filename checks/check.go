@@ -52,7 +52,9 @@ type Report struct {
 type Config struct {
 	// DB is the detected database to check.
 	DB *dialects.DB
-	// Strategies to check; empty means every strategy the database supports.
+	// Strategies to check; empty means every strategy the database
+	// supports. A listed strategy the database cannot do makes Run fail
+	// with an error matching dialects.ErrUnsupported.
 	Strategies []dialects.Strategy
 	// Tables to check the table strategy on; empty means one temporary
 	// native table named after Prefix. Tables given here are used as they
@@ -61,7 +63,9 @@ type Config struct {
 	// Prefix makes every lock and table name of this run unique; empty
 	// means a generated "schedlock_selfcheck_<random>".
 	Prefix string
-	// Only, when non-empty, runs just the checks whose ID is listed.
+	// Only, when non-empty, runs just the checks whose ID is listed; an ID
+	// the suite of this database does not have makes Run fail with an error
+	// matching dialects.ErrInvalid.
 	Only []string
 	// Progress, when set, is called before each check starts (id, title)
 	// and after it ends (with its Result).
@@ -76,6 +80,10 @@ type Check struct {
 	Strategy dialects.Strategy
 	// Destructive checks (kill a session, long contention) run last.
 	Destructive bool
+	// Optional checks prove something the lock contract does not depend on;
+	// a missing privilege skips them (with the grant as remedy) instead of
+	// failing them.
+	Optional bool
 	// Run does the check. It returns a detail line; an error fails the
 	// check; an error matching ErrSkip skips it and one matching ErrWarn
 	// warns. The Remedy of a failure comes from a *Remedied error.

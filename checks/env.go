@@ -1,0 +1,165 @@
+package checks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/schedlock/schedlock/dialects"
+)
+
+// Env is what one check runs with: the database, names unique to the run,
+// the run's lockers, and cleanup that undoes whatever the check leaves
+// behind. A fresh Env is made for every check; the lockers and tables are
+// shared by the whole run.
+type Env struct {
+	// DB is the database under test.
+	DB *dialects.DB
+	// Prefix starts every lock and table name of the run.
+	Prefix string
+
+	run      *runState
+	deferred []func(context.Context) error
+}
+
+// runState is shared by every check of one run.
+type runState struct {
+	db     *dialects.DB
+	prefix string
+	// oneRune is the name used by the one-character name check, drawn at
+	// random per run so concurrent runs on one server do not collide.
+	oneRune rune
+	seq     atomic.Int64
+
+	mu         sync.Mutex
+	session    dialects.Locker
+	sessionErr error
+	tables     map[dialects.Table]*tableState
+	tableOrder []dialects.Table
+}
+
+type tableState struct {
+	locker  dialects.TableLocker
+	ready   bool // the table is known to exist
+	created bool // this run created it, so this run drops it
+}
+
+func newRunState(db *dialects.DB, prefix string) *runState {
+	return &runState{db: db, prefix: prefix, oneRune: randomRune(), tables: map[dialects.Table]*tableState{}}
+}
+
+func (rs *runState) env() *Env { return &Env{DB: rs.db, Prefix: rs.prefix, run: rs} }
+
+// Name returns a lock name unique to this call within the run (and, through
+// the run's random prefix, across runs): "<prefix>-<n>-<suffix>".
+func (e *Env) Name(suffix string) string {
+	return fmt.Sprintf("%s-%d-%s", e.Prefix, e.run.seq.Add(1), suffix)
+}
+
+// Owner returns a holder identity for role (e.g. "A", "intruder"), unique
+// to this call within the run.
+func (e *Env) Owner(role string) string {
+	return fmt.Sprintf("%s:%s:%d", e.Prefix, role, e.run.seq.Add(1))
+}
+
+// Locker returns the run's locker for strategy; t is the lock table for the
+// table strategy (its table is created if missing, see TableLocker).
+func (e *Env) Locker(ctx context.Context, strategy dialects.Strategy, t dialects.Table) (dialects.Locker, error) {
+	switch strategy {
+	case dialects.StrategySession:
+		return e.SessionLocker()
+	case dialects.StrategyTable:
+		return e.TableLocker(ctx, t)
+	default:
+		return nil, dialects.Invalidf("unknown strategy %q", strategy)
+	}
+}
+
+// SessionLocker returns the run's session-strategy locker.
+func (e *Env) SessionLocker() (dialects.Locker, error) {
+	rs := e.run
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if rs.session == nil && rs.sessionErr == nil {
+		rs.session, rs.sessionErr = rs.db.SessionLocker()
+	}
+	return rs.session, rs.sessionErr
+}
+
+// TableLocker returns the run's locker on table t. The first call of a run
+// creates the table when it does not exist and remembers to drop it when
+// the run ends; a table that existed before is never dropped.
+func (e *Env) TableLocker(ctx context.Context, t dialects.Table) (dialects.TableLocker, error) {
+	rs := e.run
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	ts := rs.tables[t]
+	if ts == nil {
+		l, err := rs.db.TableLocker(t)
+		if err != nil {
+			return nil, err
+		}
+		ts = &tableState{locker: l}
+		rs.tables[t] = ts
+		rs.tableOrder = append(rs.tableOrder, t)
+	}
+	if !ts.ready {
+		_, _, err := ts.locker.Inspect(ctx, rs.prefix+"-probe")
+		switch {
+		case errors.Is(err, dialects.ErrNoTable):
+			if err := ts.locker.CreateTable(ctx); err != nil {
+				return nil, fmt.Errorf("create lock table %s: %w", ts.locker.Schema().Table, err)
+			}
+			ts.created = true
+		case err != nil:
+			return nil, fmt.Errorf("read lock table %s: %w", ts.locker.Schema().Table, err)
+		}
+		ts.ready = true
+	}
+	return ts.locker, nil
+}
+
+// Defer registers fn to run when the check ends, latest first, with a
+// context that outlives the check's own.
+func (e *Env) Defer(fn func(ctx context.Context) error) {
+	e.deferred = append(e.deferred, fn)
+}
+
+// Track registers lease to be released when the check ends unless it has
+// ended by then. It returns lease, so calls can be chained.
+func (e *Env) Track(lease dialects.Lease) dialects.Lease {
+	if lease == nil {
+		return nil
+	}
+	e.Defer(func(ctx context.Context) error {
+		if isClosed(lease.Done()) {
+			return nil
+		}
+		if err := lease.Release(ctx); err != nil && !errors.Is(err, dialects.ErrLeaseLost) {
+			return fmt.Errorf("release %q: %w", lease.Name(), err)
+		}
+		return nil
+	})
+	return lease
+}
+
+// Acquire acquires name on l and tracks the lease (see Track).
+func (e *Env) Acquire(ctx context.Context, l dialects.Locker, name string, opts dialects.Options) (dialects.Lease, error) {
+	lease, err := l.Acquire(ctx, name, opts)
+	if err != nil {
+		return nil, err
+	}
+	return e.Track(lease), nil
+}
+
+// finish runs the deferred functions, latest first, and joins their errors.
+func (e *Env) finish(ctx context.Context) error {
+	var errs []error
+	for i := len(e.deferred) - 1; i >= 0; i-- {
+		errs = append(errs, e.deferred[i](ctx))
+	}
+	e.deferred = nil
+	return errors.Join(errs...)
+}

@@ -1,0 +1,66 @@
+package checks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/schedlock/schedlock/dialects"
+)
+
+// killGrace is how long the killed lock may take to become free and the
+// killed lease to notice (its connection check runs every second by
+// default).
+const killGrace = 5 * time.Second
+
+// checkKill holds a session lock, finds the holding session with the
+// dialect's SessionKiller, terminates it, and proves another acquirer gets
+// the lock within killGrace and the killed lease's Done closes with
+// ErrLeaseLost.
+func checkKill(ctx context.Context, env *Env, tg target) (string, error) {
+	l, err := tg.locker(ctx, env)
+	if err != nil {
+		return "", err
+	}
+	killer, ok := sessionOps(l).(dialects.SessionKiller)
+	if !ok {
+		return "", Skipf("this database's session locks have no way to terminate the holder")
+	}
+	name := env.Name("kill")
+	victim, err := env.Acquire(ctx, l, name, dialects.Options{Owner: env.Owner("victim")})
+	if err != nil {
+		return "", fmt.Errorf("acquire: %w", err)
+	}
+	session, err := killer.Holder(ctx, env.DB.SQL, name)
+	if err != nil {
+		return "", fmt.Errorf("find the holder: %w", err)
+	}
+	if session == "" {
+		return "", errors.New("the holder of a lock this run holds was not found")
+	}
+	start := time.Now()
+	// A *dialects.PrivilegeError fails the check with its grant as remedy.
+	if err := killer.Kill(ctx, env.DB.SQL, session); err != nil {
+		return "", fmt.Errorf("kill session %s: %w", session, err)
+	}
+	taker, err := env.Acquire(ctx, l, name, dialects.Options{Owner: env.Owner("taker"), Wait: killGrace, RetryEvery: 50 * time.Millisecond})
+	if err != nil {
+		return "", fmt.Errorf("acquire within %s after killing the holder: %w", killGrace, err)
+	}
+	freedAfter := time.Since(start)
+	if !waitClosed(ctx, victim.Done(), killGrace) {
+		return "", fmt.Errorf("the killed lease's Done did not close within %s", killGrace)
+	}
+	toldAfter := time.Since(start)
+	if !errors.Is(victim.Err(), dialects.ErrLeaseLost) {
+		return "", fmt.Errorf("the killed lease's Err is %v; want an error matching %q", victim.Err(), dialects.ErrLeaseLost)
+	}
+	if err := expectErr("refresh of the killed lease", victim.Refresh(ctx), dialects.ErrLeaseLost); err != nil {
+		return "", err
+	}
+	if err := taker.Release(ctx); err != nil {
+		return "", fmt.Errorf("release by the next holder: %w", err)
+	}
+	return fmt.Sprintf("killed session %s: lock free after %s, holder told after %s", session, ms(freedAfter), ms(toldAfter)), nil
+}

@@ -1,0 +1,340 @@
+package checks
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math/big"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/schedlock/schedlock/dialects"
+)
+
+// DefaultCheckTimeout bounds one check; destructive checks get twice as
+// long.
+const DefaultCheckTimeout = time.Minute
+
+// cleanupTimeout bounds the cleanup after each check and after the run; it
+// runs even when the run's context was cancelled.
+const cleanupTimeout = 30 * time.Second
+
+// Run runs the suite of cfg in order and returns the report. Check failures
+// are results, not errors: the error is for setup failures (no database, no
+// strategy possible, an unknown ID in Only) and, with the partial report,
+// for a context cancelled before every check ran. Whatever the run created
+// (tables, held leases) is undone before Run returns.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	start := time.Now()
+	r, err := NewRunner(cfg)
+	if err != nil {
+		return nil, err
+	}
+	rep := &Report{Info: cfg.DB.Info, Results: []Result{}}
+	progress := func(res Result, started bool) {
+		if cfg.Progress != nil {
+			cfg.Progress(res, started)
+		}
+	}
+	for _, c := range r.Checks() {
+		if ctx.Err() != nil {
+			break
+		}
+		progress(Result{ID: c.ID, Title: c.Title, Strategy: string(c.Strategy)}, true)
+		res := r.RunCheck(ctx, c)
+		rep.add(res)
+		progress(res, false)
+	}
+	for _, res := range r.Cleanup(ctx) {
+		progress(Result{ID: res.ID, Title: res.Title, Strategy: res.Strategy}, true)
+		rep.add(res)
+		progress(res, false)
+	}
+	rep.Elapsed = time.Since(start)
+	if err := ctx.Err(); err != nil {
+		return rep, fmt.Errorf("selfcheck interrupted: %w", err)
+	}
+	return rep, nil
+}
+
+func (rep *Report) add(res Result) {
+	rep.Results = append(rep.Results, res)
+	switch res.Status {
+	case StatusPass:
+		rep.Passed++
+	case StatusFail:
+		rep.Failed++
+	case StatusSkip:
+		rep.Skipped++
+	case StatusWarn:
+		rep.Warned++
+	}
+}
+
+// Runner runs the checks of one configuration one at a time and cleans up
+// after them. Run uses it; dialecttest uses it to run each check as a
+// subtest. A Runner is not safe for concurrent use.
+type Runner struct {
+	cfg    Config
+	checks []Check
+	state  *runState
+}
+
+// NewRunner validates cfg, fills in its defaults (Prefix, Tables,
+// Strategies) and selects the checks (Suite, filtered by Only). An
+// explicitly requested strategy the database cannot do is an error; with no
+// Strategies, the unsupported ones are left out.
+func NewRunner(cfg Config) (*Runner, error) {
+	if cfg.DB == nil || cfg.DB.SQL == nil || cfg.DB.Dialect == nil {
+		return nil, dialects.Invalidf("selfcheck needs an opened database")
+	}
+	cfg = withDefaults(cfg)
+	strategies, err := resolveStrategies(cfg)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Strategies = strategies
+	all := Suite(cfg)
+	selected, err := selectChecks(all, cfg.Only)
+	if err != nil {
+		return nil, err
+	}
+	return &Runner{cfg: cfg, checks: selected, state: newRunState(cfg.DB, cfg.Prefix)}, nil
+}
+
+// Config is the configuration with its defaults filled in.
+func (r *Runner) Config() Config { return r.cfg }
+
+// Checks lists the selected checks in run order.
+func (r *Runner) Checks() []Check { return slices.Clone(r.checks) }
+
+// RunCheck runs one check with a fresh Env, bounded by the check timeout,
+// releases what it left held, and returns its result. A panic in the check
+// is a failed result.
+func (r *Runner) RunCheck(ctx context.Context, c Check) (res Result) {
+	res = Result{ID: c.ID, Title: c.Title, Strategy: string(c.Strategy)}
+	start := time.Now()
+	env := r.state.env()
+	timeout := DefaultCheckTimeout
+	if c.Destructive {
+		timeout *= 2
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	detail, err := runGuarded(cctx, c, env)
+	if cctx.Err() != nil && err != nil && ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
+		err = fmt.Errorf("check timed out after %s: %w", timeout, err)
+	}
+	cleanCtx, cancelClean := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancelClean()
+	if cerr := env.finish(cleanCtx); cerr != nil {
+		err = errors.Join(err, fmt.Errorf("cleanup: %w", cerr))
+	}
+	res.Status, res.Detail, res.Remedy = classify(c, detail, err)
+	res.Duration = time.Since(start)
+	return res
+}
+
+func runGuarded(ctx context.Context, c Check, env *Env) (detail string, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("check panicked: %v", p)
+		}
+	}()
+	return c.Run(ctx, env)
+}
+
+// Cleanup drops the tables this run created and returns one result per
+// table the run used: pass when dropped, warn when the table had to be left
+// behind (the locker cannot drop tables, or the drop failed), pass with a
+// note for tables that existed before and were kept.
+func (r *Runner) Cleanup(ctx context.Context) []Result {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	rs := r.state
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	results := []Result{}
+	for _, t := range rs.tableOrder {
+		ts := rs.tables[t]
+		if !ts.ready {
+			continue
+		}
+		results = append(results, cleanTable(ctx, labelOf(r.cfg, t), ts))
+	}
+	return results
+}
+
+func cleanTable(ctx context.Context, label string, ts *tableState) Result {
+	table := ts.locker.Schema().Table
+	res := Result{ID: label + ".cleanup", Title: "leave no lock table behind", Strategy: string(dialects.StrategyTable)}
+	start := time.Now()
+	defer func() { res.Duration = time.Since(start) }()
+	if !ts.created {
+		res.Status = StatusPass
+		res.Detail = fmt.Sprintf("table %s existed before the run and was kept; the run's rows in it are released", table)
+		return res
+	}
+	dropper, ok := ts.locker.(dialects.TableDropper)
+	if !ok {
+		res.Status = StatusWarn
+		res.Detail = fmt.Sprintf("table %s was created by this run and left behind: this locker cannot drop tables", table)
+		res.Remedy = "drop the table " + table + " by hand"
+		return res
+	}
+	if err := dropper.DropTable(ctx); err != nil {
+		res.Status = StatusWarn
+		res.Detail = fmt.Sprintf("table %s was created by this run and left behind: %v", table, err)
+		res.Remedy = "drop the table " + table + " by hand"
+		return res
+	}
+	ts.ready, ts.created = false, false
+	res.Status = StatusPass
+	res.Detail = "dropped table " + table + ", created by this run"
+	return res
+}
+
+// NewPrefix returns a fresh run prefix, "schedlock_selfcheck_" and 8 random
+// hex digits: usable in lock names and as a table name.
+func NewPrefix() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return "schedlock_selfcheck_" + hex.EncodeToString(b[:])
+}
+
+// PresetTables returns one table per preset, each named after prefix and
+// the preset (e.g. "<prefix>_shedlock"), so a run can check every layout
+// without touching existing tables.
+func PresetTables(prefix string) []dialects.Table {
+	var out []dialects.Table
+	for _, p := range dialects.Presets() {
+		out = append(out, dialects.Table{Preset: p, Name: tableName(prefix, "_"+p)})
+	}
+	return out
+}
+
+// tableName turns prefix+suffix into a plain lower-case identifier of at
+// most 63 characters, keeping the suffix.
+func tableName(prefix, suffix string) string {
+	var b strings.Builder
+	for i, r := range strings.ToLower(prefix) {
+		switch {
+		case r >= 'a' && r <= 'z', r == '_', r >= '0' && r <= '9' && i > 0:
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	name := b.String()
+	if name == "" {
+		name = "schedlock_selfcheck"
+	}
+	if max := 63 - len(suffix); len(name) > max {
+		name = name[:max]
+	}
+	return name + suffix
+}
+
+func withDefaults(cfg Config) Config {
+	if cfg.Prefix == "" {
+		cfg.Prefix = NewPrefix()
+	}
+	if len(cfg.Tables) == 0 {
+		cfg.Tables = []dialects.Table{{Preset: dialects.PresetSchedlock, Name: tableName(cfg.Prefix, "")}}
+	}
+	return cfg
+}
+
+// resolveStrategies returns the strategies to check: the requested ones,
+// each proven constructible, or every one the database supports.
+func resolveStrategies(cfg Config) ([]dialects.Strategy, error) {
+	seen := map[string]bool{}
+	for _, t := range cfg.Tables {
+		s, err := t.Schema()
+		if err != nil {
+			return nil, fmt.Errorf("selfcheck table: %w", err)
+		}
+		if seen[strings.ToLower(s.Table)] {
+			return nil, dialects.Invalidf("table %s is listed twice", s.Table)
+		}
+		seen[strings.ToLower(s.Table)] = true
+	}
+	if len(cfg.Strategies) > 0 {
+		var out []dialects.Strategy
+		for _, s := range cfg.Strategies {
+			if slices.Contains(out, s) {
+				continue
+			}
+			if err := strategyUsable(cfg, s); err != nil {
+				return nil, err
+			}
+			out = append(out, s)
+		}
+		return out, nil
+	}
+	var out []dialects.Strategy
+	var reasons []error
+	for _, s := range dialects.Strategies {
+		if err := strategyUsable(cfg, s); err != nil {
+			reasons = append(reasons, err)
+			continue
+		}
+		out = append(out, s)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no lock strategy is possible on %s: %w", cfg.DB.Info.Product, errors.Join(reasons...))
+	}
+	return out, nil
+}
+
+func strategyUsable(cfg Config, s dialects.Strategy) error {
+	switch s {
+	case dialects.StrategySession:
+		_, err := cfg.DB.SessionLocker()
+		return err
+	case dialects.StrategyTable:
+		for _, t := range cfg.Tables {
+			if _, err := cfg.DB.TableLocker(t); err != nil {
+				return err
+			}
+		}
+		return nil
+	default:
+		return dialects.Invalidf("unknown strategy %q: use session or table", s)
+	}
+}
+
+func selectChecks(all []Check, only []string) ([]Check, error) {
+	if len(only) == 0 {
+		return all, nil
+	}
+	ids := make([]string, 0, len(all))
+	for _, c := range all {
+		ids = append(ids, c.ID)
+	}
+	for _, id := range only {
+		if !slices.Contains(ids, id) {
+			return nil, dialects.Invalidf("unknown check %q: the checks for this database are %s", id, strings.Join(ids, ", "))
+		}
+	}
+	var out []Check
+	for _, c := range all {
+		if slices.Contains(only, c.ID) {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// randomRune draws a CJK ideograph (U+4E00…U+9FFF).
+func randomRune() rune {
+	n, err := rand.Int(rand.Reader, big.NewInt(0x9FFF-0x4E00))
+	if err != nil {
+		return 0x4E00
+	}
+	return rune(0x4E00 + n.Int64())
+}
