@@ -27,6 +27,14 @@ type Dialect struct {
 	NewTableLocker func(db *sql.DB, info Info, t Table) (TableLocker, error)
 	// Recommend picks the lock strategy for info and says why.
 	Recommend func(info Info) (Strategy, string)
+	// NewLockAdmin returns what `locks ls` and `unlock` need beyond the
+	// lockers: lock-table discovery, the server's session-lock views and
+	// session termination. Nil when the dialect has none; table locks are
+	// then still listed, with tables found by probing (see DB.LockTables).
+	NewLockAdmin func(db *sql.DB, info Info) LockAdmin
+	// Probe finds out what the database can do (see ProbeFunc and
+	// DB.Probe). Nil when the dialect has no probe.
+	Probe ProbeFunc
 }
 
 var (

@@ -84,9 +84,7 @@ func keepAlive(ctx context.Context, lease Lease, every time.Duration, stop <-cha
 			cancel(leaseLoss(lease, nil))
 			return
 		case <-t.C:
-			rctx, rcancel := context.WithTimeout(ctx, every)
-			err := lease.Refresh(rctx)
-			rcancel()
+			err := refreshOnce(ctx, lease, every, stop)
 			if err != nil && (errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrNotOwner)) {
 				cancel(leaseLoss(lease, err))
 				return
@@ -96,6 +94,26 @@ func keepAlive(ctx context.Context, lease Lease, every time.Duration, stop <-cha
 			// ends it in time.
 		}
 	}
+}
+
+// refreshOnce refreshes lease, giving up after timeout, or as soon as fn
+// has returned (stop) or the lease has ended: a refresh hanging on an
+// unreachable database must hold up neither the release nor the loss.
+func refreshOnce(ctx context.Context, lease Lease, timeout time.Duration, stop <-chan struct{}) error {
+	rctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	finished := make(chan struct{})
+	defer close(finished)
+	go func() {
+		select {
+		case <-stop:
+		case <-lease.Done():
+		case <-finished:
+			return
+		}
+		cancel()
+	}()
+	return lease.Refresh(rctx)
 }
 
 func leaseLoss(lease Lease, err error) error {

@@ -141,6 +141,49 @@ func TestWithLockCancelsOnLoss(t *testing.T) {
 	}
 }
 
+// hangLocker's leases never answer a Refresh: a database that went silent.
+type hangLocker struct{ memLocker }
+
+func (h *hangLocker) Acquire(ctx context.Context, name string, opts Options) (Lease, error) {
+	l, err := h.memLocker.Acquire(ctx, name, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &hangLease{memLease: l.(*memLease), refreshing: make(chan struct{}, 1)}, nil
+}
+
+type hangLease struct {
+	*memLease
+	refreshing chan struct{}
+}
+
+func (l *hangLease) Refresh(ctx context.Context) error {
+	l.refreshing <- struct{}{}
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// A refresh hanging when fn returns is abandoned: the release follows at
+// once instead of after the refresh's timeout (AtMost/3).
+func TestWithLockDoesNotWaitForHangingRefresh(t *testing.T) {
+	h := &hangLocker{*newMemLocker()}
+	var returned time.Time
+	err := WithLock(context.Background(), h, "job", Options{AtMost: 3 * time.Second}, func(ctx context.Context, lease Lease) error {
+		<-lease.(*hangLease).refreshing // the first refresh, at 1s, now hangs
+		returned = time.Now()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(returned); d > 500*time.Millisecond {
+		t.Fatalf("WithLock returned %s after fn, waiting for the hanging refresh", d)
+	}
+	if _, ok := h.held["job"]; ok {
+		t.Fatal("lock still held after WithLock returned")
+	}
+}
+
 func TestWithLockRejectsBadOptions(t *testing.T) {
 	err := WithLock(context.Background(), newMemLocker(), "job", Options{AtMost: time.Second, AtLeast: 2 * time.Second}, func(context.Context, Lease) error { return nil })
 	if !errors.Is(err, ErrInvalid) {

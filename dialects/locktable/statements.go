@@ -93,6 +93,11 @@ func (l *Locker) prepared(ctx context.Context, o op) (*sql.Stmt, []Arg, error) {
 // changed, and value is the token for ResultRow and ResultInsertID (1 when
 // the schema has no token column) or the row count for ResultRowsAffected.
 func (l *Locker) exec(ctx context.Context, o op, b binding) (value int64, done bool, err error) {
+	defer func() {
+		if o == opAcquire && l.isDuplicateKey(err) {
+			value, done, err = 0, false, nil // another session inserted the row first: held
+		}
+	}()
 	stmt, args, err := l.prepared(ctx, o)
 	if err != nil {
 		return 0, false, err

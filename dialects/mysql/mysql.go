@@ -49,6 +49,8 @@ func init() {
 		NewSessionLocker: NewSessionLocker,
 		NewTableLocker:   NewTableLocker,
 		Recommend:        Recommend,
+		NewLockAdmin:     NewLockAdmin,
+		Probe:            Probe,
 	})
 }
 

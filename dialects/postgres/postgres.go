@@ -29,5 +29,7 @@ func init() {
 		NewSessionLocker: NewSessionLocker,
 		NewTableLocker:   NewTableLocker,
 		Recommend:        Recommend,
+		NewLockAdmin:     NewLockAdmin,
+		Probe:            Probe,
 	})
 }

@@ -37,6 +37,7 @@ func init() {
 			return NewTableLocker(db, t)
 		},
 		Recommend: Recommend,
+		Probe:     Probe,
 	})
 }
 

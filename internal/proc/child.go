@@ -35,6 +35,10 @@ func (e *StartError) Error() string {
 
 func (e *StartError) Unwrap() error { return e.Err }
 
+// pipeDrain is how long after the child's exit output that is not written
+// straight to a file is still copied (see exec.Cmd.WaitDelay).
+const pipeDrain = 250 * time.Millisecond
+
 // Child is a started command in its own process group.
 type Child struct {
 	cmd      *exec.Cmd
@@ -67,6 +71,10 @@ func Start(argv []string, env []string, streams IO) (*Child, error) {
 	cmd := exec.Command(path, argv[1:]...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = streams.In, streams.Out, streams.Err
+	// Streams that are not files are copied through pipes; a background job
+	// the child leaves behind keeps those pipes open. The child's exit must
+	// still be seen at once, so the copying gets only this long after it.
+	cmd.WaitDelay = pipeDrain
 	setProcessGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		code := ExitNotExecutable
@@ -103,19 +111,56 @@ func (c *Child) ExitCode() int {
 func (c *Child) Signal(sig os.Signal) error { return signalGroup(c.cmd.Process, sig) }
 
 // Stop asks the child's process group to end (SIGTERM; on Windows the
-// process is killed at once), waits up to grace, then kills the group. It
-// returns when the child has exited.
+// process is killed at once) and gives the child and every other process of
+// its group up to grace to exit; then it kills the group (SIGKILL). It
+// returns when the child has exited and no process of its group runs any
+// more (or, should one survive SIGKILL, a second after it). Stop also works
+// after the child exited on its own: it then ends what the child left
+// running in its group (background jobs), if anything.
 func (c *Child) Stop(grace time.Duration) {
-	select {
-	case <-c.done:
+	deadline := time.Now().Add(grace)
+	if c.exited() && !groupRunning(c.Pid()) {
 		return
-	default:
 	}
 	_ = terminateGroup(c.cmd.Process)
 	select {
 	case <-c.done:
 	case <-time.After(grace):
+	}
+	if !c.waitGroup(deadline) {
 		_ = killGroup(c.cmd.Process)
 		<-c.done
+		c.waitGroup(time.Now().Add(time.Second))
 	}
 }
+
+// GroupRunning reports whether a process of the child's group still runs
+// (zombies aside where the system tells them apart); after the child exited
+// these are the background jobs it left behind.
+func (c *Child) GroupRunning() bool { return !c.exited() || groupRunning(c.Pid()) }
+
+func (c *Child) exited() bool {
+	select {
+	case <-c.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// waitGroup waits until the child has exited and no process of its group
+// runs, or until deadline; it reports whether the group is gone.
+func (c *Child) waitGroup(deadline time.Time) bool {
+	for {
+		if !c.GroupRunning() {
+			return true
+		}
+		if !time.Now().Before(deadline) {
+			return false
+		}
+		time.Sleep(groupPoll)
+	}
+}
+
+// groupPoll is how often Stop checks whether the group has gone.
+const groupPoll = 20 * time.Millisecond

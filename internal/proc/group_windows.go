@@ -21,3 +21,7 @@ func terminateGroup(p *os.Process) error { return p.Kill() }
 func killGroup(p *os.Process) error { return p.Kill() }
 
 func exitCode(st *os.ProcessState) int { return st.ExitCode() }
+
+// groupRunning is false: a Windows child has no process group of its own,
+// and Stop kills the process itself.
+func groupRunning(int) bool { return false }

@@ -28,13 +28,18 @@ type Outcome struct {
 	Stopped bool
 	// Forwarded is the last signal passed on to the child, if any.
 	Forwarded os.Signal
+	// Leftovers is true when the child exited but left processes running
+	// in its group (background jobs); Supervise stopped them.
+	Leftovers bool
 }
 
 // Supervise waits for the child to exit, forwarding signals. When the lease
 // is lost, or when its end comes within Grace without a refresh having
 // moved it, the child's group gets SIGTERM and, Grace later (or at the
 // lease end, whichever is sooner), SIGKILL — so the child never runs past
-// the end of its lease.
+// the end of its lease. When the child exits on its own but leaves
+// processes running in its group, those are stopped the same way before
+// Supervise returns: nothing of the job outlives the lock.
 func Supervise(c *Child, w Watch) Outcome {
 	tick := w.Tick
 	if tick <= 0 {
@@ -47,6 +52,10 @@ func Supervise(c *Child, w Watch) Outcome {
 		select {
 		case <-c.Done():
 			out.ExitCode = c.ExitCode()
+			if c.GroupRunning() {
+				out.Leftovers = true
+				c.Stop(stopGrace(w, time.Now(), tick))
+			}
 			return out
 		case sig := <-w.Signals:
 			out.Forwarded = sig
@@ -63,16 +72,22 @@ func Supervise(c *Child, w Watch) Outcome {
 			if until.IsZero() || now.Add(w.Grace+2*tick).Before(until) {
 				continue
 			}
-			grace := until.Sub(now) - 2*tick
-			if grace > w.Grace {
-				grace = w.Grace
-			}
-			if grace < 0 {
-				grace = 0
-			}
-			c.Stop(grace)
+			c.Stop(stopGrace(w, now, tick))
 			out.Stopped, out.ExitCode = true, c.ExitCode()
 			return out
 		}
 	}
+}
+
+// stopGrace is the time between SIGTERM and SIGKILL for a stop at now:
+// Grace, shortened so that SIGKILL comes two ticks before the lease end.
+func stopGrace(w Watch, now time.Time, tick time.Duration) time.Duration {
+	grace := w.Grace
+	if w.Until == nil {
+		return grace
+	}
+	if until := w.Until(); !until.IsZero() {
+		grace = min(grace, until.Sub(now)-2*tick)
+	}
+	return max(grace, 0)
 }

@@ -1,0 +1,320 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/internal/dsn"
+	"github.com/schedlock/schedlock/internal/iostreams"
+	"github.com/schedlock/schedlock/internal/output"
+)
+
+// DetectOptions are the inputs of `schedlock detect`.
+type DetectOptions struct {
+	IO      *iostreams.IOStreams
+	Factory *Factory
+	Global  *GlobalOptions
+	Command string // command path, for usage errors
+
+	// ReadOnly skips the probes that create a table.
+	ReadOnly bool
+}
+
+// NewCmdDetect builds `schedlock detect`. runF replaces the run function
+// in tests.
+func NewCmdDetect(f *Factory, g *GlobalOptions, runF func(context.Context, *DetectOptions) error) *cobra.Command {
+	opts := &DetectOptions{IO: f.IO, Factory: f, Global: g}
+	c := &cobra.Command{
+		Use:   "detect",
+		Short: "Identify a database and prove which lock features really work on it",
+		Long: `detect names the database product, version, variant and compatibility mode,
+then proves what it can do for locking:
+
+  session_locks  named session locks, proved with two connections: the second
+                 must be refused while the first holds the lock ("stub" when
+                 both get it, as with CockroachDB's pg_try_advisory_lock)
+  skip_locked    SELECT … FOR UPDATE SKIP LOCKED skips a row another connection
+                 holds (proved on a probe table it creates and drops)
+  nowait         SELECT … FOR UPDATE NOWAIT fails at once on such a row
+  isolation      the session's default isolation level
+  lock_listing   held session locks can be listed with their holder
+  kill_sessions  this user may terminate other users' sessions
+
+It measures the server clock against this host's clock (clock_skew_ms, server
+minus host, at the midpoint of the round trip), lists the privileges this user
+lacks with the GRANT that gives each, and recommends a lock strategy (session
+or table) and a claim strategy (skip-locked or optimistic) with the reason.
+
+With --read-only nothing is created: SKIP LOCKED and NOWAIT are then judged by
+product and version. Taking and releasing the probe's session lock writes
+nothing and is always done. Whatever detect creates it removes.
+
+Exit codes: 0 detected, 1 the database could not be reached or probed,
+2 usage error (no DSN, bad DSN, unknown -o format), 130 interrupted.`,
+		Example: `  # PostgreSQL: product, capabilities and the recommended strategies
+  schedlock detect --dsn 'postgres://app@db1:5432/jobs'
+
+  # MariaDB, as JSON for a script
+  schedlock detect --dsn 'mysql://app@db2:3306/jobs' -o json
+
+  # Create nothing on a production server
+  schedlock detect --dsn 'postgres://app@db1/jobs' --read-only
+
+  # The recommended lock strategy only
+  schedlock detect -o json | jq -r .recommended.lock_strategy`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			opts.Command = c.CommandPath()
+			if runF != nil {
+				return runF(c.Context(), opts)
+			}
+			return detectRun(c.Context(), opts)
+		},
+	}
+	c.Flags().BoolVar(&opts.ReadOnly, "read-only", false, "create nothing: judge SKIP LOCKED and NOWAIT by version instead of a probe table")
+	return c
+}
+
+func detectRun(ctx context.Context, o *DetectOptions) error {
+	g, f, io := o.Global, o.Factory, o.IO
+	target, err := resolveAdminDSN(f, g, o.Command)
+	if err != nil {
+		return err
+	}
+	if err := detectExistingFile(target); err != nil {
+		return err
+	}
+	if g.Verbose {
+		fmt.Fprintf(io.ErrOut, "schedlock: probing %s\n", target.Redacted())
+	}
+	progress := io.IsStderrTTY() && !g.Quiet
+	if progress {
+		fmt.Fprintf(io.ErrOut, "\r\x1b[Kprobing %s…", target.Redacted())
+	}
+	clearProgress := func() {
+		if progress {
+			fmt.Fprint(io.ErrOut, "\r\x1b[K")
+			progress = false
+		}
+	}
+	defer clearProgress()
+	db, err := target.Connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer db.SQL.Close()
+	caps, err := db.Probe(ctx, dialects.ProbeOptions{ReadOnly: o.ReadOnly})
+	if err != nil {
+		return target.Scrub(err)
+	}
+	clearProgress()
+	report := newDetectReport(target.Redacted(), db.Info, caps)
+
+	var buf bytes.Buffer
+	if err := writeDetect(&buf, report, g.Format, io.IsStdoutTTY(), io.ColorEnabled()); err != nil {
+		return err
+	}
+	_, err = io.Out.Write([]byte(f.Scrubber.String(buf.String())))
+	return err
+}
+
+// detectExistingFile refuses a SQLite file that does not exist: opening
+// it would create a database, and detect creates nothing to keep.
+func detectExistingFile(target *dsn.DSN) error {
+	if target.Family != dsn.FamilySQLite || target.Path == "" || strings.HasPrefix(target.Path, ":memory:") || strings.HasPrefix(target.Path, "file:") {
+		return nil
+	}
+	if _, err := os.Stat(target.Path); errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("SQLite file %s does not exist; detect does not create databases", target.Path)
+	}
+	return nil
+}
+
+// detectReport is what `schedlock detect` prints. Its JSON field names are
+// a stable interface, documented in docs/detect.md.
+type detectReport struct {
+	Target            string                      `json:"target"`
+	Product           string                      `json:"product"`
+	Version           string                      `json:"version"`
+	Variant           string                      `json:"variant"`
+	Mode              string                      `json:"mode"`
+	Dialect           string                      `json:"dialect"`
+	Banner            string                      `json:"banner"`
+	Capabilities      detectCapabilities          `json:"capabilities"`
+	ClockSkewMS       *int64                      `json:"clock_skew_ms"`
+	ClockRoundTripMS  *float64                    `json:"clock_round_trip_ms"`
+	ServerTime        string                      `json:"server_time"`
+	ClockDetail       string                      `json:"clock_detail"`
+	MissingPrivileges []dialects.MissingPrivilege `json:"missing_privileges"`
+	Recommended       detectRecommendation        `json:"recommended"`
+}
+
+// detectCapabilities are the capabilities in their documented order.
+type detectCapabilities struct {
+	SessionLocks dialects.Capability `json:"session_locks"`
+	SkipLocked   dialects.Capability `json:"skip_locked"`
+	NoWait       dialects.Capability `json:"nowait"`
+	Isolation    dialects.Capability `json:"isolation"`
+	LockListing  dialects.Capability `json:"lock_listing"`
+	KillSessions dialects.Capability `json:"kill_sessions"`
+}
+
+type detectRecommendation struct {
+	LockStrategy  dialects.Strategy      `json:"lock_strategy"`
+	ClaimStrategy dialects.ClaimStrategy `json:"claim_strategy"`
+	Reason        string                 `json:"reason"`
+	LockReason    string                 `json:"lock_reason"`
+	ClaimReason   string                 `json:"claim_reason"`
+}
+
+func newDetectReport(target string, info dialects.Info, caps dialects.Capabilities) *detectReport {
+	r := &detectReport{
+		Target:  target,
+		Product: info.Product,
+		Version: info.Version,
+		Variant: info.Variant,
+		Mode:    info.Mode,
+		Dialect: info.Dialect,
+		Banner:  info.Banner,
+		Capabilities: detectCapabilities{
+			SessionLocks: caps.SessionLocks,
+			SkipLocked:   caps.SkipLocked,
+			NoWait:       caps.NoWait,
+			Isolation:    caps.Isolation,
+			LockListing:  caps.LockListing,
+			KillSessions: caps.KillSessions,
+		},
+		ClockDetail:       caps.Clock.Detail,
+		MissingPrivileges: caps.MissingPrivileges,
+		Recommended: detectRecommendation{
+			LockStrategy:  caps.Recommended.LockStrategy,
+			ClaimStrategy: caps.Recommended.ClaimStrategy,
+			Reason:        caps.Recommended.Reason(),
+			LockReason:    caps.Recommended.LockReason,
+			ClaimReason:   caps.Recommended.ClaimReason,
+		},
+	}
+	if c := caps.Clock; c.Measured {
+		skew := c.Skew.Round(time.Millisecond).Milliseconds()
+		rt := math.Round(float64(c.RoundTrip)/float64(time.Millisecond)*1000) / 1000
+		r.ClockSkewMS, r.ClockRoundTripMS = &skew, &rt
+		r.ServerTime = c.Server.UTC().Format("2006-01-02T15:04:05.000Z07:00")
+	}
+	if r.MissingPrivileges == nil {
+		r.MissingPrivileges = []dialects.MissingPrivilege{}
+	}
+	return r
+}
+
+// writeDetect renders r: JSON, YAML, or a FIELD/VALUE/DETAIL table whose
+// field names are the JSON keys (boxed on a terminal, tab-separated when
+// piped).
+func writeDetect(w io.Writer, r *detectReport, f output.Format, tty, color bool) error {
+	switch f {
+	case output.JSON:
+		return output.WriteJSON(w, r)
+	case output.YAML:
+		return output.WriteYAML(w, r)
+	case output.Table:
+		return output.WriteTable(w, detectTable(r, color), tty)
+	}
+	return fmt.Errorf("unknown output format %q: use one of %s", f, output.List(output.Common))
+}
+
+func detectTable(r *detectReport, color bool) output.TableData {
+	t := output.TableData{Header: []string{"FIELD", "VALUE", "DETAIL"}}
+	add := func(field, value, detail string) {
+		if value == "" {
+			value = "-"
+		}
+		t.Rows = append(t.Rows, []string{field, value, detail})
+	}
+	add("target", r.Target, "")
+	add("product", r.Product, r.Banner)
+	add("version", r.Version, "")
+	add("variant", r.Variant, "")
+	add("mode", r.Mode, "")
+	add("dialect", r.Dialect, "")
+	c := r.Capabilities
+	for _, row := range []struct {
+		field string
+		cap   dialects.Capability
+	}{
+		{"session_locks", c.SessionLocks},
+		{"skip_locked", c.SkipLocked},
+		{"nowait", c.NoWait},
+	} {
+		add("capabilities."+row.field, statusCell(row.cap.Status, color), capabilityDetail(row.cap))
+	}
+	if c.Isolation.Status == dialects.StatusYes {
+		add("capabilities.isolation", c.Isolation.Detail, "the session's default isolation level")
+	} else {
+		add("capabilities.isolation", statusCell(c.Isolation.Status, color), capabilityDetail(c.Isolation))
+	}
+	add("capabilities.lock_listing", statusCell(c.LockListing.Status, color), capabilityDetail(c.LockListing))
+	add("capabilities.kill_sessions", statusCell(c.KillSessions.Status, color), capabilityDetail(c.KillSessions))
+	if r.ClockSkewMS != nil {
+		add("clock_skew_ms", fmt.Sprintf("%d", *r.ClockSkewMS),
+			fmt.Sprintf("server clock minus host clock at the midpoint of a %s ms round trip; server time %s", trimFloat(*r.ClockRoundTripMS), r.ServerTime))
+	} else {
+		add("clock_skew_ms", "unknown", r.ClockDetail)
+	}
+	if len(r.MissingPrivileges) == 0 {
+		add("missing_privileges", "none", "")
+	}
+	for _, p := range r.MissingPrivileges {
+		detail := "needed for " + p.NeededFor
+		if p.Grant != "" {
+			detail += "; fix: " + p.Grant
+		}
+		add("missing_privileges", p.Privilege, detail)
+	}
+	add("recommended.lock_strategy", string(r.Recommended.LockStrategy), r.Recommended.LockReason)
+	add("recommended.claim_strategy", string(r.Recommended.ClaimStrategy), r.Recommended.ClaimReason)
+	return t
+}
+
+// capabilityDetail is a capability's detail and, when there is one, its
+// remedy.
+func capabilityDetail(c dialects.Capability) string {
+	switch {
+	case c.Remedy == "":
+		return c.Detail
+	case c.Detail == "":
+		return "fix: " + c.Remedy
+	}
+	return c.Detail + "; fix: " + c.Remedy
+}
+
+// statusColours are the ANSI colours of capability statuses on a terminal.
+var statusColours = map[dialects.CapabilityStatus]string{
+	dialects.StatusYes:     "\x1b[32m",
+	dialects.StatusNo:      "\x1b[31m",
+	dialects.StatusStub:    "\x1b[31;1m",
+	dialects.StatusUnknown: "\x1b[33m",
+}
+
+func statusCell(s dialects.CapabilityStatus, color bool) string {
+	if s == "" {
+		s = dialects.StatusUnknown
+	}
+	if code, ok := statusColours[s]; ok && color {
+		return code + string(s) + "\x1b[0m"
+	}
+	return string(s)
+}
+
+// trimFloat prints a millisecond figure without trailing zeros: 0.412, 3.
+func trimFloat(v float64) string {
+	return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.3f", v), "0"), ".")
+}

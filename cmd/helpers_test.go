@@ -1,0 +1,47 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"testing"
+
+	"github.com/schedlock/schedlock/internal/dsn"
+	"github.com/schedlock/schedlock/internal/iostreams"
+)
+
+// testFactory returns a factory over in-memory streams with only env in
+// the environment and cacheDir as the user cache directory.
+func testFactory(ios *iostreams.IOStreams, env map[string]string, cacheDir string) *Factory {
+	return &Factory{
+		IO:       ios,
+		Getenv:   func(k string) string { return env[k] },
+		CacheDir: func() (string, error) { return cacheDir, nil },
+		Scrubber: &dsn.Scrubber{},
+	}
+}
+
+// result is what one command run produced.
+type result struct {
+	stdout, stderr string
+	err            error
+}
+
+// runCmd runs schedlock with args on in-memory streams; tty sets every
+// stream's terminal flag.
+func runCmd(t *testing.T, tty bool, env map[string]string, args ...string) result {
+	t.Helper()
+	ios, _, out, errOut := iostreams.Test()
+	ios.SetStdinTTY(tty)
+	ios.SetStdoutTTY(tty)
+	ios.SetStderrTTY(tty)
+	if env == nil {
+		env = map[string]string{}
+	}
+	f := testFactory(ios, env, t.TempDir())
+	err := Execute(context.Background(), f, args)
+	return result{stdout: out.String(), stderr: errOut.String(), err: err}
+}
+
+func testStreams() (*iostreams.IOStreams, *bytes.Buffer, *bytes.Buffer, *bytes.Buffer) {
+	return iostreams.Test()
+}

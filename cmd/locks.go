@@ -1,0 +1,539 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/internal/dsn"
+	"github.com/schedlock/schedlock/internal/iostreams"
+	"github.com/schedlock/schedlock/internal/output"
+)
+
+// LocksOptions are the inputs of `schedlock locks ls`.
+type LocksOptions struct {
+	IO      *iostreams.IOStreams
+	Factory *Factory
+	Global  *GlobalOptions
+	Command string // command path, for usage errors
+
+	Table  string
+	Preset string
+	Names  []string
+	States []string
+	All    bool
+	Watch  time.Duration
+}
+
+// minWatch is the shortest --watch interval.
+const minWatch = 100 * time.Millisecond
+
+// NewCmdLocks builds `schedlock locks` and its `ls` subcommand. runF
+// replaces the run function of `ls` in tests.
+func NewCmdLocks(f *Factory, g *GlobalOptions, runF func(context.Context, *LocksOptions) error) *cobra.Command {
+	locks := &cobra.Command{
+		Use:   "locks",
+		Short: "Inspect the locks a database holds",
+		Example: `  schedlock locks ls --dsn 'postgres://ops@db1:5432/jobs'
+  schedlock locks ls --preset shedlock --state expired`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			return &UsageError{Err: errors.New("missing subcommand: use 'schedlock locks ls'"), Command: c.CommandPath()}
+		},
+	}
+	locks.AddCommand(newCmdLocksList(f, g, runF))
+	return locks
+}
+
+func newCmdLocksList(f *Factory, g *GlobalOptions, runF func(context.Context, *LocksOptions) error) *cobra.Command {
+	opts := &LocksOptions{IO: f.IO, Factory: f, Global: g}
+	c := &cobra.Command{
+		Use:     "ls",
+		Aliases: []string{"list"},
+		Short:   "List held, waiting and expired locks with their holders",
+		Long: `ls lists the locks of a database from two places:
+
+  - lock tables: --table/--preset, or, when none is given, every known table
+    that exists (schedlock, shedlock, sys_sched_lock and Liquibase's
+    DATABASECHANGELOGLOCK, shown as the lock "liquibase");
+  - the server's session locks: PostgreSQL advisory locks (pg_locks with
+    pg_stat_activity: key, backend pid, user, client, application, session
+    start) and MySQL/MariaDB GET_LOCK locks (performance_schema, or MariaDB's
+    metadata_lock_info plugin). When the server cannot list them, a note on
+    stderr says how to enable it, and --name with an exact lock name still
+    finds the holder (IS_USED_LOCK).
+
+States: held (lease valid, or session lock granted), waiting (a session is
+queued), expired (the lease ended while the row still names its owner: a
+crashed holder, or a released lock — lock tables keep the owner on release,
+so the two look alike), stale (reserved: no backend reports it yet) and free
+(no owner; shown only with --all or --state free).
+
+PostgreSQL advisory locks are numeric keys; a key is shown with its name
+when the name is known: from an exact --name, or from a lock table row of
+that name (the key of a name is schedlock's SHA-256 mapping).
+
+Times are UTC on the database clock. The exit code is 0 whenever the listing
+ran, even when it is empty.`,
+		Example: `  # Everything held or expired, tables found automatically
+  schedlock locks ls --dsn 'postgres://ops@db1:5432/jobs'
+
+  # Only ShedLock's table, zombies only, as JSON
+  schedlock locks ls --preset shedlock --state expired -o json
+
+  # Who holds the GET_LOCK "nightly-report"? (works without performance_schema)
+  schedlock locks ls --dsn 'mysql://ops@db2:3306/jobs' --name nightly-report
+
+  # Every lock whose name starts with report-, refreshed every 2 seconds
+  schedlock locks ls --name 'report-*' --watch 2s
+
+  # Liquibase's lock, including when it is free
+  schedlock locks ls --preset liquibase --all`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			opts.Command = c.CommandPath()
+			if runF != nil {
+				return runF(c.Context(), opts)
+			}
+			return locksRun(c.Context(), opts)
+		},
+	}
+	fl := c.Flags()
+	fl.StringVar(&opts.Table, "table", "", "lock table to read, optionally schema.table (default: every known table that exists)")
+	fl.StringVar(&opts.Preset, "preset", "", "table layout: "+strings.Join(dialects.AdminPresets(), ", ")+" (default: from the table name or its columns)")
+	fl.StringArrayVar(&opts.Names, "name", nil, "show only locks whose name matches this glob (*, ?, [...]; repeatable)")
+	fl.StringSliceVar(&opts.States, "state", nil, "show only these states: held, waiting, expired, stale, free (comma-separated or repeated)")
+	fl.BoolVar(&opts.All, "all", false, "include free locks")
+	fl.DurationVar(&opts.Watch, "watch", 0, "list again every interval, e.g. 2s, until Ctrl-C (0: once)")
+	return c
+}
+
+// locksQuery is `locks ls` after validation.
+type locksQuery struct {
+	target *dsn.DSN
+	list   dialects.ListOptions
+}
+
+// plan validates the flags and x- options; every error is a usage error.
+func (o *LocksOptions) plan() (*locksQuery, error) {
+	target, err := resolveAdminDSN(o.Factory, o.Global, o.Command)
+	if err != nil {
+		return nil, err
+	}
+	q := &locksQuery{target: target}
+	tables, err := adminTables(o.Table, o.Preset, target, o.Command)
+	if err != nil {
+		return nil, err
+	}
+	q.list.Tables = tables
+	for _, p := range o.Names {
+		if _, err := path.Match(p, ""); err != nil || p == "" {
+			return nil, usageErrorf(o.Command, "bad --name pattern %q: use a lock name or a glob such as 'report-*'", p)
+		}
+	}
+	q.list.Names = o.Names
+	for _, s := range o.States {
+		st, err := dialects.ParseLockState(s)
+		if err != nil {
+			return nil, &UsageError{Err: err, Command: o.Command}
+		}
+		q.list.States = append(q.list.States, st)
+	}
+	q.list.All = o.All
+	switch {
+	case o.Watch < 0:
+		return nil, usageErrorf(o.Command, "--watch must not be negative, got %s", o.Watch)
+	case o.Watch > 0 && o.Watch < minWatch:
+		return nil, usageErrorf(o.Command, "--watch must be at least %s, got %s", minWatch, o.Watch)
+	}
+	return q, nil
+}
+
+// resolveAdminDSN parses the DSN of an administrative command; there is no
+// default database.
+func resolveAdminDSN(f *Factory, g *GlobalOptions, command string) (*dsn.DSN, error) {
+	raw, source := g.ResolveDSN(f.Getenv)
+	if raw == "" {
+		return nil, usageErrorf(command, "no database given: use --dsn URL, or set $%s or $%s", EnvDSN, EnvDatabaseURL)
+	}
+	d, err := dsn.Parse(raw)
+	if err != nil {
+		return nil, &UsageError{Err: fmt.Errorf("%s: %w", source, err), Command: command}
+	}
+	f.Scrubber.Merge(d.Scrubber())
+	return d, nil
+}
+
+// adminTables turns --table/--preset (else the DSN's x-table/x-preset)
+// into the tables to read; nil means "find the known ones".
+func adminTables(table, preset string, target *dsn.DSN, command string) ([]dialects.Table, error) {
+	t := dialects.Table{Preset: firstNonEmpty(preset, target.Options[dsn.OptPreset]), Name: firstNonEmpty(table, target.Options[dsn.OptTable])}
+	if t == (dialects.Table{}) {
+		return nil, nil
+	}
+	if _, err := dialects.ResolveAdminTable(t); err != nil {
+		return nil, &UsageError{Err: err, Command: command}
+	}
+	return []dialects.Table{t}, nil
+}
+
+// adminError turns a dialects error of a listing or unlock into the
+// command's error: bad tables and shapes are usage errors.
+func adminError(err error, target *dsn.DSN, command string) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, dialects.ErrInvalid), errors.Is(err, dialects.ErrNoTable):
+		return &UsageError{Err: target.Scrub(err), Command: command}
+	}
+	return target.Scrub(err)
+}
+
+func locksRun(ctx context.Context, o *LocksOptions) error {
+	q, err := o.plan()
+	if err != nil {
+		return err
+	}
+	db, err := q.target.Connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer db.SQL.Close()
+	if o.Global.Verbose {
+		fmt.Fprintf(o.IO.ErrOut, "schedlock: listing locks of %s on %s\n", q.target.Redacted(), o.Factory.Scrubber.String(output.DescribeDatabase(db.Info)))
+	}
+	if o.Watch == 0 {
+		listing, err := db.ListLocks(ctx, q.list)
+		if err != nil {
+			return adminError(err, q.target, o.Command)
+		}
+		return o.render(listing, "")
+	}
+	return o.watch(ctx, db, q)
+}
+
+// watch lists every o.Watch until ctx ends (Ctrl-C or --timeout), which is
+// a normal end: it returns nil.
+func (o *LocksOptions) watch(ctx context.Context, db *dialects.DB, q *locksQuery) error {
+	tty := o.IO.IsStdoutTTY()
+	for {
+		listing, err := db.ListLocks(ctx, q.list)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil {
+			return adminError(err, q.target, o.Command)
+		}
+		header := ""
+		if tty && o.Global.Format == output.Table {
+			header = fmt.Sprintf("\x1b[H\x1b[2JEvery %s: schedlock locks ls    %s\n\n", o.Watch, time.Now().UTC().Format(time.RFC3339))
+		}
+		if err := o.render(listing, header); err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(o.Watch):
+		}
+	}
+}
+
+// render writes the listing to stdout and its notes to stderr.
+func (o *LocksOptions) render(listing *dialects.Listing, header string) error {
+	var buf bytes.Buffer
+	buf.WriteString(header)
+	if err := writeLocks(&buf, listing.Locks, o.Global.Format, o.IO.IsStdoutTTY(), o.IO.ColorEnabled()); err != nil {
+		return err
+	}
+	if _, err := io.WriteString(o.IO.Out, o.Factory.Scrubber.String(buf.String())); err != nil {
+		return err
+	}
+	if !o.Global.Quiet {
+		for _, n := range listing.Notes {
+			fmt.Fprintln(o.IO.ErrOut, o.Factory.Scrubber.String("schedlock: note: "+n))
+		}
+	}
+	return nil
+}
+
+// writeLocks renders locks: JSON or YAML (an array, [] when empty), a boxed
+// table on a terminal, or tab-separated lines with every field when piped.
+func writeLocks(w io.Writer, locks []dialects.LockEntry, f output.Format, tty, color bool) error {
+	switch f {
+	case output.JSON:
+		return output.WriteJSON(w, locksJSON(locks))
+	case output.YAML:
+		return output.WriteYAML(w, locksJSON(locks))
+	}
+	if !tty {
+		return output.WriteTable(w, locksTSV(locks), false)
+	}
+	if len(locks) == 0 {
+		_, err := io.WriteString(w, "No locks found (free locks are shown with --all).\n")
+		return err
+	}
+	return output.WriteTable(w, locksTTY(locks, color), true)
+}
+
+// lockView is one lock in `locks ls -o json`. The field names are a stable
+// interface; absent values are null, times RFC 3339 in UTC.
+type lockView struct {
+	Name       *string    `json:"name"`
+	Key        *string    `json:"key"`
+	State      string     `json:"state"`
+	Owner      *string    `json:"owner"`
+	Token      *int64     `json:"token"`
+	Holder     holderView `json:"holder"`
+	LockedAt   *string    `json:"locked_at"`
+	LockUntil  *string    `json:"lock_until"`
+	AgeSeconds *float64   `json:"age_seconds"`
+	Strategy   string     `json:"strategy"`
+	Preset     *string    `json:"preset"`
+	Source     string     `json:"source"`
+}
+
+// holderView is the session behind a session lock; every field is null for
+// table locks.
+type holderView struct {
+	SessionID   *string `json:"session_id"`
+	User        *string `json:"user"`
+	Client      *string `json:"client"`
+	Application *string `json:"application"`
+	Since       *string `json:"since"`
+}
+
+func locksJSON(locks []dialects.LockEntry) []lockView {
+	out := make([]lockView, 0, len(locks))
+	for _, e := range locks {
+		out = append(out, lockJSON(e))
+	}
+	return out
+}
+
+func lockJSON(e dialects.LockEntry) lockView {
+	j := lockView{
+		Name: optString(e.Name), Key: optString(e.Key), State: string(e.State), Owner: optString(e.Owner),
+		LockedAt: optTime(e.LockedAt), LockUntil: optTime(e.Until),
+		Strategy: string(e.Strategy), Preset: optString(e.Preset), Source: e.Source,
+	}
+	if e.HasToken {
+		tok := e.Token
+		j.Token = &tok
+	}
+	if age := e.Age(); age > 0 {
+		secs := float64(age.Milliseconds()) / 1000
+		j.AgeSeconds = &secs
+	}
+	if h := e.Holder; h != nil {
+		j.Holder = holderView{
+			SessionID: optString(h.SessionID), User: optString(h.User), Client: optString(h.Client),
+			Application: optString(h.Application), Since: optTime(h.Since),
+		}
+	}
+	return j
+}
+
+func optString(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func optTime(t time.Time) *string {
+	if t.IsZero() {
+		return nil
+	}
+	s := t.UTC().Format(time.RFC3339Nano)
+	return &s
+}
+
+// locksTSV has one column per JSON field, holder fields flattened.
+func locksTSV(locks []dialects.LockEntry) output.TableData {
+	t := output.TableData{Header: []string{"name", "key", "state", "owner", "token", "session_id", "user", "client", "application", "since", "locked_at", "lock_until", "age_seconds", "strategy", "preset", "source"}}
+	for _, e := range locks {
+		j := lockJSON(e)
+		age := ""
+		if j.AgeSeconds != nil {
+			age = strconv.FormatFloat(*j.AgeSeconds, 'f', 3, 64)
+		}
+		token := ""
+		if j.Token != nil {
+			token = strconv.FormatInt(*j.Token, 10)
+		}
+		t.Rows = append(t.Rows, []string{
+			str(j.Name), str(j.Key), j.State, str(j.Owner), token,
+			str(j.Holder.SessionID), str(j.Holder.User), str(j.Holder.Client), str(j.Holder.Application), str(j.Holder.Since),
+			str(j.LockedAt), str(j.LockUntil), age, j.Strategy, str(j.Preset), j.Source,
+		})
+	}
+	return t
+}
+
+func str(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+// locksTTY is the table for people: the key column only when some lock
+// has a key, owner and holder in one column, times of today as clock times
+// (UTC), lease ends relative to the database's now.
+func locksTTY(locks []dialects.LockEntry, color bool) output.TableData {
+	withKey := false
+	for _, e := range locks {
+		withKey = withKey || e.Key != ""
+	}
+	t := output.TableData{Header: []string{"NAME"}}
+	if withKey {
+		t.Header = append(t.Header, "KEY")
+	}
+	t.Header = append(t.Header, "STATE", "OWNER / HOLDER", "LOCKED AT (UTC)", "UNTIL (UTC)", "AGE", "SOURCE")
+	for _, e := range locks {
+		row := []string{dash(e.Name)}
+		if withKey {
+			row = append(row, dash(e.Key))
+		}
+		row = append(row, stateCell(e.State, color), ownerCell(e), dash(clockTime(e.LockedAt, e.DBNow)), untilCell(e, true), dash(humanDuration(e.Age())), e.Source)
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// ANSI colours of the states on a terminal.
+var stateColours = map[dialects.LockState]string{
+	dialects.StateHeld:    "\x1b[32m",
+	dialects.StateWaiting: "\x1b[33m",
+	dialects.StateExpired: "\x1b[31m",
+	dialects.StateStale:   "\x1b[31m",
+}
+
+func stateCell(s dialects.LockState, color bool) string {
+	if code, ok := stateColours[s]; ok && color {
+		return code + string(s) + "\x1b[0m"
+	}
+	return string(s)
+}
+
+// ownerCell is the table owner, or the session: "session 4242:
+// app@10.0.0.7, psql, since 09:58:30".
+func ownerCell(e dialects.LockEntry) string {
+	if e.Holder == nil {
+		return dash(e.Owner)
+	}
+	return sessionText(e.Holder, clockTime(e.Holder.Since, e.DBNow))
+}
+
+// describeSession says who a session is: "session 4242: postgres@10.0.0.7,
+// psql, since 2024-05-01T10:00:00Z".
+func describeSession(h *dialects.Holder) string {
+	return sessionText(h, shortTime(h.Since))
+}
+
+func sessionText(h *dialects.Holder, since string) string {
+	s := "session " + h.SessionID
+	var who []string
+	switch {
+	case h.User != "" && h.Client != "":
+		who = append(who, h.User+"@"+h.Client)
+	case h.User != "":
+		who = append(who, h.User)
+	case h.Client != "":
+		who = append(who, h.Client)
+	}
+	if h.Application != "" {
+		who = append(who, h.Application)
+	}
+	if since != "" {
+		who = append(who, "since "+since)
+	}
+	if len(who) > 0 {
+		s += ": " + strings.Join(who, ", ")
+	}
+	return s
+}
+
+// shortTime is t in RFC 3339 UTC to the second; "" for the zero time.
+func shortTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+// clockTime is t as a UTC clock time when it falls on the day of now, else
+// with its date: "09:58:30", "2024-04-30 23:10".
+func clockTime(t, now time.Time) string {
+	switch {
+	case t.IsZero():
+		return ""
+	case !now.IsZero() && t.UTC().Format(time.DateOnly) == now.UTC().Format(time.DateOnly):
+		return t.UTC().Format(time.TimeOnly)
+	}
+	return t.UTC().Format("2006-01-02 15:04")
+}
+
+// untilCell is the lease end, as a clock time (clockTime) or in RFC 3339,
+// with how far it is from the database's now: "10:30:00 (in 4m30s)",
+// "… (2m ago)".
+func untilCell(e dialects.LockEntry, clock bool) string {
+	if e.Until.IsZero() {
+		return "-"
+	}
+	s := shortTime(e.Until)
+	if clock {
+		s = clockTime(e.Until, e.DBNow)
+	}
+	if e.DBNow.IsZero() {
+		return s
+	}
+	switch d := e.Until.Sub(e.DBNow); {
+	case d >= time.Millisecond:
+		return s + " (in " + humanDuration(d) + ")"
+	case d <= -time.Millisecond:
+		return s + " (" + humanDuration(-d) + " ago)"
+	}
+	return s + " (now)"
+}
+
+// humanDuration rounds d to the second (to the millisecond below one) and
+// drops zero units: "2h", "1h5m", "5m30s", "42s", "350ms"; "" for 0.
+func humanDuration(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return ""
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	}
+	d = d.Round(time.Second)
+	h, m, sec := int(d/time.Hour), int(d%time.Hour/time.Minute), int(d%time.Minute/time.Second)
+	var b strings.Builder
+	if h > 0 {
+		fmt.Fprintf(&b, "%dh", h)
+	}
+	if m > 0 {
+		fmt.Fprintf(&b, "%dm", m)
+	}
+	if sec > 0 {
+		fmt.Fprintf(&b, "%ds", sec)
+	}
+	return b.String()
+}

@@ -1,0 +1,235 @@
+// Package cmd is the schedlock command line: Cobra commands that parse
+// flags into options, call the checks and dialects packages, and render the
+// result. It holds no SQL and never exits: Execute returns an error whose
+// type decides the exit code in main (see the Code constants).
+package cmd
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/schedlock/schedlock/internal/output"
+)
+
+// Environment variables read for the DSN, in order, after --dsn.
+const (
+	EnvDSN         = "SCHEDLOCK_DSN"
+	EnvDatabaseURL = "DATABASE_URL"
+)
+
+// formatsAnnotation lists, on a command, the -o formats it accepts
+// (comma-separated); commands without it accept output.Common.
+const formatsAnnotation = "schedlock/formats"
+
+// formatsValue writes formats as a formatsAnnotation value.
+func formatsValue(formats []output.Format) string {
+	names := make([]string, len(formats))
+	for i, f := range formats {
+		names[i] = string(f)
+	}
+	return strings.Join(names, ",")
+}
+
+// GlobalOptions are the flags every command has.
+type GlobalOptions struct {
+	DSN     string
+	Output  string
+	Timeout time.Duration
+	Quiet   bool
+	Verbose bool
+	NoColor bool
+
+	// Format is Output, validated for the running command.
+	Format output.Format
+}
+
+// ResolveDSN returns the DSN to use and where it came from: --dsn, then
+// $SCHEDLOCK_DSN, then $DATABASE_URL. Both are empty when none is set.
+func (g *GlobalOptions) ResolveDSN(getenv func(string) string) (dsn, source string) {
+	switch {
+	case g.DSN != "":
+		return g.DSN, "--dsn"
+	case getenv(EnvDSN) != "":
+		return getenv(EnvDSN), "$" + EnvDSN
+	case getenv(EnvDatabaseURL) != "":
+		return getenv(EnvDatabaseURL), "$" + EnvDatabaseURL
+	}
+	return "", ""
+}
+
+// Run executes schedlock with args on f, with SIGINT and SIGTERM cancelling
+// the command's context. An interrupted command's error matches
+// ErrInterrupted.
+func Run(f *Factory, args []string) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := Execute(ctx, f, args)
+	if err != nil && ctx.Err() != nil {
+		return &interruptedError{err: err}
+	}
+	return err
+}
+
+// interruptedError is a command stopped by a signal. It reads "interrupted",
+// matches ErrInterrupted and unwraps to what the command returned.
+type interruptedError struct{ err error }
+
+func (e *interruptedError) Error() string        { return ErrInterrupted.Error() }
+func (e *interruptedError) Unwrap() error        { return e.err }
+func (e *interruptedError) Is(target error) bool { return target == ErrInterrupted }
+
+// Execute runs schedlock with args on f under ctx. The returned error is
+// scrubbed of every password the command saw; its type says the exit code:
+// *UsageError, *ExitError, ErrInterrupted or context.Canceled, else 1.
+func Execute(ctx context.Context, f *Factory, args []string) error {
+	g := &GlobalOptions{}
+	root := NewCmdRoot(f, g)
+	root.SetArgs(args)
+	var cancel context.CancelFunc = func() {}
+	started := false
+	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error {
+		started = true
+		if err := g.validate(c, f); err != nil {
+			return err
+		}
+		if g.Timeout > 0 {
+			var tctx context.Context
+			tctx, cancel = context.WithTimeout(c.Context(), g.Timeout)
+			c.SetContext(tctx)
+		}
+		return nil
+	}
+	c, err := root.ExecuteContextC(ctx)
+	cancel()
+	if err == nil {
+		return nil
+	}
+	var usage *UsageError
+	var exit *ExitError
+	if !started && !errors.As(err, &usage) && !errors.As(err, &exit) {
+		// Cobra failed before any command ran: an unknown command or
+		// arguments the command does not take.
+		err = &UsageError{Err: err, Command: c.CommandPath()}
+	}
+	return f.Scrubber.Error(err)
+}
+
+// validate checks the global flags for command c and applies --no-color.
+func (g *GlobalOptions) validate(c *cobra.Command, f *Factory) error {
+	path := c.CommandPath()
+	allowed := output.Common
+	if a := c.Annotations[formatsAnnotation]; a != "" {
+		allowed = nil
+		for _, s := range strings.Split(a, ",") {
+			allowed = append(allowed, output.Format(s))
+		}
+	}
+	format, err := output.ParseFormat(g.Output, allowed)
+	if err != nil {
+		return &UsageError{Err: err, Command: path}
+	}
+	g.Format = format
+	switch {
+	case g.Timeout < 0:
+		return usageErrorf(path, "--timeout must not be negative, got %s", g.Timeout)
+	case g.Quiet && g.Verbose:
+		return usageErrorf(path, "--quiet and --verbose exclude each other")
+	}
+	if g.NoColor {
+		f.IO.DisableColor()
+	}
+	return nil
+}
+
+// NewCmdRoot builds the command tree; g receives the global flags.
+func NewCmdRoot(f *Factory, g *GlobalOptions) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "schedlock",
+		Short: "Distributed locks that keep scheduled jobs from running twice",
+		Long: `schedlock proves, inspects and uses the database locks that keep a scheduled
+job from running on two nodes at once: PostgreSQL advisory locks, MySQL
+GET_LOCK, and a portable lease table (ShedLock-compatible) on any database.
+
+The database comes from --dsn, else $SCHEDLOCK_DSN, else $DATABASE_URL.
+Passwords are never shown: every DSN is printed as user:xxxxx@host.
+
+Exit codes: 0 ok, 1 error, 2 usage error, 3 ran fine but the answer is
+negative (a check failed, a lock is held by a live owner), 130 interrupted
+or declined.`,
+		Example: `  # Prove locking works, on an embedded SQLite file (no server needed)
+  schedlock selfcheck
+
+  # Prove it on PostgreSQL, as JUnit for the CI pipeline
+  schedlock selfcheck --dsn 'postgres://app@db1:5432/jobs' -o junit > selfcheck.xml
+
+  # Same, DSN from the environment
+  SCHEDLOCK_DSN='mysql://app@db2:3306/jobs' schedlock selfcheck
+
+  # Run a cron job on one node of many
+  schedlock run --name nightly-report --at-most 1h -- /opt/jobs/report.sh
+
+  # Who holds what
+  schedlock locks ls --dsn 'postgres://ops@db1:5432/jobs'`,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+	}
+	root.SetIn(f.IO.In)
+	root.SetOut(f.IO.Out)
+	root.SetErr(f.IO.ErrOut)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return &UsageError{Err: err, Command: c.CommandPath()}
+	})
+
+	pf := root.PersistentFlags()
+	pf.StringVar(&g.DSN, "dsn", "", "database URL, e.g. postgres://user@host:5432/db (default $SCHEDLOCK_DSN, then $DATABASE_URL)")
+	pf.StringVarP(&g.Output, "output", "o", string(output.Table), "output format: table, json or yaml (selfcheck adds markdown and junit)")
+	pf.DurationVar(&g.Timeout, "timeout", 0, "give up after this long, e.g. 30s or 2m (0: no limit)")
+	pf.BoolVarP(&g.Quiet, "quiet", "q", false, "print nothing on stderr but errors")
+	pf.BoolVarP(&g.Verbose, "verbose", "v", false, "explain what is done on stderr")
+	pf.BoolVar(&g.NoColor, "no-color", false, "no colour in output (also when $NO_COLOR is set)")
+
+	root.AddCommand(NewCmdVersion(f, g, nil))
+	root.AddCommand(NewCmdDetect(f, g, nil))
+	root.AddCommand(NewCmdSelfcheck(f, g, nil))
+	root.AddCommand(NewCmdLocks(f, g, nil))
+	root.AddCommand(NewCmdUnlock(f, g, nil))
+	root.AddCommand(NewCmdRun(f, g, nil))
+	addDefaultCommandExamples(root)
+	return root
+}
+
+var completionExamples = map[string]string{
+	"bash":       "  source <(schedlock completion bash)",
+	"zsh":        "  schedlock completion zsh > \"${fpath[1]}/_schedlock\"",
+	"fish":       "  schedlock completion fish | source",
+	"powershell": "  schedlock completion powershell | Out-String | Invoke-Expression",
+}
+
+// addDefaultCommandExamples gives Cobra's own help and completion
+// commands an Examples section like every other command.
+func addDefaultCommandExamples(root *cobra.Command) {
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		switch c.Name() {
+		case "help":
+			c.Example = "  schedlock help selfcheck"
+		case "completion":
+			c.Example = `  # Bash, for this shell
+  source <(schedlock completion bash)
+
+  # Zsh, for every new shell
+  schedlock completion zsh > "${fpath[1]}/_schedlock"`
+			for _, sub := range c.Commands() {
+				sub.Example = completionExamples[sub.Name()]
+			}
+		}
+	}
+}

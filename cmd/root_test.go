@@ -1,0 +1,111 @@
+package cmd
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	_ "github.com/schedlock/schedlock/dialects/all"
+)
+
+func TestUsageErrors(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown output format", []string{"-o", "xml", "version"}, `unknown output format "xml": use one of table, json, yaml`},
+		{"selfcheck lists its formats", []string{"selfcheck", "-o", "xml"}, "use one of table, json, yaml, markdown, junit"},
+		{"junit only on selfcheck", []string{"version", "-o", "junit"}, `unknown output format "junit"`},
+		{"negative timeout", []string{"version", "--timeout", "-1s"}, "--timeout must not be negative"},
+		{"unparseable timeout", []string{"version", "--timeout", "soon"}, `invalid argument "soon" for "--timeout"`},
+		{"quiet and verbose", []string{"version", "-q", "-v"}, "--quiet and --verbose exclude each other"},
+		{"unknown flag", []string{"version", "--bogus"}, "unknown flag: --bogus"},
+		{"unknown command", []string{"bogus"}, `unknown command "bogus"`},
+		{"stray argument", []string{"selfcheck", "extra"}, `unknown command "extra"`},
+		{"bad strategy", []string{"selfcheck", "--dsn", "x.db", "--strategy", "advisory"}, `unknown strategy "advisory"`},
+		{"bad preset", []string{"selfcheck", "--dsn", "x.db", "--preset", "quartz"}, `unknown preset "quartz"`},
+		{"bad table", []string{"selfcheck", "--dsn", "x.db", "--table", "a b"}, "not a plain identifier"},
+		{"bad dsn", []string{"selfcheck", "--dsn", "nosuch://h/db"}, `unknown scheme "nosuch"`},
+	}
+	for _, tc := range cases {
+		for _, tty := range []bool{false, true} {
+			t.Run(tc.name, func(t *testing.T) {
+				r := runCmd(t, tty, nil, tc.args...)
+				var usage *UsageError
+				if !errors.As(r.err, &usage) {
+					t.Fatalf("error %v (%T) is not a usage error", r.err, r.err)
+				}
+				if !strings.Contains(r.err.Error(), tc.want) {
+					t.Errorf("error %q does not say %q", r.err, tc.want)
+				}
+				if strings.Contains(r.err.Error(), "\n") {
+					t.Errorf("error spans several lines: %q", r.err)
+				}
+				if r.stdout != "" {
+					t.Errorf("stdout not empty: %q", r.stdout)
+				}
+			})
+		}
+	}
+}
+
+func TestResolveDSNOrder(t *testing.T) {
+	env := map[string]string{}
+	getenv := func(k string) string { return env[k] }
+	g := &GlobalOptions{}
+	if d, src := g.ResolveDSN(getenv); d != "" || src != "" {
+		t.Errorf("nothing set: %q from %q", d, src)
+	}
+	env[EnvDatabaseURL] = "postgres://c/db"
+	if d, src := g.ResolveDSN(getenv); d != "postgres://c/db" || src != "$DATABASE_URL" {
+		t.Errorf("DATABASE_URL only: %q from %q", d, src)
+	}
+	env[EnvDSN] = "postgres://b/db"
+	if d, src := g.ResolveDSN(getenv); d != "postgres://b/db" || src != "$SCHEDLOCK_DSN" {
+		t.Errorf("SCHEDLOCK_DSN over DATABASE_URL: %q from %q", d, src)
+	}
+	g.DSN = "postgres://a/db"
+	if d, src := g.ResolveDSN(getenv); d != "postgres://a/db" || src != "--dsn" {
+		t.Errorf("--dsn over both: %q from %q", d, src)
+	}
+}
+
+func TestEveryCommandHasExamples(t *testing.T) {
+	f := testFactory(nil, nil, t.TempDir())
+	f.IO, _, _, _ = testStreams()
+	root := NewCmdRoot(f, &GlobalOptions{})
+	queue := root.Commands()
+	if root.Example == "" {
+		t.Error("schedlock has no Examples")
+	}
+	for len(queue) > 0 {
+		c := queue[0]
+		queue = append(queue[1:], c.Commands()...)
+		if strings.TrimSpace(c.Example) == "" {
+			t.Errorf("%s has no Examples section", c.CommandPath())
+		}
+	}
+}
+
+func TestHelpShowsExamples(t *testing.T) {
+	for _, args := range [][]string{{"--help"}, {"selfcheck", "--help"}, {"version", "--help"}, {"completion", "--help"}, {"completion", "bash", "--help"}} {
+		r := runCmd(t, false, nil, args...)
+		if r.err != nil {
+			t.Fatalf("%v: %v", args, r.err)
+		}
+		if !strings.Contains(r.stdout, "Examples:") {
+			t.Errorf("%v: help has no Examples section:\n%s", args, r.stdout)
+		}
+	}
+}
+
+func TestCompletionScript(t *testing.T) {
+	r := runCmd(t, false, nil, "completion", "bash")
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if !strings.Contains(r.stdout, "__start_schedlock") {
+		t.Errorf("bash completion script lacks its entry function:\n%.300s", r.stdout)
+	}
+}

@@ -1,0 +1,511 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/internal/dsn"
+	"github.com/schedlock/schedlock/internal/iostreams"
+	"github.com/schedlock/schedlock/internal/output"
+	"github.com/schedlock/schedlock/internal/proc"
+)
+
+// CodeLeaseLost is the exit code of `schedlock run` when the lock was not
+// held for the whole run: its lease was lost (refresh refused, connection
+// dropped, session killed) or was about to end with the database out of
+// reach, and schedlock stopped the command. 113 lies outside schedlock's
+// own codes (0-3, 130), the shells' (126, 127, 128+signal) and sysexits.h
+// (64-78), so a script can tell it from the command's own exit codes.
+const CodeLeaseLost = 113
+
+// Environment variables `schedlock run` exports to its command.
+const (
+	// EnvLockName is the lock name (--name).
+	EnvLockName = "SCHEDLOCK_LOCK_NAME"
+	// EnvOwner is the owner recorded for the lock (--owner or generated).
+	EnvOwner = "SCHEDLOCK_OWNER"
+	// EnvFencingToken is the fencing token; set only where the strategy
+	// has one (the table strategy with a token column).
+	EnvFencingToken = "SCHEDLOCK_FENCING_TOKEN"
+)
+
+// DefaultKillGrace is the time between SIGTERM and SIGKILL when the lock
+// is lost.
+const DefaultKillGrace = 10 * time.Second
+
+// forwardedSignals are passed on to the command's process group while it
+// runs. SIGINT and SIGTERM also cancel schedlock's context (see Run): before
+// the command starts they abort the wait for the lock.
+var forwardedSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}
+
+// RunOptions are the inputs of `schedlock run`.
+type RunOptions struct {
+	IO      *iostreams.IOStreams
+	Factory *Factory
+	Global  *GlobalOptions
+	Command string // command path, for usage errors
+
+	Name        string
+	Strategy    string
+	Preset      string
+	Table       string
+	CreateTable bool
+	AtMost      time.Duration
+	AtLeast     time.Duration
+	Wait        time.Duration
+	KillGrace   time.Duration
+	SkippedCode int
+	Owner       string
+
+	// Argv is the command and its arguments (everything after --).
+	Argv []string
+}
+
+// NewCmdRun builds `schedlock run`. runF replaces the run function in
+// tests.
+func NewCmdRun(f *Factory, g *GlobalOptions, runF func(context.Context, *RunOptions) error) *cobra.Command {
+	opts := &RunOptions{IO: f.IO, Factory: f, Global: g}
+	c := &cobra.Command{
+		Use:   "run --name NAME [flags] -- COMMAND [ARG...]",
+		Short: "Run a command under a distributed lock, on one node of many",
+		Long: `run takes the lock NAME, runs COMMAND while it holds it, and releases it when
+COMMAND ends. The same cron job or timer on N nodes then runs on one of them:
+the others find the lock held, print one line naming the holder and exit 0
+(--skipped-exit-code changes that), or wait for it with --wait.
+
+COMMAND gets stdin, stdout and stderr as they are, and the environment
+variables SCHEDLOCK_LOCK_NAME, SCHEDLOCK_OWNER and, where the strategy has
+one, SCHEDLOCK_FENCING_TOKEN. It runs in a process group of its own; signals
+sent to schedlock (INT, TERM, HUP, QUIT) are passed to that group, and the
+lock is released after COMMAND has exited, with anything it left running in
+its group stopped first. If schedlock itself is killed, Linux kills COMMAND
+with it.
+
+Strategies: session (the database's own named lock on a pinned connection:
+freed at once if schedlock dies, no fencing token) or table (a lease table:
+lease of --at-most refreshed every third of it, fencing token, survives
+connection blips, but a crashed holder keeps the lock until its lease ends).
+The default is what the database recommends (see 'schedlock detect');
+--table, --preset or --create-table select the table strategy.
+
+If the lock is lost while COMMAND runs — refresh refused, connection gone,
+session killed — or its lease is about to end with the database out of reach,
+COMMAND's process group gets SIGTERM, SIGKILL after --kill-grace, and run
+exits 113: COMMAND never runs past the end of the lease.
+
+Exit codes: COMMAND's own; 0 (or --skipped-exit-code) when the lock is held
+elsewhere; 113 lease lost; 126 COMMAND not executable; 127 COMMAND not found;
+1 error; 2 usage error; 130 interrupted. --timeout bounds connecting and
+acquiring, not COMMAND. See docs/run.md.`,
+		Example: `  # Nightly report on every node, run on one: crontab line
+  0 2 * * * schedlock run -q --dsn 'postgres://app@db1/jobs' --name nightly-report --at-most 1h -- /opt/jobs/report.sh
+
+  # Lease table with a fencing token; keep the lock 5 minutes at least
+  schedlock run --name invoices --strategy table --create-table --at-most 20m --at-least 5m -- ./invoices.sh
+
+  # Wait up to 10 minutes for the lock instead of skipping
+  schedlock run --name backup --wait 10m -- pg_dump -Fc -f /backup/jobs.dump jobs
+
+  # Tell "skipped" from success in a wrapper script
+  schedlock run --name sync --skipped-exit-code 99 -- ./sync.sh; echo "exit $?"`,
+		Args:        cobra.ArbitraryArgs,
+		Annotations: map[string]string{formatsAnnotation: string(output.Table)},
+		RunE: func(c *cobra.Command, args []string) error {
+			opts.Command = c.CommandPath()
+			opts.Argv = args
+			if runF != nil {
+				return runF(c.Context(), opts)
+			}
+			return runRun(c.Context(), opts)
+		},
+	}
+	fl := c.Flags()
+	// Everything from the first argument on is the command's, even without
+	// "--": its own flags must never be taken for schedlock's.
+	fl.SetInterspersed(false)
+	fl.StringVar(&opts.Name, "name", "", "lock name (required), e.g. nightly-report")
+	fl.StringVar(&opts.Strategy, "strategy", "", "session or table (default: what the database recommends)")
+	fl.StringVar(&opts.Preset, "preset", "", "lock-table layout: "+strings.Join(dialects.Presets(), ", ")+" (table strategy; default schedlock)")
+	fl.StringVar(&opts.Table, "table", "", "lock table name, optionally schema.table (table strategy; default the preset's)")
+	fl.BoolVar(&opts.CreateTable, "create-table", false, "create the lock table if it does not exist (table strategy)")
+	fl.DurationVar(&opts.AtMost, "at-most", dialects.DefaultAtMost, "lease length: how long a crashed holder keeps the lock; refreshed every third of it (table strategy)")
+	fl.DurationVar(&opts.AtLeast, "at-least", 0, "keep the lock at least this long after it was taken, even when COMMAND ends sooner")
+	fl.DurationVar(&opts.Wait, "wait", 0, "wait up to this long for a held lock (default: try once)")
+	fl.DurationVar(&opts.KillGrace, "kill-grace", DefaultKillGrace, "time between SIGTERM and SIGKILL when the lock is lost; under half of --at-most")
+	fl.IntVar(&opts.SkippedCode, "skipped-exit-code", 0, "exit code when the lock is held elsewhere and COMMAND did not run")
+	fl.StringVar(&opts.Owner, "owner", "", "owner recorded for the lock (default host:pid:random)")
+	return c
+}
+
+// runRun is `schedlock run`: resolve, connect, choose the locker, then run
+// the command under the lock.
+func runRun(ctx context.Context, o *RunOptions) error {
+	if err := o.validate(); err != nil {
+		return err
+	}
+	target, err := o.target()
+	if err != nil {
+		return err
+	}
+	db, err := target.Connect(ctx)
+	if err != nil {
+		return o.dbError(ctx, err)
+	}
+	defer db.SQL.Close()
+	locker, err := o.locker(ctx, db, target)
+	if err != nil {
+		return err
+	}
+	return o.runLocked(ctx, locker)
+}
+
+// validate checks the flags that need no database; every error is a usage
+// error.
+func (o *RunOptions) validate() error {
+	usage := func(format string, args ...any) error { return usageErrorf(o.Command, format, args...) }
+	switch {
+	case len(o.Argv) == 0:
+		return usage("no command to run: give it after --, e.g. schedlock run --name nightly -- ./report.sh")
+	case o.Name == "":
+		return usage("--name is required and must not be empty, e.g. --name nightly-report")
+	case o.AtMost <= 0:
+		return usage("--at-most must be positive, got %s", o.AtMost)
+	case o.AtLeast < 0:
+		return usage("--at-least must not be negative, got %s", o.AtLeast)
+	case o.Wait < 0:
+		return usage("--wait must not be negative, got %s", o.Wait)
+	case o.KillGrace < 0:
+		return usage("--kill-grace must not be negative, got %s", o.KillGrace)
+	case o.AtLeast > o.AtMost:
+		return usage("--at-least (%s) must not exceed --at-most (%s)", o.AtLeast, o.AtMost)
+	case o.SkippedCode < 0 || o.SkippedCode > 255:
+		return usage("--skipped-exit-code must be between 0 and 255, got %d", o.SkippedCode)
+	}
+	if err := dialects.CheckName(o.Name); err != nil {
+		return &UsageError{Err: fmt.Errorf("--name: %w", err), Command: o.Command}
+	}
+	if _, err := o.options().Normalize(); err != nil {
+		return &UsageError{Err: err, Command: o.Command}
+	}
+	if o.Strategy != "" {
+		s, err := dialects.ParseStrategy(o.Strategy)
+		if err != nil {
+			return &UsageError{Err: fmt.Errorf("--strategy: %w", err), Command: o.Command}
+		}
+		if s == dialects.StrategySession && (o.Preset != "" || o.Table != "" || o.CreateTable) {
+			return usage("--table, --preset and --create-table apply to the table strategy, not --strategy session")
+		}
+	}
+	return nil
+}
+
+// options are the lock options the flags ask for.
+func (o *RunOptions) options() dialects.Options {
+	return dialects.Options{AtMost: o.AtMost, AtLeast: o.AtLeast, Wait: o.Wait, Owner: o.Owner}
+}
+
+// target resolves and parses the DSN.
+func (o *RunOptions) target() (*dsn.DSN, error) {
+	f := o.Factory
+	raw, source := o.Global.ResolveDSN(f.Getenv)
+	if raw == "" {
+		return nil, usageErrorf(o.Command, "no database: give --dsn, or set $%s or $%s", EnvDSN, EnvDatabaseURL)
+	}
+	d, err := dsn.Parse(raw)
+	if err != nil {
+		return nil, &UsageError{Err: fmt.Errorf("%s: %w", source, err), Command: o.Command}
+	}
+	f.Scrubber.Merge(d.Scrubber())
+	return d, nil
+}
+
+// locker picks the strategy (flag, then x-strategy, then table when a
+// table is named, then the database's recommendation) and returns its
+// locker, creating the lock table first when asked to.
+func (o *RunOptions) locker(ctx context.Context, db *dialects.DB, target *dsn.DSN) (dialects.Locker, error) {
+	table := dialects.Table{
+		Preset: firstNonEmpty(o.Preset, target.Options[dsn.OptPreset]),
+		Name:   firstNonEmpty(o.Table, target.Options[dsn.OptTable]),
+	}
+	var strategy dialects.Strategy
+	why := ""
+	switch s := firstNonEmpty(o.Strategy, target.Options[dsn.OptStrategy]); {
+	case s != "":
+		strategy, why = dialects.Strategy(s), "asked for"
+	case table != (dialects.Table{}) || o.CreateTable:
+		strategy, why = dialects.StrategyTable, "a lock table was named"
+	default:
+		strategy, why = db.Recommend()
+	}
+	if strategy == dialects.StrategySession && (o.Preset != "" || o.Table != "" || o.CreateTable) {
+		return nil, usageErrorf(o.Command, "--table, --preset and --create-table apply to the table strategy, not the session strategy the DSN asks for")
+	}
+	if strategy == dialects.StrategyTable && 2*o.KillGrace >= o.AtMost {
+		return nil, usageErrorf(o.Command, "--kill-grace (%s) must be under half of --at-most (%s), so that the command can be stopped before its lease ends", o.KillGrace, o.AtMost)
+	}
+	locker, err := db.Locker(strategy, table)
+	if err != nil {
+		if errors.Is(err, dialects.ErrInvalid) || errors.Is(err, dialects.ErrUnsupported) {
+			return nil, &UsageError{Err: target.Scrub(err), Command: o.Command}
+		}
+		return nil, target.Scrub(err)
+	}
+	if o.CreateTable {
+		tl, ok := locker.(dialects.TableLocker)
+		if !ok {
+			return nil, usageErrorf(o.Command, "--create-table needs the table strategy")
+		}
+		if err := tl.CreateTable(ctx); err != nil {
+			return nil, o.dbError(ctx, target.Scrub(err))
+		}
+	}
+	o.note(o.Global.Verbose, "lock %q on %s: %s strategy (%s)", o.Name, target.Redacted(), strategy, why)
+	return locker, nil
+}
+
+// runState is what happened inside the lock, for the exit code.
+type runState struct {
+	acquired bool
+	started  bool
+	startErr error // the command could not be started
+	outcome  proc.Outcome
+	stopped  error // why the command was stopped (Outcome.Stopped)
+	until    time.Time
+}
+
+// runLocked runs the command under the lock. SIGINT/SIGTERM cancel ctx:
+// until the command has started that aborts the run; from then on the lock
+// lives on a context detached from ctx, the signals go to the command, and
+// the lock is released once the command has exited.
+func (o *RunOptions) runLocked(ctx context.Context, locker dialects.Locker) error {
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, forwardedSignals...)
+	defer signal.Stop(sigs)
+
+	lockCtx, cancelLock := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer cancelLock(nil)
+	detach := context.AfterFunc(ctx, func() { cancelLock(context.Cause(ctx)) })
+	defer detach()
+
+	st := &runState{}
+	finished := make(chan struct{})
+	defer close(finished)
+	err := dialects.WithLock(lockCtx, &waitNotice{Locker: locker, o: o}, o.Name, o.options(), func(runCtx context.Context, lease dialects.Lease) error {
+		st.acquired = true
+		// Once the lease has ended there is nothing left to release: a
+		// release still waiting on an unreachable database is abandoned.
+		go func() {
+			select {
+			case <-lease.Done():
+				cancelLock(lease.Err())
+			case <-finished:
+			}
+		}()
+		if !detach() {
+			return nil // ctx ended first: the command is not started
+		}
+		o.supervise(runCtx, lease, sigs, st)
+		return nil
+	})
+	return o.result(ctx, err, st)
+}
+
+// supervise starts the command with the lock's environment and watches it
+// against the lease until it has exited.
+func (o *RunOptions) supervise(runCtx context.Context, lease dialects.Lease, sigs chan os.Signal, st *runState) {
+	acquired := time.Now()
+	env := []string{EnvLockName + "=" + lease.Name(), EnvOwner + "=" + lease.Owner()}
+	token, hasToken := lease.Token()
+	if hasToken {
+		env = append(env, EnvFencingToken+"="+strconv.FormatInt(token, 10))
+	}
+	if o.Global.Verbose {
+		detail := "owner " + lease.Owner()
+		if hasToken {
+			detail += fmt.Sprintf(", token %d", token)
+		}
+		if u := lease.Until(); !u.IsZero() {
+			detail += ", lease until " + u.UTC().Format(time.RFC3339)
+		}
+		o.note(true, "acquired lock %q (%s)", o.Name, detail)
+	}
+	child, err := proc.Start(o.Argv, env, proc.IO{In: o.IO.In, Out: o.IO.Out, Err: o.IO.ErrOut})
+	if err != nil {
+		st.startErr = err
+		return
+	}
+	st.started = true
+	st.outcome = proc.Supervise(child, proc.Watch{Lost: runCtx.Done(), Until: lease.Until, Grace: o.KillGrace, Signals: sigs})
+	if st.outcome.Stopped {
+		st.stopped = context.Cause(runCtx)
+		st.until = lease.Until()
+		return
+	}
+	if st.outcome.Leftovers {
+		o.note(!o.Global.Quiet, "%s left processes running in its process group; they were stopped before the lock was released", o.Argv[0])
+	}
+	// A session lock has no lease to keep it after release: hold it here.
+	if lease.Until().IsZero() && o.AtLeast > 0 {
+		holdUntil(runCtx, acquired.Add(o.AtLeast), sigs)
+	}
+}
+
+// holdUntil waits until t, the lease's end or a signal, whichever is first.
+func holdUntil(ctx context.Context, t time.Time, sigs <-chan os.Signal) {
+	timer := time.NewTimer(time.Until(t))
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+	case <-ctx.Done():
+	case <-sigs:
+	}
+}
+
+// result turns the run into the error main maps to the exit code. err is
+// WithLock's: the acquire error, or the release error (the callback
+// itself never fails). Release errors are quoted, not wrapped: a wrapped
+// context.Canceled would turn the exit code into 130.
+func (o *RunOptions) result(ctx context.Context, err error, st *runState) error {
+	cmdName := o.Argv[0]
+	switch {
+	case !st.acquired:
+		return o.acquireError(ctx, err)
+	case st.startErr != nil:
+		var se *proc.StartError
+		code := CodeError
+		if errors.As(st.startErr, &se) {
+			code = se.Code
+		}
+		return &ExitError{Code: code, Err: withRelease(st.startErr, err, o.Name)}
+	case !st.started:
+		return interruption(fmt.Sprintf("lock %q was acquired, then released without starting %s", o.Name, cmdName))
+	case st.outcome.Stopped:
+		why := fmt.Sprintf("the lease of lock %q was about to end at %s and could not be refreshed", o.Name, st.until.UTC().Format(time.RFC3339Nano))
+		if st.stopped != nil && errors.Is(st.stopped, dialects.ErrLeaseLost) {
+			why = fmt.Sprintf("lock %q was lost (%v)", o.Name, st.stopped)
+		}
+		return &ExitError{Code: CodeLeaseLost, Err: fmt.Errorf("%s: stopped %s (exit %d)", why, cmdName, st.outcome.ExitCode)}
+	}
+	code := st.outcome.ExitCode
+	switch {
+	case err == nil:
+		o.note(o.Global.Verbose, "released lock %q", o.Name)
+		if code == 0 {
+			return nil
+		}
+		return &ExitError{Code: code, Err: fmt.Errorf("%s exited with code %d", cmdName, code)}
+	case errors.Is(err, dialects.ErrLeaseLost):
+		return &ExitError{Code: CodeLeaseLost, Err: fmt.Errorf("%s exited with code %d, but lock %q was lost while it ran: %v", cmdName, code, o.Name, err)}
+	default:
+		if code == 0 {
+			code = CodeError
+		}
+		return &ExitError{Code: code, Err: fmt.Errorf("%s exited with code %d, but releasing lock %q failed (it frees itself when its lease ends): %v", cmdName, st.outcome.ExitCode, o.Name, err)}
+	}
+}
+
+// acquireError explains a failure before the lock was held: skipped
+// (held elsewhere), interrupted, timed out, or a plain error.
+func (o *RunOptions) acquireError(ctx context.Context, err error) error {
+	var held *dialects.HeldError
+	switch {
+	case ctx.Err() != nil && errors.Is(context.Cause(ctx), context.DeadlineExceeded):
+		return fmt.Errorf("gave up on lock %q after --timeout %s", o.Name, o.Global.Timeout)
+	case ctx.Err() != nil:
+		return interruption(fmt.Sprintf("gave up on lock %q", o.Name))
+	case errors.As(err, &held):
+		return o.skipped(held.Error())
+	case errors.Is(err, dialects.ErrHeld):
+		return o.skipped(fmt.Sprintf("lock %q is held", o.Name))
+	case errors.Is(err, dialects.ErrInvalid):
+		return &UsageError{Err: err, Command: o.Command}
+	}
+	return err
+}
+
+// dbError is err from connecting or preparing, said as an interruption
+// when SIGINT/SIGTERM caused it.
+func (o *RunOptions) dbError(ctx context.Context, err error) error {
+	if ctx.Err() != nil && !errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
+		return interruption(fmt.Sprintf("gave up before lock %q was acquired: %v", o.Name, err))
+	}
+	return err
+}
+
+// skipped is the result of a run that did not get the lock.
+func (o *RunOptions) skipped(why string) error {
+	if o.Wait > 0 {
+		why += fmt.Sprintf(" (waited %s)", o.Wait)
+	}
+	if o.SkippedCode == 0 && o.Global.Quiet {
+		return nil
+	}
+	return &ExitError{Code: o.SkippedCode, Err: fmt.Errorf("skipped %s: %s", o.Argv[0], why)}
+}
+
+// withRelease adds a failed release to err.
+func withRelease(err, release error, name string) error {
+	if release == nil {
+		return fmt.Errorf("%w (lock %q released)", err, name)
+	}
+	return fmt.Errorf("%w; releasing lock %q failed: %v", err, name, release)
+}
+
+// note prints one "schedlock: …" line on stderr when show is true.
+func (o *RunOptions) note(show bool, format string, args ...any) {
+	if show {
+		fmt.Fprintln(o.IO.ErrOut, o.Factory.Scrubber.String("schedlock: "+fmt.Sprintf(format, args...)))
+	}
+}
+
+// interruption is a run stopped by SIGINT/SIGTERM; it matches
+// ErrInterrupted.
+type interruption string
+
+func (e interruption) Error() string { return string(e) }
+
+// Is makes errors.Is(err, ErrInterrupted) true.
+func (e interruption) Is(target error) bool { return target == ErrInterrupted }
+
+// waitNotice is a Locker that, with --wait, tries once and tells a person
+// watching that it is waiting (and for whom) before it waits.
+type waitNotice struct {
+	dialects.Locker
+	o *RunOptions
+}
+
+func (w *waitNotice) Acquire(ctx context.Context, name string, opts dialects.Options) (dialects.Lease, error) {
+	o := w.o
+	show := o.Global.Verbose || (o.IO.IsStderrTTY() && !o.Global.Quiet)
+	if opts.Wait <= 0 || !show {
+		return w.Locker.Acquire(ctx, name, opts)
+	}
+	start := time.Now()
+	once := opts
+	once.Wait = 0
+	lease, err := w.Locker.Acquire(ctx, name, once)
+	if err == nil || !errors.Is(err, dialects.ErrHeld) {
+		return lease, err
+	}
+	holder := ""
+	var held *dialects.HeldError
+	if errors.As(err, &held) && held.Holder != "" {
+		holder = " by " + held.Holder
+	}
+	o.note(true, "lock %q is held%s; waiting up to %s…", name, holder, opts.Wait)
+	opts.Wait -= time.Since(start)
+	if opts.Wait <= 0 {
+		return nil, err
+	}
+	return w.Locker.Acquire(ctx, name, opts)
+}

@@ -1,0 +1,207 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/schedlock/schedlock/checks"
+	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/internal/dsn"
+	"github.com/schedlock/schedlock/internal/iostreams"
+	"github.com/schedlock/schedlock/internal/output"
+)
+
+// SelfcheckOptions are the inputs of `schedlock selfcheck`.
+type SelfcheckOptions struct {
+	IO      *iostreams.IOStreams
+	Factory *Factory
+	Global  *GlobalOptions
+	Command string // command path, for usage errors
+
+	Strategy string
+	Preset   string
+	Table    string
+	Checks   []string
+}
+
+// NewCmdSelfcheck builds `schedlock selfcheck`. runF replaces the run
+// function in tests.
+func NewCmdSelfcheck(f *Factory, g *GlobalOptions, runF func(context.Context, *SelfcheckOptions) error) *cobra.Command {
+	opts := &SelfcheckOptions{IO: f.IO, Factory: f, Global: g}
+	c := &cobra.Command{
+		Use:   "selfcheck",
+		Short: "Prove that locking works on a database before it goes live",
+		Long: `selfcheck runs the lock contract against a database: mutual exclusion, try
+without hanging, leases, owner checks, refresh, fencing tokens, the database
+clock, and (session strategy) that a dropped connection frees the lock.
+Whatever it creates (its temporary lock table, its locks) it removes.
+
+With no DSN it runs on an embedded SQLite file in the user cache directory
+($XDG_CACHE_HOME/schedlock/selfcheck.db), so it works with no server at all.
+
+The report goes to stdout (-o table, json, yaml, markdown or junit). Table and
+markdown end with the line "N passed, N failed, N skipped"; for json, yaml
+and junit that line goes to stderr. Exit code 3 means a check failed.`,
+		Example: `  # No server needed: the embedded SQLite database
+  schedlock selfcheck
+
+  # PostgreSQL, only the lease-table strategy, on a ShedLock table layout
+  schedlock selfcheck --dsn 'postgres://app@db1:5432/jobs' --strategy table --preset shedlock
+
+  # MariaDB, as JUnit for the CI pipeline (exit 3 when a check fails)
+  schedlock selfcheck --dsn 'mysql://app@db2:3306/jobs' -o junit > selfcheck.xml
+
+  # Options in the DSN itself
+  schedlock selfcheck --dsn 'postgres://app@db1/jobs?x-strategy=table&x-table=ops.job_lock'`,
+		Args:        cobra.NoArgs,
+		Annotations: map[string]string{formatsAnnotation: formatsValue(output.ReportFormats)},
+		RunE: func(c *cobra.Command, _ []string) error {
+			opts.Command = c.CommandPath()
+			if runF != nil {
+				return runF(c.Context(), opts)
+			}
+			return selfcheckRun(c.Context(), opts)
+		},
+	}
+	fl := c.Flags()
+	fl.StringVar(&opts.Strategy, "strategy", "", "check only this strategy: session or table (default: every one the database supports)")
+	fl.StringVar(&opts.Preset, "preset", "", "lock-table layout: "+strings.Join(dialects.Presets(), ", ")+" (default schedlock)")
+	fl.StringVar(&opts.Table, "table", "", "lock table to check, created if missing and then dropped (default: a temporary table)")
+	fl.StringSliceVar(&opts.Checks, "check", nil, "run only these check IDs (repeatable)")
+	return c
+}
+
+// selfcheckPlan is what selfcheck will run, from flags and x- options.
+type selfcheckPlan struct {
+	target     *dsn.DSN
+	source     string // where the DSN came from
+	strategies []dialects.Strategy
+	tables     []dialects.Table
+}
+
+// plan resolves the DSN and the options; every error is a usage error.
+func (o *SelfcheckOptions) plan() (*selfcheckPlan, error) {
+	f := o.Factory
+	raw, source := o.Global.ResolveDSN(f.Getenv)
+	if raw == "" {
+		path, err := selfcheckDBPath(f)
+		if err != nil {
+			return nil, err
+		}
+		raw, source = path, "the embedded SQLite file"
+	}
+	d, err := dsn.Parse(raw)
+	if err != nil {
+		return nil, &UsageError{Err: fmt.Errorf("%s: %w", source, err), Command: o.Command}
+	}
+	f.Scrubber.Merge(d.Scrubber())
+	p := &selfcheckPlan{target: d, source: source}
+
+	strategy := firstNonEmpty(o.Strategy, d.Options[dsn.OptStrategy])
+	if strategy != "" {
+		s, err := dialects.ParseStrategy(strategy)
+		if err != nil {
+			return nil, &UsageError{Err: err, Command: o.Command}
+		}
+		p.strategies = []dialects.Strategy{s}
+	}
+	table := dialects.Table{Preset: firstNonEmpty(o.Preset, d.Options[dsn.OptPreset]), Name: firstNonEmpty(o.Table, d.Options[dsn.OptTable])}
+	if table != (dialects.Table{}) {
+		if _, err := table.Schema(); err != nil {
+			return nil, &UsageError{Err: err, Command: o.Command}
+		}
+		if table.Name == "" {
+			// A preset alone: check its layout on a temporary table, never
+			// on the real one of that name.
+			table.Name = checks.NewPrefix() + "_" + table.Preset
+		}
+		p.tables = []dialects.Table{table}
+	}
+	return p, nil
+}
+
+func selfcheckRun(ctx context.Context, o *SelfcheckOptions) error {
+	g, f, io := o.Global, o.Factory, o.IO
+	p, err := o.plan()
+	if err != nil {
+		return err
+	}
+	if g.Verbose {
+		fmt.Fprintf(io.ErrOut, "schedlock: checking %s (from %s)\n", p.target.Redacted(), p.source)
+	}
+	db, err := p.target.Connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer db.SQL.Close()
+	if g.Verbose {
+		fmt.Fprintf(io.ErrOut, "schedlock: connected to %s\n", f.Scrubber.String(output.DescribeDatabase(db.Info)))
+	}
+
+	cfg := checks.Config{DB: db, Strategies: p.strategies, Tables: p.tables, Only: o.Checks}
+	var progress *progressLine
+	if io.IsStderrTTY() && !g.Quiet {
+		progress = &progressLine{w: io.ErrOut}
+		cfg.Progress = progress.update
+	}
+	report, runErr := checks.Run(ctx, cfg)
+	if progress != nil {
+		progress.clear()
+	}
+	if report == nil {
+		if errors.Is(runErr, dialects.ErrInvalid) {
+			return &UsageError{Err: p.target.Scrub(runErr), Command: o.Command}
+		}
+		return p.target.Scrub(runErr)
+	}
+	report.Target = p.target.Redacted()
+	scrubReport(report, f.Scrubber)
+
+	var buf bytes.Buffer
+	if err := output.WriteReport(&buf, report, g.Format, output.ReportOptions{TTY: io.IsStdoutTTY(), Color: io.ColorEnabled()}); err != nil {
+		return err
+	}
+	if _, err := io.Out.Write([]byte(f.Scrubber.String(buf.String()))); err != nil {
+		return err
+	}
+	if g.Format != output.Table && g.Format != output.Markdown && !g.Quiet {
+		fmt.Fprintln(io.ErrOut, output.Summary(report))
+	}
+	if runErr != nil {
+		if errors.Is(runErr, context.DeadlineExceeded) && g.Timeout > 0 {
+			return fmt.Errorf("selfcheck stopped by --timeout %s after %d checks; the report covers those", g.Timeout, len(report.Results))
+		}
+		return p.target.Scrub(runErr)
+	}
+	if report.Failed > 0 {
+		return &ExitError{Code: CodeNegative, Err: fmt.Errorf("%d of %d checks failed on %s", report.Failed, len(report.Results), p.target.Redacted())}
+	}
+	return nil
+}
+
+// scrubReport removes known passwords from every text a report carries: a
+// driver error in a detail can quote the DSN.
+func scrubReport(r *checks.Report, s *dsn.Scrubber) {
+	r.Target = s.String(r.Target)
+	r.Info.Banner = s.String(r.Info.Banner)
+	for i := range r.Results {
+		res := &r.Results[i]
+		res.Title = s.String(res.Title)
+		res.Detail = s.String(res.Detail)
+		res.Remedy = s.String(res.Remedy)
+	}
+}
+
+func firstNonEmpty(values ...string) string {
+	for _, v := range values {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}

@@ -1,0 +1,564 @@
+package cmd
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/internal/iostreams"
+	"github.com/schedlock/schedlock/internal/output"
+)
+
+// UnlockOptions are the inputs of `schedlock unlock NAME`.
+type UnlockOptions struct {
+	IO      *iostreams.IOStreams
+	Factory *Factory
+	Global  *GlobalOptions
+	Command string // command path, for usage errors
+
+	Name        string
+	Table       string
+	Preset      string
+	Owner       string
+	Force       bool
+	KillSession bool
+	Yes         bool
+	DryRun      bool
+
+	// beforeChange, when set, runs after the confirmation and right before
+	// the change; tests use it to change the lock in between.
+	beforeChange func(ctx context.Context, db *dialects.DB)
+}
+
+// killWaitFor bounds how long unlock waits for a terminated session's
+// lock to be freed.
+const killWaitFor = 5 * time.Second
+
+// NewCmdUnlock builds `schedlock unlock`. runF replaces the run function
+// in tests.
+func NewCmdUnlock(f *Factory, g *GlobalOptions, runF func(context.Context, *UnlockOptions) error) *cobra.Command {
+	opts := &UnlockOptions{IO: f.IO, Factory: f, Global: g}
+	c := &cobra.Command{
+		Use:   "unlock NAME",
+		Short: "Free a stuck lock, safely",
+		Long: `unlock frees the lock called NAME.
+
+A table lock (schedlock, shedlock, sys_sched_lock tables) is released only
+while it is still held by the owner it was read with — the one named by
+--owner, else the one unlock just read (and, with the native table, the same
+fencing token) — so a lock that changed hands in the meantime is left alone.
+--force releases it whoever holds it. Releasing ends the lease now; the row
+and its owner stay, as they do when a job releases its lock.
+
+Liquibase's DATABASECHANGELOGLOCK is the lock "liquibase" and goes through
+the same guard: LOCKED, LOCKGRANTED and LOCKEDBY are cleared only while
+LOCKEDBY is still the owner read (any owner with --force).
+
+A session lock (PostgreSQL advisory lock, MySQL GET_LOCK) can only be freed
+by terminating the session that holds it: --kill-session shows that session
+first, and terminates it only if it still holds the lock; its open
+transaction is rolled back and every lock it holds is freed.
+
+Every change is confirmed: a y/N prompt on a terminal, or --yes. Without a
+terminal and without --yes, unlock refuses (exit 2). --dry-run shows the lock
+before and after and changes nothing.
+
+Exit codes: 0 freed (or --dry-run), 1 error, 2 usage error or no
+confirmation, 3 the lock is not held, is held by another owner than
+--owner, changed hands before the change, or is a session lock and
+--kill-session was not given, 130 declined at the prompt or interrupted.`,
+		Example: `  # See what would change
+  schedlock unlock nightly-report --dry-run
+
+  # Release it if host-a still holds it, without a prompt (scripts)
+  schedlock unlock nightly-report --owner host-a --yes
+
+  # Release it whoever holds it (asks first)
+  schedlock unlock nightly-report --preset shedlock --force
+
+  # Liquibase's stuck DATABASECHANGELOGLOCK
+  schedlock unlock liquibase
+
+  # A PostgreSQL advisory lock: terminate the backend that holds it
+  schedlock unlock nightly-report --dsn 'postgres://ops@db1/jobs' --kill-session`,
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return &UsageError{Err: fmt.Errorf("unlock takes one lock name, got %d arguments", len(args)), Command: c.CommandPath()}
+			}
+			return nil
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			opts.Command = c.CommandPath()
+			opts.Name = args[0]
+			if runF != nil {
+				return runF(c.Context(), opts)
+			}
+			return unlockRun(c.Context(), opts)
+		},
+	}
+	fl := c.Flags()
+	fl.StringVar(&opts.Table, "table", "", "lock table, optionally schema.table (default: every known table that exists)")
+	fl.StringVar(&opts.Preset, "preset", "", "table layout: "+strings.Join(dialects.AdminPresets(), ", ")+" (default: from the table name or its columns)")
+	fl.StringVar(&opts.Owner, "owner", "", "release only while this owner holds the lock (default: the owner just read)")
+	fl.BoolVar(&opts.Force, "force", false, "release a table lock whoever holds it (still asks)")
+	fl.BoolVar(&opts.KillSession, "kill-session", false, "free a session lock by terminating the session that holds it")
+	fl.BoolVarP(&opts.Yes, "yes", "y", false, "do not ask for confirmation")
+	fl.BoolVar(&opts.DryRun, "dry-run", false, "show what would change and change nothing")
+	return c
+}
+
+// unlockAction is what unlock does to the lock.
+type unlockAction string
+
+const (
+	actionRelease      unlockAction = "release"
+	actionForceRelease unlockAction = "force-release"
+	actionKillSession  unlockAction = "kill-session"
+)
+
+// unlockPlan is the change unlock proposes, from the lock as read.
+type unlockPlan struct {
+	action unlockAction
+	lock   dialects.LockEntry
+	table  dialects.Table // table locks
+	owner  string         // the guard of a release
+}
+
+// validate checks the flags before anything is read.
+func (o *UnlockOptions) validate() error {
+	switch {
+	case o.Force && o.Owner != "":
+		return usageErrorf(o.Command, "--force and --owner exclude each other: --force releases whoever holds the lock, --owner only that owner")
+	case o.KillSession && (o.Force || o.Owner != ""):
+		return usageErrorf(o.Command, "--kill-session terminates the session holding a session lock; --force and --owner apply to table locks")
+	case o.KillSession && (o.Table != "" || o.Preset != ""):
+		return usageErrorf(o.Command, "--kill-session frees a session lock; --table and --preset apply to table locks")
+	case !o.Yes && !o.DryRun && !o.IO.CanPrompt():
+		return usageErrorf(o.Command, "refusing to unlock %q without confirmation: not a terminal; pass --yes (or --dry-run to see what would change)", o.Name)
+	}
+	return dialects.CheckName(o.Name)
+}
+
+func unlockRun(ctx context.Context, o *UnlockOptions) error {
+	if err := o.validate(); err != nil {
+		var usage *UsageError
+		if !errors.As(err, &usage) {
+			err = &UsageError{Err: err, Command: o.Command}
+		}
+		return err
+	}
+	target, err := resolveAdminDSN(o.Factory, o.Global, o.Command)
+	if err != nil {
+		return err
+	}
+	tables, err := adminTables(o.Table, o.Preset, target, o.Command)
+	if err != nil {
+		return err
+	}
+	db, err := target.Connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer db.SQL.Close()
+
+	found, err := db.FindLock(ctx, o.Name, tables)
+	if err != nil {
+		return adminError(err, target, o.Command)
+	}
+	plan, err := o.plan(found)
+	if err != nil {
+		return err
+	}
+	if o.DryRun {
+		return o.report(plan, predictAfter(plan), false)
+	}
+	if !o.Yes {
+		if err := o.confirm(plan); err != nil {
+			return err
+		}
+	}
+	if o.beforeChange != nil {
+		o.beforeChange(ctx, db)
+	}
+	if err := o.apply(ctx, db, plan); err != nil {
+		return adminError(err, target, o.Command)
+	}
+	after, err := readAfter(ctx, db, plan)
+	if err != nil {
+		return adminError(err, target, o.Command)
+	}
+	return o.report(plan, after, true)
+}
+
+// plan picks the lock to free from what FindLock read, or says why there
+// is nothing unlock may do (exit 3) or the call is ambiguous (exit 2).
+func (o *UnlockOptions) plan(found *dialects.Listing) (*unlockPlan, error) {
+	var tableHeld, sessionHeld []dialects.LockEntry
+	for _, e := range found.Locks {
+		switch {
+		case e.State != dialects.StateHeld:
+		case e.Strategy == dialects.StrategySession:
+			sessionHeld = append(sessionHeld, e)
+		default:
+			tableHeld = append(tableHeld, e)
+		}
+	}
+	if o.KillSession {
+		if len(sessionHeld) == 0 {
+			msg := fmt.Sprintf("lock %q is not held as a session lock", o.Name)
+			if len(tableHeld) > 0 {
+				msg += fmt.Sprintf("; it is held in table %s: unlock it without --kill-session", tableHeld[0].Source)
+			}
+			return nil, negative(msg)
+		}
+		return &unlockPlan{action: actionKillSession, lock: sessionHeld[0]}, nil
+	}
+	switch {
+	case len(tableHeld) == 0 && len(sessionHeld) > 0:
+		return nil, negative(fmt.Sprintf("lock %q is a session lock held by %s; only ending that session frees it: add --kill-session", o.Name, describeSession(sessionHeld[0].Holder)))
+	case len(tableHeld) == 0:
+		return nil, negative(notHeldMessage(o.Name, found))
+	case len(tableHeld) > 1:
+		var where []string
+		for _, e := range tableHeld {
+			where = append(where, e.Source)
+		}
+		return nil, usageErrorf(o.Command, "lock %q is held in several tables (%s): choose one with --table", o.Name, strings.Join(where, ", "))
+	}
+	e := tableHeld[0]
+	p := &unlockPlan{action: actionRelease, lock: e, table: dialects.Table{Preset: e.Preset, Name: e.Source}, owner: e.Owner}
+	switch {
+	case o.Force:
+		p.action, p.owner = actionForceRelease, ""
+	case o.Owner != "" && o.Owner != e.Owner:
+		return nil, negative(fmt.Sprintf("refused: lock %q is held by %q, not by %q; nothing changed", o.Name, e.Owner, o.Owner))
+	case e.Owner == "":
+		return nil, negative(fmt.Sprintf("lock %q in table %s records no owner, so no owner check can guard its release: use --force", o.Name, e.Source))
+	}
+	return p, nil
+}
+
+// notHeldMessage says a lock is not held, and what was found instead.
+func notHeldMessage(name string, found *dialects.Listing) string {
+	msg := fmt.Sprintf("lock %q is not held", name)
+	for _, e := range found.Locks {
+		if e.Strategy != dialects.StrategyTable {
+			continue
+		}
+		switch {
+		case !e.Until.IsZero() && e.Owner != "":
+			return msg + fmt.Sprintf(": its lease in table %s ended at %s (last owner %s); nothing to unlock", e.Source, shortTime(e.Until), e.Owner)
+		default:
+			return msg + fmt.Sprintf(": table %s shows it %s; nothing to unlock", e.Source, e.State)
+		}
+	}
+	if len(found.Tables) == 0 {
+		msg += " (no lock table was found: name one with --table or --preset)"
+	}
+	return msg
+}
+
+func negative(msg string) error {
+	return &ExitError{Code: CodeNegative, Err: errors.New(msg)}
+}
+
+// confirm shows the plan on stderr and asks; anything but y or yes
+// declines (exit 130).
+func (o *UnlockOptions) confirm(p *unlockPlan) error {
+	var b strings.Builder
+	describePlan(&b, p)
+	question := "Release it? [y/N] "
+	if p.action == actionKillSession {
+		question = fmt.Sprintf("Terminate session %s? [y/N] ", p.lock.Holder.SessionID)
+	}
+	b.WriteString(question)
+	if _, err := io.WriteString(o.IO.ErrOut, o.Factory.Scrubber.String(b.String())); err != nil {
+		return err
+	}
+	answer, err := bufio.NewReader(o.IO.In).ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("read the answer: %w", err)
+	}
+	switch strings.ToLower(strings.TrimSpace(answer)) {
+	case "y", "yes":
+		return nil
+	}
+	if !strings.HasSuffix(answer, "\n") {
+		fmt.Fprintln(o.IO.ErrOut)
+	}
+	return fmt.Errorf("%w: declined; nothing changed", ErrInterrupted)
+}
+
+// describePlan writes what the lock is and what the change would do.
+func describePlan(w io.Writer, p *unlockPlan) {
+	e := p.lock
+	switch p.action {
+	case actionKillSession:
+		fmt.Fprintf(w, "Lock %s is a session lock held by %s.\n", lockLabel(e), describeSession(e.Holder))
+		fmt.Fprintf(w, "  change: terminate session %s; its open transaction is rolled back and every lock it holds is freed\n", e.Holder.SessionID)
+		fmt.Fprintf(w, "  guard:  only if session %s still holds the lock\n", e.Holder.SessionID)
+		return
+	}
+	fmt.Fprintf(w, "Lock %s in table %s (%s):\n", lockLabel(e), e.Source, e.Preset)
+	fmt.Fprintf(w, "  before: %s\n", describeRow(e))
+	after := describeRow(predictAfter(p)[0])
+	if e.Preset != dialects.PresetLiquibase {
+		after += " — the lease ends now, so the next acquire takes it"
+	}
+	fmt.Fprintf(w, "  after:  %s\n", after)
+	if p.action == actionForceRelease {
+		fmt.Fprintf(w, "  guard:  none (--force): released whoever holds it then\n")
+		return
+	}
+	guard := fmt.Sprintf("only while %q still holds it", p.owner)
+	if e.HasToken {
+		guard += fmt.Sprintf(" with token %d", e.Token)
+	}
+	fmt.Fprintf(w, "  guard:  %s\n", guard)
+}
+
+func lockLabel(e dialects.LockEntry) string {
+	switch {
+	case e.Name != "" && e.Key != "":
+		return fmt.Sprintf("%q (key %s)", e.Name, e.Key)
+	case e.Name != "":
+		return fmt.Sprintf("%q", e.Name)
+	}
+	return "key " + e.Key
+}
+
+// describeRow says a table lock's state in one line.
+func describeRow(e dialects.LockEntry) string {
+	s := string(e.State)
+	if e.Owner != "" {
+		s += ", owner " + e.Owner
+	}
+	if !e.LockedAt.IsZero() {
+		s += ", locked at " + shortTime(e.LockedAt)
+	}
+	if !e.Until.IsZero() {
+		s += ", until " + untilCell(e, false)
+	}
+	if e.HasToken {
+		s += fmt.Sprintf(", token %d", e.Token)
+	}
+	return s
+}
+
+// predictAfter is the lock as the change would leave it: a released lease
+// ends at the database's now and keeps its owner; Liquibase's row is
+// cleared; a terminated session's lock is gone (no entry).
+func predictAfter(p *unlockPlan) []dialects.LockEntry {
+	e := p.lock
+	switch {
+	case p.action == actionKillSession:
+		return nil
+	case e.Preset == dialects.PresetLiquibase:
+		e.State, e.Owner, e.LockedAt = dialects.StateFree, "", time.Time{}
+	default:
+		e.Until = e.DBNow
+		e.State = dialects.TableRowState(dialects.Row{Owner: e.Owner, Until: e.Until, DBNow: e.DBNow})
+	}
+	return []dialects.LockEntry{e}
+}
+
+// apply makes the change, each kind with its guard.
+func (o *UnlockOptions) apply(ctx context.Context, db *dialects.DB, p *unlockPlan) error {
+	switch {
+	case p.action == actionKillSession:
+		return o.killHolder(ctx, db, p)
+	case p.lock.Preset == dialects.PresetLiquibase:
+		lb, err := db.Liquibase(p.table.Name)
+		if err != nil {
+			return err
+		}
+		var changed bool
+		if p.action == actionForceRelease {
+			changed, err = lb.ForceRelease(ctx)
+		} else {
+			changed, err = lb.Release(ctx, p.owner)
+		}
+		if err != nil || changed {
+			return err
+		}
+		return o.explainRefusal(ctx, db, p)
+	}
+	tl, err := db.TableLocker(p.table)
+	if err != nil {
+		return err
+	}
+	if c, ok := tl.(io.Closer); ok {
+		defer c.Close()
+	}
+	if p.action == actionForceRelease {
+		expirer, ok := tl.(dialects.TableExpirer)
+		if !ok {
+			return fmt.Errorf("%w: this database's lock table cannot be force-released", dialects.ErrUnsupported)
+		}
+		changed, err := expirer.Expire(ctx, o.Name)
+		if err != nil || changed {
+			return err
+		}
+		return o.explainRefusal(ctx, db, p)
+	}
+	token := int64(0)
+	if p.lock.HasToken {
+		token = p.lock.Token
+	}
+	lease, err := tl.Handle(o.Name, p.owner, token, dialects.Options{})
+	if err != nil {
+		return err
+	}
+	if err := lease.Release(ctx); err != nil {
+		if errors.Is(err, dialects.ErrNotOwner) || errors.Is(err, dialects.ErrLeaseLost) {
+			return o.explainRefusal(ctx, db, p)
+		}
+		return err
+	}
+	return nil
+}
+
+// explainRefusal reads the lock again after a guarded change changed
+// nothing and says why (exit 3).
+func (o *UnlockOptions) explainRefusal(ctx context.Context, db *dialects.DB, p *unlockPlan) error {
+	now, err := readAfter(ctx, db, p)
+	if err != nil {
+		return err
+	}
+	if len(now) == 0 || now[0].State != dialects.StateHeld {
+		return negative(fmt.Sprintf("lock %q is not held any more: it was released or expired before the change; nothing changed", o.Name))
+	}
+	e := now[0]
+	switch {
+	case e.Owner != p.owner:
+		return negative(fmt.Sprintf("refused: lock %q changed hands before the change: now held by %q, not %q; nothing changed", o.Name, e.Owner, p.owner))
+	case e.HasToken && e.Token != p.lock.Token:
+		return negative(fmt.Sprintf("refused: lock %q was acquired again by %q (token %d, read with token %d); nothing changed", o.Name, e.Owner, e.Token, p.lock.Token))
+	}
+	return negative(fmt.Sprintf("refused: lock %q could not be released; nothing changed", o.Name))
+}
+
+// killHolder terminates the session of the plan if it still holds the
+// lock, then waits until it no longer does.
+func (o *UnlockOptions) killHolder(ctx context.Context, db *dialects.DB, p *unlockPlan) error {
+	admin := db.LockAdmin()
+	id := p.lock.Holder.SessionID
+	current, held, err := admin.SessionLock(ctx, o.Name)
+	switch {
+	case err != nil:
+		return err
+	case !held:
+		return negative(fmt.Sprintf("lock %q is not held any more; no session was terminated", o.Name))
+	case current.Holder.SessionID != id:
+		return negative(fmt.Sprintf("refused: lock %q is now held by %s, not session %s; no session was terminated", o.Name, describeSession(current.Holder), id))
+	}
+	if err := admin.Kill(ctx, id); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(killWaitFor)
+	for {
+		current, held, err := admin.SessionLock(ctx, o.Name)
+		if err != nil {
+			return err
+		}
+		if !held || current.Holder.SessionID != id {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("session %s was terminated but still held lock %q after %s", id, o.Name, killWaitFor)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// readAfter reads the lock of the plan again: its table row, or the
+// session holding it now (none when free).
+func readAfter(ctx context.Context, db *dialects.DB, p *unlockPlan) ([]dialects.LockEntry, error) {
+	if p.action == actionKillSession {
+		e, held, err := db.LockAdmin().SessionLock(ctx, p.lock.Name)
+		if err != nil || !held {
+			return nil, err
+		}
+		return []dialects.LockEntry{e}, nil
+	}
+	found, err := db.FindLock(ctx, p.lock.Name, []dialects.Table{p.table})
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range found.Locks {
+		if e.Strategy == dialects.StrategyTable && e.Source == p.table.Name {
+			return []dialects.LockEntry{e}, nil
+		}
+	}
+	return nil, nil
+}
+
+// unlockView is `unlock -o json`: the action, whether it was a dry run and
+// changed anything, the lock before and after (null: no lock).
+type unlockView struct {
+	Action  string    `json:"action"`
+	DryRun  bool      `json:"dry_run"`
+	Changed bool      `json:"changed"`
+	Before  lockView  `json:"before"`
+	After   *lockView `json:"after"`
+}
+
+// report writes the outcome (or, for --dry-run, the plan) to stdout.
+func (o *UnlockOptions) report(p *unlockPlan, after []dialects.LockEntry, changed bool) error {
+	var buf bytes.Buffer
+	switch o.Global.Format {
+	case output.JSON, output.YAML:
+		v := unlockView{Action: string(p.action), DryRun: o.DryRun, Changed: changed, Before: lockJSON(p.lock)}
+		if len(after) > 0 {
+			a := lockJSON(after[0])
+			v.After = &a
+		}
+		write := output.WriteJSON
+		if o.Global.Format == output.YAML {
+			write = output.WriteYAML
+		}
+		if err := write(&buf, v); err != nil {
+			return err
+		}
+	default:
+		o.reportText(&buf, p, after, changed)
+	}
+	_, err := io.WriteString(o.IO.Out, o.Factory.Scrubber.String(buf.String()))
+	return err
+}
+
+func (o *UnlockOptions) reportText(w io.Writer, p *unlockPlan, after []dialects.LockEntry, changed bool) {
+	if !changed {
+		describePlan(w, p)
+		fmt.Fprintln(w, "Nothing changed (--dry-run).")
+		return
+	}
+	e := p.lock
+	switch p.action {
+	case actionKillSession:
+		fmt.Fprintf(w, "Terminated %s.\n", describeSession(e.Holder))
+		if len(after) == 0 {
+			fmt.Fprintf(w, "Lock %s is free.\n", lockLabel(e))
+		} else {
+			fmt.Fprintf(w, "Lock %s is now held by %s (it was waiting).\n", lockLabel(e), describeSession(after[0].Holder))
+		}
+	default:
+		fmt.Fprintf(w, "Released lock %s in table %s.\n", lockLabel(e), e.Source)
+		fmt.Fprintf(w, "  before: %s\n", describeRow(e))
+		if len(after) > 0 {
+			fmt.Fprintf(w, "  after:  %s\n", describeRow(after[0]))
+		}
+	}
+}

@@ -1,0 +1,5 @@
+//go:build !no_postgres
+
+package all
+
+import _ "github.com/schedlock/schedlock/dialects/postgres" // registers the postgres dialect

@@ -1,0 +1,5 @@
+//go:build !no_sqlite
+
+package all
+
+import _ "github.com/schedlock/schedlock/dialects/sqlite" // registers the sqlite dialect

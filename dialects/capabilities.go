@@ -1,0 +1,590 @@
+package dialects
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// CapabilityStatus is the answer a probe gave for one capability.
+type CapabilityStatus string
+
+// The capability statuses.
+const (
+	// StatusYes: the database has it (proved by a probe, or known from
+	// the product and version when no probe could run; Detail says which).
+	StatusYes CapabilityStatus = "yes"
+	// StatusNo: the database lacks it, or this user cannot use it.
+	StatusNo CapabilityStatus = "no"
+	// StatusStub: the feature answers but does not work, such as a lock
+	// function that grants the same lock to two sessions.
+	StatusStub CapabilityStatus = "stub"
+	// StatusUnknown: the probe failed without an answer (Detail says why).
+	StatusUnknown CapabilityStatus = "unknown"
+)
+
+// Capability is one thing a database can or cannot do for schedlock.
+// Supported is true exactly when Status is StatusYes.
+type Capability struct {
+	Supported bool             `json:"supported"`
+	Status    CapabilityStatus `json:"status"`
+	// Detail says what was found and how: "proved: …" for a live probe,
+	// "by version: …" for a known fact. For isolation it is the level.
+	Detail string `json:"detail"`
+	// Remedy says how to get the capability (a GRANT, a setting, another
+	// strategy); empty when there is nothing to do.
+	Remedy string `json:"remedy"`
+}
+
+// CapYes returns a supported capability.
+func CapYes(detail string) Capability {
+	return Capability{Supported: true, Status: StatusYes, Detail: detail}
+}
+
+// CapNo returns an unsupported capability and how to get it.
+func CapNo(detail, remedy string) Capability {
+	return Capability{Status: StatusNo, Detail: detail, Remedy: remedy}
+}
+
+// CapStub returns a capability that answers but does not work.
+func CapStub(detail, remedy string) Capability {
+	return Capability{Status: StatusStub, Detail: detail, Remedy: remedy}
+}
+
+// CapUnknown returns a capability whose probe gave no answer.
+func CapUnknown(detail, remedy string) Capability {
+	return Capability{Status: StatusUnknown, Detail: detail, Remedy: remedy}
+}
+
+// ClaimStrategy names how workers claim task rows without taking the same
+// one twice.
+type ClaimStrategy string
+
+// The claim strategies.
+const (
+	// ClaimSkipLocked: SELECT … FOR UPDATE SKIP LOCKED in a transaction.
+	ClaimSkipLocked ClaimStrategy = "skip-locked"
+	// ClaimReadPast: SQL Server's WITH (UPDLOCK, READPAST, ROWLOCK).
+	ClaimReadPast ClaimStrategy = "readpast"
+	// ClaimOptimistic: UPDATE … WHERE id = ? AND version = ?, then check
+	// the rows affected.
+	ClaimOptimistic ClaimStrategy = "optimistic"
+)
+
+// MissingPrivilege is a privilege the database user lacks, what needs it,
+// and the statement that grants it.
+type MissingPrivilege struct {
+	Privilege string `json:"privilege"`
+	NeededFor string `json:"needed_for"`
+	// Grant is the statement that fixes it; empty when no GRANT does (for
+	// example a read-only SQLite file).
+	Grant string `json:"grant"`
+}
+
+// Clock is one reading of the server clock against the host clock.
+type Clock struct {
+	// Skew is the server clock minus the host clock at the midpoint of
+	// the round trip; positive when the server is ahead.
+	Skew time.Duration `json:"-"`
+	// RoundTrip is the duration of the query that read the server clock;
+	// Skew is uncertain by half of it.
+	RoundTrip time.Duration `json:"-"`
+	// Server is the server's time, in UTC.
+	Server time.Time `json:"server"`
+	// Measured is true when the reading succeeded.
+	Measured bool `json:"measured"`
+	// Detail says why the clock could not be read; empty when Measured.
+	Detail string `json:"detail"`
+}
+
+// Recommendation is the strategy Probe advises and why.
+type Recommendation struct {
+	LockStrategy  Strategy      `json:"lock_strategy"`
+	LockReason    string        `json:"lock_reason"`
+	ClaimStrategy ClaimStrategy `json:"claim_strategy"`
+	ClaimReason   string        `json:"claim_reason"`
+}
+
+// Reason says why both strategies were chosen, in one text.
+func (r Recommendation) Reason() string {
+	return fmt.Sprintf("lock strategy %s: %s; claim strategy %s: %s", r.LockStrategy, r.LockReason, r.ClaimStrategy, r.ClaimReason)
+}
+
+// Capabilities is what Probe proved or knows about a database.
+type Capabilities struct {
+	// SessionLocks: named session locks really exclude a second session
+	// (a two-connection probe through the dialect's SessionOps).
+	SessionLocks Capability `json:"session_locks"`
+	// SkipLocked: SELECT … FOR UPDATE SKIP LOCKED skips a locked row.
+	SkipLocked Capability `json:"skip_locked"`
+	// NoWait: SELECT … FOR UPDATE NOWAIT fails at once on a locked row.
+	NoWait Capability `json:"nowait"`
+	// Isolation: the session's default isolation level, in Detail
+	// ("read committed", "repeatable read", "serializable", …).
+	Isolation Capability `json:"isolation"`
+	// LockListing: held session locks can be listed with their holder.
+	LockListing Capability `json:"lock_listing"`
+	// KillSessions: this user may terminate other users' sessions (the
+	// only way to free a session lock its holder does not release).
+	KillSessions Capability `json:"kill_sessions"`
+	// Clock is the server clock against the host clock.
+	Clock Clock `json:"clock"`
+	// MissingPrivileges lists what this user lacks; never nil after
+	// DB.Probe.
+	MissingPrivileges []MissingPrivilege `json:"missing_privileges"`
+	// Recommended is filled by DB.Probe from the rest.
+	Recommended Recommendation `json:"recommended"`
+}
+
+// ProbeOptions tune DB.Probe.
+type ProbeOptions struct {
+	// ReadOnly skips every probe that creates anything (the SKIP LOCKED and
+	// NOWAIT probe table, a table-creation test); those capabilities are
+	// then judged by product and version. Session locks are still probed:
+	// taking and releasing a lock writes nothing.
+	ReadOnly bool
+}
+
+// ProbeFunc is a dialect's probe (Dialect.Probe). It fills every
+// Capabilities field except Recommended, measuring the clock with
+// MeasureClock; it may leave SessionLocks zero, and DB.Probe then proves
+// the session locker's SessionOps with ProbeSessionOps. A capability whose
+// probe fails is StatusUnknown with the reason; the error is for failures
+// that stop the whole probe (the context ended, the connection is gone).
+// It must leave nothing behind and honour opts.ReadOnly.
+type ProbeFunc func(ctx context.Context, db *sql.DB, info Info, opts ProbeOptions) (Capabilities, error)
+
+// Probe finds out what this database can do: the dialect's probe, the
+// two-connection session-lock probe, and the recommendation that follows.
+// The lock strategy is the dialect's Recommend, downgraded to the table
+// strategy when session locks failed the probe; the claim strategy is the
+// dialect's when it set one, else skip-locked where SKIP LOCKED works and
+// optimistic elsewhere. It leaves nothing behind.
+func (db *DB) Probe(ctx context.Context, opts ProbeOptions) (Capabilities, error) {
+	var caps Capabilities
+	if db.Dialect.Probe == nil {
+		none := CapUnknown("the "+db.Dialect.Name+" dialect has no probe", "")
+		caps = Capabilities{SkipLocked: none, NoWait: none, Isolation: none, LockListing: none, KillSessions: none}
+	} else {
+		var err error
+		if caps, err = db.Dialect.Probe(ctx, db.SQL, db.Info, opts); err != nil {
+			return Capabilities{}, Wrap(db.Dialect.Name, "probe", err)
+		}
+	}
+	if caps.SessionLocks.Status == "" {
+		caps.SessionLocks = db.probeSessionLocker(ctx)
+	}
+	if err := ctx.Err(); err != nil {
+		return Capabilities{}, Wrap(db.Dialect.Name, "probe", err)
+	}
+	if caps.MissingPrivileges == nil {
+		caps.MissingPrivileges = []MissingPrivilege{}
+	}
+	caps.Recommended = db.recommend(caps)
+	return caps, nil
+}
+
+// probeSessionLocker proves the session locker's SessionOps, or says why
+// this database has none.
+func (db *DB) probeSessionLocker(ctx context.Context) Capability {
+	l, err := db.SessionLocker()
+	if err != nil {
+		if errors.Is(err, ErrUnsupported) {
+			return CapNo(unsupportedReason(err), "use --strategy table")
+		}
+		return CapUnknown("no session locker: "+err.Error(), "")
+	}
+	sl, ok := l.(*SessionLocker)
+	if !ok || sl.Ops == nil {
+		return CapUnknown(fmt.Sprintf("the session locker (%T) exposes no SessionOps to probe", l), "")
+	}
+	return ProbeSessionOps(ctx, db.SQL, sl.Ops)
+}
+
+// unsupportedReason is the message of an ErrUnsupported error without the
+// dialect, operation and sentinel prefixes.
+func unsupportedReason(err error) string {
+	var de *Error
+	for errors.As(err, &de) {
+		err = de.Err
+	}
+	msg := strings.TrimPrefix(err.Error(), ErrUnsupported.Error()+": ")
+	return strings.TrimSuffix(msg, "; use --strategy table")
+}
+
+// recommend picks the lock and claim strategies from caps.
+func (db *DB) recommend(caps Capabilities) Recommendation {
+	r := caps.Recommended
+	r.LockStrategy, r.LockReason = db.Recommend()
+	if r.LockStrategy == StrategySession && caps.SessionLocks.Status != StatusYes {
+		r.LockStrategy = StrategyTable
+		r.LockReason = fmt.Sprintf("%s recommends session locks, but they failed the two-connection probe (%s: %s); the lease table is a real lock",
+			db.Dialect.Name, caps.SessionLocks.Status, strings.TrimPrefix(caps.SessionLocks.Detail, "proved: "))
+	}
+	if r.ClaimStrategy == "" {
+		if caps.SkipLocked.Supported {
+			r.ClaimStrategy = ClaimSkipLocked
+			r.ClaimReason = "SELECT … FOR UPDATE SKIP LOCKED lets each worker take rows no other worker holds, without waiting"
+		} else {
+			r.ClaimStrategy = ClaimOptimistic
+			r.ClaimReason = "no working SKIP LOCKED (" + caps.SkipLocked.Detail + "); claim with UPDATE … WHERE version = ? and check the rows affected"
+		}
+	}
+	return r
+}
+
+// ProbeSessionOps proves that ops' locks exclude a second session: on two
+// connections A and B, A takes a unique probe lock, B must be refused, and
+// after A releases it B must get it. Both connections are released, or
+// discarded when their state is in doubt, so no lock survives.
+//
+// The answer is StatusYes when all of that holds, StatusStub when B got
+// the lock while A held it (CockroachDB's pg_try_advisory_lock), StatusNo
+// when the lock functions fail or A cannot lock a fresh name, and
+// StatusUnknown when the context ended.
+func ProbeSessionOps(ctx context.Context, db *sql.DB, ops SessionOps) Capability {
+	if n := db.Stats().MaxOpenConnections; n == 1 {
+		return CapUnknown("not probed: the connection pool allows one connection and the probe needs two", "")
+	}
+	name := "schedlock-probe-" + randomHex(6)
+	a, err := probeConn(ctx, db)
+	if err != nil {
+		return CapUnknown("cannot open a connection: "+err.Error(), "")
+	}
+	b, err := probeConn(ctx, db)
+	if err != nil {
+		_ = a.Close()
+		return CapUnknown("cannot open a second connection: "+err.Error(), "")
+	}
+	ok := false
+	defer func() {
+		if ok {
+			_ = a.Close()
+			_ = b.Close()
+		} else {
+			discard(a)
+			discard(b)
+		}
+	}()
+	noLock := func(what string, err error) Capability {
+		if ctx.Err() != nil {
+			return CapUnknown("probe interrupted: "+ctx.Err().Error(), "")
+		}
+		return CapNo(what+": "+err.Error(), "use --strategy table")
+	}
+
+	got, err := ops.TryLock(ctx, a, name)
+	switch {
+	case err != nil:
+		return noLock("the lock function failed", err)
+	case !got:
+		return CapNo("a fresh lock name was refused to the first connection", "use --strategy table")
+	}
+	start := time.Now()
+	second, err := ops.TryLock(ctx, b, name)
+	refusedIn := time.Since(start)
+	if err != nil {
+		return noLock("the second connection's try failed", err)
+	}
+	if second {
+		return CapStub("proved: both connections got the lock: the lock function is a stub that locks nothing",
+			"use --strategy table: the lease table is a real lock")
+	}
+	released, err := ops.Unlock(ctx, a, name)
+	if err != nil {
+		return noLock("release failed", err)
+	}
+	if !released {
+		return CapNo("the holder's release reported that it held no lock", "use --strategy table")
+	}
+	after, err := ops.TryLock(ctx, b, name)
+	if err != nil {
+		return noLock("the second connection's try after the release failed", err)
+	}
+	if !after {
+		return CapNo("the lock stayed taken after its holder released it", "use --strategy table")
+	}
+	freed, err := ops.Unlock(ctx, b, name)
+	if err != nil || !freed {
+		return CapNo("the second connection could not release the lock it took", "use --strategy table")
+	}
+	ok = true
+	return CapYes(fmt.Sprintf("proved: a second connection was refused in %s while the first held the lock, and got it once released", roundDuration(refusedIn)))
+}
+
+// ServerNow reads the server's clock on conn.
+type ServerNow func(ctx context.Context, conn *sql.Conn) (time.Time, error)
+
+// clockSamples is how many readings MeasureClock takes; it keeps the one
+// with the shortest round trip.
+const clockSamples = 3
+
+// MeasureClock reads the server clock with now on one connection a few
+// times and returns the reading with the shortest round trip, its skew
+// taken against the host clock at the midpoint of that round trip. When
+// the clock cannot be read, Measured is false and Detail says why.
+func MeasureClock(ctx context.Context, db *sql.DB, now ServerNow) Clock {
+	conn, err := probeConn(ctx, db)
+	if err != nil {
+		return Clock{Detail: "cannot read the server clock: " + oneLine(err)}
+	}
+	defer conn.Close()
+	var best Clock
+	for i := 0; i < clockSamples; i++ {
+		before := time.Now()
+		server, err := now(ctx, conn)
+		after := time.Now()
+		if err != nil {
+			return Clock{Detail: "cannot read the server clock: " + oneLine(err)}
+		}
+		rt := after.Sub(before)
+		if best.Measured && rt >= best.RoundTrip {
+			continue
+		}
+		mid := before.Add(rt / 2)
+		best = Clock{Skew: server.Sub(mid), RoundTrip: rt, Server: server.UTC(), Measured: true}
+	}
+	return best
+}
+
+// ParseServerTime parses a server timestamp written in UTC as
+// "2006-01-02 15:04:05" with an optional fraction of a second, the text
+// form of MySQL's UTC_TIMESTAMP(6) and SQLite's strftime('%Y-%m-%d
+// %H:%M:%f').
+func ParseServerTime(s string) (time.Time, error) {
+	t, err := time.ParseInLocation("2006-01-02 15:04:05.999999999", strings.TrimSpace(s), time.UTC)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("parse server time %q: %w", s, err)
+	}
+	return t, nil
+}
+
+// RowLockProbe is the SQL of the SKIP LOCKED and NOWAIT probe, written by
+// a dialect for a table name no one else uses (ProbeTableName). Every
+// statement addresses the probe table; Lock, SkipLocked and NoWait select
+// the one row with id 1.
+type RowLockProbe struct {
+	Create     string // CREATE TABLE t (id INT PRIMARY KEY)
+	Insert     string // INSERT INTO t (id) VALUES (1)
+	Lock       string // SELECT id FROM t WHERE id = 1 FOR UPDATE
+	SkipLocked string // … FOR UPDATE SKIP LOCKED; empty: not probed
+	NoWait     string // … FOR UPDATE NOWAIT; empty: not probed
+	Drop       string // DROP TABLE t
+	// Begin, when set, starts the holder's transaction instead of the
+	// driver's BEGIN (TiDB: BEGIN PESSIMISTIC).
+	Begin string
+	// NotSupported reports whether err means the server does not know the
+	// syntax (a syntax or "not supported" error).
+	NotSupported func(err error) bool
+	// Refused reports whether err is the error NOWAIT raises on a locked
+	// row (PostgreSQL 55P03, MySQL 3572, MariaDB 1205).
+	Refused func(err error) bool
+	// Wait bounds each statement of the second connection; a statement
+	// that waits longer than this blocked on the row (default 3s).
+	Wait time.Duration
+}
+
+// DefaultRowProbeWait is RowLockProbe.Wait when it is zero.
+const DefaultRowProbeWait = 3 * time.Second
+
+// cleanupTimeout bounds the rollback and DROP TABLE that end a probe; they
+// run even when the caller's context has ended.
+const cleanupTimeout = 10 * time.Second
+
+// ProbeTableName returns a table name for a probe that no one else uses:
+// "schedlock_probe_" and 12 random hex digits.
+func ProbeTableName() string { return "schedlock_probe_" + randomHex(6) }
+
+// ProbeRowLocks runs p: it creates the probe table with one row, locks
+// the row FOR UPDATE in a transaction on connection A, then on connection B
+// runs p.SkipLocked (which must return no row) and p.NoWait (which must
+// fail with p.Refused at once). It then rolls A back and drops the table,
+// with a fresh context when ctx has ended, so nothing is left behind.
+//
+// The error is for a probe that could not run (table creation refused, the
+// connection failed) — the caller then falls back to what the version
+// says; answers, including syntax errors, come back as capabilities.
+func ProbeRowLocks(ctx context.Context, db *sql.DB, p RowLockProbe) (skipLocked, noWait Capability, err error) {
+	wait := p.Wait
+	if wait <= 0 {
+		wait = DefaultRowProbeWait
+	}
+	if n := db.Stats().MaxOpenConnections; n == 1 {
+		return Capability{}, Capability{}, errors.New("the connection pool allows one connection and the probe needs two")
+	}
+	if _, err := db.ExecContext(ctx, p.Create); err != nil {
+		return Capability{}, Capability{}, fmt.Errorf("create the probe table: %w", err)
+	}
+	cleanup, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	defer func() {
+		if _, dropErr := db.ExecContext(cleanup, p.Drop); dropErr != nil && err == nil {
+			err = fmt.Errorf("drop the probe table: %w", dropErr)
+		}
+	}()
+	if _, err := db.ExecContext(ctx, p.Insert); err != nil {
+		return Capability{}, Capability{}, fmt.Errorf("fill the probe table: %w", err)
+	}
+
+	a, err := probeConn(ctx, db)
+	if err != nil {
+		return Capability{}, Capability{}, fmt.Errorf("open the holder's connection: %w", err)
+	}
+	aClean := false
+	defer func() {
+		// The holder's transaction must end before DROP TABLE, which
+		// would otherwise wait for its row lock (MySQL's metadata lock).
+		if _, rbErr := a.ExecContext(cleanup, "ROLLBACK"); rbErr != nil || !aClean {
+			discard(a)
+			return
+		}
+		_ = a.Close()
+	}()
+	begin := p.Begin
+	if begin == "" {
+		begin = "BEGIN"
+	}
+	if _, err := a.ExecContext(ctx, begin); err != nil {
+		return Capability{}, Capability{}, fmt.Errorf("begin the holder's transaction: %w", err)
+	}
+	if err := queryRows(ctx, a, p.Lock, nil); err != nil {
+		return Capability{}, Capability{}, fmt.Errorf("lock the probe row: %w", err)
+	}
+	aClean = true
+
+	b, err := probeConn(ctx, db)
+	if err != nil {
+		return Capability{}, Capability{}, fmt.Errorf("open the second connection: %w", err)
+	}
+	bClean := true
+	defer func() {
+		if bClean {
+			_ = b.Close()
+		} else {
+			discard(b)
+		}
+	}()
+	skipLocked, bOK := probeSkipLocked(ctx, b, p, wait)
+	bClean = bClean && bOK
+	if bOK {
+		noWait, bOK = probeNoWait(ctx, b, p, wait)
+		bClean = bClean && bOK
+	} else {
+		noWait = CapUnknown("not probed: the second connection was dropped after the SKIP LOCKED probe", "")
+	}
+	if ctx.Err() != nil {
+		return Capability{}, Capability{}, ctx.Err()
+	}
+	return skipLocked, noWait, nil
+}
+
+// probeSkipLocked runs p.SkipLocked on b while A holds the row. ok is false
+// when b's state is in doubt and it must be discarded.
+func probeSkipLocked(ctx context.Context, b *sql.Conn, p RowLockProbe, wait time.Duration) (c Capability, ok bool) {
+	if p.SkipLocked == "" {
+		return CapUnknown("not probed", ""), true
+	}
+	n := 0
+	err := timed(ctx, wait, func(ctx context.Context) error { return queryRows(ctx, b, p.SkipLocked, &n) })
+	switch {
+	case err == nil && n == 0:
+		return CapYes("proved: a row locked by another connection was skipped"), true
+	case err == nil:
+		return CapNo("SKIP LOCKED is accepted but takes no lock: it returned a row another connection holds FOR UPDATE",
+			"claim rows optimistically (UPDATE … WHERE version = ?)"), true
+	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
+		return CapNo(fmt.Sprintf("SKIP LOCKED waited over %s for a locked row instead of skipping it", wait),
+			"claim rows optimistically (UPDATE … WHERE version = ?)"), false
+	case p.NotSupported != nil && p.NotSupported(err):
+		return CapNo("not supported: "+oneLine(err), "upgrade the server, or claim rows optimistically (UPDATE … WHERE version = ?)"), true
+	}
+	return CapNo("SKIP LOCKED failed: "+oneLine(err), "claim rows optimistically (UPDATE … WHERE version = ?)"), false
+}
+
+// probeNoWait runs p.NoWait on b while A holds the row.
+func probeNoWait(ctx context.Context, b *sql.Conn, p RowLockProbe, wait time.Duration) (c Capability, ok bool) {
+	if p.NoWait == "" {
+		return CapUnknown("not probed", ""), true
+	}
+	n := 0
+	start := time.Now()
+	err := timed(ctx, wait, func(ctx context.Context) error { return queryRows(ctx, b, p.NoWait, &n) })
+	took := time.Since(start)
+	switch {
+	case err == nil:
+		return CapNo("FOR UPDATE takes no lock here: NOWAIT returned a row another connection holds FOR UPDATE",
+			"use pessimistic transactions (TiDB: BEGIN PESSIMISTIC or tidb_txn_mode='pessimistic')"), true
+	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
+		return CapNo(fmt.Sprintf("NOWAIT waited over %s for a locked row instead of failing at once", wait), ""), false
+	case p.Refused != nil && p.Refused(err):
+		return CapYes(fmt.Sprintf("proved: a row locked by another connection was refused in %s (%s)", roundDuration(took), oneLine(err))), true
+	case p.NotSupported != nil && p.NotSupported(err):
+		return CapNo("not supported: "+oneLine(err), "upgrade the server"), true
+	}
+	return CapUnknown("NOWAIT failed with an unexpected error: "+oneLine(err), ""), false
+}
+
+// connWait bounds the wait for a pooled connection during a probe, so a
+// pool exhausted by others cannot hang it.
+const connWait = 10 * time.Second
+
+// probeConn takes a connection from db, waiting at most connWait.
+func probeConn(ctx context.Context, db *sql.DB) (*sql.Conn, error) {
+	ctx, cancel := context.WithTimeout(ctx, connWait)
+	defer cancel()
+	return db.Conn(ctx)
+}
+
+// timed runs fn under a context that ends after d.
+func timed(ctx context.Context, d time.Duration, fn func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	return fn(ctx)
+}
+
+// queryRows runs query on conn, reads every row and counts them into n
+// when n is not nil.
+func queryRows(ctx context.Context, conn *sql.Conn, query string, n *int) error {
+	rows, err := conn.QueryContext(ctx, query)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	count := 0
+	for rows.Next() {
+		count++
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if n != nil {
+		*n = count
+	}
+	return rows.Close()
+}
+
+// oneLine is err's message on one line.
+func oneLine(err error) string { return strings.Join(strings.Fields(err.Error()), " ") }
+
+// roundDuration rounds d for a detail text: 0.4ms, 12ms, 1.2s.
+func roundDuration(d time.Duration) time.Duration {
+	switch {
+	case d < time.Millisecond:
+		return d.Round(10 * time.Microsecond)
+	case d < time.Second:
+		return d.Round(100 * time.Microsecond)
+	}
+	return d.Round(10 * time.Millisecond)
+}
+
+// randomHex returns 2n random hex digits.
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

@@ -1,0 +1,827 @@
+package dialects
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Lock administration: what `schedlock locks ls` lists and `schedlock
+// unlock` frees. Table locks come from the lock tables (lease-table presets
+// and Liquibase's DATABASECHANGELOGLOCK); session locks from the server's
+// own views, through the dialect's LockAdmin.
+
+// PresetLiquibase names Liquibase's DATABASECHANGELOGLOCK layout (ID,
+// LOCKED, LOCKGRANTED, LOCKEDBY; one row, ID = 1). It has no lease, so it is
+// not a lease-table preset: Table.Schema refuses it and no Locker takes
+// locks in it. ListLocks and FindLock show its row as the lock
+// LiquibaseLockName, held while LOCKED is true.
+const PresetLiquibase = "liquibase"
+
+// LiquibaseLockName is the lock name under which Liquibase's lock is listed
+// and unlocked.
+const LiquibaseLockName = "liquibase"
+
+// LiquibaseTable is Liquibase's default lock table name. Unquoted, it
+// resolves to Liquibase's table on every database (PostgreSQL folds it to
+// the lower case Liquibase creates there).
+const LiquibaseTable = "DATABASECHANGELOGLOCK"
+
+var liquibaseColumns = []string{"ID", "LOCKED", "LOCKGRANTED", "LOCKEDBY"}
+
+// AdminPresets lists the table layouts that lock administration reads, in
+// the order a table of unknown layout is matched against them: the
+// lease-table presets, then liquibase.
+func AdminPresets() []string {
+	return []string{PresetSchedlock, PresetShedlock, PresetSysSchedLock, PresetLiquibase}
+}
+
+// KnownTables are the tables ListLocks looks for when it is given none:
+// each admin preset's default table.
+func KnownTables() []Table {
+	out := make([]Table, 0, 4)
+	for _, p := range AdminPresets() {
+		out = append(out, Table{Preset: p, Name: defaultTableName(p)})
+	}
+	return out
+}
+
+func defaultTableName(preset string) string {
+	if preset == PresetLiquibase {
+		return LiquibaseTable
+	}
+	return presets[preset].Table
+}
+
+// ExpectedColumns returns the columns a table of preset must have, as the
+// preset names them (databases compare them without regard to case). An
+// unknown preset gives ErrInvalid listing the admin presets.
+func ExpectedColumns(preset string) ([]string, error) {
+	if preset == PresetLiquibase {
+		return append([]string(nil), liquibaseColumns...), nil
+	}
+	s, ok := presets[preset]
+	if !ok {
+		return nil, invalidf("unknown preset %q: use one of %s", preset, strings.Join(AdminPresets(), ", "))
+	}
+	cols := []string{s.NameCol, s.UntilCol, s.LockedAtCol, s.OwnerCol}
+	if s.TokenCol != "" {
+		cols = append(cols, s.TokenCol)
+	}
+	return cols, nil
+}
+
+// ResolveAdminTable completes t for administration: an empty name becomes
+// the preset's default table; an empty preset becomes the preset of a known
+// table name (schedlock, shedlock, sys_sched_lock, DATABASECHANGELOGLOCK, in
+// any case) and stays empty otherwise, for ListLocks to infer from the
+// table's columns. An unknown preset or a name that is not a plain
+// (optionally schema-qualified) identifier gives ErrInvalid.
+func ResolveAdminTable(t Table) (Table, error) {
+	if t.Preset != "" {
+		if _, err := ExpectedColumns(t.Preset); err != nil {
+			return t, err
+		}
+	}
+	if t.Name == "" {
+		if t.Preset == "" {
+			t.Preset = PresetSchedlock
+		}
+		t.Name = defaultTableName(t.Preset)
+		return t, nil
+	}
+	if !identRE.MatchString(t.Name) {
+		return t, invalidf("table name %q is not a plain identifier (letters, digits, _ and $, optionally schema.table)", t.Name)
+	}
+	if t.Preset == "" {
+		base := t.Name[strings.LastIndexByte(t.Name, '.')+1:]
+		for _, k := range KnownTables() {
+			if strings.EqualFold(base, k.Name) {
+				t.Preset = k.Preset
+			}
+		}
+	}
+	return t, nil
+}
+
+// LockState is the state of a listed lock (DESIGN §6).
+type LockState string
+
+// The lock states, in display order.
+const (
+	// StateHeld: the lease is valid now, or a session lock is granted, or
+	// Liquibase's LOCKED is true.
+	StateHeld LockState = "held"
+	// StateWaiting: a session is queued for a session lock.
+	StateWaiting LockState = "waiting"
+	// StateExpired: a lease-table row whose lease ran out while it still
+	// names an owner: the holder died or hung, or released the lock (the
+	// presets cannot tell these apart, see TableRowState).
+	StateExpired LockState = "expired"
+	// StateStale: within its lease, but its holder is known to be gone. No
+	// backend reports it yet: no preset records heartbeats.
+	StateStale LockState = "stale"
+	// StateFree: released, with no owner recorded (a lease-table row with an
+	// empty owner, Liquibase's row with LOCKED false).
+	StateFree LockState = "free"
+)
+
+// LockStates lists every state in display order.
+func LockStates() []LockState {
+	return []LockState{StateHeld, StateWaiting, StateExpired, StateStale, StateFree}
+}
+
+// ParseLockState turns a flag value into a LockState; ErrInvalid lists the
+// states.
+func ParseLockState(s string) (LockState, error) {
+	for _, st := range LockStates() {
+		if string(st) == strings.ToLower(strings.TrimSpace(s)) {
+			return st, nil
+		}
+	}
+	names := make([]string, 0, 5)
+	for _, st := range LockStates() {
+		names = append(names, string(st))
+	}
+	return "", invalidf("unknown lock state %q: use one of %s", s, strings.Join(names, ", "))
+}
+
+// TableRowState is the state of a lease-table row: held while its lease
+// runs (until after the database's now), expired once it has run out while
+// the row still names an owner, free when it names none. Every preset's
+// release only moves the lease end and keeps the owner, so a released row
+// and an expired one look alike and both are expired.
+func TableRowState(r Row) LockState {
+	switch {
+	case r.Until.After(r.DBNow):
+		return StateHeld
+	case r.Owner != "":
+		return StateExpired
+	default:
+		return StateFree
+	}
+}
+
+// Holder is the server session behind a session lock.
+type Holder struct {
+	SessionID   string    // backend pid, connection id, …
+	User        string    // database user
+	Client      string    // client address ("local" for a Unix socket)
+	Application string    // application name the client announced
+	Since       time.Time // when the session started (UTC); zero when unknown
+}
+
+// LockEntry is one listed lock.
+type LockEntry struct {
+	// Name is the lock name; empty when only a key is known (a PostgreSQL
+	// advisory lock whose name was not among the names to label).
+	Name string
+	// Key is the raw key where the backend uses numeric keys: a PostgreSQL
+	// bigint advisory key in decimal, or "k1,k2" for a two-int4 key.
+	Key      string
+	State    LockState
+	Owner    string // lease-table owner, Liquibase's LOCKEDBY
+	Token    int64  // fencing token when HasToken
+	HasToken bool
+	// Holder is the session holding or awaiting a session lock; nil for
+	// table locks.
+	Holder   *Holder
+	LockedAt time.Time // UTC, database clock; zero when unknown
+	Until    time.Time // lease end (UTC, database clock); zero when none
+	DBNow    time.Time // the database's now when it was read; zero when unknown
+	Strategy Strategy  // table or session
+	// Source is the table the row came from, or the server view
+	// (pg_locks, performance_schema.metadata_locks, …).
+	Source string
+	// Preset is the table layout of a table lock; empty for session locks.
+	Preset string
+}
+
+// Age is how long the lock has been taken, on the database clock; 0 when
+// unknown.
+func (e LockEntry) Age() time.Duration {
+	if e.LockedAt.IsZero() || e.DBNow.IsZero() || e.DBNow.Before(e.LockedAt) {
+		return 0
+	}
+	return e.DBNow.Sub(e.LockedAt)
+}
+
+// LockAdmin is what a dialect adds for lock administration (see
+// Dialect.NewLockAdmin).
+type LockAdmin interface {
+	// LockTables returns the KnownTables that exist where unqualified table
+	// names resolve, with their presets and names as the database spells
+	// them.
+	LockTables(ctx context.Context) ([]Table, error)
+	// SessionLocks lists the granted and awaited session locks that the
+	// server's views show. An entry whose key or stored name is that of one
+	// of names gets that name. When the server cannot list, the error is a
+	// *ListingUnavailableError that says how to enable listing.
+	SessionLocks(ctx context.Context, names []string) ([]LockEntry, error)
+	// SessionLock returns the session holding the lock called name; found
+	// is false when the lock is free. It answers even where SessionLocks
+	// cannot (MySQL's IS_USED_LOCK).
+	SessionLock(ctx context.Context, name string) (entry LockEntry, found bool, err error)
+	// Kill terminates the session whose Holder.SessionID is sessionID,
+	// which frees its session locks. Missing rights give a
+	// *PrivilegeError with the GRANT.
+	Kill(ctx context.Context, sessionID string) error
+}
+
+// ListingUnavailableError says the server cannot list its session locks,
+// and how to make it. It matches ErrUnsupported.
+type ListingUnavailableError struct {
+	Reason string // e.g. "performance_schema is OFF"
+	Enable string // what to run or set, e.g. "INSTALL SONAME 'metadata_lock_info'"
+}
+
+func (e *ListingUnavailableError) Error() string {
+	msg := "cannot list session locks: " + e.Reason
+	if e.Enable != "" {
+		msg += "; to enable: " + e.Enable
+	}
+	return msg
+}
+
+// Is makes errors.Is(err, ErrUnsupported) true.
+func (e *ListingUnavailableError) Is(target error) bool { return target == ErrUnsupported }
+
+// ShapeError says a table lacks the columns of its preset. It matches
+// ErrInvalid.
+type ShapeError struct {
+	Table    string
+	Preset   string   // empty: the table matched no preset
+	Missing  []string // expected columns the table lacks (for Preset)
+	Found    []string // the table's columns
+	Expected map[string][]string
+}
+
+func (e *ShapeError) Error() string {
+	found := strings.Join(e.Found, ", ")
+	if e.Preset == "" {
+		var want []string
+		for _, p := range AdminPresets() {
+			want = append(want, p+" ("+strings.Join(e.Expected[p], ", ")+")")
+		}
+		return fmt.Sprintf("table %s matches no lock-table layout: expected the columns of %s; it has %s", e.Table, strings.Join(want, " or "), found)
+	}
+	return fmt.Sprintf("table %s is not a %s table: expected columns %s; missing %s (it has %s)",
+		e.Table, e.Preset, strings.Join(e.Expected[e.Preset], ", "), strings.Join(e.Missing, ", "), found)
+}
+
+// Is makes errors.Is(err, ErrInvalid) true.
+func (e *ShapeError) Is(target error) bool { return target == ErrInvalid }
+
+// CheckColumns returns a *ShapeError when found lacks a column of preset,
+// comparing without regard to case, else nil.
+func CheckColumns(table, preset string, found []string) error {
+	want, err := ExpectedColumns(preset)
+	if err != nil {
+		return err
+	}
+	if missing := missingColumns(want, found); len(missing) > 0 {
+		return &ShapeError{Table: table, Preset: preset, Missing: missing, Found: found, Expected: map[string][]string{preset: want}}
+	}
+	return nil
+}
+
+// MatchPreset returns the first admin preset (AdminPresets order) whose
+// columns found has, or a *ShapeError listing every preset's columns.
+func MatchPreset(table string, found []string) (string, error) {
+	expected := map[string][]string{}
+	for _, p := range AdminPresets() {
+		want, _ := ExpectedColumns(p)
+		if len(missingColumns(want, found)) == 0 {
+			return p, nil
+		}
+		expected[p] = want
+	}
+	return "", &ShapeError{Table: table, Found: found, Expected: expected}
+}
+
+func missingColumns(want, found []string) []string {
+	var missing []string
+	for _, w := range want {
+		ok := false
+		for _, f := range found {
+			if strings.EqualFold(w, f) {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			missing = append(missing, w)
+		}
+	}
+	return missing
+}
+
+// TableExpirer is implemented by table lockers that can end any owner's
+// lease (administrative force-unlock): Expire reports whether there was a
+// live lease to end.
+type TableExpirer interface {
+	Expire(ctx context.Context, name string) (bool, error)
+}
+
+// ColumnReader is implemented by table lockers and Liquibase locks that can
+// read their table's columns. A missing table gives an error matching
+// ErrNoTable.
+type ColumnReader interface {
+	Columns(ctx context.Context) ([]string, error)
+}
+
+// LiquibaseRow is Liquibase's lock row (ID = 1).
+type LiquibaseRow struct {
+	Locked   bool
+	Owner    string    // LOCKEDBY
+	LockedAt time.Time // LOCKGRANTED in UTC; zero when NULL
+	DBNow    time.Time // the database's now (UTC)
+}
+
+// LiquibaseLock administers one Liquibase lock table. Its releases are
+// guarded, unlike Liquibase's own release-locks.
+type LiquibaseLock interface {
+	ColumnReader
+	// Table is the table name.
+	Table() string
+	// Inspect reads the row ID = 1; found is false when there is none.
+	Inspect(ctx context.Context) (row LiquibaseRow, found bool, err error)
+	// Release clears the lock only while it is locked by owner: LOCKED
+	// false, LOCKGRANTED and LOCKEDBY NULL where ID = 1, LOCKED is true and
+	// LOCKEDBY = owner. It reports whether it changed the row.
+	Release(ctx context.Context, owner string) (bool, error)
+	// ForceRelease clears the lock whoever holds it (ID = 1 and LOCKED).
+	ForceRelease(ctx context.Context) (bool, error)
+}
+
+// LiquibaseOpener is implemented by table lockers whose SQL engine also
+// administers Liquibase lock tables on the same database.
+type LiquibaseOpener interface {
+	Liquibase(table string) (LiquibaseLock, error)
+}
+
+// Liquibase returns the administration of the Liquibase lock table called
+// table (LiquibaseTable when empty). It sends nothing.
+func (db *DB) Liquibase(table string) (LiquibaseLock, error) {
+	t, err := ResolveAdminTable(Table{Preset: PresetLiquibase, Name: table})
+	if err != nil {
+		return nil, err
+	}
+	tl, err := db.TableLocker(Table{})
+	if err != nil {
+		return nil, err
+	}
+	op, ok := tl.(LiquibaseOpener)
+	if !ok {
+		return nil, Wrap(db.Dialect.Name, "liquibase", fmt.Errorf("%w: no Liquibase lock support for %s", ErrUnsupported, db.Info.Product))
+	}
+	return op.Liquibase(t.Name)
+}
+
+// LockAdmin returns the dialect's lock administration, or nil when it has
+// none.
+func (db *DB) LockAdmin() LockAdmin {
+	if db.Dialect.NewLockAdmin == nil {
+		return nil
+	}
+	return db.Dialect.NewLockAdmin(db.SQL, db.Info)
+}
+
+// HasSessionLocks reports whether this database has session locks that a
+// LockAdmin can list (false on SQLite, CockroachDB, TiDB, …).
+func (db *DB) HasSessionLocks() bool {
+	if db.Dialect.NewLockAdmin == nil || db.Dialect.NewSessionLocker == nil {
+		return false
+	}
+	_, err := db.Dialect.NewSessionLocker(db.SQL, db.Info)
+	return err == nil
+}
+
+// LockTables returns the KnownTables that exist: from the dialect's
+// LockAdmin when it has one, else by reading each known table's columns.
+func (db *DB) LockTables(ctx context.Context) ([]Table, error) {
+	if admin := db.LockAdmin(); admin != nil {
+		tables, err := admin.LockTables(ctx)
+		return tables, Wrap(db.Dialect.Name, "find lock tables", err)
+	}
+	var out []Table
+	for _, t := range KnownTables() {
+		_, err := db.TableColumns(ctx, t)
+		switch {
+		case errors.Is(err, ErrNoTable):
+			continue
+		case err != nil:
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// TableColumns reads the columns of table t (any preset, or none). A
+// missing table gives an error matching ErrNoTable.
+func (db *DB) TableColumns(ctx context.Context, t Table) ([]string, error) {
+	var reader ColumnReader
+	if t.Preset == PresetLiquibase {
+		lb, err := db.Liquibase(t.Name)
+		if err != nil {
+			return nil, err
+		}
+		reader = lb
+	} else {
+		tl, err := db.TableLocker(Table{Name: t.Name})
+		if err != nil {
+			return nil, err
+		}
+		defer closeQuietly(tl)
+		r, ok := tl.(ColumnReader)
+		if !ok {
+			return nil, Wrap(db.Dialect.Name, "columns", fmt.Errorf("%w: cannot read table columns on %s", ErrUnsupported, db.Info.Product))
+		}
+		reader = r
+	}
+	cols, err := reader.Columns(ctx)
+	if errors.Is(err, ErrNoTable) {
+		return nil, Wrap(db.Dialect.Name, "columns", fmt.Errorf("%w: table %s does not exist (or this user cannot see it)", ErrNoTable, t.Name))
+	}
+	return cols, Wrap(db.Dialect.Name, "columns", err)
+}
+
+func closeQuietly(v any) {
+	if c, ok := v.(io.Closer); ok {
+		_ = c.Close()
+	}
+}
+
+// ListOptions select what ListLocks reads and shows.
+type ListOptions struct {
+	// Tables are the lock tables to read (see ResolveAdminTable); none:
+	// the KnownTables that exist, skipping (with a note) any of the wrong
+	// shape.
+	Tables []Table
+	// Names are globs (path.Match) on the lock name, or on the key when
+	// the name is unknown; none: every lock. Patterns without
+	// metacharacters also label PostgreSQL keys and are looked up one by
+	// one where the server cannot list its session locks.
+	Names []string
+	// States keeps only locks in these states; none: every state but free.
+	States []LockState
+	// All includes free locks when States is empty.
+	All bool
+}
+
+// Listing is what ListLocks found.
+type Listing struct {
+	// Locks are sorted by name, then source.
+	Locks []LockEntry
+	// Tables are the lock tables read, with their presets.
+	Tables []Table
+	// Notes are things a person should know about the listing: tables
+	// skipped, session locks the server cannot list (and how to enable
+	// that), states that the table layouts cannot tell apart.
+	Notes []string
+}
+
+// ListLocks lists table locks and session locks as opts selects. A given
+// table that does not exist is an error matching ErrNoTable; one of the
+// wrong shape a *ShapeError (ErrInvalid), as is a bad glob.
+func (db *DB) ListLocks(ctx context.Context, opts ListOptions) (*Listing, error) {
+	for _, p := range opts.Names {
+		if _, err := path.Match(p, ""); err != nil {
+			return nil, invalidf("bad name pattern %q: %v", p, err)
+		}
+	}
+	tables, notes, err := db.resolveTables(ctx, opts.Tables)
+	if err != nil {
+		return nil, err
+	}
+	out := &Listing{Locks: []LockEntry{}, Tables: tables, Notes: notes}
+	labels := literalNames(opts.Names)
+	for _, t := range tables {
+		entries, err := db.listTable(ctx, t)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range entries {
+			labels = append(labels, e.Name)
+		}
+		out.Locks = append(out.Locks, entries...)
+	}
+	sessions, note, err := db.listSessions(ctx, labels, literalNames(opts.Names))
+	if err != nil {
+		return nil, err
+	}
+	if note != "" {
+		out.Notes = append(out.Notes, note)
+	}
+	out.Locks = append(out.Locks, sessions...)
+	out.Locks = filterLocks(out.Locks, opts)
+	sortLocks(out.Locks)
+	for _, e := range out.Locks {
+		if e.State == StateExpired {
+			out.Notes = append(out.Notes, "lock tables keep the owner when a lock is released, so released and expired rows both show as expired")
+			break
+		}
+	}
+	return out, nil
+}
+
+// FindLock reads everything known about the lock called name: its row in
+// each table (Liquibase's row only for LiquibaseLockName), whatever its
+// state, and the session holding it. tables as in ListOptions.
+func (db *DB) FindLock(ctx context.Context, name string, tables []Table) (*Listing, error) {
+	if err := CheckName(name); err != nil {
+		return nil, err
+	}
+	resolved, notes, err := db.resolveTables(ctx, tables)
+	if err != nil {
+		return nil, err
+	}
+	out := &Listing{Locks: []LockEntry{}, Tables: resolved, Notes: notes}
+	for _, t := range resolved {
+		e, found, err := db.inspectTable(ctx, t, name)
+		if err != nil {
+			return nil, err
+		}
+		if found {
+			out.Locks = append(out.Locks, e)
+		}
+	}
+	if db.HasSessionLocks() {
+		e, found, err := db.LockAdmin().SessionLock(ctx, name)
+		if err != nil {
+			return nil, Wrap(db.Dialect.Name, "find session lock", err)
+		}
+		if found {
+			out.Locks = append(out.Locks, e)
+		}
+	}
+	sortLocks(out.Locks)
+	return out, nil
+}
+
+// resolveTables completes the given tables and checks their shape, or
+// finds the known ones (skipping, with a note, those of the wrong shape).
+func (db *DB) resolveTables(ctx context.Context, given []Table) ([]Table, []string, error) {
+	if len(given) == 0 {
+		found, err := db.LockTables(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		var tables []Table
+		var notes []string
+		for _, t := range found {
+			cols, err := db.TableColumns(ctx, t)
+			if err == nil {
+				err = CheckColumns(t.Name, t.Preset, cols)
+			}
+			var shape *ShapeError
+			if errors.As(err, &shape) {
+				notes = append(notes, "skipped "+shape.Error())
+				continue
+			}
+			if err != nil {
+				return nil, nil, err
+			}
+			tables = append(tables, t)
+		}
+		return tables, notes, nil
+	}
+	tables := make([]Table, 0, len(given))
+	for _, g := range given {
+		t, err := ResolveAdminTable(g)
+		if err != nil {
+			return nil, nil, err
+		}
+		cols, err := db.TableColumns(ctx, t)
+		if err != nil {
+			return nil, nil, err
+		}
+		if t.Preset == "" {
+			if t.Preset, err = MatchPreset(t.Name, cols); err != nil {
+				return nil, nil, err
+			}
+		} else if err := CheckColumns(t.Name, t.Preset, cols); err != nil {
+			return nil, nil, err
+		}
+		tables = append(tables, t)
+	}
+	return tables, nil, nil
+}
+
+// listTable reads every lock of table t.
+func (db *DB) listTable(ctx context.Context, t Table) ([]LockEntry, error) {
+	if t.Preset == PresetLiquibase {
+		e, found, err := db.inspectLiquibase(ctx, t)
+		if err != nil || !found {
+			return nil, err
+		}
+		return []LockEntry{e}, nil
+	}
+	tl, err := db.TableLocker(t)
+	if err != nil {
+		return nil, err
+	}
+	defer closeQuietly(tl)
+	lister, ok := tl.(interface {
+		List(ctx context.Context) ([]Row, error)
+	})
+	if !ok {
+		return nil, Wrap(db.Dialect.Name, "list", fmt.Errorf("%w: the table locker of %s cannot list", ErrUnsupported, db.Info.Product))
+	}
+	rows, err := lister.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]LockEntry, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, tableEntry(t, r))
+	}
+	return out, nil
+}
+
+// inspectTable reads the lock called name in table t.
+func (db *DB) inspectTable(ctx context.Context, t Table, name string) (LockEntry, bool, error) {
+	if t.Preset == PresetLiquibase {
+		if name != LiquibaseLockName {
+			return LockEntry{}, false, nil
+		}
+		return db.inspectLiquibase(ctx, t)
+	}
+	tl, err := db.TableLocker(t)
+	if err != nil {
+		return LockEntry{}, false, err
+	}
+	defer closeQuietly(tl)
+	row, found, err := tl.Inspect(ctx, name)
+	if err != nil || !found {
+		return LockEntry{}, false, err
+	}
+	return tableEntry(t, row), true, nil
+}
+
+func (db *DB) inspectLiquibase(ctx context.Context, t Table) (LockEntry, bool, error) {
+	lb, err := db.Liquibase(t.Name)
+	if err != nil {
+		return LockEntry{}, false, err
+	}
+	row, found, err := lb.Inspect(ctx)
+	if err != nil || !found {
+		return LockEntry{}, false, err
+	}
+	return LiquibaseEntry(t.Name, row), true, nil
+}
+
+// LiquibaseEntry is the listing of Liquibase's lock row read from table:
+// held while LOCKED, free otherwise; it has no lease end.
+func LiquibaseEntry(table string, row LiquibaseRow) LockEntry {
+	state := StateFree
+	if row.Locked {
+		state = StateHeld
+	}
+	return LockEntry{
+		Name: LiquibaseLockName, State: state, Owner: row.Owner,
+		LockedAt: row.LockedAt, DBNow: row.DBNow,
+		Strategy: StrategyTable, Source: table, Preset: PresetLiquibase,
+	}
+}
+
+func tableEntry(t Table, r Row) LockEntry {
+	return LockEntry{
+		Name: r.Name, State: TableRowState(r), Owner: r.Owner,
+		Token: r.Token, HasToken: r.HasToken,
+		LockedAt: r.LockedAt, Until: r.Until, DBNow: r.DBNow,
+		Strategy: StrategyTable, Source: t.Name, Preset: t.Preset,
+	}
+}
+
+// listSessions lists the session locks, labelled with labels. Where the
+// server cannot list them it returns a note and looks up each of lookup
+// by name instead.
+func (db *DB) listSessions(ctx context.Context, labels, lookup []string) ([]LockEntry, string, error) {
+	if !db.HasSessionLocks() {
+		return nil, "", nil
+	}
+	admin := db.LockAdmin()
+	entries, err := admin.SessionLocks(ctx, dedupe(labels))
+	var unavailable *ListingUnavailableError
+	switch {
+	case errors.As(err, &unavailable):
+		var found []LockEntry
+		for _, name := range dedupe(lookup) {
+			e, ok, err := admin.SessionLock(ctx, name)
+			if err != nil {
+				return nil, "", Wrap(db.Dialect.Name, "find session lock", err)
+			}
+			if ok {
+				found = append(found, e)
+			}
+		}
+		note := unavailable.Error()
+		if len(lookup) == 0 {
+			note += "; --name with an exact lock name still finds its holder"
+		}
+		return found, note, nil
+	case err != nil:
+		return nil, "", Wrap(db.Dialect.Name, "list session locks", err)
+	}
+	return entries, "", nil
+}
+
+// literalNames returns the patterns that match only themselves.
+func literalNames(patterns []string) []string {
+	var out []string
+	for _, p := range patterns {
+		if !strings.ContainsAny(p, `*?[\`) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func dedupe(names []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, n := range names {
+		if n != "" && !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// MatchesName reports whether e matches one of the globs (path.Match): its
+// name, or its key when the name is unknown. No patterns match everything.
+func (e LockEntry) MatchesName(patterns []string) bool {
+	if len(patterns) == 0 {
+		return true
+	}
+	subject := e.Name
+	if subject == "" {
+		subject = e.Key
+	}
+	for _, p := range patterns {
+		if ok, _ := path.Match(p, subject); ok {
+			return true
+		}
+	}
+	return false
+}
+
+func filterLocks(locks []LockEntry, opts ListOptions) []LockEntry {
+	out := locks[:0]
+	for _, e := range locks {
+		if !e.MatchesName(opts.Names) {
+			continue
+		}
+		if len(opts.States) > 0 {
+			keep := false
+			for _, s := range opts.States {
+				keep = keep || e.State == s
+			}
+			if !keep {
+				continue
+			}
+		} else if e.State == StateFree && !opts.All {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+func sortLocks(locks []LockEntry) {
+	rank := map[LockState]int{}
+	for i, s := range LockStates() {
+		rank[s] = i
+	}
+	sort.SliceStable(locks, func(i, j int) bool {
+		a, b := locks[i], locks[j]
+		if a.Name != b.Name {
+			return a.Name < b.Name
+		}
+		if a.Key != b.Key {
+			return a.Key < b.Key
+		}
+		if a.Source != b.Source {
+			return a.Source < b.Source
+		}
+		return rank[a.State] < rank[b.State]
+	})
+}
+
+// NullMillis turns milliseconds since the Unix epoch into a UTC time; NULL
+// is the zero time. Dialects use it to read listing queries.
+func NullMillis(ms sql.NullInt64) time.Time {
+	if !ms.Valid {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms.Int64).UTC()
+}

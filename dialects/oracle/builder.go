@@ -1,0 +1,161 @@
+package oracle
+
+import (
+	"strings"
+
+	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/locktable"
+)
+
+// SQL fragments for the database clock. sqlNow is UTC wall-clock time cut
+// to the milliseconds the TIMESTAMP(3) columns keep, so "now" compares and
+// reads back exactly as a stored value would; SYSTIMESTAMP is read at
+// statement execution (unlike PostgreSQL's now(), it is not the
+// transaction start) from the database host's clock.
+const (
+	sqlNow      = "CAST(SYS_EXTRACT_UTC(SYSTIMESTAMP) AS TIMESTAMP(3))"
+	sqlEpoch    = "TIMESTAMP '1970-01-01 00:00:00'"
+	nativeNames = 255 // VARCHAR2(255 CHAR)
+	presetNames = 64  // ShedLock's and sys_sched_lock's VARCHAR(64)
+)
+
+// Builder writes the lease-table SQL of Oracle 11g and later. Placeholders
+// are positional (:1, :2, …), each used once, as go-ora binds them.
+//
+// Acquire is one MERGE whose outcome is its row count
+// (locktable.ResultRowsAffected): MERGE has no RETURNING clause before
+// 23ai, so the new token is read back with Inspect after a successful
+// acquire (one more round trip, on the native table only). Refresh,
+// Release and Expire are UPDATEs, whose row count Oracle reports as rows
+// matched, so a refresh within the same millisecond still counts.
+//
+// Two first acquires of a new name can both find no row and both insert;
+// the second gets ORA-00001. That is the other node winning the race, and
+// NewTableLocker reports it as held (see TableLocker), never as an error.
+type Builder struct{}
+
+var (
+	_ locktable.Builder = (*Builder)(nil)
+	_ locktable.Dropper = (*Builder)(nil)
+)
+
+// Dialect implements locktable.Builder.
+func (b *Builder) Dialect() string { return Name }
+
+// MaxNameRunes is 255 for the native table and 64 for the presets that
+// mirror ShedLock's and sys_sched_lock's VARCHAR(64).
+func (b *Builder) MaxNameRunes(s dialects.Schema) int {
+	if s.Preset == dialects.PresetSchedlock {
+		return nativeNames
+	}
+	return presetNames
+}
+
+// Acquire is MERGE INTO t USING (SELECT :name, :owner, :at_most FROM dual):
+// WHEN MATCHED it takes the row over only WHERE its lease has ended
+// (until <= now), bumping the token; WHEN NOT MATCHED it inserts the row
+// with token 1. A live row matches but is not updated, so the row count is
+// 0. Concurrent takeovers of one expired row serialise on the row lock, and
+// Oracle re-evaluates the WHERE for the one that waited, which then updates
+// nothing.
+func (b *Builder) Acquire(s dialects.Schema) locktable.Stmt {
+	interval := "NUMTODSINTERVAL(s.at_most_ms / 1000, 'SECOND')"
+	sets := []string{
+		"t." + s.OwnerCol + " = s.new_owner",
+		"t." + s.LockedAtCol + " = " + sqlNow,
+		"t." + s.UntilCol + " = " + sqlNow + " + " + interval,
+	}
+	cols := []string{s.NameCol, s.OwnerCol, s.LockedAtCol, s.UntilCol}
+	vals := []string{"s.new_name", "s.new_owner", sqlNow, sqlNow + " + " + interval}
+	if s.TokenCol != "" {
+		sets = append(sets, "t."+s.TokenCol+" = t."+s.TokenCol+" + 1")
+		cols = append(cols, s.TokenCol)
+		vals = append(vals, "1")
+	}
+	sql := "MERGE INTO " + s.Table + " t" +
+		" USING (SELECT :1 AS new_name, :2 AS new_owner, :3 AS at_most_ms FROM dual) s" +
+		" ON (t." + s.NameCol + " = s.new_name)" +
+		" WHEN MATCHED THEN UPDATE SET " + strings.Join(sets, ", ") +
+		" WHERE t." + s.UntilCol + " <= " + sqlNow +
+		" WHEN NOT MATCHED THEN INSERT (" + strings.Join(cols, ", ") + ") VALUES (" + strings.Join(vals, ", ") + ")"
+	return locktable.Stmt{
+		SQL:    sql,
+		Args:   []locktable.Arg{locktable.ArgName, locktable.ArgOwner, locktable.ArgAtMostMs},
+		Result: locktable.ResultRowsAffected,
+	}
+}
+
+// Refresh sets until = now + at-most on the owner's live row.
+func (b *Builder) Refresh(s dialects.Schema) locktable.Stmt {
+	return ownerUpdate(s, s.UntilCol+" = "+sqlNow+" + NUMTODSINTERVAL(:1 / 1000, 'SECOND')", locktable.ArgAtMostMs)
+}
+
+// Release sets until = GREATEST(locked_at + at-least, now) on the owner's
+// live row.
+func (b *Builder) Release(s dialects.Schema) locktable.Stmt {
+	return ownerUpdate(s, s.UntilCol+" = GREATEST("+s.LockedAtCol+" + NUMTODSINTERVAL(:1 / 1000, 'SECOND'), "+sqlNow+")", locktable.ArgAtLeastMs)
+}
+
+// Expire ends any owner's live lease now (administrative force-unlock).
+func (b *Builder) Expire(s dialects.Schema) locktable.Stmt {
+	return locktable.Stmt{
+		SQL:    "UPDATE " + s.Table + " SET " + s.UntilCol + " = " + sqlNow + " WHERE " + s.NameCol + " = :1 AND " + s.UntilCol + " > " + sqlNow,
+		Args:   []locktable.Arg{locktable.ArgName},
+		Result: locktable.ResultRowsAffected,
+	}
+}
+
+// ownerUpdate is UPDATE … SET set (whose placeholder is :1, bound to
+// setArg) WHERE the row is name's, owned by owner (and token, unless 0) and
+// live.
+func ownerUpdate(s dialects.Schema, set string, setArg locktable.Arg) locktable.Stmt {
+	where := s.NameCol + " = :2 AND " + s.OwnerCol + " = :3"
+	args := []locktable.Arg{setArg, locktable.ArgName, locktable.ArgOwner}
+	if s.TokenCol != "" {
+		where += " AND (" + s.TokenCol + " = :4 OR :5 = 0)"
+		args = append(args, locktable.ArgToken, locktable.ArgToken)
+	}
+	return locktable.Stmt{
+		SQL:    "UPDATE " + s.Table + " SET " + set + " WHERE " + where + " AND " + s.UntilCol + " > " + sqlNow,
+		Args:   args,
+		Result: locktable.ResultRowsAffected,
+	}
+}
+
+// Inspect selects owner, token, locked_at, until and now of one row, times
+// as integer milliseconds since the epoch (the columns hold UTC).
+func (b *Builder) Inspect(s dialects.Schema) locktable.Stmt {
+	return locktable.Stmt{
+		SQL:    "SELECT " + rowColumns(s) + " FROM " + s.Table + " WHERE " + s.NameCol + " = :1",
+		Args:   []locktable.Arg{locktable.ArgName},
+		Result: locktable.ResultRow,
+	}
+}
+
+// List selects name and the Inspect columns of every row, by name.
+func (b *Builder) List(s dialects.Schema) locktable.Stmt {
+	return locktable.Stmt{
+		SQL:    "SELECT " + s.NameCol + ", " + rowColumns(s) + " FROM " + s.Table + " ORDER BY " + s.NameCol,
+		Result: locktable.ResultRow,
+	}
+}
+
+func rowColumns(s dialects.Schema) string {
+	token := "0"
+	if s.TokenCol != "" {
+		token = s.TokenCol
+	}
+	return strings.Join([]string{s.OwnerCol, token, epochMs(s.LockedAtCol), epochMs(s.UntilCol), epochMs(sqlNow)}, ", ")
+}
+
+// epochMs is expr (a TIMESTAMP holding UTC) as integer milliseconds since
+// the Unix epoch, computed from the interval since the epoch field by
+// field, so no DATE conversion rounds away the milliseconds.
+func epochMs(expr string) string {
+	d := "(" + expr + " - " + sqlEpoch + ")"
+	return "(EXTRACT(DAY FROM " + d + ") * 86400000 + EXTRACT(HOUR FROM " + d + ") * 3600000 + EXTRACT(MINUTE FROM " + d +
+		") * 60000 + ROUND(EXTRACT(SECOND FROM " + d + ") * 1000))"
+}
+
+// IsMissingTable reports ORA-00942 (table or view does not exist).
+func (b *Builder) IsMissingTable(err error) bool { return oraCode(err) == oraNoSuchTable }

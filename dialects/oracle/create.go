@@ -1,0 +1,58 @@
+package oracle
+
+import (
+	"fmt"
+
+	"github.com/schedlock/schedlock/dialects"
+)
+
+// Create is CREATE TABLE for s, with the name column as primary key. Oracle
+// before 23ai has no CREATE TABLE IF NOT EXISTS, so the statement is the
+// plain form a DBA can run as it is; TableLocker.CreateTable treats
+// ORA-00955 (name already used) as "exists".
+//
+//   - schedlock (native): name VARCHAR2(255 CHAR), TIMESTAMP(3) times
+//     holding UTC, owner VARCHAR2(255 CHAR), token NUMBER(19) DEFAULT 0;
+//   - shedlock: ShedLock's table, name VARCHAR2(64 CHAR), TIMESTAMP(3)
+//     times;
+//   - sys_sched_lock: lock_name VARCHAR2(64 CHAR), TIMESTAMP(3) times.
+//
+// Lengths are in characters (CHAR), so a name of 64 multi-byte characters
+// fits whatever NLS_LENGTH_SEMANTICS says; an existing table declared in
+// bytes (VARCHAR2(64), the default semantics) refuses long multi-byte
+// names with ORA-12899.
+func (b *Builder) Create(s dialects.Schema) string {
+	nameLen := nativeNames
+	if s.Preset != dialects.PresetSchedlock {
+		nameLen = presetNames
+	}
+	sql := fmt.Sprintf("CREATE TABLE %s (\n"+
+		"  %s VARCHAR2(%d CHAR) NOT NULL,\n"+
+		"  %s TIMESTAMP(3) NOT NULL,\n"+
+		"  %s TIMESTAMP(3) NOT NULL,\n"+
+		"  %s VARCHAR2(255 CHAR) NOT NULL,\n",
+		s.Table,
+		s.NameCol, nameLen,
+		s.UntilCol,
+		s.LockedAtCol,
+		s.OwnerCol)
+	if s.TokenCol != "" {
+		sql += fmt.Sprintf("  %s NUMBER(19) DEFAULT 0 NOT NULL,\n", s.TokenCol)
+	}
+	return sql + fmt.Sprintf("  PRIMARY KEY (%s)\n)", s.NameCol)
+}
+
+// Drop drops the table of s, bypassing the recycle bin, and succeeds when
+// it does not exist (ORA-00942): a PL/SQL block, because DROP TABLE IF
+// EXISTS arrived only in 23ai. The table name is an identifier checked by
+// dialects.Table.Schema.
+func (b *Builder) Drop(s dialects.Schema) string {
+	return "BEGIN\n" +
+		"  EXECUTE IMMEDIATE 'DROP TABLE " + s.Table + " PURGE';\n" +
+		"EXCEPTION\n" +
+		"  WHEN OTHERS THEN\n" +
+		"    IF SQLCODE != -942 THEN\n" +
+		"      RAISE;\n" +
+		"    END IF;\n" +
+		"END;"
+}

@@ -1,0 +1,93 @@
+package oracle
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/schedlock/schedlock/dialects"
+)
+
+// dsnEnv names the variable that points the live tests at an Oracle
+// server, as a go-ora URL: oracle://user:password@host:1521/service.
+const dsnEnv = "SCHEDLOCK_TEST_ORACLE_DSN"
+
+// liveDB opens the live server. The test is skipped when dsnEnv is unset
+// and fails when it is set but the server does not answer.
+func liveDB(t testing.TB) *sql.DB {
+	t.Helper()
+	dsn := os.Getenv(dsnEnv)
+	if dsn == "" {
+		t.Skipf("%s is not set: no Oracle server to test against", dsnEnv)
+	}
+	db, err := sql.Open("oracle", dsn)
+	if err != nil {
+		t.Fatalf("%s is not a usable go-ora URL: %v", dsnEnv, err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	if err := db.PingContext(ctx); err != nil {
+		t.Fatalf("%s is set but the server does not answer: %v", dsnEnv, err)
+	}
+	return db
+}
+
+// liveDetected opens the live server and detects it.
+func liveDetected(t testing.TB) *dialects.DB {
+	t.Helper()
+	sqlDB := liveDB(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	db, err := dialects.Open(ctx, sqlDB, Name)
+	if err != nil {
+		t.Fatalf("detect: %v", err)
+	}
+	return db
+}
+
+// shortTables is one table per preset under names of at most 30 bytes, the
+// identifier limit before 12.2, unique to the run.
+func shortTables() []dialects.Table {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	base := "sl" + hex.EncodeToString(b[:])
+	var out []dialects.Table
+	for _, p := range dialects.Presets() {
+		out = append(out, dialects.Table{Preset: p, Name: base + "_" + p})
+	}
+	return out
+}
+
+func TestLiveDetect(t *testing.T) {
+	db := liveDetected(t)
+	if db.Info.Product != Product || db.Info.Version == "" || db.Info.Banner == "" {
+		t.Errorf("Info = %+v; want oracle with a version and a banner", db.Info)
+	}
+	strategy, why := db.Recommend()
+	t.Logf("detected %+v; recommended %s: %s", db.Info, strategy, why)
+}
+
+func TestLiveListSessionLocks(t *testing.T) {
+	db := liveDetected(t)
+	name := "schedlock-live-list-" + rand.Text()
+	lease, id := holdOne(t, db, name)
+	defer func() { _ = lease.Release(context.Background()) }()
+	locks, err := ListSessionLocks(testCtx(t), db.SQL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range locks {
+		if l.Name == name {
+			if l.SessionID != id || !l.Granted || l.Mode != 6 {
+				t.Errorf("listed %+v; want held in mode 6 by %s", l, id)
+			}
+			return
+		}
+	}
+	t.Errorf("the lock %q held by %s is not listed among %d locks", name, id, len(locks))
+}

@@ -1,0 +1,132 @@
+package oracle
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/schedlock/schedlock/dialects"
+)
+
+// The session-lock statements. Each is one anonymous PL/SQL block, so one
+// round trip, that first turns the name into a lock handle with
+// ALLOCATE_UNIQUE. ALLOCATE_UNIQUE commits: harmless here, because these
+// blocks only ever run on a lock's own pinned connection, which carries no
+// transaction of the caller (dialects.SessionLocker takes a fresh
+// connection per lock and never lends it out). Calling it every time also
+// renews the name's entry in DBMS_LOCK_ALLOCATED (kept 10 days after the
+// last call), so the watch of a held lock (Holds, every second) keeps its
+// handle from ever being reclaimed.
+//
+// SYS.DBMS_LOCK is named with its schema, so a local object called
+// DBMS_LOCK cannot stand in for it.
+const (
+	// tryLockSQL: REQUEST in exclusive mode without waiting; the lock stays
+	// across COMMIT and ROLLBACK (release_on_commit => FALSE) until
+	// RELEASE or the end of the session.
+	tryLockSQL = `DECLARE
+  h VARCHAR2(128);
+BEGIN
+  SYS.DBMS_LOCK.ALLOCATE_UNIQUE(lockname => :1, lockhandle => h);
+  :2 := SYS.DBMS_LOCK.REQUEST(lockhandle => h, lockmode => SYS.DBMS_LOCK.X_MODE, timeout => 0, release_on_commit => FALSE);
+END;`
+	// unlockSQL: RELEASE answers 4 when this session does not own the lock,
+	// which it leaves alone.
+	unlockSQL = `DECLARE
+  h VARCHAR2(128);
+BEGIN
+  SYS.DBMS_LOCK.ALLOCATE_UNIQUE(lockname => :1, lockhandle => h);
+  :2 := SYS.DBMS_LOCK.RELEASE(lockhandle => h);
+END;`
+	// holdsSQL: DBMS_LOCK has no "do I hold it" function, and V$LOCK needs
+	// privileges. A REQUEST without waiting answers 4 (already own) and
+	// changes nothing when this session holds the lock; 0 means it did not
+	// and has just taken it, so the block gives it back at once; 1 means
+	// another session holds it.
+	holdsSQL = `DECLARE
+  h VARCHAR2(128);
+  rc INTEGER;
+  released INTEGER;
+BEGIN
+  SYS.DBMS_LOCK.ALLOCATE_UNIQUE(lockname => :1, lockhandle => h);
+  rc := SYS.DBMS_LOCK.REQUEST(lockhandle => h, lockmode => SYS.DBMS_LOCK.X_MODE, timeout => 0, release_on_commit => FALSE);
+  IF rc = 0 THEN
+    released := SYS.DBMS_LOCK.RELEASE(lockhandle => h);
+  END IF;
+  :2 := rc;
+END;`
+)
+
+// NewSessionLocker returns the DBMS_LOCK locker. When Detect found that the
+// user may not execute SYS.DBMS_LOCK it refuses with a
+// *dialects.PrivilegeError carrying the GRANT that fixes it (or use the
+// table strategy). When detection gave no answer the locker is returned and
+// its first statement reports a missing grant the same way.
+func NewSessionLocker(db *sql.DB, info dialects.Info) (dialects.Locker, error) {
+	if access, ok := accessForDB(db); ok && access.known && !access.granted {
+		return nil, fmt.Errorf("%w; or use --strategy table", privilegeDBMSLock(access.user, access.err))
+	}
+	return &dialects.SessionLocker{Dialect: Name, DB: db, Ops: &SessionOps{}}, nil
+}
+
+// SessionOps runs DBMS_LOCK on one connection. It implements
+// dialects.SessionOps, dialects.HolderFinder (Holder) and
+// dialects.SessionKiller (Kill). Names pass through LockName. Session ids
+// are "sid,serial#,@inst_id", the form ALTER SYSTEM KILL SESSION takes.
+type SessionOps struct {
+	// KillWait is how long Kill waits for a killed session to give up its
+	// locks (default DefaultKillWait).
+	KillWait time.Duration
+}
+
+var (
+	_ dialects.SessionOps    = (*SessionOps)(nil)
+	_ dialects.SessionKiller = (*SessionOps)(nil)
+)
+
+// TryLock runs DBMS_LOCK.REQUEST without waiting and maps its answer with
+// RequestResult: 0 (granted) and 4 (already owned by this session) are
+// true, 1 (timeout: another session holds it) false, 2, 3 and 5 errors. A
+// user without EXECUTE on SYS.DBMS_LOCK gets a *dialects.PrivilegeError.
+func (o *SessionOps) TryLock(ctx context.Context, conn *sql.Conn, name string) (bool, error) {
+	rc, err := o.run(ctx, conn, "REQUEST", tryLockSQL, name)
+	if err != nil {
+		return false, err
+	}
+	return RequestResult(rc)
+}
+
+// Unlock runs DBMS_LOCK.RELEASE and maps its answer with ReleaseResult:
+// 0 released (true); 4 this session did not own it (false: another
+// session's lock is never freed); 3 and 5 errors.
+func (o *SessionOps) Unlock(ctx context.Context, conn *sql.Conn, name string) (bool, error) {
+	rc, err := o.run(ctx, conn, "RELEASE", unlockSQL, name)
+	if err != nil {
+		return false, err
+	}
+	return ReleaseResult(rc)
+}
+
+// Holds asks DBMS_LOCK.REQUEST whether conn's session already owns name
+// (see holdsSQL) and maps the answer with HoldsResult.
+func (o *SessionOps) Holds(ctx context.Context, conn *sql.Conn, name string) (bool, error) {
+	rc, err := o.run(ctx, conn, "REQUEST", holdsSQL, name)
+	if err != nil {
+		return false, err
+	}
+	return HoldsResult(rc)
+}
+
+// run executes one session-lock block and returns its return code. A
+// missing EXECUTE grant becomes a *dialects.PrivilegeError.
+func (o *SessionOps) run(ctx context.Context, conn *sql.Conn, call, block, name string) (int64, error) {
+	var rc int64
+	if _, err := conn.ExecContext(ctx, block, LockName(name), sql.Out{Dest: &rc}); err != nil {
+		if missingDBMSLock(err) {
+			return 0, privilegeDBMSLock(sessionUser(ctx, conn), err)
+		}
+		return 0, fmt.Errorf("DBMS_LOCK.%s: %w", call, err)
+	}
+	return rc, nil
+}

@@ -1,0 +1,303 @@
+// Package dsn turns what a user types after --dsn into what a database/sql
+// driver needs, and keeps the password out of everything schedlock shows.
+//
+// Accepted forms:
+//
+//	postgres://user:pass@host:5432/db?sslmode=disable   (also postgresql://, pgx://, pq://)
+//	kingbase://user:pass@host:54321/db                  (PostgreSQL wire, opened with pgx)
+//	cockroachdb://root@host:26257/db                    (PostgreSQL wire, opened with pgx)
+//	mysql://user:pass@host:3306/db                      (also mariadb://, tidb://)
+//	user:pass@tcp(host:3306)/db                         (go-sql-driver's own form)
+//	host=db1 user=app password=… dbname=jobs            (libpq key=value, opened with pgx)
+//	sqlite:/path/to/file.db   /path/to/file.db   file.sqlite3
+//	oracle://user:pass@host:1521/service
+//	sqlserver://user:pass@host:1433/db
+//	dm://user:pass@host:5236?schema=S                   (Dameng; driver not compiled in by default)
+//
+// URLs are parsed by github.com/xo/dburl. Query parameters starting with x-
+// are schedlock's own options (x-table, x-preset, x-strategy); they are
+// removed before the driver sees the DSN and returned as Options.
+//
+// Only DSN.Redacted and DSN.String are fit for display: the password is
+// replaced by xxxxx. Errors leaving this package are scrubbed of the
+// password in every escaping it can take.
+package dsn
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/xo/dburl"
+
+	"github.com/schedlock/schedlock/dialects/sqlite"
+)
+
+// DSN is a parsed data source name.
+type DSN struct {
+	// Family is the database family: postgres, mysql, sqlite, oracle,
+	// sqlserver or dm.
+	Family string
+	// Scheme is the dburl scheme name with aliases resolved: postgres, pgx,
+	// kingbase, mysql, tidb, sqlite3, …; "mysql" for go-sql-driver's form
+	// and "sqlite3" for a bare path.
+	Scheme string
+	// Driver is the database/sql driver name to open with: pgx, mysql,
+	// sqlite, oracle, sqlserver, dm.
+	Driver string
+	// Where is the address for messages: host:port, a socket, or a file.
+	Where string
+	// Path is the SQLite file; empty for servers.
+	Path string
+	// Options are the x- options the DSN carried.
+	Options Options
+
+	conn     string // what the driver sees; holds the password
+	redacted string
+	scrub    *Scrubber
+}
+
+// String returns the redacted DSN, so %v and %s never show the password.
+func (d *DSN) String() string { return d.Redacted() }
+
+// GoString returns the redacted DSN, so %#v never shows the password.
+func (d *DSN) GoString() string { return "dsn.DSN(" + d.Redacted() + ")" }
+
+// Redacted returns the DSN as the user gave it with the password replaced
+// by xxxxx; for SQLite it is the file path.
+func (d *DSN) Redacted() string { return d.redacted }
+
+// ConnString returns the connection string handed to the driver. It holds
+// the password: never print, log or embed it.
+func (d *DSN) ConnString() string { return d.conn }
+
+// Scrubber returns the scrubber that knows this DSN's password.
+func (d *DSN) Scrubber() *Scrubber { return d.scrub }
+
+// Scrub returns err with this DSN's password removed from its message.
+func (d *DSN) Scrub(err error) error { return d.scrub.Error(err) }
+
+// Parse parses raw. Every error it returns is scrubbed of the password and
+// names the DSN only in redacted form.
+func Parse(raw string) (*DSN, error) {
+	raw = strings.TrimSpace(raw)
+	guess := &Scrubber{}
+	for _, p := range guessPasswords(raw) {
+		guess.Add(p)
+	}
+	fail := func(err error) (*DSN, error) {
+		return nil, fmt.Errorf("invalid DSN %q: %w", redactRaw(raw), guess.Error(err))
+	}
+	if raw == "" {
+		return fail(errors.New("it is empty"))
+	}
+	body, opts, err := splitOptions(raw)
+	if err != nil {
+		return fail(err)
+	}
+	var d *DSN
+	switch {
+	case isNativeMySQL(body):
+		d, err = parseNativeMySQL(body)
+	case isKeyValue(body):
+		d, err = parseKeyValue(body)
+	case looksLikePath(body):
+		d, err = parsePath(body)
+	default:
+		d, err = parseURL(body)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	d.Options = opts
+	d.redacted = redactRaw(raw)
+	if d.Family == FamilySQLite {
+		d.redacted = d.Path
+	}
+	return d, nil
+}
+
+func parseNativeMySQL(body string) (*DSN, error) {
+	p, ok := splitNativeMySQL(body)
+	if !ok {
+		return nil, errors.New("not a valid go-sql-driver DSN: write user:password@tcp(host:3306)/dbname")
+	}
+	d := &DSN{Family: FamilyMySQL, Scheme: "mysql", Driver: "mysql", Where: p.where(), conn: p.format(), scrub: &Scrubber{}}
+	d.scrub.Add(p.pass, p.user, p.dbName(), p.where(), "mysql")
+	return d, nil
+}
+
+// looksLikePath reports whether s names a file rather than a URL: no
+// "scheme:" prefix (a one-letter one is a Windows drive), or "file:".
+func looksLikePath(s string) bool {
+	if strings.HasPrefix(s, "file:") {
+		return true
+	}
+	if strings.Contains(s, "://") {
+		return false
+	}
+	i := strings.IndexByte(s, ':')
+	if i <= 1 {
+		return true
+	}
+	for _, r := range s[:i] {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '+' || r == '-' || r == '.') {
+			return true
+		}
+	}
+	return false
+}
+
+var sqliteExts = []string{".db", ".sqlite", ".sqlite3", ".db3"}
+
+// parsePath handles a bare path or file:PATH. A SQLite extension or an
+// existing regular file means SQLite; an existing directory or socket is a
+// server's socket and goes to dburl (postgres and mysql sockets).
+func parsePath(body string) (*DSN, error) {
+	path, query, _ := strings.Cut(strings.TrimPrefix(body, "file:"), "?")
+	if path == "" {
+		return nil, errors.New("the file path is empty")
+	}
+	fi, statErr := os.Stat(path)
+	switch {
+	case statErr == nil && (fi.IsDir() || fi.Mode()&os.ModeSocket != 0):
+		return parseURL(body)
+	case statErr == nil && fi.Mode().IsRegular(), hasSQLiteExt(path):
+		return newSQLite(path, query), nil
+	}
+	return nil, fmt.Errorf("cannot tell what database %q is: a SQLite file needs the extension .db, .sqlite or .sqlite3, or write sqlite:%s; servers take a URL such as postgres://host/db", path, path)
+}
+
+func hasSQLiteExt(path string) bool {
+	ext := strings.ToLower(filepath.Ext(path))
+	for _, e := range sqliteExts {
+		if ext == e {
+			return true
+		}
+	}
+	return false
+}
+
+// newSQLite opens path with modernc.org/sqlite ("sqlite", not mattn's cgo
+// "sqlite3"), with the busy timeout and WAL settings of sqlite.DSN.
+func newSQLite(path, query string) *DSN {
+	conn := path
+	if query != "" {
+		conn += "?" + query
+	}
+	return &DSN{Family: FamilySQLite, Scheme: "sqlite3", Driver: sqlite.DriverName, Where: path, Path: path, conn: sqlite.DSN(conn), scrub: &Scrubber{}}
+}
+
+func parseURL(body string) (*DSN, error) {
+	u, err := dburl.Parse(body)
+	if err != nil {
+		return nil, explainDburl(body, err)
+	}
+	family, ok := families[u.SchemeName]
+	if !ok {
+		return nil, fmt.Errorf("schedlock does not support %s databases; use %s", u.SchemeName, supportedSchemes)
+	}
+	d := &DSN{Family: family, Scheme: u.SchemeName, Driver: u.Driver, conn: u.DSN, scrub: &Scrubber{}}
+	switch family {
+	case FamilySQLite:
+		return newSQLite(u.Opaque, u.RawQuery), nil
+	case FamilyPostgres:
+		if u.Driver != "pgx" { // pq:// names lib/pq; pgx reads the same URL
+			if d.conn, _, err = dburl.GenPgx(u); err != nil {
+				return nil, err
+			}
+			d.Driver = "pgx"
+		}
+	case FamilyMySQL:
+		// dburl adds parseTime, loc and sql_mode=ansi; schedlock leaves the
+		// DSN as the user wrote it, except for multiStatements=false.
+		v := *u
+		v.RawQuery = withMultiStatementsOff(u.RawQuery)
+		gen := dburl.GenMysql
+		if u.SchemeName == "tidb" {
+			gen = dburl.GenTiDB
+		}
+		if d.conn, _, err = gen(&v); err != nil {
+			return nil, err
+		}
+	}
+	d.Where = where(u)
+	user, pass := "", ""
+	if u.User != nil {
+		user = u.User.Username()
+		pass, _ = u.User.Password()
+	}
+	public := []string{user, strings.TrimPrefix(u.Path, "/"), u.Hostname(), u.OriginalScheme, u.SchemeName, family}
+	d.scrub.Add(pass, public...)
+	for _, p := range queryPasswords(u.RawQuery) {
+		d.scrub.Add(p, public...)
+	}
+	return d, nil
+}
+
+// where returns host:port with the driver's default port, or the socket.
+func where(u *dburl.URL) string {
+	if u.Transport == "unix" {
+		if h := u.Query().Get("host"); h != "" {
+			return h
+		}
+		return u.Path
+	}
+	host, port := u.Hostname(), u.Port()
+	if host == "" {
+		host = "localhost"
+	}
+	if port == "" {
+		port = defaultPorts[u.SchemeName]
+	}
+	if port == "" {
+		return host
+	}
+	return net.JoinHostPort(host, port)
+}
+
+// explainDburl turns a dburl parse error into one that says what to write.
+func explainDburl(body string, err error) error {
+	scheme, _, _ := strings.Cut(body, ":")
+	var ue *url.Error
+	switch {
+	case errors.Is(err, dburl.ErrUnknownDatabaseScheme):
+		return fmt.Errorf("unknown scheme %q: use %s", scheme, supportedSchemes)
+	case errors.Is(err, dburl.ErrInvalidDatabaseScheme):
+		return fmt.Errorf("no scheme: use %s", supportedSchemes)
+	case errors.As(err, &ue):
+		return ue.Err // url.Error repeats the whole input, password included
+	}
+	return err
+}
+
+// passwordKeys are query parameters that carry a password in some driver.
+var passwordKeys = []string{"password", "pass", "pwd", "passwd"}
+
+func queryPasswords(rawQuery string) []string {
+	var out []string
+	for _, part := range strings.Split(rawQuery, "&") {
+		key, value, _ := strings.Cut(part, "=")
+		if isPasswordKey(key) && value != "" {
+			out = append(out, value)
+		}
+	}
+	return out
+}
+
+func isPasswordKey(key string) bool {
+	k, err := url.QueryUnescape(key)
+	if err != nil {
+		k = key
+	}
+	for _, p := range passwordKeys {
+		if strings.EqualFold(k, p) {
+			return true
+		}
+	}
+	return false
+}

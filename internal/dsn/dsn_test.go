@@ -1,0 +1,208 @@
+package dsn
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/schedlock/schedlock/dialects"
+)
+
+func TestParse(t *testing.T) {
+	dir := t.TempDir()
+	existing := filepath.Join(dir, "jobs")
+	if err := os.WriteFile(existing, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const pragmas = "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)"
+	cases := []struct {
+		in                            string
+		family, scheme, driver, where string
+		conn, redacted                string
+		opts                          Options
+	}{
+		{
+			in:     "postgres://app:s3cr3t-P%40ss@db1:5432/jobs?sslmode=disable&x-table=ops.job_lock&x-preset=shedlock",
+			family: "postgres", scheme: "postgres", driver: "pgx", where: "db1:5432",
+			conn:     "postgres://app:s3cr3t-P%40ss@db1:5432/jobs?sslmode=disable",
+			redacted: "postgres://app:xxxxx@db1:5432/jobs?sslmode=disable&x-table=ops.job_lock&x-preset=shedlock",
+			opts:     Options{"table": "ops.job_lock", "preset": "shedlock"},
+		},
+		{
+			in:     "postgresql://app@db1/jobs",
+			family: "postgres", scheme: "postgres", driver: "pgx", where: "db1:5432",
+			conn: "postgres://app@db1/jobs", redacted: "postgresql://app@db1/jobs",
+		},
+		{
+			in:     "pgx://app:pw@db1:6432/jobs?x-strategy=session",
+			family: "postgres", scheme: "pgx", driver: "pgx", where: "db1:6432",
+			conn: "postgres://app:pw@db1:6432/jobs", redacted: "pgx://app:xxxxx@db1:6432/jobs?x-strategy=session",
+			opts: Options{"strategy": "session"},
+		},
+		{
+			in:     "kingbase://system:pw@kb1/jobs",
+			family: "postgres", scheme: "kingbase", driver: "pgx", where: "kb1:54321",
+			conn: "postgres://system:pw@kb1:54321/jobs", redacted: "kingbase://system:xxxxx@kb1/jobs",
+		},
+		{
+			in:     "host=db1 port=5433 user=app password='s3 cr3t' dbname=jobs",
+			family: "postgres", scheme: "postgres", driver: "pgx", where: "db1:5433",
+			conn: "host=db1 port=5433 user=app password='s3 cr3t' dbname=jobs", redacted: "host=db1 port=5433 user=app password=xxxxx dbname=jobs",
+		},
+		{
+			in:     "mysql://app:pw@db2:3306/jobs?x-strategy=table",
+			family: "mysql", scheme: "mysql", driver: "mysql", where: "db2:3306",
+			conn: "app:pw@tcp(db2:3306)/jobs?multiStatements=false", redacted: "mysql://app:xxxxx@db2:3306/jobs?x-strategy=table",
+			opts: Options{"strategy": "table"},
+		},
+		{
+			in:     "mariadb://app@db2/jobs?multiStatements=true&tls=skip-verify",
+			family: "mysql", scheme: "mysql", driver: "mysql", where: "db2:3306",
+			conn: "app@tcp(db2)/jobs?multiStatements=false&tls=skip-verify", redacted: "mariadb://app@db2/jobs?multiStatements=true&tls=skip-verify",
+		},
+		{
+			in:     "root@tcp(127.0.0.1:3306)/test",
+			family: "mysql", scheme: "mysql", driver: "mysql", where: "127.0.0.1:3306",
+			conn: "root@tcp(127.0.0.1:3306)/test?multiStatements=false", redacted: "root@tcp(127.0.0.1:3306)/test",
+		},
+		{
+			in:     "root:pa?ss@tcp(127.0.0.1:3306)/test?charset=utf8mb4&x-table=jobs_lock",
+			family: "mysql", scheme: "mysql", driver: "mysql", where: "127.0.0.1:3306",
+			conn: "root:pa?ss@tcp(127.0.0.1:3306)/test?charset=utf8mb4&multiStatements=false", redacted: "root:xxxxx@tcp(127.0.0.1:3306)/test?charset=utf8mb4&x-table=jobs_lock",
+			opts: Options{"table": "jobs_lock"},
+		},
+		{
+			in:     "sqlite:/var/lib/app/locks.db?x-preset=sys_sched_lock",
+			family: "sqlite", scheme: "sqlite3", driver: "sqlite", where: "/var/lib/app/locks.db",
+			conn: "/var/lib/app/locks.db?" + pragmas, redacted: "/var/lib/app/locks.db",
+			opts: Options{"preset": "sys_sched_lock"},
+		},
+		{
+			in:     "/var/lib/app/locks.sqlite3",
+			family: "sqlite", scheme: "sqlite3", driver: "sqlite", where: "/var/lib/app/locks.sqlite3",
+			conn: "/var/lib/app/locks.sqlite3?" + pragmas, redacted: "/var/lib/app/locks.sqlite3",
+		},
+		{
+			in:     "file:locks.db?_pragma=busy_timeout(500)",
+			family: "sqlite", scheme: "sqlite3", driver: "sqlite", where: "locks.db",
+			conn: "locks.db?_pragma=busy_timeout(500)&_pragma=journal_mode(WAL)", redacted: "locks.db",
+		},
+		{
+			in:     existing,
+			family: "sqlite", scheme: "sqlite3", driver: "sqlite", where: existing,
+			conn: existing + "?" + pragmas, redacted: existing,
+		},
+		{
+			in:     "oracle://app:pw@ora1/ORCLPDB1",
+			family: "oracle", scheme: "oracle", driver: "oracle", where: "ora1:1521",
+			conn: "oracle://app:pw@ora1:1521/ORCLPDB1", redacted: "oracle://app:xxxxx@ora1/ORCLPDB1",
+		},
+		{
+			in:     "sqlserver://sa:pw@mssql1/jobs",
+			family: "sqlserver", scheme: "sqlserver", driver: "sqlserver", where: "mssql1:1433",
+			conn: "sqlserver://sa:pw@mssql1/?database=jobs", redacted: "sqlserver://sa:xxxxx@mssql1/jobs",
+		},
+		{
+			in:     "dm://SYSDBA:pw@dm1?schema=JOBS",
+			family: "dm", scheme: "dm", driver: "dm", where: "dm1:5236",
+			conn: "dm://SYSDBA:pw@dm1:5236/?schema=JOBS", redacted: "dm://SYSDBA:xxxxx@dm1?schema=JOBS",
+		},
+		{
+			in:     "postgres://db1/jobs?password=hunter22",
+			family: "postgres", scheme: "postgres", driver: "pgx", where: "db1:5432",
+			conn: "postgres://db1/jobs?password=hunter22", redacted: "postgres://db1/jobs?password=xxxxx",
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.in, func(t *testing.T) {
+			d, err := Parse(tc.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := []string{d.Family, d.Scheme, d.Driver, d.Where, d.ConnString(), d.Redacted()}
+			want := []string{tc.family, tc.scheme, tc.driver, tc.where, tc.conn, tc.redacted}
+			for i, name := range []string{"family", "scheme", "driver", "where", "conn", "redacted"} {
+				if got[i] != want[i] {
+					t.Errorf("%s = %q, want %q", name, got[i], want[i])
+				}
+			}
+			if tc.opts == nil {
+				tc.opts = Options{}
+			}
+			if len(d.Options) != len(tc.opts) {
+				t.Errorf("options = %v, want %v", d.Options, tc.opts)
+			}
+			for k, v := range tc.opts {
+				if d.Options[k] != v {
+					t.Errorf("option %s = %q, want %q", k, d.Options[k], v)
+				}
+			}
+		})
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	const pw = "s3cr3t-P@ss"
+	cases := []struct{ in, want string }{
+		{"", "it is empty"},
+		{"clickhouse://app:s3cr3t-P%40ss@h/db", "does not support clickhouse"},
+		{"foo://app:s3cr3t-P%40ss@h/db", `unknown scheme "foo"`},
+		{"postgres://app:s3cr3t-P@ss@h:badport/db", "invalid port"},
+		{"postgres://app:s3cr3t-P%40ss@h/db?x-bogus=1", `unknown option "x-bogus"`},
+		{"postgres://app:s3cr3t-P%40ss@h/db?x-table=a&x-table=b", "given twice"},
+		{"postgres://app:s3cr3t-P%40ss@h/db?x-strategy=advisory", `unknown strategy "advisory"`},
+		{"postgres://app:s3cr3t-P%40ss@h/db?x-preset=quartz", `unknown preset "quartz"`},
+		{"postgres://app:s3cr3t-P%40ss@h/db?x-table=a;drop", "not a plain identifier"},
+		{"/no/such/dir/locks", "cannot tell what database"},
+		{"root:s3cr3t-P@ss@tcp(h:3306/db", "not a valid go-sql-driver DSN"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.in, func(t *testing.T) {
+			_, err := Parse(tc.in)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %q does not say %q", err, tc.want)
+			}
+			assertNoSecret(t, err.Error(), pw)
+		})
+	}
+}
+
+// assertNoSecret fails when text holds pw in any of the forms it is
+// written in DSNs.
+func assertNoSecret(t *testing.T, text, pw string) {
+	t.Helper()
+	for _, form := range []string{pw, strings.ReplaceAll(pw, "@", "%40"), strings.ReplaceAll(pw, "@", "%2540")} {
+		if strings.Contains(text, form) {
+			t.Errorf("password form %q leaked in %q", form, text)
+		}
+	}
+}
+
+func TestStringerAndGoStringAreRedacted(t *testing.T) {
+	d, err := Parse("postgres://app:s3cr3t-P%40ss@db1/jobs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{d.String(), d.GoString(), d.Redacted()} {
+		assertNoSecret(t, s, "s3cr3t-P@ss")
+		if !strings.Contains(s, "app:xxxxx@db1") {
+			t.Errorf("%q is not the redacted DSN", s)
+		}
+	}
+}
+
+func TestDialectLookup(t *testing.T) {
+	d, err := Parse("dm://SYSDBA:pw@dm1:5236?schema=JOBS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// No Dameng dialect is compiled in by default.
+	if _, err := d.Dialect(); !errors.Is(err, dialects.ErrUnsupported) || !strings.Contains(err.Error(), "no dm support") {
+		t.Errorf("Dialect() error = %v", err)
+	}
+}

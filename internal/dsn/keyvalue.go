@@ -1,0 +1,116 @@
+package dsn
+
+import (
+	"errors"
+	"net"
+	"regexp"
+	"strings"
+)
+
+// keyValueRE spots libpq's key=value form: "host=db1 user=app dbname=jobs".
+var keyValueRE = regexp.MustCompile(`^\s*[A-Za-z_]+\s*=`)
+
+func isKeyValue(s string) bool {
+	return !strings.Contains(s, "://") && keyValueRE.MatchString(s)
+}
+
+// kvPair is one key=value of a libpq connection string; start and end
+// locate the value as written (quotes included).
+type kvPair struct {
+	key, value string
+	start, end int
+}
+
+// splitKeyValue parses libpq's syntax: values may be single-quoted, with
+// backslash escapes inside quotes.
+func splitKeyValue(s string) ([]kvPair, error) {
+	var pairs []kvPair
+	i := 0
+	for {
+		for i < len(s) && s[i] == ' ' || i < len(s) && s[i] == '\t' {
+			i++
+		}
+		if i >= len(s) {
+			return pairs, nil
+		}
+		eq := strings.IndexByte(s[i:], '=')
+		if eq < 0 {
+			return nil, errors.New("key=value connection string: a key has no value")
+		}
+		key := strings.TrimSpace(s[i : i+eq])
+		i += eq + 1
+		for i < len(s) && s[i] == ' ' {
+			i++
+		}
+		start := i
+		var b strings.Builder
+		if i < len(s) && s[i] == '\'' {
+			i++
+			for ; i < len(s) && s[i] != '\''; i++ {
+				if s[i] == '\\' && i+1 < len(s) {
+					i++
+				}
+				b.WriteByte(s[i])
+			}
+			if i >= len(s) {
+				return nil, errors.New("key=value connection string: unterminated quote")
+			}
+			i++
+		} else {
+			for ; i < len(s) && s[i] != ' ' && s[i] != '\t'; i++ {
+				if s[i] == '\\' && i+1 < len(s) {
+					i++
+				}
+				b.WriteByte(s[i])
+			}
+		}
+		pairs = append(pairs, kvPair{key: key, value: b.String(), start: start, end: i})
+	}
+}
+
+// parseKeyValue takes a libpq key=value string for PostgreSQL, opened with
+// pgx, which reads that form too. schedlock's x- options cannot ride in it;
+// use a URL for those.
+func parseKeyValue(body string) (*DSN, error) {
+	pairs, err := splitKeyValue(body)
+	if err != nil {
+		return nil, err
+	}
+	kv := map[string]string{}
+	for _, p := range pairs {
+		kv[p.key] = p.value
+	}
+	host, port := kv["host"], kv["port"]
+	if host == "" {
+		host = "localhost"
+	}
+	if port == "" {
+		port = "5432"
+	}
+	w := net.JoinHostPort(host, port)
+	if strings.HasPrefix(host, "/") {
+		w = host
+	}
+	d := &DSN{Family: FamilyPostgres, Scheme: "postgres", Driver: "pgx", Where: w, conn: body, scrub: &Scrubber{}}
+	d.scrub.Add(kv["password"], kv["user"], kv["dbname"], host, "postgres")
+	return d, nil
+}
+
+// keyValuePasswordSpans locates the password value of a key=value string.
+func keyValuePasswordSpans(s string) []span {
+	pairs, err := splitKeyValue(s)
+	if err != nil {
+		// Unparseable: mask from the password key to the end.
+		if i := strings.Index(s, "password="); i >= 0 {
+			return []span{{i + len("password="), len(s)}}
+		}
+		return nil
+	}
+	var spans []span
+	for _, p := range pairs {
+		if p.key == "password" && p.end > p.start {
+			spans = append(spans, span{p.start, p.end})
+		}
+	}
+	return spans
+}

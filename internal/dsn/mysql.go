@@ -1,0 +1,130 @@
+package dsn
+
+import (
+	"net/url"
+	"regexp"
+	"strings"
+)
+
+// nativeMySQLRE spots go-sql-driver's own DSN form,
+// [user[:password]@][net[(addr)]]/dbname[?params], which is not a URL.
+var nativeMySQLRE = regexp.MustCompile(`^(?:[^/]*@)?(?:tcp|tcp4|tcp6|udp|unix)\(|^[^/:]*(?::[^/]*)?@/`)
+
+func isNativeMySQL(s string) bool {
+	return !strings.Contains(s, "://") && nativeMySQLRE.MatchString(s)
+}
+
+// mysqlParts is a go-sql-driver DSN taken apart the way the driver's
+// ParseDSN does it: the last '/' ends the address, the last '@' before it
+// ends the user info, the first ':' in that splits user from password.
+type mysqlParts struct {
+	user, pass  string
+	hasPass     bool
+	net, addr   string
+	db, query   string
+	passStart   int // index of the password in the string (-1: none)
+	passEnd     int
+	hasUserInfo bool
+	addrWritten bool
+}
+
+func splitNativeMySQL(s string) (mysqlParts, bool) {
+	p := mysqlParts{passStart: -1}
+	slash := strings.LastIndexByte(s, '/')
+	if slash < 0 {
+		return p, false
+	}
+	// dbname[?params]
+	rest := s[slash+1:]
+	if q := strings.IndexByte(rest, '?'); q >= 0 {
+		p.db, p.query = rest[:q], rest[q+1:]
+	} else {
+		p.db = rest
+	}
+	left := s[:slash]
+	at := strings.LastIndexByte(left, '@')
+	if at >= 0 {
+		p.hasUserInfo = true
+		info := left[:at]
+		if c := strings.IndexByte(info, ':'); c >= 0 {
+			p.user, p.pass, p.hasPass = info[:c], info[c+1:], true
+			p.passStart, p.passEnd = c+1, at
+		} else {
+			p.user = info
+		}
+	}
+	netaddr := left[at+1:]
+	if o := strings.IndexByte(netaddr, '('); o >= 0 {
+		if !strings.HasSuffix(netaddr, ")") {
+			return p, false
+		}
+		p.net, p.addr, p.addrWritten = netaddr[:o], netaddr[o+1:len(netaddr)-1], true
+	} else {
+		p.net = netaddr
+	}
+	return p, true
+}
+
+// where is the address the driver will dial: go-sql-driver's defaults are
+// tcp and 127.0.0.1:3306.
+func (p mysqlParts) where() string {
+	switch {
+	case p.addr != "":
+		return p.addr
+	case p.net == "unix":
+		return "/tmp/mysql.sock"
+	default:
+		return "127.0.0.1:3306"
+	}
+}
+
+// format writes p back with multiStatements=false forced: schedlock never
+// sends more than one statement, and a DSN that allowed it would let a
+// crafted value smuggle a second one.
+func (p mysqlParts) format() string {
+	var b strings.Builder
+	if p.hasUserInfo {
+		b.WriteString(p.user)
+		if p.hasPass {
+			b.WriteString(":" + p.pass)
+		}
+		b.WriteString("@")
+	}
+	b.WriteString(p.net)
+	if p.addrWritten {
+		b.WriteString("(" + p.addr + ")")
+	}
+	b.WriteString("/" + p.db)
+	b.WriteString("?" + withMultiStatementsOff(p.query))
+	return b.String()
+}
+
+// withMultiStatementsOff drops any multiStatements parameter from query and
+// appends multiStatements=false, keeping the rest as written.
+func withMultiStatementsOff(query string) string {
+	var keep []string
+	for _, part := range strings.Split(query, "&") {
+		key, _, _ := strings.Cut(part, "=")
+		if part == "" || key == "multiStatements" {
+			continue
+		}
+		keep = append(keep, part)
+	}
+	return strings.Join(append(keep, "multiStatements=false"), "&")
+}
+
+// redactNativeMySQL masks the password of a go-sql-driver DSN in place.
+func redactNativeMySQL(s string) string {
+	p, _ := splitNativeMySQL(s)
+	if p.passStart < 0 {
+		return s
+	}
+	return s[:p.passStart] + Mask + s[p.passEnd:]
+}
+
+func (p mysqlParts) dbName() string {
+	if db, err := url.PathUnescape(p.db); err == nil {
+		return db
+	}
+	return p.db
+}

@@ -1,0 +1,130 @@
+package dsn
+
+import (
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+
+	"github.com/schedlock/schedlock/dialects"
+)
+
+// OptionPrefix marks a query parameter that is schedlock's, not the
+// driver's. Such parameters are removed before the driver sees the DSN.
+const OptionPrefix = "x-"
+
+// Known x- options, by their name without the prefix.
+const (
+	// OptTable names the lock table (x-table=jobs_lock), optionally
+	// schema-qualified.
+	OptTable = "table"
+	// OptPreset picks the lock-table layout (x-preset=shedlock).
+	OptPreset = "preset"
+	// OptStrategy picks session or table locks (x-strategy=table).
+	OptStrategy = "strategy"
+)
+
+var knownOptions = []string{OptPreset, OptStrategy, OptTable}
+
+// Options are the schedlock-only settings a DSN carried as x- query
+// parameters, keyed by name without the prefix ("table", not "x-table").
+type Options map[string]string
+
+// Table returns the lock table the options select (zero when none).
+func (o Options) Table() dialects.Table {
+	return dialects.Table{Preset: o[OptPreset], Name: o[OptTable]}
+}
+
+// Strategy returns the strategy the options select, or "" when none.
+func (o Options) Strategy() dialects.Strategy { return dialects.Strategy(o[OptStrategy]) }
+
+// splitOptions removes the x- parameters from raw's query and returns what
+// is left and the options. The rest of the query keeps the spelling and
+// order the user gave. Unknown x- names, repeated ones, bad escapes and
+// invalid values are errors.
+func splitOptions(raw string) (string, Options, error) {
+	opts := Options{}
+	q := queryStart(raw)
+	if q < 0 {
+		return raw, opts, nil
+	}
+	head, query, fragment := raw[:q], raw[q+1:], ""
+	if h := strings.IndexByte(query, '#'); h >= 0 {
+		query, fragment = query[:h], query[h:]
+	}
+	var keep []string
+	for _, part := range strings.Split(query, "&") {
+		key, value, _ := strings.Cut(part, "=")
+		name, err := url.QueryUnescape(key)
+		if err != nil || !strings.HasPrefix(strings.ToLower(name), OptionPrefix) {
+			keep = append(keep, part)
+			continue
+		}
+		name = strings.ToLower(strings.TrimPrefix(strings.ToLower(name), OptionPrefix))
+		if !isKnown(name) {
+			return "", nil, fmt.Errorf("unknown option %q: schedlock knows %s", key, optionList())
+		}
+		if _, dup := opts[name]; dup {
+			return "", nil, fmt.Errorf("option %q is given twice", key)
+		}
+		v, err := url.QueryUnescape(value)
+		if err != nil {
+			return "", nil, fmt.Errorf("option %q: bad escape in its value", key)
+		}
+		opts[name] = v
+	}
+	if err := opts.validate(); err != nil {
+		return "", nil, err
+	}
+	body := head
+	if rest := strings.Join(keep, "&"); rest != "" {
+		body += "?" + rest
+	}
+	return body + fragment, opts, nil
+}
+
+// queryStart is the index of the '?' that starts raw's query, or -1. In
+// go-sql-driver's form the password may hold a '?', so the query starts
+// after the last '/'.
+func queryStart(raw string) int {
+	from := 0
+	if isNativeMySQL(raw) {
+		from = strings.LastIndexByte(raw, '/') + 1
+	}
+	q := strings.IndexByte(raw[from:], '?')
+	if q < 0 {
+		return -1
+	}
+	return from + q
+}
+
+func isKnown(name string) bool {
+	for _, k := range knownOptions {
+		if k == name {
+			return true
+		}
+	}
+	return false
+}
+
+func optionList() string {
+	names := make([]string, len(knownOptions))
+	for i, k := range knownOptions {
+		names[i] = OptionPrefix + k
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
+}
+
+// validate checks the values of the known options.
+func (o Options) validate() error {
+	if s, ok := o[OptStrategy]; ok {
+		if _, err := dialects.ParseStrategy(s); err != nil {
+			return fmt.Errorf("option x-strategy: %w", err)
+		}
+	}
+	if _, err := o.Table().Schema(); err != nil {
+		return fmt.Errorf("option x-table/x-preset: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,157 @@
+package output
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/schedlock/schedlock/checks"
+	"github.com/schedlock/schedlock/dialects"
+)
+
+// ReportOptions say where a selfcheck report goes.
+type ReportOptions struct {
+	// TTY: stdout is a terminal, so the table is boxed.
+	TTY bool
+	// Color: ANSI colour is allowed (a terminal without NO_COLOR).
+	Color bool
+}
+
+// WriteReport renders r in format f. Table and Markdown end with the
+// Summary line; JSON, YAML and JUnit hold only the document.
+func WriteReport(w io.Writer, r *checks.Report, f Format, o ReportOptions) error {
+	r = normalize(r)
+	switch f {
+	case Table:
+		return writeReportTable(w, r, o)
+	case JSON:
+		return WriteJSON(w, r)
+	case YAML:
+		return WriteYAML(w, r)
+	case Markdown:
+		return writeReportMarkdown(w, r)
+	case JUnit:
+		return writeReportJUnit(w, r)
+	}
+	return fmt.Errorf("unknown output format %q: use one of %s", f, List(ReportFormats))
+}
+
+// Summary is the closing line of a report: "N passed, N failed, N skipped".
+// Checks that passed with a warning count as passed.
+func Summary(r *checks.Report) string {
+	return fmt.Sprintf("%d passed, %d failed, %d skipped", r.Passed+r.Warned, r.Failed, r.Skipped)
+}
+
+// normalize returns a copy of r whose lists are never nil, so JSON shows
+// [] rather than null.
+func normalize(r *checks.Report) *checks.Report {
+	if r == nil {
+		r = &checks.Report{}
+	}
+	c := *r
+	if c.Results == nil {
+		c.Results = []checks.Result{}
+	}
+	return &c
+}
+
+// DescribeDatabase says what the report ran on: "PostgreSQL 15.4",
+// "MariaDB 10.11.6", "SQLite 3.46.0 (aurora)".
+func DescribeDatabase(info dialects.Info) string {
+	name := productNames[info.Product]
+	if name == "" {
+		name = info.Product
+	}
+	if name == "" {
+		name = info.Dialect
+	}
+	s := strings.TrimSpace(name + " " + info.Version)
+	var extra []string
+	if info.Variant != "" {
+		extra = append(extra, info.Variant)
+	}
+	if info.Mode != "" {
+		extra = append(extra, info.Mode+" mode")
+	}
+	if len(extra) > 0 {
+		s += " (" + strings.Join(extra, ", ") + ")"
+	}
+	return s
+}
+
+var productNames = map[string]string{
+	dialects.ProductPostgreSQL:  "PostgreSQL",
+	dialects.ProductKingbase:    "KingbaseES",
+	dialects.ProductOpenGauss:   "openGauss",
+	dialects.ProductCockroachDB: "CockroachDB",
+	dialects.ProductYugabyteDB:  "YugabyteDB",
+	dialects.ProductMySQL:       "MySQL",
+	dialects.ProductMariaDB:     "MariaDB",
+	dialects.ProductTiDB:        "TiDB",
+	dialects.ProductSQLite:      "SQLite",
+}
+
+// FormatDuration rounds d for people: microseconds below a millisecond,
+// else milliseconds.
+func FormatDuration(d time.Duration) string {
+	if d < time.Millisecond {
+		return d.Round(time.Microsecond).String()
+	}
+	return d.Round(time.Millisecond).String()
+}
+
+func strategyLabel(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func statusText(s checks.Status, color bool) string {
+	switch s {
+	case checks.StatusPass:
+		return paint(color, ansiGreen, string(s))
+	case checks.StatusFail:
+		return paint(color, ansiRed+ansiBold, string(s))
+	case checks.StatusWarn, checks.StatusSkip:
+		return paint(color, ansiYellow, string(s))
+	}
+	return string(s)
+}
+
+func writeReportTable(w io.Writer, r *checks.Report, o ReportOptions) error {
+	var b strings.Builder
+	t := TableData{Header: []string{"CHECK", "STRATEGY", "STATUS", "TIME", "DETAIL"}}
+	if !o.TTY {
+		t.Header = append(t.Header, "REMEDY")
+	}
+	for _, res := range r.Results {
+		row := []string{res.ID, strategyLabel(res.Strategy), statusText(res.Status, o.Color && o.TTY), FormatDuration(res.Duration), res.Detail}
+		if !o.TTY {
+			row = append(row, res.Remedy)
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	if o.TTY {
+		fmt.Fprintf(&b, "Target:   %s\nDatabase: %s\n", r.Target, DescribeDatabase(r.Info))
+	}
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return err
+	}
+	if err := WriteTable(w, t, o.TTY); err != nil {
+		return err
+	}
+	b.Reset()
+	if o.TTY {
+		for _, res := range r.Results {
+			if res.Remedy != "" && (res.Status == checks.StatusFail || res.Status == checks.StatusWarn) {
+				fmt.Fprintf(&b, "%s %s: %s\n", statusText(res.Status, o.Color), res.ID, res.Remedy)
+			}
+		}
+		fmt.Fprintf(&b, "\nElapsed %s\n", FormatDuration(r.Elapsed))
+	}
+	b.WriteString(Summary(r) + "\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}

@@ -1,0 +1,80 @@
+package output
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
+)
+
+// TableData is a header and rows of cells.
+type TableData struct {
+	Header []string
+	Rows   [][]string
+}
+
+// MaxCellWidth is where a terminal table wraps a long cell.
+const MaxCellWidth = 72
+
+// WriteTable writes t for a person when tty is true (a boxed table, cells
+// wrapped at MaxCellWidth; cells may carry ANSI colour) and for a pipe
+// otherwise: the header and one line per row, cells separated by tabs, with
+// tabs and newlines inside cells turned into spaces and no colour.
+func WriteTable(w io.Writer, t TableData, tty bool) error {
+	if !tty {
+		return writeTSV(w, t)
+	}
+	tbl := tablewriter.NewTable(w,
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithHeaderAlignment(tw.AlignLeft),
+		tablewriter.WithRowAutoWrap(tw.WrapNormal),
+		tablewriter.WithRowMaxWidth(MaxCellWidth),
+		tablewriter.WithTrimSpace(tw.Off),
+	)
+	tbl.Header(toAny(t.Header)...)
+	for _, r := range t.Rows {
+		if err := tbl.Append(r); err != nil {
+			return fmt.Errorf("write table: %w", err)
+		}
+	}
+	if err := tbl.Render(); err != nil {
+		return fmt.Errorf("write table: %w", err)
+	}
+	return nil
+}
+
+func writeTSV(w io.Writer, t TableData) error {
+	var b strings.Builder
+	line := func(cells []string) {
+		for i, c := range cells {
+			if i > 0 {
+				b.WriteByte('\t')
+			}
+			b.WriteString(oneLine(StripANSI(c)))
+		}
+		b.WriteByte('\n')
+	}
+	if len(t.Header) > 0 {
+		line(t.Header)
+	}
+	for _, r := range t.Rows {
+		line(r)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// oneLine replaces tabs and line breaks by single spaces.
+func oneLine(s string) string {
+	return strings.Join(strings.FieldsFunc(s, func(r rune) bool { return r == '\t' || r == '\n' || r == '\r' }), " ")
+}
+
+func toAny(s []string) []any {
+	out := make([]any, len(s))
+	for i, v := range s {
+		out[i] = v
+	}
+	return out
+}

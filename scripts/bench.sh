@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Runs the lock benchmarks of the live dialects (PostgreSQL, MariaDB,
+# SQLite) with the same servers and DSNs as test.sh and prints them.
+#   scripts/bench.sh                 # every benchmark, 1s each
+#   BENCHTIME=5s scripts/bench.sh    # longer runs
+#   BENCH=Acquire scripts/bench.sh   # only benchmarks matching a pattern
+set -euo pipefail
+cd "$(dirname "$0")/.."
+# shellcheck source=scripts/services.sh
+source scripts/services.sh
+
+ensure_go
+ensure_services
+
+go test -run '^$' -bench "${BENCH:-.}" -benchtime "${BENCHTIME:-1s}" -benchmem -count=1 \
+	./dialects/postgres/ ./dialects/mysql/ ./dialects/sqlite/

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# The one test command (README and .ci/run call it):
+#   1. PostgreSQL and MariaDB up on loopback (started, or installed from
+#      Debian packages), the test DSNs exported;
+#   2. go vet ./... and go test -race ./... (live tests included);
+#   3. bin/schedlock built and `schedlock selfcheck` run with no DSN, as in
+#      the README's quick start;
+#   4. one closing line: "test.sh: N passed, N failed, N skipped".
+# Runs as root on a fresh Debian 12 machine.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+# shellcheck source=scripts/services.sh
+source scripts/services.sh
+
+ensure_go
+ensure_services
+
+log "go vet ./..."
+go vet ./...
+
+log "go test -race -count=1 ./..."
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+status=0
+go test -race -count=1 -timeout 20m -v ./... >"$out" 2>&1 || status=$?
+
+# Package results and top-level skips; every failure with its output.
+grep -E '^(ok |FAIL|\?|--- SKIP|panic:)' "$out" || true
+if [[ $status != 0 ]]; then
+	echo "---- failures ----"
+	grep -E -B1 -A30 -- '--- FAIL|^panic:|^FAIL\s' "$out" | head -n 400 || true
+	grep -E '\[build failed\]|^#|cannot|undefined' "$out" | head -n 50 || true
+fi
+passed=$(grep -cE '^\s*--- PASS' "$out" || true)
+failed=$(grep -cE '^\s*--- FAIL' "$out" || true)
+skipped=$(grep -cE '^\s*--- SKIP' "$out" || true)
+if [[ $status != 0 && $failed == 0 ]]; then
+	failed=1 # a build failure or a panic fails no named test
+fi
+if [[ $status != 0 ]]; then
+	echo "test.sh: $passed passed, $failed failed, $skipped skipped"
+	exit 1
+fi
+
+log "quick start: scripts/build.sh && ./bin/schedlock selfcheck"
+bash scripts/build.sh
+selfcheck_status=0
+env -u SCHEDLOCK_DSN -u DATABASE_URL ./bin/schedlock selfcheck || selfcheck_status=$?
+if [[ $selfcheck_status != 0 ]]; then
+	log "error: ./bin/schedlock selfcheck exited $selfcheck_status"
+	echo "test.sh: $passed passed, $((failed + 1)) failed, $skipped skipped"
+	exit 1
+fi
+
+echo "test.sh: $passed passed, $failed failed, $skipped skipped"

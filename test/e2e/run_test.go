@@ -1,0 +1,462 @@
+//go:build unix
+
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/schedlock/schedlock/internal/tcpproxy"
+)
+
+// Exit codes of schedlock run that these tests rely on.
+const (
+	codeSkipped     = 99 // passed as --skipped-exit-code
+	codeLeaseLost   = 113
+	codeInterrupted = 130
+)
+
+// runArgs is "run --name NAME <backend flags> <extra> -- sh -c SCRIPT".
+func runArgs(b backend, name, script string, extra ...string) []string {
+	args := append([]string{"run", "--name", name, "--skipped-exit-code", strconv.Itoa(codeSkipped)}, b.args()...)
+	args = append(args, extra...)
+	return append(args, "--", "sh", "-c", script)
+}
+
+// Ten schedlock processes contend for one lock, twenty rounds in a row:
+// in every round exactly one runs its command and the nine others exit
+// with the skipped code. The winner's command holds on until the nine have
+// exited, so every contender tries while the lock is held; were two
+// commands to run in one round, both would wait and the count would show.
+func TestRunContention(t *testing.T) {
+	const procs, rounds = 10, 20
+	for _, bc := range allBackends {
+		t.Run(bc.name, func(t *testing.T) {
+			t.Parallel()
+			b := bc.make(t)
+			dir := t.TempDir()
+			name := lockName("contention")
+			gate := filepath.Join(dir, "go")
+			script := `echo "$SCHEDLOCK_OWNER" >> runs; while [ ! -e go ]; do sleep 0.01; done`
+			start0 := time.Now()
+			for round := 1; round <= rounds; round++ {
+				_ = os.Remove(gate)
+				before := countLines(t, filepath.Join(dir, "runs"))
+				rs := make([]*run, procs)
+				for i := range rs {
+					rs[i] = start(t, dir, runArgs(b, name, script)...)
+				}
+				deadline := time.Now().Add(20 * time.Second)
+				for exited(rs) < procs-1 && time.Now().Before(deadline) {
+					time.Sleep(5 * time.Millisecond)
+				}
+				if err := os.WriteFile(gate, nil, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				ran, skipped := 0, 0
+				for _, r := range rs {
+					switch code := r.wait(t, 20*time.Second); code {
+					case 0:
+						ran++
+					case codeSkipped:
+						skipped++
+						if !strings.Contains(r.stderr.String(), "is held") {
+							t.Errorf("round %d: skipped run's stderr does not name the holder: %q", round, r.stderr.String())
+						}
+					default:
+						t.Errorf("round %d: exit %d, stderr: %s", round, code, r.stderr.String())
+					}
+				}
+				commands := countLines(t, filepath.Join(dir, "runs")) - before
+				if ran != 1 || skipped != procs-1 || commands != 1 {
+					t.Fatalf("round %d: %d ran, %d skipped, %d commands started; want 1, %d, 1", round, ran, skipped, commands, procs-1)
+				}
+			}
+			t.Logf("%s: %d rounds of %d processes in %s", b.name, rounds, procs, time.Since(start0).Round(time.Millisecond))
+		})
+	}
+}
+
+func exited(rs []*run) int {
+	n := 0
+	for _, r := range rs {
+		select {
+		case <-r.done:
+			n++
+		default:
+		}
+	}
+	return n
+}
+
+func countLines(t *testing.T, path string) int {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return 0
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Count(string(b), "\n")
+}
+
+// holdScript records the command's pid and then sleeps; exec makes the pid
+// that of the sleep itself.
+const holdScript = `echo $$ > child; exec sleep 30`
+
+// startHolder starts a run whose command sleeps, waits until the command
+// runs and returns the run and the command's pid.
+func startHolder(t *testing.T, dir string, args []string) (*run, int) {
+	t.Helper()
+	r := start(t, dir, args...)
+	pid, err := strconv.Atoi(strings.TrimSpace(waitFile(t, filepath.Join(dir, "child"), 15*time.Second)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	killGroupAtEnd(t, pid)
+	return r, pid
+}
+
+// crash SIGKILLs schedlock and checks that its command dies with it.
+func crash(t *testing.T, r *run, child int) {
+	t.Helper()
+	if err := r.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	r.wait(t, 5*time.Second)
+	deadline := time.Now().Add(2 * time.Second)
+	for running(child) {
+		if time.Now().After(deadline) {
+			t.Fatalf("command %d still runs 2s after schedlock was killed", child)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// SIGKILL of schedlock holding a session lock: the database frees the lock
+// with the connection, so the next run acquires at once.
+func TestRunCrashSessionFreesAtOnce(t *testing.T) {
+	for _, bc := range allBackends {
+		if !strings.HasSuffix(bc.name, "/session") {
+			continue
+		}
+		t.Run(bc.name, func(t *testing.T) {
+			t.Parallel()
+			b := bc.make(t)
+			dir := t.TempDir()
+			name := lockName("crash")
+			r, child := startHolder(t, dir, runArgs(b, name, holdScript))
+			if busy := runOnce(t, dir, runArgs(b, name, "true")...); busy.code != codeSkipped {
+				t.Fatalf("second run while held: exit %d, want %d; stderr: %s", busy.code, codeSkipped, busy.stderr.String())
+			}
+			crash(t, r, child)
+			killed := time.Now()
+			next := runOnce(t, dir, runArgs(b, name, "true")...)
+			if next.code != 0 {
+				t.Fatalf("run after the crash: exit %d, want 0 at once; stderr: %s", next.code, next.stderr.String())
+			}
+			t.Logf("%s: next run acquired %s after the crash", b.name, next.ended.Sub(killed).Round(time.Millisecond))
+		})
+	}
+}
+
+// SIGKILL of schedlock holding a table lock: the lease outlives the
+// holder, so runs are skipped until at-most has passed and acquire after.
+func TestRunCrashTableWaitsForLease(t *testing.T) {
+	const atMost = 3 * time.Second
+	for _, bc := range allBackends {
+		if !strings.HasSuffix(bc.name, "/table") {
+			continue
+		}
+		t.Run(bc.name, func(t *testing.T) {
+			t.Parallel()
+			b := bc.make(t)
+			dir := t.TempDir()
+			name := lockName("crash")
+			lease := []string{"--at-most", atMost.String(), "--kill-grace", "1s"}
+			t0 := time.Now() // the lease cannot start before this
+			r, child := startHolder(t, dir, runArgs(b, name, holdScript, lease...))
+			acquired := time.Now() // nor end after this + at-most
+			crash(t, r, child)
+
+			time.Sleep(time.Until(t0.Add(time.Second)))
+			early := runOnce(t, dir, runArgs(b, name, "true")...)
+			if early.code != codeSkipped {
+				t.Fatalf("run 1s into the lease: exit %d, want %d; stderr: %s", early.code, codeSkipped, early.stderr.String())
+			}
+			var next *run
+			for next == nil || next.code != 0 {
+				if next != nil && next.code != codeSkipped {
+					t.Fatalf("run after the crash: exit %d; stderr: %s", next.code, next.stderr.String())
+				}
+				if time.Since(acquired) > atMost+10*time.Second {
+					t.Fatalf("no run acquired the lock %s after the crashed holder took it", time.Since(acquired))
+				}
+				time.Sleep(200 * time.Millisecond)
+				next = runOnce(t, dir, runArgs(b, name, "true")...)
+			}
+			if end := t0.Add(atMost); next.ended.Before(end) {
+				t.Fatalf("lock acquired by a run that ended %s before the lease could end", end.Sub(next.ended))
+			}
+			if late := next.began.Sub(acquired.Add(atMost)); late > time.Second {
+				t.Fatalf("lock acquired by a run that began %s after the lease end", late)
+			}
+			t.Logf("%s: acquired by a run that began %s after the holder's lease started", b.name, next.began.Sub(acquired).Round(time.Millisecond))
+		})
+	}
+}
+
+// heartbeatScript records the command's pid, then appends the time in
+// nanoseconds to hb every 50ms until it is stopped.
+const heartbeatScript = `echo $$ > child; while :; do date +%s%N >> hb; sleep 0.05; done`
+
+// lastHeartbeat is the last time the command wrote to hb.
+func lastHeartbeat(t *testing.T, path string) time.Time {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var last string
+	for s := bufio.NewScanner(f); s.Scan(); {
+		if line := strings.TrimSpace(s.Text()); line != "" {
+			last = line
+		}
+	}
+	ns, err := strconv.ParseInt(last, 10, 64)
+	if err != nil {
+		t.Fatalf("heartbeat %q: %v", last, err)
+	}
+	return time.Unix(0, ns)
+}
+
+// assertStopped checks that the command and its heartbeat are gone.
+func assertStopped(t *testing.T, dir string, child int) {
+	t.Helper()
+	if running(child) {
+		t.Fatalf("command %d still runs after schedlock exited", child)
+	}
+	hb := filepath.Join(dir, "hb")
+	before := countLines(t, hb)
+	time.Sleep(300 * time.Millisecond)
+	if after := countLines(t, hb); after != before {
+		t.Fatalf("heartbeat went on after schedlock exited: %d lines, then %d", before, after)
+	}
+}
+
+// The database goes away in the middle of a table lock: the command must
+// be gone before the lease ends, and schedlock exits with the lease-lost
+// code. "cut" closes the connections (the server restarts); "stall" lets
+// nothing through (packets dropped), so every refresh hangs.
+func TestRunTableLeaseLostStopsCommandBeforeLeaseEnd(t *testing.T) {
+	const atMost = 4 * time.Second
+	for _, mode := range []string{"cut", "stall"} {
+		t.Run("postgres/"+mode, func(t *testing.T) {
+			t.Parallel()
+			raw := liveDSN(t, envPostgres)
+			proxy, err := tcpproxy.Start(serverAddr(t, raw))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = proxy.Close() })
+			b := newBackend(t, raw, "table")
+			b.dsn = withAddr(t, raw, proxy.Addr())
+			dir := t.TempDir()
+			name := lockName("lost")
+
+			r := start(t, dir, runArgs(b, name, heartbeatScript, "--at-most", atMost.String(), "--kill-grace", "1s")...)
+			child, err := strconv.Atoi(strings.TrimSpace(waitFile(t, filepath.Join(dir, "child"), 15*time.Second)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			killGroupAtEnd(t, child)
+			waitFile(t, filepath.Join(dir, "hb"), 5*time.Second)
+			locker := tableLocker(t, raw, b.table)
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			row, found, err := locker.Inspect(ctx, name)
+			if err != nil || !found {
+				t.Fatalf("lock row: found %v, %v", found, err)
+			}
+			leaseEnd := row.Until // the database's lease end, before any refresh
+			if time.Until(leaseEnd) < atMost*3/4 {
+				t.Fatalf("lease ends in %s, too soon to cut before the first refresh", time.Until(leaseEnd))
+			}
+			if mode == "cut" {
+				proxy.Cut()
+			} else {
+				proxy.Stall()
+			}
+			cutAt := time.Now()
+
+			if code := r.wait(t, 20*time.Second); code != codeLeaseLost {
+				t.Fatalf("exit %d, want %d; stderr: %s", code, codeLeaseLost, r.stderr.String())
+			}
+			after, _, err := locker.Inspect(ctx, name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !after.Until.Equal(leaseEnd) {
+				t.Fatalf("lease end moved from %s to %s: a refresh got through after the cut", leaseEnd, after.Until)
+			}
+			last := lastHeartbeat(t, filepath.Join(dir, "hb"))
+			if !last.Before(leaseEnd) {
+				t.Fatalf("last heartbeat %s is not before the lease end %s", last.Format(time.RFC3339Nano), leaseEnd.Format(time.RFC3339Nano))
+			}
+			assertStopped(t, dir, child)
+			t.Logf("%s: cut %s into the lease; last heartbeat %s before the lease end; schedlock exited %s after the cut; stderr: %s",
+				mode, atMost-leaseEnd.Sub(cutAt).Round(time.Millisecond), leaseEnd.Sub(last).Round(time.Millisecond),
+				r.ended.Sub(cutAt).Round(time.Millisecond), strings.TrimSpace(r.stderr.String()))
+		})
+	}
+}
+
+// The connection of a session lock is cut, or stalls: the lock is lost
+// with it, so the command is stopped within a few seconds and schedlock
+// exits with the lease-lost code. Once the server has seen the connection
+// close, the lock is free for the next run.
+func TestRunSessionLostStopsCommand(t *testing.T) {
+	for _, env := range []string{envPostgres, envMySQL} {
+		for _, mode := range []string{"cut", "stall"} {
+			family := map[string]string{envPostgres: "postgres", envMySQL: "mysql"}[env]
+			t.Run(family+"/"+mode, func(t *testing.T) {
+				t.Parallel()
+				raw := liveDSN(t, env)
+				proxy, err := tcpproxy.Start(serverAddr(t, raw))
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = proxy.Close() })
+				direct := newBackend(t, raw, "session")
+				b := direct
+				b.dsn = withAddr(t, raw, proxy.Addr())
+				dir := t.TempDir()
+				name := lockName("lost")
+
+				r := start(t, dir, runArgs(b, name, heartbeatScript, "--kill-grace", "1s")...)
+				child, err := strconv.Atoi(strings.TrimSpace(waitFile(t, filepath.Join(dir, "child"), 15*time.Second)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				killGroupAtEnd(t, child)
+				waitFile(t, filepath.Join(dir, "hb"), 5*time.Second)
+				if mode == "cut" {
+					proxy.Cut()
+				} else {
+					proxy.Stall()
+				}
+				cutAt := time.Now()
+				if code := r.wait(t, 15*time.Second); code != codeLeaseLost {
+					t.Fatalf("exit %d, want %d; stderr: %s", code, codeLeaseLost, r.stderr.String())
+				}
+				if d := r.ended.Sub(cutAt); d > 5*time.Second {
+					t.Fatalf("schedlock exited %s after the %s, want within a few seconds", d, mode)
+				}
+				assertStopped(t, dir, child)
+				// A stalled connection is still open for the server, which
+				// keeps the lock until it closes.
+				proxy.Cut()
+				next := runOnce(t, dir, runArgs(direct, name, "true", "--wait", "5s")...)
+				if next.code != 0 {
+					t.Fatalf("run after the %s: exit %d; stderr: %s", mode, next.code, next.stderr.String())
+				}
+				t.Logf("stopped %s after the %s; stderr: %s", r.ended.Sub(cutAt).Round(time.Millisecond), mode, strings.TrimSpace(r.stderr.String()))
+			})
+		}
+	}
+}
+
+// signalScript traps TERM: it notes the signal, takes half a second to
+// finish (the lock must stay held meanwhile) and exits 7.
+const signalScript = `trap 'echo term >> got; sleep 0.5; exit 7' TERM; echo $$ > child; while :; do sleep 0.05; done`
+
+// SIGTERM to schedlock goes to the command; the lock is released only
+// after the command has exited; schedlock reports the interruption (130).
+func TestRunForwardsTermAndReleasesAfterExit(t *testing.T) {
+	for _, bc := range []backendCase{allBackends[0], allBackends[4]} {
+		t.Run(bc.name, func(t *testing.T) {
+			t.Parallel()
+			b := bc.make(t)
+			dir := t.TempDir()
+			name := lockName("signal")
+			r := start(t, dir, runArgs(b, name, signalScript)...)
+			child, err := strconv.Atoi(strings.TrimSpace(waitFile(t, filepath.Join(dir, "child"), 15*time.Second)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			killGroupAtEnd(t, child)
+			if err := r.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+				t.Fatal(err)
+			}
+			waitFile(t, filepath.Join(dir, "got"), 5*time.Second)
+			if busy := runOnce(t, dir, runArgs(b, name, "true")...); busy.code != codeSkipped {
+				t.Fatalf("run while the command handles SIGTERM: exit %d, want %d (lock still held); stderr: %s", busy.code, codeSkipped, busy.stderr.String())
+			}
+			if code := r.wait(t, 10*time.Second); code != codeInterrupted {
+				t.Fatalf("exit %d, want %d; stderr: %s", code, codeInterrupted, r.stderr.String())
+			}
+			if got := strings.TrimSpace(string(mustRead(t, filepath.Join(dir, "got")))); got != "term" {
+				t.Fatalf("command saw %q, want one SIGTERM", got)
+			}
+			if next := runOnce(t, dir, runArgs(b, name, "true")...); next.code != 0 {
+				t.Fatalf("run after the command exited: exit %d; stderr: %s", next.code, next.stderr.String())
+			}
+		})
+	}
+}
+
+// SIGHUP is forwarded too, and does not count as an interruption: the
+// command's exit code (129, killed by SIGHUP) passes through.
+func TestRunForwardsHangup(t *testing.T) {
+	b := newBackend(t, sqliteDSN(t), "table")
+	dir := t.TempDir()
+	r, _ := startHolder(t, dir, runArgs(b, lockName("hup"), `echo $$ > child; while :; do sleep 0.05; done`))
+	if err := r.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	if code := r.wait(t, 10*time.Second); code != 128+int(syscall.SIGHUP) {
+		t.Fatalf("exit %d, want %d; stderr: %s", code, 128+int(syscall.SIGHUP), r.stderr.String())
+	}
+}
+
+// SIGINT while waiting for the lock gives up at once (130) and never
+// starts the command.
+func TestRunInterruptWhileWaiting(t *testing.T) {
+	b := newBackend(t, sqliteDSN(t), "table")
+	dir := t.TempDir()
+	name := lockName("wait")
+	startHolder(t, dir, runArgs(b, name, holdScript))
+	waiter := start(t, dir, runArgs(b, name, `touch waiter-ran`, "--wait", "30s")...)
+	time.Sleep(500 * time.Millisecond)
+	sent := time.Now()
+	if err := waiter.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if code := waiter.wait(t, 5*time.Second); code != codeInterrupted {
+		t.Fatalf("exit %d, want %d; stderr: %s", code, codeInterrupted, waiter.stderr.String())
+	}
+	if d := waiter.ended.Sub(sent); d > 2*time.Second {
+		t.Fatalf("waiter took %s to give up", d)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "waiter-ran")); err == nil {
+		t.Fatal("the waiter's command ran")
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
