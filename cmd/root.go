@@ -71,7 +71,10 @@ func Run(f *Factory, args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	err := Execute(ctx, f, args)
-	if err != nil && ctx.Err() != nil {
+	var exit *ExitError
+	if err != nil && ctx.Err() != nil && !errors.As(err, &exit) {
+		// A command that decided its own exit code (run passes on its
+		// child's) keeps it; anything else a signal stopped is "interrupted".
 		return &interruptedError{err: err}
 	}
 	return err

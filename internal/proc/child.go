@@ -55,7 +55,8 @@ type IO struct {
 }
 
 // Start runs argv[0] with argv[1:] in a new process group, with env appended
-// to the current environment and the given streams passed through.
+// to the current environment and the given streams passed through. On Linux
+// the kernel kills the child (SIGKILL) if the calling process dies first.
 func Start(argv []string, env []string, streams IO) (*Child, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("no command given")

@@ -14,7 +14,9 @@ import (
 // schedlock process dies (SIGKILL, OOM killer), so the child cannot run on
 // without anyone keeping its lease alive. Only the child itself gets the
 // signal, not processes it started; Go checks after setting it that the
-// parent did not die in between.
+// parent did not die in between. The kernel ties the signal to the thread
+// that started the child, and Go ends a thread only when a goroutine exits
+// while locked to it (runtime.LockOSThread), which schedlock never does.
 func setParentDeathSignal(a *syscall.SysProcAttr) { a.Pdeathsig = syscall.SIGKILL }
 
 // groupRunning reports whether a process of group pgid runs, from /proc:

@@ -380,7 +380,7 @@ func TestRunSessionLostStopsCommand(t *testing.T) {
 const signalScript = `trap 'echo term >> got; sleep 0.5; exit 7' TERM; echo $$ > child; while :; do sleep 0.05; done`
 
 // SIGTERM to schedlock goes to the command; the lock is released only
-// after the command has exited; schedlock reports the interruption (130).
+// after the command has exited; schedlock exits with the command's code.
 func TestRunForwardsTermAndReleasesAfterExit(t *testing.T) {
 	for _, bc := range []backendCase{allBackends[0], allBackends[4]} {
 		t.Run(bc.name, func(t *testing.T) {
@@ -401,8 +401,8 @@ func TestRunForwardsTermAndReleasesAfterExit(t *testing.T) {
 			if busy := runOnce(t, dir, runArgs(b, name, "true")...); busy.code != codeSkipped {
 				t.Fatalf("run while the command handles SIGTERM: exit %d, want %d (lock still held); stderr: %s", busy.code, codeSkipped, busy.stderr.String())
 			}
-			if code := r.wait(t, 10*time.Second); code != codeInterrupted {
-				t.Fatalf("exit %d, want %d; stderr: %s", code, codeInterrupted, r.stderr.String())
+			if code := r.wait(t, 10*time.Second); code != 7 {
+				t.Fatalf("exit %d, want the command's 7; stderr: %s", code, r.stderr.String())
 			}
 			if got := strings.TrimSpace(string(mustRead(t, filepath.Join(dir, "got")))); got != "term" {
 				t.Fatalf("command saw %q, want one SIGTERM", got)
