@@ -33,6 +33,10 @@ type runState struct {
 	oneRune rune
 	seq     atomic.Int64
 
+	capsOnce sync.Once
+	caps     dialects.Capabilities
+	capsErr  error
+
 	mu         sync.Mutex
 	session    dialects.Locker
 	sessionErr error

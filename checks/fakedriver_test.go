@@ -267,6 +267,15 @@ var fakeDialect = &dialects.Dialect{
 		}
 		return &dialects.SessionLocker{Dialect: "fake", DB: db, Ops: fakeOps{}, CheckEvery: 20 * time.Millisecond}, nil
 	},
+	Probe: func(context.Context, *sql.DB, dialects.Info, dialects.ProbeOptions) (dialects.Capabilities, error) {
+		return dialects.Capabilities{
+			SkipLocked:   dialects.CapYes("fakedb skips locked rows"),
+			NoWait:       dialects.CapYes("fakedb fails at once on a locked row"),
+			Isolation:    dialects.CapYes("read committed"),
+			LockListing:  dialects.CapYes("fakedb lists its locks"),
+			KillSessions: dialects.CapYes("fakedb lets anyone kill"),
+		}, nil
+	},
 	NewTableLocker: func(db *sql.DB, _ dialects.Info, t dialects.Table) (dialects.TableLocker, error) {
 		schema, err := t.Schema()
 		if err != nil {

@@ -143,7 +143,7 @@ func TestBrokenDialectsFail(t *testing.T) {
 		only   []string
 		want   Status
 	}{
-		{"grant twice", faults{grantTwice: true}, []string{"session.contend", "table.contend", "session.pool-trap", "session.wait", "table.wait", "table.at-most", "session.contention", "table.contention", "session.race10", "table.race10", "table.names.special"}, StatusFail},
+		{"grant twice", faults{grantTwice: true}, []string{"probe.session-locks", "session.contend", "table.contend", "session.pool-trap", "session.wait", "table.wait", "table.at-most", "session.contention", "table.contention", "session.race10", "table.race10", "table.names.special"}, StatusFail},
 		{"release by any owner", faults{anyOwner: true}, []string{"table.owner", "session.pool-trap"}, StatusFail},
 		{"token does not grow", faults{flatToken: true}, []string{"table.token", "table.at-most"}, StatusFail},
 		{"at-least ignored", faults{ignoreAtLeast: true}, []string{"table.at-least"}, StatusFail},

@@ -73,7 +73,7 @@ func Suite(cfg Config) []Check {
 		}
 	}
 
-	out := []Check{detectCheck()}
+	out := append([]Check{detectCheck()}, capabilityChecks()...)
 	for _, tg := range targets {
 		out = append(out, strategyChecks(tg)...)
 	}

@@ -26,12 +26,13 @@ type LocksOptions struct {
 	Global  *GlobalOptions
 	Command string // command path, for usage errors
 
-	Table  string
-	Preset string
-	Names  []string
-	States []string
-	All    bool
-	Watch  time.Duration
+	Table    string
+	Preset   string
+	Names    []string
+	States   []string
+	All      bool
+	Strategy string
+	Watch    time.Duration
 }
 
 // minWatch is the shortest --watch interval.
@@ -97,7 +98,10 @@ ran, even when it is empty.`,
   schedlock locks ls --name 'report-*' --watch 2s
 
   # Liquibase's lock, including when it is free
-  schedlock locks ls --preset liquibase --all`,
+  schedlock locks ls --preset liquibase --all
+
+  # Only the server's session locks (advisory locks, GET_LOCK)
+  schedlock locks ls --strategy session`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			opts.Command = c.CommandPath()
@@ -113,8 +117,23 @@ ran, even when it is empty.`,
 	fl.StringArrayVar(&opts.Names, "name", nil, "show only locks whose name matches this glob (*, ?, [...]; repeatable)")
 	fl.StringSliceVar(&opts.States, "state", nil, "show only these states: held, waiting, expired, stale, free (comma-separated or repeated)")
 	fl.BoolVar(&opts.All, "all", false, "include free locks")
+	fl.StringVar(&opts.Strategy, "strategy", "", "only table locks (table) or only session locks (session) (default: both)")
 	fl.DurationVar(&opts.Watch, "watch", 0, "list again every interval, e.g. 2s, until Ctrl-C (0: once)")
+	_ = c.RegisterFlagCompletionFunc("preset", locksCompletion(dialects.AdminPresets()))
+	states := make([]string, 0, 5)
+	for _, s := range dialects.LockStates() {
+		states = append(states, string(s))
+	}
+	_ = c.RegisterFlagCompletionFunc("state", locksCompletion(states))
+	_ = c.RegisterFlagCompletionFunc("strategy", locksCompletion([]string{string(dialects.StrategyTable), string(dialects.StrategySession)}))
 	return c
+}
+
+// locksCompletion completes a flag with a fixed list of values.
+func locksCompletion(values []string) cobra.CompletionFunc {
+	return func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return values, cobra.ShellCompDirectiveNoFileComp
+	}
 }
 
 // locksQuery is `locks ls` after validation.
@@ -149,6 +168,13 @@ func (o *LocksOptions) plan() (*locksQuery, error) {
 		q.list.States = append(q.list.States, st)
 	}
 	q.list.All = o.All
+	if o.Strategy != "" {
+		st, err := dialects.ParseStrategy(o.Strategy)
+		if err != nil {
+			return nil, &UsageError{Err: err, Command: o.Command}
+		}
+		q.list.Strategy = st
+	}
 	switch {
 	case o.Watch < 0:
 		return nil, usageErrorf(o.Command, "--watch must not be negative, got %s", o.Watch)

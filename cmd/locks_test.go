@@ -302,6 +302,7 @@ func TestLocksLsBadInput(t *testing.T) {
 		{"missing table", []string{"--table", "nope"}, []string{"table nope does not exist"}},
 		{"bad table name", []string{"--table", "a;b"}, []string{"not a plain identifier"}},
 		{"bad state", []string{"--state", "zombie"}, []string{`unknown lock state "zombie"`}},
+		{"bad strategy", []string{"--strategy", "advisory"}, []string{`unknown strategy "advisory": use session or table`}},
 		{"bad glob", []string{"--name", "[abc"}, []string{`bad --name pattern "[abc"`}},
 		{"short watch", []string{"--watch", "1ms"}, []string{"--watch must be at least 100ms"}},
 		{"xml", []string{"-o", "xml"}, []string{`unknown output format "xml": use one of table, json, yaml`}},

@@ -112,6 +112,7 @@ confirmation, 3 the lock is not held, is held by another owner than
 	fl.BoolVar(&opts.KillSession, "kill-session", false, "free a session lock by terminating the session that holds it")
 	fl.BoolVarP(&opts.Yes, "yes", "y", false, "do not ask for confirmation")
 	fl.BoolVar(&opts.DryRun, "dry-run", false, "show what would change and change nothing")
+	_ = c.RegisterFlagCompletionFunc("preset", locksCompletion(dialects.AdminPresets()))
 	return c
 }
 

@@ -474,6 +474,9 @@ type ListOptions struct {
 	States []LockState
 	// All includes free locks when States is empty.
 	All bool
+	// Strategy keeps only table locks (StrategyTable) or only session locks
+	// (StrategySession); empty: both.
+	Strategy Strategy
 }
 
 // Listing is what ListLocks found.
@@ -497,9 +500,18 @@ func (db *DB) ListLocks(ctx context.Context, opts ListOptions) (*Listing, error)
 			return nil, invalidf("bad name pattern %q: %v", p, err)
 		}
 	}
-	tables, notes, err := db.resolveTables(ctx, opts.Tables)
-	if err != nil {
-		return nil, err
+	switch opts.Strategy {
+	case "", StrategyTable, StrategySession:
+	default:
+		return nil, invalidf("unknown strategy %q: use session or table", opts.Strategy)
+	}
+	var tables []Table
+	var notes []string
+	if opts.Strategy != StrategySession {
+		var err error
+		if tables, notes, err = db.resolveTables(ctx, opts.Tables); err != nil {
+			return nil, err
+		}
 	}
 	out := &Listing{Locks: []LockEntry{}, Tables: tables, Notes: notes}
 	labels := literalNames(opts.Names)
@@ -513,14 +525,16 @@ func (db *DB) ListLocks(ctx context.Context, opts ListOptions) (*Listing, error)
 		}
 		out.Locks = append(out.Locks, entries...)
 	}
-	sessions, note, err := db.listSessions(ctx, labels, literalNames(opts.Names))
-	if err != nil {
-		return nil, err
+	if opts.Strategy != StrategyTable {
+		sessions, note, err := db.listSessions(ctx, labels, literalNames(opts.Names))
+		if err != nil {
+			return nil, err
+		}
+		if note != "" {
+			out.Notes = append(out.Notes, note)
+		}
+		out.Locks = append(out.Locks, sessions...)
 	}
-	if note != "" {
-		out.Notes = append(out.Notes, note)
-	}
-	out.Locks = append(out.Locks, sessions...)
 	out.Locks = filterLocks(out.Locks, opts)
 	sortLocks(out.Locks)
 	for _, e := range out.Locks {

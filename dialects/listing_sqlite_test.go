@@ -118,6 +118,12 @@ func TestListLocksSQLiteShedLockAndLiquibase(t *testing.T) {
 	if idle := byName(all.Locks)["idle-job"]; idle.State != dialects.StateFree || len(all.Locks) != 3 {
 		t.Errorf("--all --name '*-job': %+v", all.Locks)
 	}
+	if sessionsOnly, err := db.ListLocks(ctx, dialects.ListOptions{Strategy: dialects.StrategySession}); err != nil || len(sessionsOnly.Locks) != 0 || len(sessionsOnly.Tables) != 0 {
+		t.Errorf("--strategy session on SQLite: %+v, %v", sessionsOnly, err)
+	}
+	if _, err := db.ListLocks(ctx, dialects.ListOptions{Strategy: "advisory"}); !errors.Is(err, dialects.ErrInvalid) {
+		t.Errorf("unknown strategy: %v", err)
+	}
 	expired, err := db.ListLocks(ctx, dialects.ListOptions{States: []dialects.LockState{dialects.StateExpired}})
 	if err != nil {
 		t.Fatal(err)

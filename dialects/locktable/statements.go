@@ -106,6 +106,15 @@ func (l *Locker) exec(ctx context.Context, o op, b binding) (value int64, done b
 	if err != nil {
 		return 0, false, err
 	}
+	err = l.retrying(ctx, func() error {
+		value, done, err = l.execOnce(ctx, o, stmt, vals)
+		return err
+	})
+	return value, done, err
+}
+
+// execOnce sends the prepared statement of o once and reads its outcome.
+func (l *Locker) execOnce(ctx context.Context, o op, stmt *sql.Stmt, vals []any) (value int64, done bool, err error) {
 	l.sent[o].Add(1)
 	switch l.stmts[o].spec.Result {
 	case ResultRow:
@@ -152,8 +161,13 @@ func (l *Locker) query(ctx context.Context, o op, b binding) (*sql.Rows, error) 
 	if err != nil {
 		return nil, err
 	}
-	l.sent[o].Add(1)
-	rows, err := stmt.QueryContext(ctx, vals...)
+	var rows *sql.Rows
+	err = l.retrying(ctx, func() error {
+		l.sent[o].Add(1)
+		var err error
+		rows, err = stmt.QueryContext(ctx, vals...)
+		return err
+	})
 	if err != nil {
 		return nil, l.classify(err)
 	}

@@ -21,19 +21,40 @@ const VariantAurora = "aurora"
 // marks Aurora (Info.Variant "aurora"). A server error from that probe means
 // "not Aurora"; it runs in autocommit on a pooled connection, so it leaves
 // nothing behind.
+//
+// KingbaseES and openGauss are not taken on trust: on KingbaseES Detect
+// reads the compatibility mode (SHOW database_mode, else
+// current_setting('database_mode', true); Info.Mode "pg", "oracle",
+// "mysql", …) and probes which catalog names exist (ProbeCatalog: pg_locks
+// or sys_locks, pg_terminate_backend or sys_terminate_backend, …); on both
+// it proves the advisory lock functions with the two-connection probe
+// (dialects.ProbeSessionOps: a lock on a random name, taken and released,
+// nothing left behind). Recommend and NewSessionLocker use what it proved.
+//
+// A login refused because the server wants openGauss's SHA256, MD5_SHA256
+// or SM3 password method gives an *AuthMethodError that says how to fix it.
 func Detect(ctx context.Context, db *sql.DB) (dialects.Info, error) {
 	var banner string
 	if err := db.QueryRowContext(ctx, "SELECT version()").Scan(&banner); err != nil {
-		return dialects.Info{}, dialects.Wrap(Name, "detect", fmt.Errorf("read version(): %w", err))
+		return dialects.Info{}, dialects.Wrap(Name, "detect", fmt.Errorf("read version(): %w", explainAuthError(err)))
 	}
 	info := ParseBanner(banner)
-	if info.Product == dialects.ProductPostgreSQL {
+	switch info.Product {
+	case dialects.ProductPostgreSQL:
 		aurora, err := isAurora(ctx, db)
 		if err != nil {
 			return dialects.Info{}, dialects.Wrap(Name, "detect", err)
 		}
 		if aurora {
 			info.Variant = VariantAurora
+		}
+	case dialects.ProductKingbase:
+		if err := detectKingbase(ctx, db, &info); err != nil {
+			return dialects.Info{}, dialects.Wrap(Name, "detect", err)
+		}
+	case dialects.ProductOpenGauss:
+		if err := detectOpenGauss(ctx, db, info); err != nil {
+			return dialects.Info{}, dialects.Wrap(Name, "detect", err)
 		}
 	}
 	return info, nil

@@ -255,6 +255,9 @@ func TestLockAdminLiveSessionLocks(t *testing.T) {
 	if len(l.Locks) != 2 || l.Locks[0].State != dialects.StateHeld || l.Locks[1].State != dialects.StateWaiting {
 		t.Errorf("ListLocks --name: %+v", l.Locks)
 	}
+	if l, err := db.ListLocks(ctx, dialects.ListOptions{Names: []string{name}, Strategy: dialects.StrategyTable}); err != nil || len(l.Locks) != 0 {
+		t.Errorf("ListLocks --name --strategy table: %+v, %v", l, err)
+	}
 
 	// Terminating the holder hands the lock to the waiter.
 	if err := admin.Kill(ctx, strconv.FormatInt(holderPID, 10)); err != nil {

@@ -19,8 +19,8 @@ func TestRecommend(t *testing.T) {
 		{"PostgreSQL 11.2-YB-2.18.0.1-b0 …", dialects.StrategyTable, "before 2025.1"},
 		{"PostgreSQL 15.2-YB-2.25.1.0-b0 …", dialects.StrategyTable, "before 2025.1"},
 		{"PostgreSQL 15.2-YB-2025.1.0.0-b0 …", dialects.StrategySession, "2025.1"},
-		{"KingbaseES V008R006C007B0024 on x86_64-pc-linux-gnu, compiled by gcc …", dialects.StrategyTable, "not proven on kingbase"},
-		{"(openGauss 5.0.0 build a07d57c3) compiled at …", dialects.StrategyTable, "not proven on opengauss"},
+		{"KingbaseES V008R006C007B0024 on x86_64-pc-linux-gnu, compiled by gcc …", dialects.StrategyTable, "not proven by detection"},
+		{"(openGauss 5.0.0 build a07d57c3) compiled at …", dialects.StrategyTable, "not proven by detection"},
 		{"something else", dialects.StrategyTable, "unrecognised"},
 	}
 	for _, tt := range tests {

@@ -12,15 +12,31 @@ import (
 // NewSessionLocker returns the session-strategy locker: advisory locks on
 // Key(name), each on its own pinned connection (see dialects.SessionLocker).
 // It refuses, with an error matching dialects.ErrUnsupported, on CockroachDB
-// (its advisory lock functions are stubs that lock nothing) and on
-// YugabyteDB before 2025.1 (advisory locks refused or unreliable).
+// (its advisory lock functions are stubs that lock nothing), on YugabyteDB
+// before 2025.1 (advisory locks refused or unreliable), and on KingbaseES
+// and openGauss when Detect found the lock functions missing or saw them
+// fail the two-connection probe. On KingbaseES the locker uses the catalog
+// names Detect found (pg_ or sys_).
 func NewSessionLocker(db *sql.DB, info dialects.Info) (dialects.Locker, error) {
 	if err := sessionSupported(info); err != nil {
 		return nil, dialects.Wrap(Name, "session locker", err)
 	}
-	return &dialects.SessionLocker{Dialect: Name, DB: db, Ops: SessionOps{}}, nil
+	ops := SessionOps{}
+	if provenOnly(info) {
+		facts, known := factsFor(db, info)
+		if err := unprovenRefusal(facts, known, info); err != nil {
+			return nil, dialects.Wrap(Name, "session locker", err)
+		}
+		if known && facts.catalog != PostgresCatalog {
+			ops.Catalog = &facts.catalog
+		}
+	}
+	return &dialects.SessionLocker{Dialect: Name, DB: db, Ops: ops}, nil
 }
 
+// sessionSupported refuses the products whose advisory locks are known not
+// to exclude, judged from info alone; NewSessionLocker adds what Detect
+// proved.
 func sessionSupported(info dialects.Info) error {
 	switch {
 	case info.Product == dialects.ProductCockroachDB:
@@ -35,71 +51,84 @@ func sessionSupported(info dialects.Info) error {
 // dialects.SessionKiller with session-level advisory locks on the bigint
 // key Key(name). Session ids are backend pids in decimal.
 //
+// Catalog names the lock functions and views; nil means the PostgreSQL
+// names (PostgresCatalog). Holder and Kill, which get the database, use
+// the catalog Detect found for it when Catalog is nil, so the zero value
+// works on every product.
+//
 // Advisory locks stack within a session (two locks need two unlocks) and
 // survive COMMIT and ROLLBACK; dialects.SessionLocker takes each lock on a
 // fresh connection and releases it once, so no lock stacks.
-type SessionOps struct{}
+type SessionOps struct {
+	Catalog *Catalog
+}
 
 var (
 	_ dialects.SessionOps    = SessionOps{}
 	_ dialects.SessionKiller = SessionOps{}
 )
 
+// names is the catalog for statements on a connection.
+func (o SessionOps) names() Catalog {
+	if o.Catalog != nil {
+		return *o.Catalog
+	}
+	return PostgresCatalog
+}
+
+// namesFor is the catalog for statements on db.
+func (o SessionOps) namesFor(db *sql.DB) Catalog {
+	if o.Catalog != nil {
+		return *o.Catalog
+	}
+	return catalogFor(db, dialects.Info{})
+}
+
 // TryLock runs SELECT pg_try_advisory_lock(key) on conn.
-func (SessionOps) TryLock(ctx context.Context, conn *sql.Conn, name string) (bool, error) {
+func (o SessionOps) TryLock(ctx context.Context, conn *sql.Conn, name string) (bool, error) {
+	c := o.names()
 	var ok bool
-	if err := conn.QueryRowContext(ctx, "SELECT pg_try_advisory_lock($1::bigint)", Key(name)).Scan(&ok); err != nil {
-		return false, fmt.Errorf("pg_try_advisory_lock: %w", err)
+	if err := conn.QueryRowContext(ctx, c.tryLockSQL(), Key(name)).Scan(&ok); err != nil {
+		return false, fmt.Errorf("%s: %w", c.TryLock, err)
 	}
 	return ok, nil
 }
 
 // Unlock runs SELECT pg_advisory_unlock(key) on conn; the server answers
 // false (and frees nothing) when conn's session does not hold the key.
-func (SessionOps) Unlock(ctx context.Context, conn *sql.Conn, name string) (bool, error) {
+func (o SessionOps) Unlock(ctx context.Context, conn *sql.Conn, name string) (bool, error) {
+	c := o.names()
 	var ok bool
-	if err := conn.QueryRowContext(ctx, "SELECT pg_advisory_unlock($1::bigint)", Key(name)).Scan(&ok); err != nil {
-		return false, fmt.Errorf("pg_advisory_unlock: %w", err)
+	if err := conn.QueryRowContext(ctx, c.unlockSQL(), Key(name)).Scan(&ok); err != nil {
+		return false, fmt.Errorf("%s: %w", c.Unlock, err)
 	}
 	return ok, nil
 }
 
-// holdsSQL finds conn's own granted lock on a bigint key in pg_locks:
-// objsubid 1 marks a bigint key, classid its high and objid its low 32 bits.
-// Both are unsigned oids, so they are compared as bigint.
-const holdsSQL = `SELECT EXISTS (SELECT 1 FROM pg_locks
-WHERE locktype = 'advisory' AND objsubid = 1 AND classid::bigint = $1::bigint AND objid::bigint = $2::bigint
-AND pid = pg_backend_pid() AND granted)`
-
 // Holds reports whether conn's session holds a granted advisory lock on
 // Key(name), reading pg_locks.
-func (SessionOps) Holds(ctx context.Context, conn *sql.Conn, name string) (bool, error) {
+func (o SessionOps) Holds(ctx context.Context, conn *sql.Conn, name string) (bool, error) {
+	c := o.names()
 	classid, objid := KeyParts(Key(name))
 	var held bool
-	if err := conn.QueryRowContext(ctx, holdsSQL, int64(classid), int64(objid)).Scan(&held); err != nil {
-		return false, fmt.Errorf("read pg_locks: %w", err)
+	if err := conn.QueryRowContext(ctx, c.holdsSQL(), int64(classid), int64(objid)).Scan(&held); err != nil {
+		return false, fmt.Errorf("read %s: %w", c.Locks, err)
 	}
 	return held, nil
 }
 
-// holderSQL finds the backend holding a bigint advisory key in the current
-// database (advisory lock tags include the database).
-const holderSQL = `SELECT pid FROM pg_locks
-WHERE locktype = 'advisory' AND objsubid = 1 AND classid::bigint = $1::bigint AND objid::bigint = $2::bigint
-AND granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
-ORDER BY pid LIMIT 1`
-
 // Holder returns the pid, in decimal, of the backend holding the lock on
 // name in the current database, or "" when nobody holds it.
-func (SessionOps) Holder(ctx context.Context, db *sql.DB, name string) (string, error) {
+func (o SessionOps) Holder(ctx context.Context, db *sql.DB, name string) (string, error) {
+	c := o.namesFor(db)
 	classid, objid := KeyParts(Key(name))
 	var pid int64
-	err := db.QueryRowContext(ctx, holderSQL, int64(classid), int64(objid)).Scan(&pid)
+	err := db.QueryRowContext(ctx, c.holderSQL(), int64(classid), int64(objid)).Scan(&pid)
 	switch {
 	case err == sql.ErrNoRows:
 		return "", nil
 	case err != nil:
-		return "", dialects.Wrap(Name, "holder", fmt.Errorf("read pg_locks: %w", err))
+		return "", dialects.Wrap(Name, "holder", fmt.Errorf("read %s: %w", c.Locks, err))
 	}
 	return strconv.FormatInt(pid, 10), nil
 }

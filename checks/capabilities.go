@@ -1,0 +1,89 @@
+package checks
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/schedlock/schedlock/dialects"
+)
+
+// capabilityChecks are the probes of reference §8b that detection runs —
+// session locks that really exclude (a stub that grants twice fails), SKIP
+// LOCKED and NOWAIT on real row locks, lock listing, the right to
+// terminate sessions and the privileges the strategies need — one result
+// each, from one dialects.DB.Probe per run.
+func capabilityChecks() []Check {
+	type capCheck struct {
+		id, title string
+		pick      func(dialects.Capabilities) dialects.Capability
+		// absent is how a plain "no" counts: skip when the product simply
+		// lacks the feature, warn when the remedy is a setting or a grant.
+		absentWarns bool
+	}
+	list := []capCheck{
+		{"probe.session-locks", "session locks exclude a second connection (no stub)", func(c dialects.Capabilities) dialects.Capability { return c.SessionLocks }, false},
+		{"probe.skip-locked", "SELECT … FOR UPDATE SKIP LOCKED skips a locked row", func(c dialects.Capabilities) dialects.Capability { return c.SkipLocked }, false},
+		{"probe.nowait", "SELECT … FOR UPDATE NOWAIT fails at once on a locked row", func(c dialects.Capabilities) dialects.Capability { return c.NoWait }, false},
+		{"probe.lock-listing", "held session locks can be listed with their holder", func(c dialects.Capabilities) dialects.Capability { return c.LockListing }, true},
+		{"probe.kill-sessions", "this user may terminate another session", func(c dialects.Capabilities) dialects.Capability { return c.KillSessions }, true},
+	}
+	out := make([]Check, 0, len(list)+1)
+	for _, cc := range list {
+		out = append(out, Check{ID: cc.id, Title: cc.title, Run: func(ctx context.Context, env *Env) (string, error) {
+			caps, err := env.capabilities(ctx)
+			if err != nil {
+				return "", err
+			}
+			return judgeCapability(cc.pick(caps), cc.absentWarns)
+		}})
+	}
+	out = append(out, Check{ID: "probe.privileges", Title: "the user has the privileges the strategies need", Run: checkPrivileges})
+	return out
+}
+
+// judgeCapability turns a probed capability into a check outcome.
+func judgeCapability(c dialects.Capability, absentWarns bool) (string, error) {
+	switch c.Status {
+	case dialects.StatusYes:
+		return c.Detail, nil
+	case dialects.StatusStub:
+		return "", &Remedied{Err: fmt.Errorf("a stub, not a lock: %s", c.Detail), Remedy: c.Remedy}
+	case dialects.StatusNo:
+		if absentWarns {
+			return "", &Remedied{Err: Warnf("%s", c.Detail), Remedy: c.Remedy}
+		}
+		return "", Skipf("%s", c.Detail)
+	default:
+		return "", &Remedied{Err: Warnf("could not tell: %s", c.Detail), Remedy: c.Remedy}
+	}
+}
+
+// checkPrivileges warns with the GRANTs for every privilege the probe found
+// missing.
+func checkPrivileges(ctx context.Context, env *Env) (string, error) {
+	caps, err := env.capabilities(ctx)
+	if err != nil {
+		return "", err
+	}
+	if len(caps.MissingPrivileges) == 0 {
+		return "no missing privilege found", nil
+	}
+	var missing, grants []string
+	for _, p := range caps.MissingPrivileges {
+		missing = append(missing, fmt.Sprintf("%s (needed for %s)", p.Privilege, p.NeededFor))
+		if p.Grant != "" {
+			grants = append(grants, p.Grant)
+		}
+	}
+	return "", &Remedied{Err: Warnf("missing: %s", strings.Join(missing, "; ")), Remedy: strings.Join(grants, "; ")}
+}
+
+// capabilities probes the database once per run.
+func (e *Env) capabilities(ctx context.Context) (dialects.Capabilities, error) {
+	rs := e.run
+	rs.capsOnce.Do(func() {
+		rs.caps, rs.capsErr = rs.db.Probe(ctx, dialects.ProbeOptions{})
+	})
+	return rs.caps, rs.capsErr
+}

@@ -1,0 +1,316 @@
+package dameng
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/schedlock/schedlock/checks"
+	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/locktable"
+)
+
+func TestRequestResult(t *testing.T) {
+	tests := []struct {
+		rc      int64
+		got     bool
+		errCode int64 // 0: no error
+	}{
+		{LockSuccess, true, 0},
+		{LockTimeout, false, 0},
+		{LockDeadlock, false, LockDeadlock},
+		{LockParameterErr, false, LockParameterErr},
+		{LockAlreadyOwned, true, 0},
+		{LockIllegalLock, false, LockIllegalLock},
+		{6, false, 6},
+		{-1, false, -1},
+	}
+	for _, tt := range tests {
+		got, err := RequestResult(tt.rc)
+		checkMapping(t, "REQUEST", tt.rc, got, err, tt.got, tt.errCode)
+	}
+}
+
+func TestReleaseResult(t *testing.T) {
+	tests := []struct {
+		rc      int64
+		got     bool
+		errCode int64
+	}{
+		{LockSuccess, true, 0},
+		{LockAlreadyOwned, false, 0},
+		{LockParameterErr, false, LockParameterErr},
+		{LockIllegalLock, false, LockIllegalLock},
+		{LockTimeout, false, LockTimeout},
+		{LockDeadlock, false, LockDeadlock},
+	}
+	for _, tt := range tests {
+		got, err := ReleaseResult(tt.rc)
+		checkMapping(t, "RELEASE", tt.rc, got, err, tt.got, tt.errCode)
+	}
+}
+
+func TestHoldsResult(t *testing.T) {
+	tests := []struct {
+		rc      int64
+		got     bool
+		errCode int64
+	}{
+		{LockAlreadyOwned, true, 0},
+		{LockSuccess, false, 0},
+		{LockTimeout, false, 0},
+		{LockDeadlock, false, LockDeadlock},
+		{LockParameterErr, false, LockParameterErr},
+		{LockIllegalLock, false, LockIllegalLock},
+	}
+	for _, tt := range tests {
+		got, err := HoldsResult(tt.rc)
+		checkMapping(t, "REQUEST", tt.rc, got, err, tt.got, tt.errCode)
+	}
+}
+
+func checkMapping(t *testing.T, call string, rc int64, got bool, err error, want bool, wantCode int64) {
+	t.Helper()
+	if wantCode == 0 {
+		if err != nil || got != want {
+			t.Errorf("%s %d: got %v, %v; want %v, nil", call, rc, got, err, want)
+		}
+		return
+	}
+	var le *DBMSLockError
+	if !errors.As(err, &le) || le.Code != wantCode || le.Call != call || got {
+		t.Errorf("%s %d: got %v, %v; want a *DBMSLockError with code %d", call, rc, got, err, wantCode)
+	}
+}
+
+// mutatedOps is SessionOps with its return-code mappings replaced, to prove
+// the conformance suite catches a wrong mapping.
+type mutatedOps struct {
+	*SessionOps
+	request, release, holds func(int64) (bool, error)
+}
+
+func (m mutatedOps) TryLock(ctx context.Context, conn *sql.Conn, name string) (bool, error) {
+	rc, err := run(ctx, conn, "REQUEST", tryLockSQL, name)
+	if err != nil {
+		return false, err
+	}
+	return m.request(rc)
+}
+
+func (m mutatedOps) Unlock(ctx context.Context, conn *sql.Conn, name string) (bool, error) {
+	rc, err := run(ctx, conn, "RELEASE", unlockSQL, name)
+	if err != nil {
+		return false, err
+	}
+	return m.release(rc)
+}
+
+func (m mutatedOps) Holds(ctx context.Context, conn *sql.Conn, name string) (bool, error) {
+	rc, err := run(ctx, conn, "REQUEST", holdsSQL, name)
+	if err != nil {
+		return false, err
+	}
+	return m.holds(rc)
+}
+
+// dbWith returns the simulated database with the dialect's lockers
+// replaced by session (for the session strategy) and table (for the table
+// strategy); nil keeps the real one.
+func dbWith(t *testing.T, cfg simConfig, session func(*sql.DB) dialects.Locker, table func(*sql.DB, dialects.Table) dialects.TableLocker) (*dmSim, *dialects.DB) {
+	t.Helper()
+	sim, real := openSim(t, cfg)
+	d := *real.Dialect
+	if session != nil {
+		d.NewSessionLocker = func(db *sql.DB, _ dialects.Info) (dialects.Locker, error) { return session(db), nil }
+	}
+	if table != nil {
+		d.NewTableLocker = func(db *sql.DB, _ dialects.Info, tb dialects.Table) (dialects.TableLocker, error) {
+			return table(db, tb), nil
+		}
+	}
+	return sim, &dialects.DB{SQL: real.SQL, Dialect: &d, Info: real.Info}
+}
+
+// runChecks runs the named checks and returns the failures.
+func runChecks(t *testing.T, db *dialects.DB, strategy dialects.Strategy, tables []dialects.Table, only ...string) []checks.Result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rep, err := checks.Run(ctx, checks.Config{DB: db, Strategies: []dialects.Strategy{strategy}, Tables: tables, Only: only})
+	if err != nil {
+		t.Fatalf("run checks: %v", err)
+	}
+	var failed []checks.Result
+	for _, r := range rep.Results {
+		if r.Status == checks.StatusFail {
+			failed = append(failed, r)
+		}
+	}
+	return failed
+}
+
+// TestWrongSessionMappingsFail replaces one return-code mapping at a time
+// with a plausible mistake and shows the conformance checks fail, while
+// the real mapping passes the same checks on the same simulated server.
+func TestWrongSessionMappingsFail(t *testing.T) {
+	lockerWith := func(mutate func(*mutatedOps)) func(*sql.DB) dialects.Locker {
+		return func(db *sql.DB) dialects.Locker {
+			m := &mutatedOps{SessionOps: &SessionOps{}, request: RequestResult, release: ReleaseResult, holds: HoldsResult}
+			if mutate != nil {
+				mutate(m)
+			}
+			return &dialects.SessionLocker{Dialect: Name, DB: db, Ops: m, CheckEvery: 50 * time.Millisecond}
+		}
+	}
+	tests := []struct {
+		mistake string
+		mutate  func(*mutatedOps)
+		checks  []string
+	}{
+		{"REQUEST 1 (timeout) read as granted", func(m *mutatedOps) {
+			m.request = func(rc int64) (bool, error) {
+				return rc == LockSuccess || rc == LockTimeout || rc == LockAlreadyOwned, nil
+			}
+		}, []string{"session.contend", "session.race10"}},
+		{"REQUEST 4 (already own) read as not held", func(m *mutatedOps) {
+			m.holds = func(rc int64) (bool, error) { return false, nil }
+		}, []string{"session.refresh"}},
+		{"RELEASE 4 (not owner) read as released", func(m *mutatedOps) {
+			m.release = func(rc int64) (bool, error) { return rc == LockSuccess || rc == LockAlreadyOwned, nil }
+		}, []string{"session.pool-trap"}},
+		{"REQUEST 0 read as a failure", func(m *mutatedOps) {
+			m.request = func(rc int64) (bool, error) {
+				if rc == LockSuccess {
+					return false, &DBMSLockError{Call: "REQUEST", Code: rc}
+				}
+				return RequestResult(rc)
+			}
+		}, []string{"session.acquire"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.mistake, func(t *testing.T) {
+			_, good := dbWith(t, configWithDBMSLock(), lockerWith(nil), nil)
+			if failed := runChecks(t, good, dialects.StrategySession, nil, tt.checks...); len(failed) != 0 {
+				t.Fatalf("the real mapping fails %s: %v", failed[0].ID, failed[0].Detail)
+			}
+			_, bad := dbWith(t, configWithDBMSLock(), lockerWith(tt.mutate), nil)
+			failed := runChecks(t, bad, dialects.StrategySession, nil, tt.checks...)
+			if len(failed) == 0 {
+				t.Fatalf("with %s, checks %v still pass: the suite does not catch it", tt.mistake, tt.checks)
+			}
+			t.Logf("caught by %s: %s", failed[0].ID, failed[0].Detail)
+		})
+	}
+}
+
+// TestReRequestThatGrantsAgainIsCaught: were DM's REQUEST of a lock the
+// session already owns to answer 0 (as some Oracle emulations do) instead
+// of 4, the Holds block would give the lock back. The suite must then fail
+// loudly (the lease is reported lost), never pass while the lock is free.
+func TestReRequestThatGrantsAgainIsCaught(t *testing.T) {
+	cfg := configWithDBMSLock()
+	cfg.ReRequestGrants = true
+	_, db := openSim(t, cfg)
+	failed := runChecks(t, db, dialects.StrategySession, nil, "session.refresh")
+	if len(failed) == 0 {
+		t.Fatal("a REQUEST that answers 0 for an owned lock passes session.refresh: the suite would not notice")
+	}
+	if !strings.Contains(failed[0].Detail, "lease lost") {
+		t.Errorf("the failure does not report the lost lease: %s", failed[0].Detail)
+	}
+	t.Logf("caught by %s: %s", failed[0].ID, failed[0].Detail)
+}
+
+// racerConfig is a server on which another node always inserts a new name
+// first, so every first acquire meets -6602.
+func racerConfig() simConfig {
+	cfg := configDM8()
+	cfg.Racer = func(string) string { return "other-node:1:cafe" }
+	return cfg
+}
+
+// noDuplicateKeyer is Builder with the duplicate-key mapping removed: the
+// mistake of reading -6602 as an error.
+type noDuplicateKeyer struct{ *Builder }
+
+func (noDuplicateKeyer) IsDuplicateKey(error) bool { return false }
+
+// TestDuplicateKeyIsHeld: a -6602 from the MERGE means another node
+// inserted the row first, so Acquire reports ErrHeld naming that node,
+// never a plain error; and waiting acquirers keep trying.
+func TestDuplicateKeyIsHeld(t *testing.T) {
+	sim, db := openSim(t, racerConfig())
+	ctx := context.Background()
+	tl, err := db.TableLocker(dialects.Table{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tl.CreateTable(ctx); err != nil {
+		t.Fatal(err)
+	}
+	_, err = tl.Acquire(ctx, "nightly", dialects.Options{Owner: "me"})
+	var held *dialects.HeldError
+	if !errors.As(err, &held) || !errors.Is(err, dialects.ErrHeld) {
+		t.Fatalf("acquire after -6602: got %v; want a *dialects.HeldError", err)
+	}
+	if held.Holder != "other-node:1:cafe" || held.Until.IsZero() {
+		t.Errorf("HeldError names %q until %v; want the racer and its lease end", held.Holder, held.Until)
+	}
+	if dups, _ := sim.counts(); dups != 1 {
+		t.Errorf("the simulated server answered -6602 %d times, want 1", dups)
+	}
+	start := time.Now()
+	_, err = tl.Acquire(ctx, "weekly", dialects.Options{Owner: "me", Wait: 150 * time.Millisecond, RetryEvery: 20 * time.Millisecond})
+	if !errors.Is(err, dialects.ErrHeld) {
+		t.Fatalf("waiting acquire after -6602: got %v; want ErrHeld", err)
+	}
+	if took := time.Since(start); took < 150*time.Millisecond {
+		t.Errorf("a waiting acquire gave up after %s, before its 150ms wait", took)
+	}
+
+	// The engine with the mapping removed reports -6602 as an error: the
+	// mistake this test exists to catch.
+	raw, err := locktable.New(db.SQL, noDuplicateKeyer{&Builder{}}, dialects.Table{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = raw.Acquire(ctx, "monthly", dialects.Options{Owner: "me"})
+	if err == nil || errors.Is(err, dialects.ErrHeld) || !IsDuplicateKey(err) {
+		t.Fatalf("without the mapping, acquire gives %v; the test no longer shows the mistake", err)
+	}
+}
+
+// TestDuplicateKeyAsErrorFails: with -6602 read as an error, the race
+// check fails on a server where first inserts race; with the real
+// mapping, it passes.
+func TestDuplicateKeyAsErrorFails(t *testing.T) {
+	cfg := configDM8()
+	cfg.InsertWindow = 20 * time.Millisecond
+	tables := []dialects.Table{{Preset: dialects.PresetShedlock}}
+	only := []string{"table.race10"}
+
+	_, good := dbWith(t, cfg, nil, nil)
+	if failed := runChecks(t, good, dialects.StrategyTable, tables, only...); len(failed) != 0 {
+		t.Fatalf("the real mapping fails %s: %s", failed[0].ID, failed[0].Detail)
+	}
+	withoutMapping := func(db *sql.DB, tb dialects.Table) dialects.TableLocker {
+		l, err := locktable.New(db, noDuplicateKeyer{&Builder{}}, tb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &TableLocker{Locker: l}
+	}
+	_, bad := dbWith(t, cfg, nil, withoutMapping)
+	failed := runChecks(t, bad, dialects.StrategyTable, tables, only...)
+	if len(failed) == 0 {
+		t.Fatal("with -6602 reported as an error, table.race10 still passes: the suite does not catch it")
+	}
+	if !strings.Contains(failed[0].Detail, "-6602") {
+		t.Errorf("the failure does not show the -6602: %s", failed[0].Detail)
+	}
+	t.Logf("caught by %s: %s", failed[0].ID, failed[0].Detail)
+}

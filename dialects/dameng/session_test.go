@@ -1,0 +1,245 @@
+package dameng
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/dialecttest"
+)
+
+func testCtx(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func pin(t *testing.T, db *sql.DB) *sql.Conn {
+	t.Helper()
+	c, err := db.Conn(testCtx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// TestSessionOpsSimulated drives TryLock, Holds, Unlock and Holder on two
+// sessions and checks each statement's answer.
+func TestSessionOpsSimulated(t *testing.T) {
+	sim := newSim(t, configWithDBMSLock())
+	db, log := sim.open(t)
+	ctx := testCtx(t)
+	ops := &SessionOps{}
+	a, b := pin(t, db), pin(t, db)
+	step := func(what string, got bool, err error, want bool) {
+		t.Helper()
+		if err != nil || got != want {
+			t.Fatalf("%s: got %v, %v; want %v", what, got, err, want)
+		}
+	}
+	got, err := ops.TryLock(ctx, a, "job")
+	step("A takes a free lock", got, err, true)
+	got, err = ops.TryLock(ctx, a, "job")
+	step("A asks again (REQUEST 4, already own)", got, err, true)
+	got, err = ops.TryLock(ctx, b, "job")
+	step("B is refused (REQUEST 1, timeout)", got, err, false)
+	got, err = ops.Holds(ctx, a, "job")
+	step("A holds it", got, err, true)
+	got, err = ops.Holds(ctx, b, "job")
+	step("B does not", got, err, false)
+	got, err = ops.Unlock(ctx, b, "job")
+	step("B cannot release A's lock (RELEASE 4)", got, err, false)
+	holder, err := ops.Holder(ctx, db, "job")
+	if err != nil || holder == "" || strings.ContainsAny(holder, " ,") {
+		t.Fatalf("Holder = %q, %v; want A's SESS_ID", holder, err)
+	}
+	got, err = ops.Unlock(ctx, a, "job")
+	step("A releases it (RELEASE 0)", got, err, true)
+	got, err = ops.Holds(ctx, a, "job")
+	step("A no longer holds it (REQUEST 0, given back)", got, err, false)
+	if holder, err := ops.Holder(ctx, db, "job"); err != nil || holder != "" {
+		t.Fatalf("Holder of a free lock = %q, %v; want none", holder, err)
+	}
+	got, err = ops.TryLock(ctx, b, "job")
+	step("B takes it now", got, err, true)
+	unqualified := regexp.MustCompile(`(^|[^.A-Za-z_])DBMS_LOCK\.`)
+	for _, q := range log.Statements() {
+		if unqualified.MatchString(q) {
+			t.Errorf("a statement names DBMS_LOCK without its schema:\n%s", q)
+		}
+	}
+	sim.assertUnderstood(t)
+}
+
+// TestSessionLockerRefusedWithoutDBMSLock: on a server where DBMS_LOCK is
+// not installed (DM8's default), the session strategy is refused with the
+// call that installs it and the table strategy, never handed out; the
+// probe, the recommendation and the conformance suite all follow.
+func TestSessionLockerRefusedWithoutDBMSLock(t *testing.T) {
+	sim, db := openSim(t, configDM8())
+	_, err := db.SessionLocker()
+	if !errors.Is(err, dialects.ErrUnsupported) {
+		t.Fatalf("SessionLocker without DBMS_LOCK: %v; want ErrUnsupported", err)
+	}
+	for _, want := range []string{"SP_CREATE_SYSTEM_PACKAGES(1, 'DBMS_LOCK')", "--strategy table"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the refusal does not name %q: %v", want, err)
+		}
+	}
+	if got, _ := db.Recommend(); got != dialects.StrategyTable {
+		t.Errorf("Recommend = %s, want table", got)
+	}
+	if db.HasSessionLocks() {
+		t.Error("HasSessionLocks is true without DBMS_LOCK")
+	}
+	caps, err := db.Probe(testCtx(t), dialects.ProbeOptions{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if caps.SessionLocks.Status != dialects.StatusNo || !strings.Contains(caps.SessionLocks.Detail, "SP_CREATE_SYSTEM_PACKAGES") {
+		t.Errorf("probe: session locks %+v; want no, naming the install call", caps.SessionLocks)
+	}
+	if caps.Recommended.LockStrategy != dialects.StrategyTable {
+		t.Errorf("probe recommends %s", caps.Recommended.LockStrategy)
+	}
+	// With no strategy named, the suite runs only what the database
+	// supports: the session checks are not listed, so none can pass by
+	// accident.
+	dialecttest.Run(t, db, dialecttest.Options{Tables: []dialects.Table{{Preset: dialects.PresetShedlock}}})
+	sim.assertUnderstood(t)
+}
+
+// TestSessionLockerRefusedWhenUnproven: when the catalog cannot be read,
+// DBMS_LOCK's presence is unknown, and unknown is refused as well.
+func TestSessionLockerRefusedWhenUnproven(t *testing.T) {
+	cfg := configWithDBMSLock()
+	cfg.NoCatalog = true
+	_, db := openSim(t, cfg)
+	_, err := db.SessionLocker()
+	if !errors.Is(err, dialects.ErrUnsupported) || !strings.Contains(err.Error(), "could not be checked") {
+		t.Fatalf("SessionLocker with an unreadable catalog: %v; want ErrUnsupported saying the check failed", err)
+	}
+}
+
+// TestNewSessionLockerProbesUndetectedDB: a locker made for a database
+// Detect never saw probes for DBMS_LOCK itself.
+func TestNewSessionLockerProbesUndetectedDB(t *testing.T) {
+	for _, tt := range []struct {
+		cfg  simConfig
+		want bool
+	}{{configDM8(), false}, {configWithDBMSLock(), true}} {
+		sim := newSim(t, tt.cfg)
+		db, log := sim.open(t)
+		l, err := NewSessionLocker(db, dialects.Info{})
+		if got := err == nil && l != nil; got != tt.want {
+			t.Errorf("DBMSLock %v: NewSessionLocker = %v, %v", tt.cfg.DBMSLock, l, err)
+		}
+		if n := len(log.Statements()); n != 1 {
+			t.Errorf("NewSessionLocker sent %d statements, want the one probe", n)
+		}
+	}
+}
+
+// TestListAndAdminSimulated lists a held lock with its holder, labels it,
+// finds it by name, and kills its session.
+func TestListAndAdminSimulated(t *testing.T) {
+	sim, db := openSim(t, configWithDBMSLock())
+	ctx := testCtx(t)
+	l, err := db.SessionLocker()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.(*dialects.SessionLocker).CheckEvery = 50 * time.Millisecond
+	lease, err := l.Acquire(ctx, "nightly-report", dialects.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	locks, err := ListSessionLocks(ctx, db.SQL)
+	if err != nil || len(locks) != 1 {
+		t.Fatalf("ListSessionLocks = %+v, %v; want the one lock", locks, err)
+	}
+	got := locks[0]
+	if got.Name != "nightly-report" || got.LockName != LockName("nightly-report") || !got.Granted || got.SessionID == "" || got.DBNow.IsZero() {
+		t.Errorf("listed %+v", got)
+	}
+	admin := db.LockAdmin()
+	entries, err := admin.SessionLocks(ctx, nil)
+	if err != nil || len(entries) != 1 || entries[0].Name != "nightly-report" || entries[0].State != dialects.StateHeld ||
+		entries[0].Holder == nil || entries[0].Holder.SessionID != got.SessionID || entries[0].Holder.User != "APP" {
+		t.Fatalf("SessionLocks = %+v, %v", entries, err)
+	}
+	entry, found, err := admin.SessionLock(ctx, "nightly-report")
+	if err != nil || !found || entry.Holder.SessionID != got.SessionID {
+		t.Fatalf("SessionLock = %+v, %v, %v", entry, found, err)
+	}
+	if _, found, err := admin.SessionLock(ctx, "other"); err != nil || found {
+		t.Fatalf("SessionLock of a free lock = %v, %v", found, err)
+	}
+	if err := admin.Kill(ctx, got.SessionID); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-lease.Done():
+	case <-time.After(2 * time.Second):
+		t.Fatal("the killed session's lease did not end")
+	}
+	if !errors.Is(lease.Err(), dialects.ErrLeaseLost) {
+		t.Errorf("killed lease Err = %v", lease.Err())
+	}
+	if n := sim.heldLocks(); n != 0 {
+		t.Errorf("%d locks held after the kill", n)
+	}
+	sim.assertUnderstood(t)
+}
+
+func TestKillRefusals(t *testing.T) {
+	cfg := configWithDBMSLock()
+	cfg.NoKillPrivilege = true
+	sim := newSim(t, cfg)
+	db, log := sim.open(t)
+	ctx := testCtx(t)
+	ops := &SessionOps{}
+	for _, bad := range []string{"", "0", "-5", "12; DROP TABLE x", "1,2", "abc"} {
+		if err := ops.Kill(ctx, db, bad); !errors.Is(err, dialects.ErrInvalid) {
+			t.Errorf("Kill(%q) = %v; want ErrInvalid", bad, err)
+		}
+	}
+	if n := len(log.Statements()); n != 0 {
+		t.Errorf("invalid ids sent %d statements", n)
+	}
+	err := ops.Kill(ctx, db, "140737000004096")
+	var priv *dialects.PrivilegeError
+	if !errors.As(err, &priv) || !strings.Contains(priv.Grant, "GRANT DBA") {
+		t.Errorf("Kill without rights = %v; want a *dialects.PrivilegeError", err)
+	}
+}
+
+func TestLockNames(t *testing.T) {
+	long := strings.Repeat("名", 200)
+	for _, name := range []string{"a", "nightly", "with space", strings.Repeat("x", 118), strings.Repeat("x", 119), long} {
+		ln := LockName(name)
+		if len(ln) > MaxLockNameBytes || !strings.HasPrefix(ln, LockNamePrefix) {
+			t.Errorf("LockName(%.20q…) = %q: %d bytes", name, ln, len(ln))
+		}
+		if LockName(name) != ln {
+			t.Errorf("LockName(%.20q…) is not deterministic", name)
+		}
+		back, ok := SessionLockName(ln)
+		fits := len(LockNamePrefix)+len(name) <= MaxLockNameBytes
+		if !ok || (fits && back != name) {
+			t.Errorf("SessionLockName(LockName(%.20q…)) = %q, %v", name, back, ok)
+		}
+	}
+	if LockName(long) == LockName(long+"!") {
+		t.Error("two long names that share a prefix map to one lock")
+	}
+	if _, ok := SessionLockName("OTHER_APP_LOCK"); ok {
+		t.Error("another application's lock was read as schedlock's")
+	}
+}

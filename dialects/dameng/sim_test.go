@@ -1,0 +1,630 @@
+package dameng
+
+import (
+	"database/sql"
+	"database/sql/driver"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/internal/fakesql"
+)
+
+// DmError has the shape of the Go driver's *dm.DmError
+// (gitee.com/chunanyong/dm): exported ErrCode int32 (negative for server
+// errors) and ErrText, and an Error() text "Error <code>: <text>" followed
+// by a stack trace. The simulator answers with it, so the dialect's error
+// matching (ErrorCode, IsDuplicateKey, IsMissingTable) is exercised
+// against what the driver really returns, without importing the driver.
+type DmError struct {
+	ErrCode int32
+	ErrText string
+}
+
+func (e *DmError) Error() string {
+	return fmt.Sprintf("Error %d: %s\nstack info:\n   1).  gitee.com/chunanyong/dm.(*DmError).throw\n", e.ErrCode, e.ErrText)
+}
+
+func dmErr(code int32, text string) error { return &DmError{ErrCode: code, ErrText: text} }
+
+// Server errors the simulator raises. -2106 and -6602 are the documented
+// codes the dialect relies on; the others stand for errors whose codes are
+// unverified ([U]) and which the dialect matches on other grounds (text,
+// or a follow-up read), so their numbers do not matter to it.
+var (
+	errInvalidTable = func(table string) error {
+		return dmErr(codeInvalidTable, "第1 行附近出现错误:\n无效的表或视图名["+strings.ToUpper(table)+"]")
+	}
+	errUnique = func(table string) error {
+		return dmErr(codeUniqueViolated, "违反表["+strings.ToUpper(table)+"]唯一性约束条件[INDEX33555472]")
+	}
+	errExists   = func(table string) error { return dmErr(-2124, "对象["+strings.ToUpper(table)+"]已存在") } // [U] code
+	errTooLong  = func(col string) error { return dmErr(-6169, "列["+strings.ToUpper(col)+"]长度超出定义") }   // [U] code
+	errNoPriv   = dmErr(-5501, "权限不足")                                                                  // [U] code
+	errSyntax   = dmErr(-2007, "语法分析出错")                                                                // for statements the simulator does not know
+	errNoModeVw = dmErr(-2106, "第1 行附近出现错误:\n无效的表或视图名[V$DM_INI]")
+)
+
+// dmSim simulates the DM8 server behind this dialect, for tests without
+// one. It understands exactly the statements in testdata/*.golden (plus
+// the column probe SELECT * FROM t WHERE 1 = 0); anything else is a syntax
+// error and recorded as not understood. It answers as DM8 does as far as
+// known, and as this dialect assumes where unknown ([U] in
+// docs/dialects/dameng.md):
+//
+//   - errors are *DmError values with the server's codes;
+//   - BIGINT and COUNT(*) columns come back as int64, text as string;
+//   - DBMS_LOCK (only when cfg.DBMSLock): ALLOCATE_UNIQUE maps names to ids
+//     from 1073741824, REQUEST/RELEASE answer 0/1/4 per session through
+//     the OUT bind, locks end with the session; V$LOCK shows a held lock
+//     as an OBJECT lock whose TABLE_ID is the lock id;
+//   - the lease tables live on a database clock (the host clock plus an
+//     offset, cut to milliseconds like CAST(… AS TIMESTAMP(3))), and the
+//     MERGE's insert branch leaves a window in which a concurrent MERGE of
+//     the same new name inserts first, so the loser gets -6602;
+//   - SP_CLOSE_SESSION ends a session: its locks are freed and its
+//     connection is dead.
+type dmSim struct {
+	t   testing.TB
+	cfg simConfig
+
+	stmts     map[string]simStmt // exact SQL text → what it is
+	columnsRE *regexp.Regexp
+
+	mu        sync.Mutex
+	sessions  map[int64]*simSession // by fakesql session id
+	allocated map[string]int64      // SYS.DBMS_LOCK_ALLOCATED: name → lock id
+	nextLock  int64
+	ulocks    map[int64]int64      // lock id → holding fakesql session id
+	tables    map[string]*simTable // by upper-case name
+	unknown   []string             // statements not understood
+	dupKeys   int                  // -6602 answers
+	acquires  int                  // MERGE executions
+	kills     int                  // SP_CLOSE_SESSION calls
+}
+
+// simConfig is the server the simulator plays.
+type simConfig struct {
+	Banners        []string // V$VERSION rows
+	CompatibleMode string   // COMPATIBLE_MODE; "" with NoModeView unset means "0"
+	NoModeView     bool     // V$DM_INI cannot be read
+	NoCatalog      bool     // ALL_OBJECTS cannot be read: the probe fails
+	User           string   // session user
+
+	// DBMSLock: SP_CREATE_SYSTEM_PACKAGES(1, 'DBMS_LOCK') has run.
+	DBMSLock bool
+	// ReRequestGrants makes REQUEST of a lock the session already owns
+	// answer 0 instead of 4, as some Oracle emulations do.
+	ReRequestGrants bool
+	// NoKillPrivilege makes SP_CLOSE_SESSION fail for lack of rights.
+	NoKillPrivilege bool
+	// InsertWindow is how long the MERGE's insert branch takes, during
+	// which a concurrent MERGE of the same new name may insert first.
+	InsertWindow time.Duration
+	// ClockOffset is the database clock minus the host clock.
+	ClockOffset time.Duration
+	// Racer, when set, is asked before every insert of a new name; a
+	// non-empty owner means another session inserted that name first with
+	// a one-minute lease (the MERGE then fails with -6602).
+	Racer func(name string) (owner string)
+	// Tables lists the lock tables whose statements the server knows.
+	Tables []dialects.Table
+}
+
+type simStmt struct {
+	kind   string // "table.acquire", "session.trylock", …
+	table  string // upper-case table name, table statements only
+	schema dialects.Schema
+}
+
+type simSession struct {
+	fs      *fakesql.Session
+	sessID  int64
+	trxID   int64
+	created time.Time
+	closed  bool
+}
+
+type simTable struct {
+	schema  dialects.Schema
+	nameCap int
+	rows    map[string]*simRow
+	dropped bool
+}
+
+type simRow struct {
+	owner           string
+	lockedAt, until time.Time
+	token           int64
+}
+
+// configDM8 is a DM8 server in its default mode, DBMS_LOCK not installed
+// (as a fresh database is).
+func configDM8() simConfig {
+	return simConfig{
+		Banners:        []string{"DM Database Server 64 V8", "DB Version: 0x7000c", "03134284094-20230927-215406-20097"},
+		CompatibleMode: "0",
+		User:           "APP",
+	}
+}
+
+// configWithDBMSLock is configDM8 with DBMS_LOCK installed.
+func configWithDBMSLock() simConfig {
+	cfg := configDM8()
+	cfg.DBMSLock = true
+	return cfg
+}
+
+// presetTables is one table per preset, under the preset's own name (the
+// names of the golden files).
+func presetTables() []dialects.Table {
+	var out []dialects.Table
+	for _, p := range dialects.Presets() {
+		out = append(out, dialects.Table{Preset: p})
+	}
+	return out
+}
+
+func newSim(t testing.TB, cfg simConfig) *dmSim {
+	t.Helper()
+	s := &dmSim{
+		t:         t,
+		cfg:       cfg,
+		stmts:     map[string]simStmt{},
+		columnsRE: regexp.MustCompile(`^SELECT \* FROM ([A-Za-z_][A-Za-z0-9_$.]*) WHERE 1 = 0$`),
+		sessions:  map[int64]*simSession{},
+		allocated: map[string]int64{},
+		nextLock:  1073741824,
+		ulocks:    map[int64]int64{},
+		tables:    map[string]*simTable{},
+	}
+	for op, q := range parseGolden(t, "session.golden") {
+		s.stmts[q] = simStmt{kind: "session." + op}
+	}
+	for _, tb := range cfg.Tables {
+		schema, err := tb.Schema()
+		if err != nil {
+			t.Fatal(err)
+		}
+		def := presetSchema(t, schema.Preset).Table
+		word := regexp.MustCompile(`\b` + regexp.QuoteMeta(def) + `\b`)
+		for op, q := range parseGolden(t, schema.Preset+".golden") {
+			if op == "columns" {
+				continue // answered by columnsRE, for any table
+			}
+			q = word.ReplaceAllLiteralString(q, schema.Table)
+			s.stmts[q] = simStmt{kind: "table." + op, table: strings.ToUpper(schema.Table), schema: schema}
+		}
+	}
+	return s
+}
+
+// open returns a *sql.DB on the simulated server.
+func (s *dmSim) open(t testing.TB) (*sql.DB, *fakesql.Log) {
+	t.Helper()
+	db, log := fakesql.Open(s)
+	t.Cleanup(func() { _ = db.Close() })
+	return db, log
+}
+
+// now is the database clock as CAST(SYS_EXTRACT_UTC(SYSTIMESTAMP) AS
+// TIMESTAMP(3)) reads it.
+func (s *dmSim) now() time.Time {
+	return time.Now().Add(s.cfg.ClockOffset).UTC().Truncate(time.Millisecond)
+}
+
+// Close ends a session: its DBMS_LOCK locks go with it.
+func (s *dmSim) Close(fs *fakesql.Session) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.freeLocksLocked(fs.ID)
+	delete(s.sessions, fs.ID)
+}
+
+func (s *dmSim) freeLocksLocked(id int64) {
+	for lock, holder := range s.ulocks {
+		if holder == id {
+			delete(s.ulocks, lock)
+		}
+	}
+}
+
+// Handle answers one statement.
+func (s *dmSim) Handle(fs *fakesql.Session, q string, args []driver.NamedValue) (fakesql.Response, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sess := s.sessions[fs.ID]
+	if sess == nil {
+		sess = &simSession{fs: fs, sessID: 140737000000000 + 4096*fs.ID, trxID: 9000 + fs.ID, created: time.Now()}
+		s.sessions[fs.ID] = sess
+	}
+	if sess.closed {
+		fakesql.Kill(fs)
+		return fakesql.Response{}, driver.ErrBadConn
+	}
+	a := simArgs(args)
+	st, ok := s.stmts[q]
+	if !ok {
+		if m := s.columnsRE.FindStringSubmatch(q); m != nil {
+			return s.columns(m[1])
+		}
+		s.unknown = append(s.unknown, q)
+		return fakesql.Response{}, errSyntax
+	}
+	switch st.kind {
+	case "session.detect.version":
+		resp := fakesql.Response{Columns: []string{"BANNER"}}
+		for _, b := range s.cfg.Banners {
+			resp.Rows = append(resp.Rows, []any{b})
+		}
+		return resp, nil
+	case "session.detect.mode":
+		if s.cfg.NoModeView {
+			return fakesql.Response{}, errNoModeVw
+		}
+		return oneRow("PARA_VALUE", s.cfg.CompatibleMode), nil
+	case "session.detect.dbms_lock":
+		if s.cfg.NoCatalog {
+			return fakesql.Response{}, errNoPriv
+		}
+		n := int64(0)
+		if s.cfg.DBMSLock {
+			n = 1
+		}
+		return oneRow("COUNT(*)", n), nil
+	case "session.trylock", "session.unlock", "session.holds":
+		return s.dbmsLock(sess, st.kind, a)
+	case "session.holder":
+		return s.holder(a)
+	case "session.list":
+		return s.listLocks()
+	case "session.kill":
+		return s.kill(a)
+	case "session.kill.check":
+		return s.killCheck(a)
+	}
+	return s.table(st, a)
+}
+
+// dbmsLock runs the TryLock, Unlock and Holds blocks.
+func (s *dmSim) dbmsLock(sess *simSession, kind string, a simArgs) (fakesql.Response, error) {
+	if !s.cfg.DBMSLock {
+		// The dialect must never call a package it has not proven.
+		s.unknown = append(s.unknown, "DBMS_LOCK called while it is not installed: "+kind)
+		return fakesql.Response{}, dmErr(-2106, "无效的表或视图名[DBMS_LOCK]")
+	}
+	name := a.str(0)
+	if len(name) > MaxLockNameBytes {
+		return fakesql.Response{}, errTooLong("LOCKNAME")
+	}
+	id, ok := s.allocated[name]
+	if !ok {
+		id = s.nextLock
+		s.nextLock++
+		s.allocated[name] = id
+	}
+	me := sess.fs.ID
+	request := func() int64 {
+		switch holder, held := s.ulocks[id]; {
+		case held && holder == me && s.cfg.ReRequestGrants:
+			return LockSuccess
+		case held && holder == me:
+			return LockAlreadyOwned
+		case held:
+			return LockTimeout
+		default:
+			s.ulocks[id] = me
+			return LockSuccess
+		}
+	}
+	release := func() int64 {
+		if holder, held := s.ulocks[id]; held && holder == me {
+			delete(s.ulocks, id)
+			return LockSuccess
+		}
+		return LockAlreadyOwned
+	}
+	var rc int64
+	switch kind {
+	case "session.trylock":
+		rc = request()
+	case "session.unlock":
+		rc = release()
+	case "session.holds":
+		if rc = request(); rc == LockSuccess {
+			release()
+		}
+	}
+	a.setOut(1, rc)
+	return fakesql.Response{}, nil
+}
+
+func (s *dmSim) holder(a simArgs) (fakesql.Response, error) {
+	resp := fakesql.Response{Columns: []string{"SESS_ID"}}
+	id, ok := s.allocated[a.str(0)]
+	if !ok {
+		return resp, nil
+	}
+	if holder, held := s.ulocks[id]; held {
+		if sess := s.sessions[holder]; sess != nil {
+			resp.Rows = append(resp.Rows, []any{sess.sessID})
+		}
+	}
+	return resp, nil
+}
+
+func (s *dmSim) listLocks() (fakesql.Response, error) {
+	resp := fakesql.Response{Columns: []string{"SESS_ID", "NAME", "LOCKID", "LMODE", "BLOCKED", "USER_NAME", "CLNT_IP", "APPNAME", "DATEDIFF", "NOW"}}
+	names := make([]string, 0, len(s.allocated))
+	for n := range s.allocated {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		id := s.allocated[n]
+		holder, held := s.ulocks[id]
+		sess := s.sessions[holder]
+		if !held || sess == nil {
+			continue
+		}
+		resp.Rows = append(resp.Rows, []any{sess.sessID, n, id, "X", int64(0), s.cfg.User, "10.0.0.7", "schedlock.test",
+			int64(time.Since(sess.created) / time.Second), s.now().UnixMilli()})
+	}
+	return resp, nil
+}
+
+// kill runs CALL SP_CLOSE_SESSION(?).
+func (s *dmSim) kill(a simArgs) (fakesql.Response, error) {
+	s.kills++
+	if s.cfg.NoKillPrivilege {
+		return fakesql.Response{}, errNoPriv
+	}
+	for _, sess := range s.sessions {
+		if sess.sessID == a.int(0) {
+			sess.closed = true
+			fakesql.Kill(sess.fs)
+			s.freeLocksLocked(sess.fs.ID)
+		}
+	}
+	return fakesql.Response{}, nil
+}
+
+func (s *dmSim) killCheck(a simArgs) (fakesql.Response, error) {
+	n := int64(0)
+	for _, sess := range s.sessions {
+		if sess.sessID == a.int(0) && !sess.closed {
+			n++
+		}
+	}
+	return oneRow("COUNT(*)", n), nil
+}
+
+// columns answers SELECT * FROM t WHERE 1 = 0: the column names, upper
+// case as DM stores unquoted names, or -2106.
+func (s *dmSim) columns(table string) (fakesql.Response, error) {
+	tbl := s.tables[strings.ToUpper(table)]
+	if tbl == nil {
+		return fakesql.Response{}, errInvalidTable(table)
+	}
+	sc := tbl.schema
+	cols := []string{sc.NameCol, sc.UntilCol, sc.LockedAtCol, sc.OwnerCol}
+	if sc.TokenCol != "" {
+		cols = append(cols, sc.TokenCol)
+	}
+	for i := range cols {
+		cols[i] = strings.ToUpper(cols[i])
+	}
+	return fakesql.Response{Columns: cols}, nil
+}
+
+// table runs a lease-table statement. s.mu is held.
+func (s *dmSim) table(st simStmt, a simArgs) (fakesql.Response, error) {
+	tbl := s.tables[st.table]
+	op := strings.TrimPrefix(st.kind, "table.")
+	switch op {
+	case "create":
+		if tbl != nil {
+			return fakesql.Response{}, errExists(st.table)
+		}
+		nameCap := nativeNames
+		if st.schema.Preset != dialects.PresetSchedlock {
+			nameCap = presetNames
+		}
+		s.tables[st.table] = &simTable{schema: st.schema, nameCap: nameCap, rows: map[string]*simRow{}}
+		return fakesql.Response{}, nil
+	case "drop":
+		if tbl != nil {
+			tbl.dropped = true
+			delete(s.tables, st.table)
+		}
+		return fakesql.Response{}, nil
+	}
+	if tbl == nil {
+		return fakesql.Response{}, errInvalidTable(st.table)
+	}
+	hasToken := st.schema.TokenCol != ""
+	switch op {
+	case "acquire":
+		return s.merge(tbl, a.str(0), a.str(1), a.int(2))
+	case "refresh", "release":
+		// refresh binds at-most once, release binds at-least twice (CASE).
+		first := 1
+		if op == "release" {
+			first = 2
+		}
+		name, owner := a.str(first), a.str(first+1)
+		row := tbl.rows[name]
+		now := s.now()
+		if row == nil || row.owner != owner || !row.until.After(now) || (hasToken && row.token != a.int(first+2) && a.int(first+3) != 0) {
+			return fakesql.Response{RowsAffected: 0}, nil
+		}
+		ms := time.Duration(a.int(0)) * time.Millisecond
+		if op == "refresh" {
+			row.until = now.Add(ms)
+		} else {
+			row.until = maxTime(row.lockedAt.Add(ms), now)
+		}
+		return fakesql.Response{RowsAffected: 1}, nil
+	case "expire":
+		row := tbl.rows[a.str(0)]
+		now := s.now()
+		if row == nil || !row.until.After(now) {
+			return fakesql.Response{RowsAffected: 0}, nil
+		}
+		row.until = now
+		return fakesql.Response{RowsAffected: 1}, nil
+	case "inspect":
+		resp := fakesql.Response{Columns: []string{"OWNER", "TOKEN", "LOCKED_AT", "UNTIL", "NOW"}}
+		if row := tbl.rows[a.str(0)]; row != nil {
+			resp.Rows = [][]any{s.rowValues(tbl, row)}
+		}
+		return resp, nil
+	case "list":
+		resp := fakesql.Response{Columns: []string{"NAME", "OWNER", "TOKEN", "LOCKED_AT", "UNTIL", "NOW"}}
+		names := make([]string, 0, len(tbl.rows))
+		for n := range tbl.rows {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			resp.Rows = append(resp.Rows, append([]any{n}, s.rowValues(tbl, tbl.rows[n])...))
+		}
+		return resp, nil
+	}
+	s.unknown = append(s.unknown, st.kind)
+	return fakesql.Response{}, errSyntax
+}
+
+// merge runs the acquire MERGE: a row whose lease ended is taken over; a
+// new name is inserted after the insert window, unless another session
+// inserted it meanwhile (-6602). s.mu is held; the window releases it.
+func (s *dmSim) merge(tbl *simTable, name, owner string, atMostMs int64) (fakesql.Response, error) {
+	s.acquires++
+	if n := utf8.RuneCountInString(name); n > tbl.nameCap {
+		return fakesql.Response{}, errTooLong(tbl.schema.NameCol)
+	}
+	if utf8.RuneCountInString(owner) > 255 {
+		return fakesql.Response{}, errTooLong(tbl.schema.OwnerCol)
+	}
+	lease := time.Duration(atMostMs) * time.Millisecond
+	if row := tbl.rows[name]; row != nil {
+		now := s.now()
+		if row.until.After(now) {
+			return fakesql.Response{RowsAffected: 0}, nil
+		}
+		row.owner, row.lockedAt, row.until = owner, now, now.Add(lease)
+		row.token++
+		return fakesql.Response{RowsAffected: 1}, nil
+	}
+	if s.cfg.InsertWindow > 0 {
+		s.mu.Unlock()
+		time.Sleep(s.cfg.InsertWindow)
+		s.mu.Lock()
+	}
+	if tbl.dropped {
+		return fakesql.Response{}, errInvalidTable(tbl.schema.Table)
+	}
+	if s.cfg.Racer != nil && tbl.rows[name] == nil {
+		if racer := s.cfg.Racer(name); racer != "" {
+			now := s.now()
+			tbl.rows[name] = &simRow{owner: racer, lockedAt: now, until: now.Add(time.Minute), token: 1}
+		}
+	}
+	if tbl.rows[name] != nil {
+		s.dupKeys++
+		return fakesql.Response{}, errUnique(tbl.schema.Table)
+	}
+	now := s.now()
+	tbl.rows[name] = &simRow{owner: owner, lockedAt: now, until: now.Add(lease), token: 1}
+	return fakesql.Response{RowsAffected: 1}, nil
+}
+
+// rowValues are owner, token, locked_at, until and now as the driver
+// returns them: a string and BIGINTs as int64.
+func (s *dmSim) rowValues(tbl *simTable, row *simRow) []any {
+	token := int64(0)
+	if tbl.schema.TokenCol != "" {
+		token = row.token
+	}
+	return []any{row.owner, token, row.lockedAt.UnixMilli(), row.until.UnixMilli(), s.now().UnixMilli()}
+}
+
+// assertUnderstood fails the test when the dialect sent a statement the
+// simulator does not know.
+func (s *dmSim) assertUnderstood(t testing.TB) {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, q := range s.unknown {
+		t.Errorf("the dialect sent a statement the simulated server does not know:\n%s", q)
+	}
+}
+
+// counts returns the -6602 answers and MERGE executions so far.
+func (s *dmSim) counts() (dupKeys, acquires int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.dupKeys, s.acquires
+}
+
+// heldLocks returns the number of DBMS_LOCK locks held.
+func (s *dmSim) heldLocks() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.ulocks)
+}
+
+func oneRow(col string, v any) fakesql.Response {
+	return fakesql.Response{Columns: []string{col}, Rows: [][]any{{v}}}
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// simArgs reads bound values as the driver would receive them.
+type simArgs []driver.NamedValue
+
+func (a simArgs) str(i int) string {
+	if i >= len(a) {
+		return ""
+	}
+	s, _ := a[i].Value.(string)
+	return s
+}
+
+func (a simArgs) int(i int) int64 {
+	if i >= len(a) {
+		return 0
+	}
+	switch v := a[i].Value.(type) {
+	case int64:
+		return v
+	case int:
+		return int64(v)
+	}
+	return 0
+}
+
+// setOut stores v in the sql.Out bound at i, as the driver fills OUT binds.
+func (a simArgs) setOut(i int, v int64) {
+	if i >= len(a) {
+		return
+	}
+	out, ok := a[i].Value.(sql.Out)
+	if !ok {
+		return
+	}
+	if p, ok := out.Dest.(*int64); ok {
+		*p = v
+	}
+}

@@ -1,0 +1,148 @@
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+
+	"github.com/schedlock/schedlock/dialects"
+)
+
+// KingbaseES compatibility modes in Info.Mode.
+const (
+	ModePG        = "pg"
+	ModeOracle    = "oracle"
+	ModeMySQL     = "mysql"
+	ModeSQLServer = "sqlserver"
+)
+
+// Statements of the KingbaseES mode probe: SHOW first; current_setting with
+// missing_ok when SHOW is refused (a mode whose parser does not take SHOW,
+// or a build without the parameter, answers NULL).
+const (
+	showModeSQL    = "SHOW database_mode"
+	settingModeSQL = "SELECT current_setting('database_mode', true)"
+)
+
+// detectKingbase completes info for KingbaseES: the compatibility mode
+// (Info.Mode), the catalog names (pg_ or sys_, ProbeCatalog) and the
+// two-connection proof of its advisory locks; the facts are remembered for
+// the session locker, Kill and Recommend. A probe that fails for want of
+// the feature is an answer, not an error; only a failure of the
+// connection or the context is returned.
+func detectKingbase(ctx context.Context, db *sql.DB, info *dialects.Info) error {
+	mode, err := probeKingbaseMode(ctx, db)
+	if err != nil {
+		return err
+	}
+	info.Mode = mode
+	catalog, err := ProbeCatalog(ctx, db)
+	if err != nil {
+		return fmt.Errorf("probe the KingbaseES catalog: %w", err)
+	}
+	return proveAdvisory(ctx, db, *info, catalog)
+}
+
+// detectOpenGauss proves openGauss's advisory locks (it has the pg_
+// names) and remembers the answer.
+func detectOpenGauss(ctx context.Context, db *sql.DB, info dialects.Info) error {
+	return proveAdvisory(ctx, db, info, PostgresCatalog)
+}
+
+// proveAdvisory runs the two-connection probe of the advisory lock
+// functions named by catalog (dialects.ProbeSessionOps: a second session
+// must be refused a lock the first holds, and get it once released), and
+// remembers the answer with the catalog. A probe cut short by the context
+// is returned as the context's error.
+func proveAdvisory(ctx context.Context, db *sql.DB, info dialects.Info, catalog Catalog) error {
+	facts := serverFacts{catalog: catalog}
+	if catalog.errMissing() == nil {
+		facts.advisory = dialects.ProbeSessionOps(ctx, db, SessionOps{Catalog: &catalog})
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("prove advisory locks: %w", err)
+		}
+	}
+	rememberFacts(db, info, facts)
+	return nil
+}
+
+// probeKingbaseMode reads database_mode and returns it normalised
+// (NormalizeMode), or "" when the server has no such setting.
+func probeKingbaseMode(ctx context.Context, db *sql.DB) (string, error) {
+	var mode sql.NullString
+	err := db.QueryRowContext(ctx, showModeSQL).Scan(&mode)
+	if err != nil && pgError(err) != nil && ctx.Err() == nil {
+		err = db.QueryRowContext(ctx, settingModeSQL).Scan(&mode)
+		if err != nil && pgError(err) != nil && ctx.Err() == nil {
+			return "", nil
+		}
+	}
+	if err != nil {
+		return "", fmt.Errorf("read database_mode: %w", err)
+	}
+	return NormalizeMode(mode.String), nil
+}
+
+// NormalizeMode turns a database_mode value into an Info.Mode: "pg"
+// (also "postgresql", "postgres"), "oracle" ("ora"), "mysql",
+// "sqlserver" ("mssql"); anything else in lower case, "" for nothing.
+func NormalizeMode(v string) string {
+	v = strings.ToLower(strings.TrimSpace(v))
+	switch v {
+	case "pg", "postgresql", "postgres":
+		return ModePG
+	case "oracle", "ora":
+		return ModeOracle
+	case "mysql":
+		return ModeMySQL
+	case "sqlserver", "mssql":
+		return ModeSQLServer
+	}
+	return v
+}
+
+// productName is the product as messages name it, with its mode.
+func productName(info dialects.Info) string {
+	switch info.Product {
+	case dialects.ProductKingbase:
+		if info.Mode != "" {
+			return "KingbaseES (" + info.Mode + " mode)"
+		}
+		return "KingbaseES"
+	case dialects.ProductOpenGauss:
+		return "openGauss"
+	case dialects.ProductCockroachDB:
+		return "CockroachDB"
+	case dialects.ProductYugabyteDB:
+		return "YugabyteDB"
+	case dialects.ProductPostgreSQL:
+		return "PostgreSQL"
+	}
+	return "this PostgreSQL-wire database"
+}
+
+// provenOnly reports whether info's product uses advisory locks only when
+// Detect proved them (KingbaseES, openGauss).
+func provenOnly(info dialects.Info) bool {
+	return info.Product == dialects.ProductKingbase || info.Product == dialects.ProductOpenGauss
+}
+
+// unprovenRefusal says why a product whose advisory locks must be proven
+// gets no session locker, or nil when it may have one: Detect proved them,
+// or nothing is known (an Info not made by Detect; the lock functions
+// then answer for themselves).
+func unprovenRefusal(f serverFacts, known bool, info dialects.Info) error {
+	if !known {
+		return nil
+	}
+	name := productName(info)
+	if err := f.catalog.errMissing(); err != nil {
+		return fmt.Errorf("%w: %s: %v; use --strategy table", dialects.ErrUnsupported, name, err)
+	}
+	if !f.proven() {
+		return fmt.Errorf("%w: %s advisory locks failed the two-connection probe at detection (%s: %s); use --strategy table",
+			dialects.ErrUnsupported, name, f.advisory.Status, strings.TrimPrefix(f.advisory.Detail, "proved: "))
+	}
+	return nil
+}
