@@ -214,9 +214,9 @@ func parseURL(body string) (*DSN, error) {
 		}
 	case FamilyMySQL:
 		// dburl adds parseTime, loc and sql_mode=ansi; schedlock leaves the
-		// DSN as the user wrote it, except for multiStatements=false.
+		// DSN as the user wrote it, with the parameters of mysqlParams.
 		v := *u
-		v.RawQuery = withMultiStatementsOff(u.RawQuery)
+		v.RawQuery = mysqlParams(u.RawQuery)
 		gen := dburl.GenMysql
 		if u.SchemeName == "tidb" {
 			gen = dburl.GenTiDB

@@ -54,23 +54,33 @@ func TestParse(t *testing.T) {
 		{
 			in:     "mysql://app:pw@db2:3306/jobs?x-strategy=table",
 			family: "mysql", scheme: "mysql", driver: "mysql", where: "db2:3306",
-			conn: "app:pw@tcp(db2:3306)/jobs?multiStatements=false", redacted: "mysql://app:xxxxx@db2:3306/jobs?x-strategy=table",
+			conn: "app:pw@tcp(db2:3306)/jobs?interpolateParams=true&multiStatements=false", redacted: "mysql://app:xxxxx@db2:3306/jobs?x-strategy=table",
 			opts: Options{"strategy": "table"},
 		},
 		{
 			in:     "mariadb://app@db2/jobs?multiStatements=true&tls=skip-verify",
 			family: "mysql", scheme: "mysql", driver: "mysql", where: "db2:3306",
-			conn: "app@tcp(db2)/jobs?multiStatements=false&tls=skip-verify", redacted: "mariadb://app@db2/jobs?multiStatements=true&tls=skip-verify",
+			conn: "app@tcp(db2)/jobs?interpolateParams=true&multiStatements=false&tls=skip-verify", redacted: "mariadb://app@db2/jobs?multiStatements=true&tls=skip-verify",
 		},
 		{
 			in:     "root@tcp(127.0.0.1:3306)/test",
 			family: "mysql", scheme: "mysql", driver: "mysql", where: "127.0.0.1:3306",
-			conn: "root@tcp(127.0.0.1:3306)/test?multiStatements=false", redacted: "root@tcp(127.0.0.1:3306)/test",
+			conn: "root@tcp(127.0.0.1:3306)/test?multiStatements=false&interpolateParams=true", redacted: "root@tcp(127.0.0.1:3306)/test",
+		},
+		{
+			in:     "root@tcp(127.0.0.1:3306)/test?charset=gbk",
+			family: "mysql", scheme: "mysql", driver: "mysql", where: "127.0.0.1:3306",
+			conn: "root@tcp(127.0.0.1:3306)/test?charset=gbk&multiStatements=false", redacted: "root@tcp(127.0.0.1:3306)/test?charset=gbk",
+		},
+		{
+			in:     "root@tcp(127.0.0.1:3306)/test?interpolateParams=false",
+			family: "mysql", scheme: "mysql", driver: "mysql", where: "127.0.0.1:3306",
+			conn: "root@tcp(127.0.0.1:3306)/test?interpolateParams=false&multiStatements=false", redacted: "root@tcp(127.0.0.1:3306)/test?interpolateParams=false",
 		},
 		{
 			in:     "root:pa?ss@tcp(127.0.0.1:3306)/test?charset=utf8mb4&x-table=jobs_lock",
 			family: "mysql", scheme: "mysql", driver: "mysql", where: "127.0.0.1:3306",
-			conn: "root:pa?ss@tcp(127.0.0.1:3306)/test?charset=utf8mb4&multiStatements=false", redacted: "root:xxxxx@tcp(127.0.0.1:3306)/test?charset=utf8mb4&x-table=jobs_lock",
+			conn: "root:pa?ss@tcp(127.0.0.1:3306)/test?charset=utf8mb4&multiStatements=false&interpolateParams=true", redacted: "root:xxxxx@tcp(127.0.0.1:3306)/test?charset=utf8mb4&x-table=jobs_lock",
 			opts: Options{"table": "jobs_lock"},
 		},
 		{

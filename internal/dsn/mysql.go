@@ -78,9 +78,8 @@ func (p mysqlParts) where() string {
 	}
 }
 
-// format writes p back with multiStatements=false forced: schedlock never
-// sends more than one statement, and a DSN that allowed it would let a
-// crafted value smuggle a second one.
+// format writes p back with the driver parameters schedlock needs (see
+// mysqlParams).
 func (p mysqlParts) format() string {
 	var b strings.Builder
 	if p.hasUserInfo {
@@ -95,22 +94,46 @@ func (p mysqlParts) format() string {
 		b.WriteString("(" + p.addr + ")")
 	}
 	b.WriteString("/" + p.db)
-	b.WriteString("?" + withMultiStatementsOff(p.query))
+	b.WriteString("?" + mysqlParams(p.query))
 	return b.String()
 }
 
-// withMultiStatementsOff drops any multiStatements parameter from query and
-// appends multiStatements=false, keeping the rest as written.
-func withMultiStatementsOff(query string) string {
+// unsafeInterpolation are the character sets with which go-sql-driver
+// refuses client-side interpolation.
+var unsafeInterpolation = []string{"big5", "cp932", "gb2312", "gbk", "sjis"}
+
+// mysqlParams keeps query as written, except:
+//   - multiStatements=false is forced: schedlock never sends more than one
+//     statement, and a DSN that allowed it would let a crafted value smuggle
+//     a second one;
+//   - interpolateParams=true is added unless the DSN sets it or names a
+//     character set the driver cannot interpolate for: without it every
+//     statement with arguments costs three round trips (prepare, execute,
+//     close) instead of one.
+func mysqlParams(query string) string {
 	var keep []string
+	interpolate := true
 	for _, part := range strings.Split(query, "&") {
-		key, _, _ := strings.Cut(part, "=")
-		if part == "" || key == "multiStatements" {
+		key, value, _ := strings.Cut(part, "=")
+		switch {
+		case part == "" || key == "multiStatements":
 			continue
+		case key == "interpolateParams":
+			interpolate = false
+		case key == "charset" || key == "collation":
+			for _, cs := range unsafeInterpolation {
+				if strings.Contains(strings.ToLower(value), cs) {
+					interpolate = false
+				}
+			}
 		}
 		keep = append(keep, part)
 	}
-	return strings.Join(append(keep, "multiStatements=false"), "&")
+	keep = append(keep, "multiStatements=false")
+	if interpolate {
+		keep = append(keep, "interpolateParams=true")
+	}
+	return strings.Join(keep, "&")
 }
 
 // redactNativeMySQL masks the password of a go-sql-driver DSN in place.
