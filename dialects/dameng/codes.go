@@ -69,9 +69,10 @@ func ReleaseResult(rc int64) (bool, error) {
 // anything else are a *DBMSLockError.
 //
 // Should DM answer a second REQUEST of an owned lock with 0 instead of 4
-// (as some Oracle emulations do), Holds reports false and the block's
-// RELEASE frees the lock: the lease is then reported lost at once, never
-// kept while another session could take the lock.
+// (as IvorySQL's emulation did, taking the lock a second time), Holds
+// reports false and the block gives one acquisition back: the lease is
+// then reported lost at once and its connection dropped, which frees the
+// rest, never kept while another session could take the lock.
 func HoldsResult(rc int64) (bool, error) {
 	switch rc {
 	case LockAlreadyOwned:

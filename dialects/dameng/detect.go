@@ -154,7 +154,7 @@ func Detect(ctx context.Context, db *sql.DB) (dialects.Info, error) {
 func readBanners(ctx context.Context, db *sql.DB) ([]string, error) {
 	rows, err := db.QueryContext(ctx, detectVersionSQL)
 	if err != nil {
-		return nil, fmt.Errorf("read V$VERSION: %w", err)
+		return nil, fmt.Errorf("read V$VERSION: %w", trimmed(err))
 	}
 	defer rows.Close()
 	cols, err := rows.Columns()

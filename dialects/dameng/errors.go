@@ -160,3 +160,21 @@ func oneLine(err error) string {
 	msg, _, _ := strings.Cut(err.Error(), "\nstack info:")
 	return strings.Join(strings.Fields(msg), " ")
 }
+
+// serverError shows a driver error without the stack trace the driver
+// appends to its text; it unwraps to the driver's error, so ErrorCode and
+// errors.As still reach it.
+type serverError struct{ err error }
+
+func (e *serverError) Error() string { return oneLine(e.err) }
+
+// Unwrap returns the driver's error.
+func (e *serverError) Unwrap() error { return e.err }
+
+// trimmed wraps err in a serverError when its text carries a stack trace.
+func trimmed(err error) error {
+	if err == nil || !strings.Contains(err.Error(), "\nstack info:") {
+		return err
+	}
+	return &serverError{err: err}
+}

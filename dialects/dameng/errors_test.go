@@ -3,6 +3,7 @@ package dameng
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -116,5 +117,20 @@ func TestOneLineDropsTheStack(t *testing.T) {
 	got := oneLine(dmErr(-6602, "违反表[T]唯一性约束"))
 	if got != "Error -6602: 违反表[T]唯一性约束" {
 		t.Errorf("oneLine = %q", got)
+	}
+}
+
+func TestTrimmedKeepsTheCode(t *testing.T) {
+	err := fmt.Errorf("DBMS_LOCK.REQUEST: %w", trimmed(dmErr(-6602, "违反表[T]唯一性约束")))
+	if strings.Contains(err.Error(), "stack info") || !strings.HasSuffix(err.Error(), "Error -6602: 违反表[T]唯一性约束") {
+		t.Errorf("trimmed text = %q", err.Error())
+	}
+	var de *DmError
+	if code, _ := ErrorCode(err); code != -6602 || !errors.As(err, &de) {
+		t.Errorf("trimmed error lost its driver error: code %d, As %v", code, de)
+	}
+	plain := errors.New("no stack")
+	if trimmed(plain) != plain {
+		t.Error("an error without a stack was wrapped")
 	}
 }

@@ -42,10 +42,10 @@ func (o *SessionOps) Kill(ctx context.Context, db *sql.DB, sessionID string) err
 			return dialects.Wrap(Name, "kill", &dialects.PrivilegeError{
 				Privilege: "DBA (to call SP_CLOSE_SESSION on another user's session)",
 				Grant:     "GRANT DBA TO <user>",
-				Err:       err,
+				Err:       trimmed(err),
 			})
 		}
-		return dialects.Wrap(Name, "kill", fmt.Errorf("SP_CLOSE_SESSION(%d): %w", id, err))
+		return dialects.Wrap(Name, "kill", fmt.Errorf("SP_CLOSE_SESSION(%d): %w", id, trimmed(err)))
 	}
 	wait := o.KillWait
 	if wait <= 0 {
@@ -60,7 +60,7 @@ func waitSessionGone(ctx context.Context, db *sql.DB, id int64, wait time.Durati
 	for {
 		var alive int64
 		if err := db.QueryRowContext(ctx, sessionAliveSQL, id).Scan(&alive); err != nil {
-			return fmt.Errorf("session %d was closed; checking that it is gone failed: %w", id, err)
+			return fmt.Errorf("session %d was closed; checking that it is gone failed: %w", id, trimmed(err))
 		}
 		if alive == 0 {
 			return nil

@@ -67,7 +67,7 @@ type SessionLock struct {
 func ListSessionLocks(ctx context.Context, db *sql.DB) ([]SessionLock, error) {
 	rows, err := db.QueryContext(ctx, listSessionLocksSQL)
 	if err != nil {
-		return nil, dialects.Wrap(Name, "list session locks", err)
+		return nil, dialects.Wrap(Name, "list session locks", trimmed(err))
 	}
 	defer rows.Close()
 	out := []SessionLock{}
@@ -115,7 +115,7 @@ func (o *SessionOps) Holder(ctx context.Context, db *sql.DB, name string) (strin
 	case errors.Is(err, sql.ErrNoRows):
 		return "", nil
 	case err != nil:
-		return "", dialects.Wrap(Name, "holder", fmt.Errorf("read V$LOCK, V$SESSIONS and SYS.DBMS_LOCK_ALLOCATED: %w", err))
+		return "", dialects.Wrap(Name, "holder", fmt.Errorf("read V$LOCK, V$SESSIONS and SYS.DBMS_LOCK_ALLOCATED: %w", trimmed(err)))
 	}
 	return strconv.FormatInt(sessID, 10), nil
 }

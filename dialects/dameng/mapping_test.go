@@ -208,19 +208,24 @@ func TestWrongSessionMappingsFail(t *testing.T) {
 }
 
 // TestReRequestThatGrantsAgainIsCaught: were DM's REQUEST of a lock the
-// session already owns to answer 0 (as some Oracle emulations do) instead
-// of 4, the Holds block would give the lock back. The suite must then fail
-// loudly (the lease is reported lost), never pass while the lock is free.
+// session already owns to answer 0 instead of 4 and take it again (as
+// IvorySQL's emulation did, IvorySQL#1598), the Holds block would see 0.
+// The suite must then fail loudly (the lease is reported lost and its
+// connection dropped, which frees the lock), never pass on a wrong answer,
+// and no lock may stay behind.
 func TestReRequestThatGrantsAgainIsCaught(t *testing.T) {
 	cfg := configWithDBMSLock()
 	cfg.ReRequestGrants = true
-	_, db := openSim(t, cfg)
+	sim, db := openSim(t, cfg)
 	failed := runChecks(t, db, dialects.StrategySession, nil, "session.refresh")
 	if len(failed) == 0 {
 		t.Fatal("a REQUEST that answers 0 for an owned lock passes session.refresh: the suite would not notice")
 	}
 	if !strings.Contains(failed[0].Detail, "lease lost") {
 		t.Errorf("the failure does not report the lost lease: %s", failed[0].Detail)
+	}
+	if n := sim.heldLocks(); n != 0 {
+		t.Errorf("%d DBMS_LOCK locks left held after the lost lease", n)
 	}
 	t.Logf("caught by %s: %s", failed[0].ID, failed[0].Detail)
 }

@@ -114,7 +114,7 @@ func (o *SessionOps) Holds(ctx context.Context, conn *sql.Conn, name string) (bo
 func run(ctx context.Context, conn *sql.Conn, call, block, name string) (int64, error) {
 	var rc int64
 	if _, err := conn.ExecContext(ctx, block, LockName(name), sql.Out{Dest: &rc}); err != nil {
-		return 0, fmt.Errorf("DBMS_LOCK.%s: %w", call, err)
+		return 0, fmt.Errorf("DBMS_LOCK.%s: %w", call, trimmed(err))
 	}
 	return rc, nil
 }

@@ -82,6 +82,7 @@ type dmSim struct {
 	allocated map[string]int64      // SYS.DBMS_LOCK_ALLOCATED: name → lock id
 	nextLock  int64
 	ulocks    map[int64]int64      // lock id → holding fakesql session id
+	depth     map[int64]int        // lock id → times taken (ReRequestGrants)
 	tables    map[string]*simTable // by upper-case name
 	unknown   []string             // statements not understood
 	dupKeys   int                  // -6602 answers
@@ -100,7 +101,9 @@ type simConfig struct {
 	// DBMSLock: SP_CREATE_SYSTEM_PACKAGES(1, 'DBMS_LOCK') has run.
 	DBMSLock bool
 	// ReRequestGrants makes REQUEST of a lock the session already owns
-	// answer 0 instead of 4, as some Oracle emulations do.
+	// answer 0 instead of 4 and take it once more, so that it takes as many
+	// RELEASEs to free: the behaviour IvorySQL's emulation had
+	// (IvorySQL#1598).
 	ReRequestGrants bool
 	// NoKillPrivilege makes SP_CLOSE_SESSION fail for lack of rights.
 	NoKillPrivilege bool
@@ -182,6 +185,7 @@ func newSim(t testing.TB, cfg simConfig) *dmSim {
 		allocated: map[string]int64{},
 		nextLock:  1073741824,
 		ulocks:    map[int64]int64{},
+		depth:     map[int64]int{},
 		tables:    map[string]*simTable{},
 	}
 	for op, q := range parseGolden(t, "session.golden") {
@@ -231,6 +235,7 @@ func (s *dmSim) freeLocksLocked(id int64) {
 	for lock, holder := range s.ulocks {
 		if holder == id {
 			delete(s.ulocks, lock)
+			delete(s.depth, lock)
 		}
 	}
 }
@@ -313,6 +318,7 @@ func (s *dmSim) dbmsLock(sess *simSession, kind string, a simArgs) (fakesql.Resp
 	request := func() int64 {
 		switch holder, held := s.ulocks[id]; {
 		case held && holder == me && s.cfg.ReRequestGrants:
+			s.depth[id]++
 			return LockSuccess
 		case held && holder == me:
 			return LockAlreadyOwned
@@ -320,12 +326,16 @@ func (s *dmSim) dbmsLock(sess *simSession, kind string, a simArgs) (fakesql.Resp
 			return LockTimeout
 		default:
 			s.ulocks[id] = me
+			s.depth[id] = 1
 			return LockSuccess
 		}
 	}
 	release := func() int64 {
 		if holder, held := s.ulocks[id]; held && holder == me {
-			delete(s.ulocks, id)
+			if s.depth[id]--; s.depth[id] <= 0 {
+				delete(s.ulocks, id)
+				delete(s.depth, id)
+			}
 			return LockSuccess
 		}
 		return LockAlreadyOwned

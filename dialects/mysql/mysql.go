@@ -60,5 +60,9 @@ func Recommend(info dialects.Info) (dialects.Strategy, string) {
 	if err := sessionSupport(info); err != nil {
 		return dialects.StrategyTable, sessionRefusal(info)
 	}
-	return dialects.StrategySession, "GET_LOCK on a dedicated connection: no table to create, and the lock is freed as soon as its connection drops"
+	why := "GET_LOCK on a dedicated connection: no table to create, and the lock is freed as soon as its connection drops"
+	if info.Variant == VariantAurora {
+		why += auroraNote
+	}
+	return dialects.StrategySession, why
 }

@@ -30,13 +30,16 @@ const (
 // matched, so a refresh within the same millisecond still counts.
 //
 // Two first acquires of a new name can both find no row and both insert;
-// the second gets ORA-00001. That is the other node winning the race, and
-// NewTableLocker reports it as held (see TableLocker), never as an error.
+// the second gets ORA-00001. That is the other node winning the race:
+// Builder is a locktable.DuplicateKeyer, so the engine reports the lock as
+// held by the winner, never as an error.
 type Builder struct{}
 
 var (
-	_ locktable.Builder = (*Builder)(nil)
-	_ locktable.Dropper = (*Builder)(nil)
+	_ locktable.Builder          = (*Builder)(nil)
+	_ locktable.Dropper          = (*Builder)(nil)
+	_ locktable.DuplicateKeyer   = (*Builder)(nil)
+	_ locktable.LiquibaseBuilder = (*Builder)(nil)
 )
 
 // Dialect implements locktable.Builder.
@@ -159,3 +162,7 @@ func epochMs(expr string) string {
 
 // IsMissingTable reports ORA-00942 (table or view does not exist).
 func (b *Builder) IsMissingTable(err error) bool { return oraCode(err) == oraNoSuchTable }
+
+// IsDuplicateKey implements locktable.DuplicateKeyer: ORA-00001 from the
+// acquire MERGE means a concurrent MERGE inserted the same new name first.
+func (b *Builder) IsDuplicateKey(err error) bool { return IsDuplicateKey(err) }

@@ -6,10 +6,13 @@ import (
 	"github.com/schedlock/schedlock/dialects"
 )
 
-// Create is CREATE TABLE for s, with the name column as primary key. Oracle
-// before 23ai has no CREATE TABLE IF NOT EXISTS, so the statement is the
-// plain form a DBA can run as it is; TableLocker.CreateTable treats
-// ORA-00955 (name already used) as "exists".
+// Create creates the table of s unless it exists, with the name column as
+// primary key. Oracle before 23ai has no CREATE TABLE IF NOT EXISTS, so
+// the statement is an anonymous PL/SQL block that runs the CREATE TABLE
+// with EXECUTE IMMEDIATE and ignores ORA-00955 (name already used by an
+// existing object); any other error is raised. A DBA can run the block as
+// it is (in SQL*Plus, end it with a line holding "/"). The CREATE TABLE
+// inside it has no quotes, so it embeds in the string literal unchanged:
 //
 //   - schedlock (native): name VARCHAR2(255 CHAR), TIMESTAMP(3) times
 //     holding UTC, owner VARCHAR2(255 CHAR), token NUMBER(19) DEFAULT 0;
@@ -22,24 +25,38 @@ import (
 // bytes (VARCHAR2(64), the default semantics) refuses long multi-byte
 // names with ORA-12899.
 func (b *Builder) Create(s dialects.Schema) string {
+	return "BEGIN\n" +
+		"  EXECUTE IMMEDIATE '" + createTable(s) + "';\n" +
+		"EXCEPTION\n" +
+		"  WHEN OTHERS THEN\n" +
+		"    IF SQLCODE != -" + fmt.Sprint(oraNameInUse) + " THEN\n" +
+		"      RAISE;\n" +
+		"    END IF;\n" +
+		"END;"
+}
+
+// createTable is the plain CREATE TABLE of s. The table name is an
+// identifier checked by dialects.Table.Schema, and no part of the
+// statement holds a quote.
+func createTable(s dialects.Schema) string {
 	nameLen := nativeNames
 	if s.Preset != dialects.PresetSchedlock {
 		nameLen = presetNames
 	}
 	sql := fmt.Sprintf("CREATE TABLE %s (\n"+
-		"  %s VARCHAR2(%d CHAR) NOT NULL,\n"+
-		"  %s TIMESTAMP(3) NOT NULL,\n"+
-		"  %s TIMESTAMP(3) NOT NULL,\n"+
-		"  %s VARCHAR2(255 CHAR) NOT NULL,\n",
+		"    %s VARCHAR2(%d CHAR) NOT NULL,\n"+
+		"    %s TIMESTAMP(3) NOT NULL,\n"+
+		"    %s TIMESTAMP(3) NOT NULL,\n"+
+		"    %s VARCHAR2(255 CHAR) NOT NULL,\n",
 		s.Table,
 		s.NameCol, nameLen,
 		s.UntilCol,
 		s.LockedAtCol,
 		s.OwnerCol)
 	if s.TokenCol != "" {
-		sql += fmt.Sprintf("  %s NUMBER(19) DEFAULT 0 NOT NULL,\n", s.TokenCol)
+		sql += fmt.Sprintf("    %s NUMBER(19) DEFAULT 0 NOT NULL,\n", s.TokenCol)
 	}
-	return sql + fmt.Sprintf("  PRIMARY KEY (%s)\n)", s.NameCol)
+	return sql + fmt.Sprintf("    PRIMARY KEY (%s)\n  )", s.NameCol)
 }
 
 // Drop drops the table of s, bypassing the recycle bin, and succeeds when
@@ -51,7 +68,7 @@ func (b *Builder) Drop(s dialects.Schema) string {
 		"  EXECUTE IMMEDIATE 'DROP TABLE " + s.Table + " PURGE';\n" +
 		"EXCEPTION\n" +
 		"  WHEN OTHERS THEN\n" +
-		"    IF SQLCODE != -942 THEN\n" +
+		"    IF SQLCODE != -" + fmt.Sprint(oraNoSuchTable) + " THEN\n" +
 		"      RAISE;\n" +
 		"    END IF;\n" +
 		"END;"

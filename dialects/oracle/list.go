@@ -16,7 +16,9 @@ import (
 // holder on another node is found too. LMODE 6 is exclusive; REQUEST > 0
 // with LMODE 0 is a session waiting. CTIME counts the seconds in the
 // current mode; the session's age is read against the database's own
-// SYSDATE, because LOGON_TIME is a DATE in the server's time zone.
+// SYSDATE, because LOGON_TIME is a DATE in the server's time zone. The last
+// column is the database clock (UTC) in epoch milliseconds, to place both
+// durations in time.
 const (
 	sessionLockColumns = "l.inst_id, l.sid, s.serial#, a.name, a.lockid, l.lmode, l.request, l.ctime, " +
 		"s.username, s.machine, s.program, ROUND((SYSDATE - s.logon_time) * 86400)"
@@ -24,8 +26,14 @@ const (
 		" JOIN sys.dbms_lock_allocated a ON a.lockid = l.id1" +
 		" JOIN gv$session s ON s.inst_id = l.inst_id AND s.sid = l.sid" +
 		" WHERE l.type = 'UL'"
-	listSessionLocksSQL = "SELECT " + sessionLockColumns + sessionLockFrom + " ORDER BY a.name, l.lmode DESC, l.ctime DESC"
-	holderSQL           = "SELECT l.inst_id, l.sid, s.serial#" + sessionLockFrom + " AND l.lmode > 0 AND a.name = :1"
+	holderSQL = "SELECT l.inst_id, l.sid, s.serial#" + sessionLockFrom + " AND l.lmode > 0 AND a.name = :1"
+)
+
+var (
+	listSessionLocksSQL = "SELECT " + sessionLockColumns + ", " + epochMs(sqlNow) + sessionLockFrom + " ORDER BY a.name, l.lmode DESC, l.ctime DESC"
+	// sessionLockSQL reads the holder of one DBMS_LOCK name (the longest
+	// held first, should more than one row show).
+	sessionLockSQL = "SELECT " + sessionLockColumns + ", " + epochMs(sqlNow) + sessionLockFrom + " AND l.lmode > 0 AND a.name = :1 ORDER BY l.ctime DESC"
 )
 
 // SessionLock is one DBMS_LOCK lock held or awaited by a session, as
@@ -56,6 +64,8 @@ type SessionLock struct {
 	Program string
 	// SessionAge is how long ago the session logged on.
 	SessionAge time.Duration
+	// DBNow is the database clock (UTC) when the lock was read.
+	DBNow time.Time
 }
 
 // ListSessionLocks lists every DBMS_LOCK lock held or awaited on the
@@ -65,9 +75,16 @@ type SessionLock struct {
 // it returns a *dialects.PrivilegeError with the grants. An empty result is
 // an empty, non-nil slice.
 func ListSessionLocks(ctx context.Context, db *sql.DB) ([]SessionLock, error) {
-	rows, err := db.QueryContext(ctx, listSessionLocksSQL)
+	locks, err := readSessionLocks(ctx, db, listSessionLocksSQL)
+	return locks, dialects.Wrap(Name, "list session locks", err)
+}
+
+// readSessionLocks runs query, which selects sessionLockColumns and the
+// database clock, and reads its rows.
+func readSessionLocks(ctx context.Context, db *sql.DB, query string, args ...any) ([]SessionLock, error) {
+	rows, err := db.QueryContext(ctx, query, args...)
 	if err != nil {
-		return nil, dialects.Wrap(Name, "list session locks", viewError(ctx, db, err))
+		return nil, viewError(ctx, db, err)
 	}
 	defer rows.Close()
 	out := []SessionLock{}
@@ -75,10 +92,10 @@ func ListSessionLocks(ctx context.Context, db *sql.DB) ([]SessionLock, error) {
 		var (
 			lockName, user, machine, program sql.NullString
 			inst, sid, serial, lockID        int64
-			mode, request, ctime, age        sql.NullInt64
+			mode, request, ctime, age, now   sql.NullInt64
 		)
-		if err := rows.Scan(&inst, &sid, &serial, &lockName, &lockID, &mode, &request, &ctime, &user, &machine, &program, &age); err != nil {
-			return nil, dialects.Wrap(Name, "list session locks", err)
+		if err := rows.Scan(&inst, &sid, &serial, &lockName, &lockID, &mode, &request, &ctime, &user, &machine, &program, &age, &now); err != nil {
+			return nil, err
 		}
 		name, _ := SessionLockName(lockName.String)
 		out = append(out, SessionLock{
@@ -97,12 +114,13 @@ func ListSessionLocks(ctx context.Context, db *sql.DB) ([]SessionLock, error) {
 			Machine:    machine.String,
 			Program:    program.String,
 			SessionAge: time.Duration(age.Int64) * time.Second,
+			DBNow:      dialects.NullMillis(now),
 		})
 	}
 	if err := rows.Err(); err != nil {
-		return nil, dialects.Wrap(Name, "list session locks", err)
+		return nil, err
 	}
-	return out, nil
+	return out, rows.Close()
 }
 
 // Holder returns the session holding the lock called name as

@@ -190,24 +190,31 @@ func probeIsolation(ctx context.Context, db *sql.DB) dialects.Capability {
 }
 
 // lockListSQL is the shape of the listing locks ls runs: advisory locks
-// joined with their sessions.
-const lockListSQL = `SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid WHERE l.locktype = 'advisory'`
+// joined with their sessions, in catalog c's names (sys_locks and
+// sys_stat_activity on a KingbaseES without the pg_ names).
+func lockListSQL(c Catalog) string {
+	return "SELECT count(*) FROM " + c.Locks + " l JOIN " + c.Activity + " a ON a.pid = l.pid WHERE l.locktype = 'advisory'"
+}
 
 // probeLockListing proves that pg_locks and pg_stat_activity can be read.
 func probeLockListing(ctx context.Context, db *sql.DB, info dialects.Info, r roleRights) dialects.Capability {
 	if info.Product == dialects.ProductCockroachDB {
 		return dialects.CapNo("CockroachDB has no real advisory locks to list", "use --strategy table: locks ls lists the lease table")
 	}
+	c := catalogFor(db, info)
+	if c.Locks == "" || c.Activity == "" {
+		return dialects.CapNo("the server has neither pg_locks and pg_stat_activity nor sys_locks and sys_stat_activity", "use --strategy table: locks ls lists the lease table")
+	}
 	var n int64
-	if err := db.QueryRowContext(ctx, lockListSQL).Scan(&n); err != nil {
-		return dialects.CapNo("pg_locks joined with pg_stat_activity cannot be read: "+err.Error(),
-			"GRANT SELECT ON pg_catalog.pg_locks, pg_catalog.pg_stat_activity TO "+r.quotedUser())
+	if err := db.QueryRowContext(ctx, lockListSQL(c)).Scan(&n); err != nil {
+		return dialects.CapNo(c.Locks+" joined with "+c.Activity+" cannot be read: "+err.Error(),
+			"GRANT SELECT ON "+c.Locks+", "+c.Activity+" TO "+r.quotedUser())
 	}
-	c := dialects.CapYes(fmt.Sprintf("proved: pg_locks joined with pg_stat_activity is readable (%d advisory locks now)", n))
+	capability := dialects.CapYes(fmt.Sprintf("proved: %s joined with %s is readable (%d advisory locks now)", c.Locks, c.Activity, n))
 	if r.err == nil && !r.superuser && !r.readAllStats {
-		c.Remedy = "other users' sessions show no client address or query; to see them: GRANT pg_read_all_stats TO " + r.quotedUser()
+		capability.Remedy = "other users' sessions show no client address or query; to see them: GRANT pg_read_all_stats TO " + r.quotedUser()
 	}
-	return c
+	return capability
 }
 
 // killCapability says whether the current role may terminate other roles'
