@@ -172,8 +172,41 @@ func sessionSections() []section {
 		{"holds", "args: lock name, out return code", holdsSQL},
 		{"holder", "args: lock name", holderSQL},
 		{"list", "result: session locks", listSessionLocksSQL},
+		{"session_lock", "args: lock name; result: its holder", sessionLockSQL},
 		{"kill", "format: sid, serial#, instance", killSQL},
 		{"kill.check", "args: sid, serial#, instance", sessionHoldsSQL},
+		{"lock_tables", "args: the known table names in upper case, twice", lockTablesSQL},
+		{"probe.privileges", "result: session user, ALTER SYSTEM, CREATE TABLE", privilegesSQL},
+		{"probe.listing", "result: count", lockListingSQL},
+		{"probe.clock", "result: UTC text", serverNowSQL},
+	}
+}
+
+// goldenProbeTable stands for the random name of the row-lock probe's
+// table in the golden file.
+const goldenProbeTable = "schedlock_probe_0123456789ab"
+
+// probeSections are the row-lock probe's statements on goldenProbeTable.
+func probeSections() []section {
+	p := rowLockProbe(goldenProbeTable)
+	return []section{
+		{"probe.create", "", p.Create},
+		{"probe.insert", "", p.Insert},
+		{"probe.begin", "", p.Begin},
+		{"probe.lock", "", p.Lock},
+		{"probe.skip_locked", "", p.SkipLocked},
+		{"probe.nowait", "", p.NoWait},
+		{"probe.drop", "", p.Drop},
+	}
+}
+
+// liquibaseSections are the Liquibase statements on its default table.
+func liquibaseSections() []section {
+	b := &Builder{}
+	return []section{
+		{"inspect", "result: locked, granted ms, locked by, now ms", b.LiquibaseInspect(dialects.LiquibaseTable)},
+		{"release", "args: false, true, owner", b.LiquibaseRelease(dialects.LiquibaseTable, true)},
+		{"force_release", "args: false, true", b.LiquibaseRelease(dialects.LiquibaseTable, false)},
 	}
 }
 
@@ -215,7 +248,21 @@ func TestGoldenSessionSQL(t *testing.T) {
 			checkPlaceholders(t, s.op, s.sql, 1)
 		case "kill.check":
 			checkPlaceholders(t, s.op, s.sql, 3)
+		case "session_lock":
+			checkPlaceholders(t, s.op, s.sql, 1)
+		case "lock_tables":
+			checkPlaceholders(t, s.op, s.sql, 2*len(dialects.KnownTables()))
 		}
 	}
-	checkGolden(t, "session.golden", renderSections(sessionSections()))
+	checkGolden(t, "session.golden", renderSections(append(sessionSections(), probeSections()...)))
+}
+
+// TestGoldenLiquibaseSQL pins the statements that read and release
+// Liquibase's lock.
+func TestGoldenLiquibaseSQL(t *testing.T) {
+	for _, s := range liquibaseSections() {
+		want := map[string]int{"inspect": 0, "release": 3, "force_release": 2}[s.op]
+		checkPlaceholders(t, s.op, s.sql, want)
+	}
+	checkGolden(t, "liquibase.golden", renderSections(liquibaseSections()))
 }

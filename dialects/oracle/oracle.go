@@ -18,11 +18,16 @@
 //   - table: the lease table of package locktable, written with MERGE (see
 //     Builder). Times are TIMESTAMP(3) holding UTC from
 //     SYS_EXTRACT_UTC(SYSTIMESTAMP). An ORA-00001 from two first inserts
-//     racing is the other node winning: "held", not an error.
+//     racing is the other node winning: "held", not an error
+//     (Builder.IsDuplicateKey).
 //
-// Listing (ListSessionLocks) reads GV$LOCK type 'UL' joined to
-// SYS.DBMS_LOCK_ALLOCATED and GV$SESSION; Kill runs ALTER SYSTEM KILL
-// SESSION.
+// Lock administration (LockAdmin, for locks ls and unlock) finds the lock
+// tables in ALL_TABLES and ALL_SYNONYMS, lists DBMS_LOCK locks from
+// GV$LOCK type 'UL' joined to SYS.DBMS_LOCK_ALLOCATED and GV$SESSION, and
+// ends a holder with ALTER SYSTEM KILL SESSION; Liquibase's
+// DATABASECHANGELOGLOCK is read and released with Builder's SQL. Probe
+// proves DBMS_LOCK, SKIP LOCKED and NOWAIT, the lock views and the
+// privileges to kill and to create tables.
 //
 // Every statement here was verified against golden SQL and a simulator of
 // the server's return codes, error numbers and row shapes, not against a
@@ -52,6 +57,8 @@ func init() {
 		NewSessionLocker: NewSessionLocker,
 		NewTableLocker:   NewTableLocker,
 		Recommend:        Recommend,
+		NewLockAdmin:     NewLockAdmin,
+		Probe:            Probe,
 	})
 }
 

@@ -73,6 +73,7 @@ func Probe(ctx context.Context, db *sql.DB, info dialects.Info, opts dialects.Pr
 		}
 	}
 	caps.Clock = dialects.MeasureClock(ctx, db, ServerNow)
+	caps.Recommended.ClaimStrategy, caps.Recommended.ClaimReason = claimFor(info)
 	return caps, ctx.Err()
 }
 

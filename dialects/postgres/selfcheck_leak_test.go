@@ -73,4 +73,3 @@ func TestSelfcheckLeavesNothingBehind(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
-
