@@ -161,6 +161,8 @@ func (d *DSN) connectError(err error) error {
 		e.Reason, e.Hint = errorLine(err), "check the user name and password"
 	case strings.Contains(msg, "Error 1049"):
 		e.Reason, e.Hint = errorLine(err), "create the database or name another one"
+	case strings.Contains(msg, "unknown driver") && d.Driver == "dm":
+		e.Reason, e.Hint = "the Dameng driver is not compiled into this schedlock", "rebuild with -tags dameng after `go get gitee.com/chunanyong/dm` (see docs/dialects/dameng.md)"
 	case strings.Contains(msg, "unknown driver"):
 		e.Reason, e.Hint = fmt.Sprintf("the %s driver is not compiled into this schedlock", d.Driver), ""
 	case d.Family == FamilySQLite:
