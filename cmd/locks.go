@@ -471,6 +471,9 @@ func ownerCell(e dialects.LockEntry) string {
 // describeSession says who a session is: "session 4242: postgres@10.0.0.7,
 // psql, since 2024-05-01T10:00:00Z".
 func describeSession(h *dialects.Holder) string {
+	if h == nil || h.SessionID == "" {
+		return "a session this user cannot identify (no access to the server's lock views)"
+	}
 	return sessionText(h, shortTime(h.Since))
 }
 

@@ -220,6 +220,9 @@ func (o *UnlockOptions) plan(found *dialects.Listing) (*unlockPlan, error) {
 			}
 			return nil, negative(msg)
 		}
+		if h := sessionHeld[0].Holder; h == nil || h.SessionID == "" {
+			return nil, fmt.Errorf("lock %q is held by %s: cannot terminate it; run detect to see the grant that allows listing locks", o.Name, describeSession(h))
+		}
 		return &unlockPlan{action: actionKillSession, lock: sessionHeld[0]}, nil
 	}
 	switch {
@@ -447,6 +450,14 @@ func (o *UnlockOptions) explainRefusal(ctx context.Context, db *dialects.DB, p *
 	return negative(fmt.Sprintf("refused: lock %q could not be released; nothing changed", o.Name))
 }
 
+// holderID is the session id of h, or "" when the holder is unknown.
+func holderID(h *dialects.Holder) string {
+	if h == nil {
+		return ""
+	}
+	return h.SessionID
+}
+
 // killHolder terminates the session of the plan if it still holds the
 // lock, then waits until it no longer does.
 func (o *UnlockOptions) killHolder(ctx context.Context, db *dialects.DB, p *unlockPlan) error {
@@ -458,7 +469,7 @@ func (o *UnlockOptions) killHolder(ctx context.Context, db *dialects.DB, p *unlo
 		return err
 	case !held:
 		return negative(fmt.Sprintf("lock %q is not held any more; no session was terminated", o.Name))
-	case current.Holder.SessionID != id:
+	case holderID(current.Holder) != id:
 		return negative(fmt.Sprintf("refused: lock %q is now held by %s, not session %s; no session was terminated", o.Name, describeSession(current.Holder), id))
 	}
 	if err := admin.Kill(ctx, id); err != nil {
@@ -470,7 +481,7 @@ func (o *UnlockOptions) killHolder(ctx context.Context, db *dialects.DB, p *unlo
 		if err != nil {
 			return err
 		}
-		if !held || current.Holder.SessionID != id {
+		if !held || holderID(current.Holder) != id {
 			return nil
 		}
 		if time.Now().After(deadline) {

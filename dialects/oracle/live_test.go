@@ -91,3 +91,26 @@ func TestLiveListSessionLocks(t *testing.T) {
 	}
 	t.Errorf("the lock %q held by %s is not listed among %d locks", name, id, len(locks))
 }
+
+// TestLiveLockAdmin finds a held DBMS_LOCK lock through what locks ls and
+// unlock use: ListLocks by name and FindLock, both naming its session.
+func TestLiveLockAdmin(t *testing.T) {
+	db := liveDetected(t)
+	name := "schedlock-live-admin-" + rand.Text()
+	lease, id := holdOne(t, db, name)
+	defer func() { _ = lease.Release(context.Background()) }()
+	listing, err := db.ListLocks(testCtx(t), dialects.ListOptions{Names: []string{name}, Strategy: dialects.StrategySession})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(listing.Locks) != 1 || listing.Locks[0].Holder == nil || listing.Locks[0].Holder.SessionID != id {
+		t.Errorf("ListLocks(%q) = %+v; want the lock held by %s", name, listing, id)
+	}
+	found, err := db.FindLock(testCtx(t), name, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(found.Locks) != 1 || found.Locks[0].Holder == nil || found.Locks[0].Holder.SessionID != id {
+		t.Errorf("FindLock(%q) = %+v; want the lock held by %s", name, found, id)
+	}
+}

@@ -216,7 +216,8 @@ func racerConfig() simConfig {
 
 // TestDuplicateKeyIsHeld: an ORA-00001 from the MERGE means another node
 // inserted the row first, so Acquire reports ErrHeld naming that node,
-// never a plain error; and waiting acquirers keep trying.
+// never a plain error (Builder.IsDuplicateKey, read by the engine); and
+// waiting acquirers keep trying.
 func TestDuplicateKeyIsHeld(t *testing.T) {
 	sim, db := openSim(t, racerConfig())
 	ctx := context.Background()
@@ -247,20 +248,35 @@ func TestDuplicateKeyIsHeld(t *testing.T) {
 		t.Errorf("a waiting acquire gave up after %s, before its 150ms wait", took)
 	}
 
-	// The engine without the mapping reports ORA-00001 as an error: the
+	// The engine without the hook reports ORA-00001 as an error: the
 	// mistake this test exists to catch.
-	raw, err := locktable.New(db.SQL, &Builder{}, dialects.Table{})
+	raw, err := locktable.New(db.SQL, withoutDuplicateKeyHook(), dialects.Table{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, err = raw.Acquire(ctx, "monthly", dialects.Options{Owner: "me"})
 	if err == nil || errors.Is(err, dialects.ErrHeld) || !IsDuplicateKey(err) {
-		t.Fatalf("without the mapping, acquire gives %v; the test no longer shows the mistake", err)
+		t.Fatalf("without the hook, acquire gives %v; the test no longer shows the mistake", err)
 	}
 }
 
-// TestDuplicateKeyAsErrorFails: without the ORA-00001 mapping, the race
-// check fails on a server where first inserts race; with it, it passes.
+// builderWithoutHook is Builder with its locktable.DuplicateKeyer hidden
+// (only the Builder and Dropper methods show through).
+type builderWithoutHook struct {
+	locktable.Builder
+	locktable.Dropper
+}
+
+// withoutDuplicateKeyHook is Oracle's SQL without the ORA-00001 mapping:
+// the engine then reports a lost insert race as an error.
+func withoutDuplicateKeyHook() locktable.Builder {
+	b := &Builder{}
+	return builderWithoutHook{Builder: b, Dropper: b}
+}
+
+// TestDuplicateKeyAsErrorFails: without the ORA-00001 mapping (the
+// builder's duplicate-key hook), the race check fails on a server where
+// first inserts race; with it, it passes.
 func TestDuplicateKeyAsErrorFails(t *testing.T) {
 	cfg := config19c()
 	cfg.InsertWindow = 20 * time.Millisecond
@@ -272,7 +288,7 @@ func TestDuplicateKeyAsErrorFails(t *testing.T) {
 		t.Fatalf("the real mapping fails %s: %s", good[0].ID, good[0].Detail)
 	}
 	engineOnly := func(db *sql.DB, tb dialects.Table) dialects.TableLocker {
-		l, err := locktable.New(db, &Builder{}, tb)
+		l, err := locktable.New(db, withoutDuplicateKeyHook(), tb)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -36,23 +36,37 @@ import (
 //     the same new name inserts first, so the loser gets ORA-00001, as on
 //     a real server;
 //   - ALTER SYSTEM KILL SESSION ends a session (its next statement gets
-//     ORA-00028) or only marks it for kill (ORA-00031, locks freed later).
+//     ORA-00028) or only marks it for kill (ORA-00031, locks freed later);
+//   - administration: ALL_TABLES finds the created lock tables (unquoted
+//     names, so stored in upper case, and every statement resolves a table
+//     name whatever its case), SELECT * … WHERE 1 = 0 gives their columns
+//     in upper case, and Liquibase's DATABASECHANGELOGLOCK row is read and
+//     released;
+//   - the probe: SESSION_PRIVS answers per grant, and the row-lock probe's
+//     table has row locks per session that last until ROLLBACK or the end
+//     of the session: SKIP LOCKED skips a row another session locked,
+//     NOWAIT fails with ORA-00054, and DROP TABLE of a table with a row
+//     locked by another session fails with ORA-00054 as DDL does.
 type oraSim struct {
 	t   testing.TB
 	cfg simConfig
 
-	stmts  map[string]simStmt // exact SQL text → what it is
-	killRE *regexp.Regexp
+	stmts   map[string]simStmt // exact SQL text → what it is
+	killRE  *regexp.Regexp
+	probeRE map[string]*regexp.Regexp // probe.* op → its statement, any probe table
 
 	mu        sync.Mutex
 	sessions  map[int64]*simSession // by fakesql session id
 	allocated map[string]int64      // DBMS_LOCK_ALLOCATED: name → lock id
 	nextLock  int64
 	ulocks    map[int64]int64      // lock id → holding fakesql session id
+	ulockedAt map[int64]time.Time  // lock id → when it was granted
 	tables    map[string]*simTable // created tables, by upper-case name
-	unknown   []string             // statements not understood
-	dupKeys   int                  // ORA-00001 answers
-	acquires  int                  // MERGE executions
+	probes    map[string]*probeTable
+	liquibase *LiquibaseRow
+	unknown   []string // statements not understood
+	dupKeys   int      // ORA-00001 answers
+	acquires  int      // MERGE executions
 }
 
 // simConfig is the server the simulator plays.
@@ -82,6 +96,28 @@ type simConfig struct {
 	Racer func(name string) (owner string)
 	// Tables lists the lock tables whose statements the server knows.
 	Tables []dialects.Table
+	// NoCreateTable: SESSION_PRIVS lacks CREATE TABLE, and CREATE TABLE
+	// fails with ORA-01031.
+	NoCreateTable bool
+	// NoSkipLocked: the parser rejects SKIP LOCKED (ORA-00933), as a
+	// server before it was documented might.
+	NoSkipLocked bool
+	// Liquibase, when set, is the row ID = 1 of an existing
+	// DATABASECHANGELOGLOCK.
+	Liquibase *LiquibaseRow
+}
+
+// LiquibaseRow is the simulated DATABASECHANGELOGLOCK row.
+type LiquibaseRow struct {
+	Locked  bool
+	Owner   string
+	Granted time.Time // UTC; zero is NULL
+}
+
+// probeTable is the row-lock probe's table: one row, id 1.
+type probeTable struct {
+	rows     int
+	lockedBy int64 // fakesql session id holding the row FOR UPDATE; 0 none
 }
 
 // simStmt is one statement the server understands.
@@ -89,6 +125,13 @@ type simStmt struct {
 	kind   string // "table.acquire", "session.trylock", …
 	table  string // upper-case table name, table statements only
 	schema dialects.Schema
+	sql    string
+}
+
+// ignores reports whether the statement is a PL/SQL block whose exception
+// handler swallows ORA-code, as the server would run it.
+func (st simStmt) ignores(code int) bool {
+	return strings.HasPrefix(st.sql, "BEGIN\n") && strings.Contains(st.sql, fmt.Sprintf("IF SQLCODE != -%d THEN\n      RAISE;", code))
 }
 
 type simSession struct {
@@ -145,10 +188,22 @@ func newSim(t testing.TB, cfg simConfig) *oraSim {
 		allocated: map[string]int64{},
 		nextLock:  1073741824,
 		ulocks:    map[int64]int64{},
+		ulockedAt: map[int64]time.Time{},
 		tables:    map[string]*simTable{},
+		probes:    map[string]*probeTable{},
+		probeRE:   map[string]*regexp.Regexp{},
+		liquibase: cfg.Liquibase,
 	}
 	for op, sql := range parseGolden(t, "session.golden") {
+		if strings.HasPrefix(op, "probe.") && strings.Contains(sql, goldenProbeTable) {
+			pattern := strings.ReplaceAll(regexp.QuoteMeta(sql), goldenProbeTable, `(schedlock_probe_[0-9a-f]{12})`)
+			o.probeRE[op] = regexp.MustCompile("^" + pattern + "$")
+			continue
+		}
 		o.stmts[sql] = simStmt{kind: "session." + op}
+	}
+	for op, sql := range parseGolden(t, "liquibase.golden") {
+		o.stmts[sql] = simStmt{kind: "liquibase." + op}
 	}
 	for _, tb := range cfg.Tables {
 		s, err := tb.Schema()
@@ -158,8 +213,12 @@ func newSim(t testing.TB, cfg simConfig) *oraSim {
 		def := presetSchema(t, s.Preset).Table
 		word := regexp.MustCompile(`\b` + regexp.QuoteMeta(def) + `\b`)
 		for op, sql := range parseGolden(t, s.Preset+".golden") {
-			sql = word.ReplaceAllLiteralString(sql, s.Table)
-			o.stmts[sql] = simStmt{kind: "table." + op, table: strings.ToUpper(s.Table), schema: s}
+			// Unquoted names resolve whatever their case: the statements
+			// of "schedlock" and "SCHEDLOCK" address one table.
+			for _, name := range []string{s.Table, strings.ToUpper(s.Table)} {
+				text := word.ReplaceAllLiteralString(sql, name)
+				o.stmts[text] = simStmt{kind: "table." + op, table: strings.ToUpper(s.Table), schema: s, sql: text}
+			}
 		}
 	}
 	return o
@@ -198,6 +257,16 @@ func (o *oraSim) freeLocksLocked(id int64) {
 			delete(o.ulocks, lock)
 		}
 	}
+	o.rollbackLocked(id)
+}
+
+// rollbackLocked ends the transaction of session id: its row locks go.
+func (o *oraSim) rollbackLocked(id int64) {
+	for _, p := range o.probes {
+		if p.lockedBy == id {
+			p.lockedBy = 0
+		}
+	}
 }
 
 // Handle answers one statement.
@@ -217,6 +286,22 @@ func (o *oraSim) Handle(fs *fakesql.Session, q string, args []driver.NamedValue)
 	if !ok {
 		if m := o.killRE.FindStringSubmatch(q); m != nil {
 			return o.kill(sess, m)
+		}
+		if m := columnsRE.FindStringSubmatch(q); m != nil {
+			return o.columns(m[1])
+		}
+		for op, re := range o.probeRE {
+			if m := re.FindStringSubmatch(q); m != nil {
+				return o.probe(sess, op, m[1])
+			}
+		}
+		switch q {
+		case "ROLLBACK":
+			o.rollbackLocked(fs.ID)
+			return fakesql.Response{}, nil
+		case "COMMIT":
+			o.rollbackLocked(fs.ID) // the probe's table is never changed in a transaction
+			return fakesql.Response{}, nil
 		}
 		o.unknown = append(o.unknown, q)
 		return fakesql.Response{}, oraErr(900, "invalid SQL statement")
@@ -251,11 +336,178 @@ func (o *oraSim) Handle(fs *fakesql.Session, q string, args []driver.NamedValue)
 	case "session.holder":
 		return o.holder(a)
 	case "session.list":
-		return o.listLocks()
+		return o.listLocks("")
+	case "session.session_lock":
+		return o.listLocks(a.str(0))
 	case "session.kill.check":
 		return o.killCheck(a)
+	case "session.lock_tables":
+		return o.lockTables(a)
+	case "session.probe.privileges":
+		return fakesql.Response{Columns: []string{"USER", "ALTER_SYSTEM", "CREATE_TABLE"},
+			Rows: [][]any{{o.cfg.User, numBool(!o.cfg.NoAlterSystem), numBool(!o.cfg.NoCreateTable)}}}, nil
+	case "session.probe.listing":
+		if o.cfg.NoViews {
+			return fakesql.Response{}, oraErr(oraNoSuchTable, "table or view does not exist")
+		}
+		return oneRow("COUNT(*)", num(int64(len(o.ulocks)))), nil
+	case "session.probe.begin":
+		return fakesql.Response{}, nil // SET TRANSACTION: the next statement starts it
+	case "session.probe.clock":
+		return oneRow("NOW", o.now().Format("2006-01-02 15:04:05.000000")), nil
+	case "liquibase.inspect", "liquibase.release", "liquibase.force_release":
+		return o.liquibaseStmt(st.kind, a)
 	}
 	return o.table(st, a)
+}
+
+var columnsRE = regexp.MustCompile(`^SELECT \* FROM (\S+) WHERE 1 = 0$`)
+
+func numBool(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}
+
+// columns answers SELECT * FROM t WHERE 1 = 0 with t's columns, in upper
+// case as Oracle stores unquoted names.
+func (o *oraSim) columns(table string) (fakesql.Response, error) {
+	name := strings.ToUpper(table)
+	if name == strings.ToUpper(dialects.LiquibaseTable) && o.liquibase != nil {
+		return fakesql.Response{Columns: []string{"ID", "LOCKED", "LOCKGRANTED", "LOCKEDBY"}}, nil
+	}
+	tbl := o.tables[name]
+	if tbl == nil {
+		return fakesql.Response{}, oraErr(oraNoSuchTable, "table or view does not exist")
+	}
+	s := tbl.schema
+	cols := []string{s.NameCol, s.UntilCol, s.LockedAtCol, s.OwnerCol}
+	if s.TokenCol != "" {
+		cols = append(cols, s.TokenCol)
+	}
+	for i := range cols {
+		cols[i] = strings.ToUpper(cols[i])
+	}
+	return fakesql.Response{Columns: cols}, nil
+}
+
+// lockTables answers the ALL_TABLES / ALL_SYNONYMS query: the tables of
+// the current schema among :1–:4 (no synonyms exist here).
+func (o *oraSim) lockTables(a simArgs) (fakesql.Response, error) {
+	resp := fakesql.Response{Columns: []string{"TABLE_NAME", "RANK"}}
+	for i := 0; i < 4; i++ {
+		name := a.str(i)
+		_, exists := o.tables[name]
+		if name == strings.ToUpper(dialects.LiquibaseTable) {
+			exists = o.liquibase != nil
+		}
+		if exists && !strings.Contains(name, ".") {
+			resp.Rows = append(resp.Rows, []any{name, "0"})
+		}
+	}
+	return resp, nil
+}
+
+// liquibaseStmt reads or releases the Liquibase lock row; LOCKED is a
+// NUMBER(1), bound from Go booleans as go-ora does (1 or 0).
+func (o *oraSim) liquibaseStmt(kind string, a simArgs) (fakesql.Response, error) {
+	lb := o.liquibase
+	if lb == nil {
+		return fakesql.Response{}, oraErr(oraNoSuchTable, "table or view does not exist")
+	}
+	if kind == "liquibase.inspect" {
+		var granted, owner any
+		if !lb.Granted.IsZero() {
+			granted = num(lb.Granted.UnixMilli())
+		}
+		if lb.Owner != "" {
+			owner = lb.Owner
+		}
+		return fakesql.Response{Columns: []string{"LOCKED", "GRANTED", "LOCKEDBY", "NOW"},
+			Rows: [][]any{{numBool(lb.Locked), granted, owner, num(o.now().UnixMilli())}}}, nil
+	}
+	set, setOK := a[0].Value.(bool)
+	where, whereOK := a[1].Value.(bool)
+	if !setOK || !whereOK {
+		return fakesql.Response{}, oraErr(932, "inconsistent datatypes: expected NUMBER")
+	}
+	if lb.Locked != where || (kind == "liquibase.release" && lb.Owner != a.str(2)) {
+		return fakesql.Response{RowsAffected: 0}, nil
+	}
+	lb.Locked, lb.Owner, lb.Granted = set, "", time.Time{}
+	return fakesql.Response{RowsAffected: 1}, nil
+}
+
+// probe runs one statement of the row-lock probe on table t.
+func (o *oraSim) probe(sess *simSession, op, t string) (fakesql.Response, error) {
+	me := sess.fs.ID
+	p := o.probes[t]
+	if p == nil && op != "probe.create" {
+		return fakesql.Response{}, oraErr(oraNoSuchTable, "table or view does not exist")
+	}
+	row := func() fakesql.Response {
+		resp := fakesql.Response{Columns: []string{"ID"}}
+		if p.rows > 0 {
+			resp.Rows = [][]any{{"1"}}
+		}
+		return resp
+	}
+	switch op {
+	case "probe.create":
+		switch {
+		case o.cfg.NoCreateTable:
+			return fakesql.Response{}, oraErr(oraInsufficientPrivs, "insufficient privileges")
+		case p != nil:
+			return fakesql.Response{}, oraErr(oraNameInUse, "name is already used by an existing object")
+		}
+		o.probes[t] = &probeTable{}
+		return fakesql.Response{}, nil
+	case "probe.insert":
+		p.rows++
+		return fakesql.Response{RowsAffected: 1}, nil
+	case "probe.lock":
+		if p.lockedBy != 0 && p.lockedBy != me {
+			o.t.Errorf("simulator: %s would wait for a row another session holds", op)
+			return fakesql.Response{}, oraErr(oraResourceBusy, "resource busy (the simulator does not wait)")
+		}
+		p.lockedBy = me
+		return row(), nil
+	case "probe.skip_locked":
+		if o.cfg.NoSkipLocked {
+			return fakesql.Response{}, oraErr(oraCommandNotEnded, "SQL command not properly ended")
+		}
+		if p.lockedBy != 0 && p.lockedBy != me {
+			return fakesql.Response{Columns: []string{"ID"}}, nil
+		}
+		p.lockedBy = me
+		return row(), nil
+	case "probe.nowait":
+		if p.lockedBy != 0 && p.lockedBy != me {
+			return fakesql.Response{}, oraErr(oraResourceBusy, "resource busy and acquire with NOWAIT specified or timeout expired")
+		}
+		p.lockedBy = me
+		return row(), nil
+	case "probe.drop":
+		if p.lockedBy != 0 && p.lockedBy != me {
+			return fakesql.Response{}, oraErr(oraResourceBusy, "resource busy and acquire with NOWAIT specified or timeout expired")
+		}
+		delete(o.probes, t)
+		return fakesql.Response{}, nil
+	}
+	o.unknown = append(o.unknown, op)
+	return fakesql.Response{}, oraErr(900, "invalid SQL statement")
+}
+
+// probeTables returns the probe tables that still exist.
+func (o *oraSim) probeTables() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var out []string
+	for t := range o.probes {
+		out = append(out, t)
+	}
+	return out
 }
 
 // pls00201 is the compile error of a block naming SYS.DBMS_LOCK without
@@ -307,6 +559,7 @@ func (o *oraSim) dbmsLock(sess *simSession, kind string, a simArgs) (fakesql.Res
 			return LockTimeout
 		default:
 			o.ulocks[id] = me
+			o.ulockedAt[id] = time.Now()
 			return LockSuccess
 		}
 	}
@@ -349,14 +602,18 @@ func (o *oraSim) holder(a simArgs) (fakesql.Response, error) {
 	return resp, nil
 }
 
-func (o *oraSim) listLocks() (fakesql.Response, error) {
+// listLocks answers the listing, or with name the session_lock query
+// (the holder of that DBMS_LOCK name).
+func (o *oraSim) listLocks(name string) (fakesql.Response, error) {
 	if o.cfg.NoViews {
 		return fakesql.Response{}, oraErr(oraNoSuchTable, "table or view does not exist")
 	}
-	resp := fakesql.Response{Columns: []string{"INST_ID", "SID", "SERIAL#", "NAME", "LOCKID", "LMODE", "REQUEST", "CTIME", "USERNAME", "MACHINE", "PROGRAM", "AGE"}}
+	resp := fakesql.Response{Columns: []string{"INST_ID", "SID", "SERIAL#", "NAME", "LOCKID", "LMODE", "REQUEST", "CTIME", "USERNAME", "MACHINE", "PROGRAM", "AGE", "NOW"}}
 	names := make([]string, 0, len(o.allocated))
 	for n := range o.allocated {
-		names = append(names, n)
+		if name == "" || n == name {
+			names = append(names, n)
+		}
 	}
 	sort.Strings(names)
 	for _, n := range names {
@@ -366,8 +623,9 @@ func (o *oraSim) listLocks() (fakesql.Response, error) {
 		if !held || s == nil {
 			continue
 		}
-		resp.Rows = append(resp.Rows, []any{"1", num(s.sid), num(s.serial), n, num(id), "6", "0", "0", o.cfg.User, "sim-host", "schedlock.test",
-			num(int64(time.Since(s.logon).Round(time.Second) / time.Second))})
+		resp.Rows = append(resp.Rows, []any{"1", num(s.sid), num(s.serial), n, num(id), "6", "0",
+			num(int64(time.Since(o.ulockedAt[id]) / time.Second)), o.cfg.User, "sim-host", "schedlock.test",
+			num(int64(time.Since(s.logon).Round(time.Second) / time.Second)), num(o.now().UnixMilli())})
 	}
 	return resp, nil
 }
@@ -432,7 +690,12 @@ func (o *oraSim) table(st simStmt, a simArgs) (fakesql.Response, error) {
 	op := strings.TrimPrefix(st.kind, "table.")
 	switch op {
 	case "create":
-		if tbl != nil {
+		switch {
+		case o.cfg.NoCreateTable:
+			return fakesql.Response{}, oraErr(oraInsufficientPrivs, "insufficient privileges")
+		case tbl != nil && st.ignores(oraNameInUse):
+			return fakesql.Response{}, nil
+		case tbl != nil:
 			return fakesql.Response{}, oraErr(oraNameInUse, "name is already used by an existing object")
 		}
 		nameCap := nativeNames

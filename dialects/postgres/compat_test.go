@@ -36,6 +36,13 @@ func TestCockroachSimulated(t *testing.T) {
 	if _, err := db.SessionLocker(); !errors.Is(err, dialects.ErrUnsupported) {
 		t.Errorf("SessionLocker error = %v; want ErrUnsupported (stub advisory locks)", err)
 	}
+	caps, err := db.Probe(testCtx(t), dialects.ProbeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := caps.Recommended; r.LockStrategy != dialects.StrategyTable || r.ClaimStrategy != dialects.ClaimOptimistic || caps.SessionLocks.Status != dialects.StatusStub {
+		t.Errorf("probe: session locks %s, recommended %+v; want a stub, table and optimistic claims", caps.SessionLocks.Status, r)
+	}
 	// dialecttest.Run would fail probe.session-locks, which judges a stub
 	// a failure; here that verdict is the expected one.
 	runSuiteExpecting(t, checks.Config{DB: db, Strategies: []dialects.Strategy{dialects.StrategyTable}, Tables: presetTables()},

@@ -141,7 +141,7 @@ func unprovenRefusal(f serverFacts, known bool, info dialects.Info) error {
 		return fmt.Errorf("%w: %s: %v; use --strategy table", dialects.ErrUnsupported, name, err)
 	}
 	if !f.proven() {
-		return fmt.Errorf("%w: %s advisory locks failed the two-connection probe at detection (%s: %s); use --strategy table",
+		return fmt.Errorf("%w: %s advisory locks did not pass the two-connection probe at detection (%s: %s); use --strategy table",
 			dialects.ErrUnsupported, name, f.advisory.Status, strings.TrimPrefix(f.advisory.Detail, "proved: "))
 	}
 	return nil

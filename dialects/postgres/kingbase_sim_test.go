@@ -71,7 +71,7 @@ func TestKingbaseDetectSimulated(t *testing.T) {
 			ModeOracle, Catalog{Locks: "sys_locks", Activity: "sys_stat_activity", Database: "sys_database", BackendPID: "sys_backend_pid", Terminate: "sys_terminate_backend"},
 			dialects.StrategyTable, "neither pg_try_advisory_lock or sys_try_advisory_lock"},
 		{"stub advisory functions", pgSimConfig{Banner: kingbaseBanner("B0107"), Mode: "pg", Stub: true},
-			ModePG, PostgresCatalog, dialects.StrategyTable, "failed the two-connection probe at detection (stub"},
+			ModePG, PostgresCatalog, dialects.StrategyTable, "did not pass the two-connection probe at detection (stub"},
 		{"sys locks view, pg functions", pgSimConfig{Banner: kingbaseBanner("B0108"), Mode: "pg", Names: []string{"sys_locks", "pg_stat_activity", "sys_database", "pg_backend_pid", "pg_try_advisory_lock", "pg_advisory_unlock", "sys_terminate_backend"}},
 			ModePG, Catalog{Locks: "sys_locks", Activity: "pg_stat_activity", Database: "sys_database", BackendPID: "pg_backend_pid", TryLock: "pg_try_advisory_lock", Unlock: "pg_advisory_unlock", Terminate: "sys_terminate_backend"},
 			dialects.StrategySession, "passed"},
@@ -197,5 +197,24 @@ func TestMutatedServerFailsTheSuite(t *testing.T) {
 	stub := newPgSim(t, pgSimConfig{Banner: kingbaseBanner("B0403"), Mode: "pg", Stub: true})
 	if c := dialects.ProbeSessionOps(testCtx(t), stub.open(t), SessionOps{}); c.Status != dialects.StatusStub {
 		t.Errorf("probe of a stub = %+v; want stub", c)
+	}
+}
+
+// TestOneConnectionPoolIsNotProven: with a pool of one connection the
+// proof cannot run, so KingbaseES stays on the lease table and says why.
+func TestOneConnectionPoolIsNotProven(t *testing.T) {
+	sim := newPgSim(t, pgSimConfig{Banner: kingbaseBanner("B0501"), Mode: "pg"})
+	sqlDB := sim.open(t)
+	sqlDB.SetMaxOpenConns(1)
+	db, err := dialects.Open(testCtx(t), sqlDB, Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, why := db.Recommend()
+	if s != dialects.StrategyTable || !strings.Contains(why, "unknown: not probed: the connection pool allows one connection") {
+		t.Errorf("Recommend = %s, %q; want table, saying the proof could not run", s, why)
+	}
+	if _, err := db.SessionLocker(); !errors.Is(err, dialects.ErrUnsupported) {
+		t.Errorf("SessionLocker error = %v; want ErrUnsupported", err)
 	}
 }

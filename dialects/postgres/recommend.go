@@ -52,7 +52,7 @@ func recommendProven(info dialects.Info) (dialects.Strategy, string) {
 	case facts.catalog.errMissing() != nil:
 		return dialects.StrategyTable, name + ": " + facts.catalog.errMissing().Error() + "; the lease table is a real lock"
 	case !facts.proven():
-		return dialects.StrategyTable, name + " advisory locks failed the two-connection probe at detection (" + string(facts.advisory.Status) + ": " +
+		return dialects.StrategyTable, name + " advisory locks did not pass the two-connection probe at detection (" + string(facts.advisory.Status) + ": " +
 			strings.TrimPrefix(facts.advisory.Detail, "proved: ") + "); the lease table is a real lock"
 	}
 	return dialects.StrategySession, name + " advisory locks (" + facts.catalog.TryLock + ") passed the two-connection probe at detection: " +

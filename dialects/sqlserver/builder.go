@@ -29,11 +29,18 @@ import (
 //
 // A table with an enabled trigger refuses OUTPUT without INTO (error 334);
 // lock tables have none.
+//
+// A duplicate key on acquire (2627, 2601: another session inserted the
+// same new name first) is the lock held by that session: Builder is a
+// locktable.DuplicateKeyer, so the engine reports it as held, not as an
+// error.
 type Builder struct{}
 
 var (
-	_ locktable.Builder = Builder{}
-	_ locktable.Dropper = Builder{}
+	_ locktable.Builder          = Builder{}
+	_ locktable.Dropper          = Builder{}
+	_ locktable.DuplicateKeyer   = Builder{}
+	_ locktable.LiquibaseBuilder = Builder{}
 )
 
 const (
@@ -225,3 +232,9 @@ func (Builder) Drop(s dialects.Schema) string {
 
 // IsMissingTable reports error 208, "Invalid object name".
 func (Builder) IsMissingTable(err error) bool { return hasNumber(err, errInvalidObjectName) }
+
+// IsDuplicateKey implements locktable.DuplicateKeyer: errors 2627
+// (PRIMARY KEY or UNIQUE constraint) and 2601 (unique index).
+func (Builder) IsDuplicateKey(err error) bool {
+	return hasNumber(err, errDuplicateKey, errDuplicateIndexKey)
+}

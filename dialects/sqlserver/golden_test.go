@@ -146,3 +146,24 @@ func TestSessionGolden(t *testing.T) {
 	}
 	checkGolden(t, "session.golden", out.String())
 }
+
+// TestLiquibaseGolden pins the statements that read and release
+// Liquibase's lock.
+func TestLiquibaseGolden(t *testing.T) {
+	b := Builder{}
+	var out strings.Builder
+	for _, st := range []struct {
+		what, sql string
+		params    int
+	}{
+		{"inspect", b.LiquibaseInspect(dialects.LiquibaseTable), 0},
+		{"release (@p1 false, @p2 true, @p3 owner)", b.LiquibaseRelease(dialects.LiquibaseTable, true), 3},
+		{"force release (@p1 false, @p2 true)", b.LiquibaseRelease(dialects.LiquibaseTable, false), 2},
+	} {
+		if n := highestParam(st.sql); n != st.params {
+			t.Errorf("%s: highest parameter @p%d, want @p%d", st.what, n, st.params)
+		}
+		fmt.Fprintf(&out, "-- %s\n%s\n\n", st.what, st.sql)
+	}
+	checkGolden(t, "liquibase.golden", out.String())
+}

@@ -159,11 +159,18 @@ func TestGetAppLockFailures(t *testing.T) {
 	}
 }
 
+// builderWithoutHook is Builder with its locktable.DuplicateKeyer hidden
+// (only the Builder and Dropper methods show through).
+type builderWithoutHook struct {
+	locktable.Builder
+	locktable.Dropper
+}
+
 // TestDuplicateKeyMeansHeld makes another writer insert the name between
 // the MERGE's search and its insert: the server answers 2627 (or 2601 for a
 // unique index); Acquire must report the lock held by that writer. The
-// bare engine, without this package's mapping, reports an error instead,
-// so the mapping is what the test proves.
+// engine with a builder that hides IsDuplicateKey reports an error
+// instead, so the hook is what the test proves.
 func TestDuplicateKeyMeansHeld(t *testing.T) {
 	for _, number := range []int32{errDuplicateKey, errDuplicateIndexKey} {
 		sim := newSim()
@@ -182,13 +189,16 @@ func TestDuplicateKeyMeansHeld(t *testing.T) {
 			t.Fatalf("error %d: Acquire = %v; want a *HeldError naming other-writer", number, err)
 		}
 
-		raw, err := locktable.New(db.SQL, Builder{}, dialects.Table{})
+		raw, err := locktable.New(db.SQL, builderWithoutHook{Builder{}, Builder{}}, dialects.Table{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		_, err = raw.Acquire(t.Context(), "weekly", dialects.Options{Owner: "me"})
 		if errors.Is(err, dialects.ErrHeld) || errNumber(err) != number {
-			t.Errorf("error %d: the bare engine returned %v; the simulator should surface the server error", number, err)
+			t.Errorf("error %d: the engine without the hook returned %v; the simulator should surface the server error", number, err)
+		}
+		if !(Builder{}).IsDuplicateKey(err) {
+			t.Errorf("IsDuplicateKey(%v) = false", err)
 		}
 	}
 }
@@ -242,4 +252,43 @@ func TestIsMissingTable(t *testing.T) {
 	if (Builder{}).IsMissingTable(mssql.Error{Number: errDuplicateKey}) || (Builder{}).IsMissingTable(errors.New("208")) {
 		t.Error("another error was taken for a missing table")
 	}
+}
+
+// withoutHoldLock is Builder with an acquire MERGE that lacks WITH
+// (HOLDLOCK), like a writer that forgot it: under READ COMMITTED two
+// sessions may then both insert a new name, and one gets error 2627.
+type withoutHoldLock struct{ Builder }
+
+func (b withoutHoldLock) Acquire(s dialects.Schema) locktable.Stmt {
+	st := b.Builder.Acquire(s)
+	st.SQL = strings.Replace(st.SQL, " WITH (HOLDLOCK)", "", 1)
+	return st
+}
+
+// TestDuplicateKeyAsErrorFails runs the race check with an acquire that
+// lets first inserts race, so racers meet error 2627: it passes with the
+// duplicate-key hook and fails without it, so the suite catches a builder
+// that forgets the hook.
+func TestDuplicateKeyAsErrorFails(t *testing.T) {
+	only := []string{"table.race10"}
+	lockerWith := func(b locktable.Builder) *dialects.Dialect {
+		return mutated(t, func(d *dialects.Dialect) {
+			d.NewTableLocker = func(db *sql.DB, _ dialects.Info, tb dialects.Table) (dialects.TableLocker, error) {
+				l, err := locktable.New(db, b, tb)
+				if err != nil {
+					return nil, err
+				}
+				return newTableLocker(l, b), nil
+			}
+		})
+	}
+	good := statusOf(t, runChecks(t, newSim(), lockerWith(withoutHoldLock{}), dialects.StrategyTable, only...), "table.race10")
+	if good.Status != checks.StatusPass {
+		t.Fatalf("table.race10 with the hook: %s (%s); want pass", good.Status, good.Detail)
+	}
+	bad := statusOf(t, runChecks(t, newSim(), lockerWith(builderWithoutHook{withoutHoldLock{}, Builder{}}), dialects.StrategyTable, only...), "table.race10")
+	if bad.Status != checks.StatusFail || !strings.Contains(bad.Detail, "2627") {
+		t.Errorf("table.race10 with 2627 reported as an error: %s (%s); want fail showing 2627", bad.Status, bad.Detail)
+	}
+	t.Logf("caught without the hook: %s", bad.Detail)
 }

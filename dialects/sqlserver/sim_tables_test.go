@@ -122,6 +122,9 @@ func (sim *simServer) dropTable(q string) (fakesql.Response, error) {
 func (sim *simServer) columns(table string) (fakesql.Response, error) {
 	sim.mu.Lock()
 	defer sim.mu.Unlock()
+	if sim.liquibase != nil && strings.EqualFold(table, liquibaseTable) {
+		return fakesql.Response{Columns: []string{"ID", "LOCKED", "LOCKGRANTED", "LOCKEDBY"}}, nil
+	}
 	t, err := sim.table(table)
 	if err != nil {
 		return fakesql.Response{}, err
@@ -138,6 +141,9 @@ func (sim *simServer) lockTables() (fakesql.Response, error) {
 		case "schedlock", "shedlock", "sys_sched_lock", "databasechangeloglock":
 			resp.Rows = append(resp.Rows, []any{t.name, int64(0)})
 		}
+	}
+	if sim.liquibase != nil {
+		resp.Rows = append(resp.Rows, []any{liquibaseTable, int64(0)})
 	}
 	sort.Slice(resp.Rows, func(i, j int) bool { return resp.Rows[i][0].(string) < resp.Rows[j][0].(string) })
 	return resp, nil

@@ -52,6 +52,8 @@ type simServer struct {
 	dupKeyOnInsert int32 // 2627 or 2601: another writer inserts the name just before the MERGE's insert
 	noCreateTable  bool  // HAS_PERMS_BY_NAME says no CREATE TABLE
 
+	liquibase *liquibaseRow // DATABASECHANGELOGLOCK's row ID = 1; nil: no such table
+
 	sessions map[int64]*simSession // by session_id
 	applocks map[string]*appLock   // by resource (binary compared, at most 255 code units)
 	tables   map[string]*simTable  // by lower-cased table name
@@ -185,6 +187,8 @@ func (sim *simServer) Handle(s *fakesql.Session, q string, args []driver.NamedVa
 		return scalar(id)
 	case q == lockTablesSQL:
 		return sim.lockTables()
+	case isLiquibaseStatement(q):
+		return sim.liquibaseStatement(q, args)
 	case columnsRE.MatchString(q):
 		return sim.columns(columnsRE.FindStringSubmatch(q)[1])
 	case strings.HasPrefix(q, "IF OBJECT_ID(N'") && strings.Contains(q, "IS NULL\nCREATE TABLE "):

@@ -18,7 +18,12 @@
 //     MERGE … WITH (HOLDLOCK) … OUTPUT to acquire, UPDATE … OUTPUT to
 //     refresh, release and expire, all on SYSUTCDATETIME(); names are
 //     stored as FitName(name, column length) and duplicate keys (2627,
-//     2601) mean "held".
+//     2601) mean "held" (Builder.IsDuplicateKey, read by the engine).
+//
+// Lock administration (LockAdmin) finds the lock tables in sys.tables,
+// lists application locks from sys.dm_tran_locks and ends holders with
+// KILL; Liquibase's DATABASECHANGELOGLOCK is read and released with
+// Builder's SQL (LiquibaseInspect, LiquibaseRelease).
 //
 // Detection reads @@VERSION, SERVERPROPERTY('EngineEdition'),
 // 'ProductVersion' and 'Edition', and the database's

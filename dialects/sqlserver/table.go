@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/locktable"
@@ -26,17 +25,19 @@ func NewTableLocker(db *sql.DB, info dialects.Info, t dialects.Table) (dialects.
 	return newTableLocker(l, Builder{}), nil
 }
 
-// TableLocker is the lease-table engine with SQL Server's names and
-// duplicate keys:
+// TableLocker is the lease-table engine with SQL Server's names: every
+// name is stored as FitName(name, column length), so names that SQL
+// Server's comparisons would confuse (trailing spaces) or that do not fit
+// the nvarchar column (counted in UTF-16 code units) stay distinct and
+// exact. The engine's own mapping counts characters and knows nothing of
+// trailing spaces, and a Builder cannot replace it, so this wrapper stays
+// for the names alone.
 //
-//   - every name is stored as FitName(name, column length), so names that
-//     SQL Server's comparisons would confuse (trailing spaces) or that do
-//     not fit the nvarchar column (counted in UTF-16 code units) stay
-//     distinct and exact;
-//   - a duplicate-key error (2627, 2601) on acquire means another session
-//     inserted the same name first: the lock is held, not an error. MERGE
-//     WITH (HOLDLOCK) prevents that race; this covers tables whose name is
-//     unique through another index or writers without HOLDLOCK.
+// Duplicate keys are the engine's business: Builder is a
+// locktable.DuplicateKeyer, so a 2627 or 2601 on acquire (another session
+// inserted the same name first; MERGE WITH (HOLDLOCK) prevents that race,
+// but not for tables whose name is unique through another index or
+// writers without HOLDLOCK) is the lock held, not an error.
 //
 // Everything else is *locktable.Locker's, which it embeds.
 type TableLocker struct {
@@ -58,60 +59,23 @@ func newTableLocker(l *locktable.Locker, b locktable.Builder) *TableLocker {
 // length).
 func (l *TableLocker) StoredName(name string) string { return FitName(name, l.limit) }
 
-// Acquire takes the lock called name (see locktable.Locker.Acquire),
-// treating a duplicate-key error as a lock held by the session that
-// inserted first. It tries once when opts.Wait is 0, else again every
-// opts.RetryEvery until opts.Wait has passed (one last try at the
-// deadline).
+// Acquire takes the lock called name under its stored name (see
+// locktable.Locker.Acquire, which tries once when opts.Wait is 0 and
+// retries until opts.Wait has passed otherwise). The lease and a
+// *dialects.HeldError carry the caller's name.
 func (l *TableLocker) Acquire(ctx context.Context, name string, opts dialects.Options) (dialects.Lease, error) {
 	if err := dialects.CheckName(name); err != nil {
 		return nil, dialects.Wrap(Name, "acquire", err)
 	}
-	opts, err := opts.Normalize()
+	lease, err := l.Locker.Acquire(ctx, l.StoredName(name), opts)
 	if err != nil {
-		return nil, dialects.Wrap(Name, "acquire", err)
-	}
-	deadline := time.Now().Add(opts.Wait)
-	once := opts
-	once.Wait = 0
-	for {
-		lease, err := l.try(ctx, name, once)
-		if err == nil || !errors.Is(err, dialects.ErrHeld) {
-			return lease, err
+		var held *dialects.HeldError
+		if errors.As(err, &held) {
+			held.Name = name
 		}
-		left := time.Until(deadline)
-		if left <= 0 {
-			return nil, err
-		}
-		timer := time.NewTimer(min(opts.RetryEvery, left))
-		select {
-		case <-ctx.Done():
-			timer.Stop()
-			return nil, dialects.Wrap(Name, "acquire", fmt.Errorf("gave up waiting: %w (last try: %v)", ctx.Err(), err))
-		case <-timer.C:
-		}
+		return nil, err
 	}
-}
-
-// try sends the acquire statement once.
-func (l *TableLocker) try(ctx context.Context, name string, opts dialects.Options) (dialects.Lease, error) {
-	stored := l.StoredName(name)
-	lease, err := l.Locker.Acquire(ctx, stored, opts)
-	switch {
-	case err == nil:
-		return &namedLease{Lease: lease, name: name}, nil
-	case hasNumber(err, errDuplicateKey, errDuplicateIndexKey):
-		held := &dialects.HeldError{Name: name}
-		if row, found, ierr := l.Locker.Inspect(ctx, stored); ierr == nil && found {
-			held.Holder, held.Until = row.Owner, row.Until
-		}
-		return nil, dialects.Wrap(Name, "acquire", held)
-	}
-	var held *dialects.HeldError
-	if errors.As(err, &held) {
-		held.Name = name
-	}
-	return nil, err
+	return &namedLease{Lease: lease, name: name}, nil
 }
 
 // Handle rebuilds the lease of a lock that owner holds (see

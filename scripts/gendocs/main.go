@@ -12,8 +12,18 @@ import (
 	"os"
 
 	"github.com/schedlock/schedlock/dialects"
-	_ "github.com/schedlock/schedlock/dialects/all" // every dialect registers its support rows
 	"github.com/schedlock/schedlock/dialects/docgen"
+
+	// Every dialect by name as well as dialects/all, so the page does not
+	// depend on the no_<dialect> build tags that leave dialects out of a
+	// build.
+	_ "github.com/schedlock/schedlock/dialects/all"
+	_ "github.com/schedlock/schedlock/dialects/dameng"
+	_ "github.com/schedlock/schedlock/dialects/mysql"
+	_ "github.com/schedlock/schedlock/dialects/oracle"
+	_ "github.com/schedlock/schedlock/dialects/postgres"
+	_ "github.com/schedlock/schedlock/dialects/sqlite"
+	_ "github.com/schedlock/schedlock/dialects/sqlserver"
 )
 
 func main() {
