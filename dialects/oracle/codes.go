@@ -1,81 +1,25 @@
 package oracle
 
-import "fmt"
+import "github.com/schedlock/schedlock/dialects/internal/dbmslock"
 
-// DBMS_LOCK.REQUEST and RELEASE return codes.
+// DBMS_LOCK.REQUEST and RELEASE return codes (see package dbmslock).
 const (
-	LockSuccess      = 0 // REQUEST granted / RELEASE done
-	LockTimeout      = 1 // REQUEST: held by another session past the timeout
-	LockDeadlock     = 2 // REQUEST: deadlock detected
-	LockParameterErr = 3 // parameter error
-	LockAlreadyOwned = 4 // REQUEST: this session already owns it; RELEASE: it does not own it
-	LockIllegalLock  = 5 // illegal lock handle
+	LockSuccess      = dbmslock.LockSuccess
+	LockTimeout      = dbmslock.LockTimeout
+	LockDeadlock     = dbmslock.LockDeadlock
+	LockParameterErr = dbmslock.LockParameterErr
+	LockAlreadyOwned = dbmslock.LockAlreadyOwned
+	LockIllegalLock  = dbmslock.LockIllegalLock
 )
 
 // DBMSLockError is a DBMS_LOCK return code that is an error: 2 deadlock,
-// 3 parameter error, 5 illegal lock handle, or a code the package does not
-// document.
-type DBMSLockError struct {
-	Call string // "REQUEST" or "RELEASE"
-	Code int64
-}
+// 3 parameter error, 5 illegal lock handle, or an undocumented code.
+type DBMSLockError = dbmslock.Error
 
-func (e *DBMSLockError) Error() string {
-	what := "undocumented return code"
-	switch e.Code {
-	case LockDeadlock:
-		what = "deadlock"
-	case LockParameterErr:
-		what = "parameter error"
-	case LockIllegalLock:
-		what = "illegal lock handle"
-	}
-	return fmt.Sprintf("DBMS_LOCK.%s returned %d (%s)", e.Call, e.Code, what)
-}
-
-// RequestResult maps the answer of a REQUEST with timeout 0: 0 (granted)
-// is true; 4 (already owned by this session) is true as well, because the
-// session does hold the lock (dialects.SessionLocker takes every lock on a
-// fresh connection, so a 4 there means an earlier user of that pooled
-// connection left the lock behind, and the new lease then owns and frees
-// it); 1 (timeout) is false: another session holds it; 2, 3, 5 and
-// anything else are a *DBMSLockError.
-func RequestResult(rc int64) (bool, error) {
-	switch rc {
-	case LockSuccess, LockAlreadyOwned:
-		return true, nil
-	case LockTimeout:
-		return false, nil
-	default:
-		return false, &DBMSLockError{Call: "REQUEST", Code: rc}
-	}
-}
-
-// ReleaseResult maps the answer of a RELEASE: 0 is true (released); 4 is
-// false (this session does not own the lock, which stays as it is); 3, 5
-// and anything else are a *DBMSLockError.
-func ReleaseResult(rc int64) (bool, error) {
-	switch rc {
-	case LockSuccess:
-		return true, nil
-	case LockAlreadyOwned:
-		return false, nil
-	default:
-		return false, &DBMSLockError{Call: "RELEASE", Code: rc}
-	}
-}
-
-// HoldsResult maps the REQUEST answer of the Holds block: 4 (already own)
-// is true; 0 (the session did not hold it and the block gave back what it
-// just took) and 1 (another session holds it) are false; 2, 3, 5 and
-// anything else are a *DBMSLockError.
-func HoldsResult(rc int64) (bool, error) {
-	switch rc {
-	case LockAlreadyOwned:
-		return true, nil
-	case LockSuccess, LockTimeout:
-		return false, nil
-	default:
-		return false, &DBMSLockError{Call: "REQUEST", Code: rc}
-	}
-}
+// RequestResult, ReleaseResult and HoldsResult map DBMS_LOCK answers; see
+// package dbmslock for the mapping of every code.
+var (
+	RequestResult = dbmslock.RequestResult
+	ReleaseResult = dbmslock.ReleaseResult
+	HoldsResult   = dbmslock.HoldsResult
+)
