@@ -35,7 +35,11 @@ func capabilityChecks() []Check {
 			if err != nil {
 				return "", err
 			}
-			return judgeCapability(cc.pick(caps), cc.absentWarns)
+			c := cc.pick(caps)
+			if cc.id == "probe.session-locks" && c.Status == dialects.StatusStub {
+				return judgeStub(env, c)
+			}
+			return judgeCapability(c, cc.absentWarns)
 		}})
 	}
 	out = append(out, Check{ID: "probe.privileges", Title: "the user has the privileges the strategies need", Run: checkPrivileges})
@@ -48,7 +52,7 @@ func judgeCapability(c dialects.Capability, absentWarns bool) (string, error) {
 	case dialects.StatusYes:
 		return c.Detail, nil
 	case dialects.StatusStub:
-		return "", &Remedied{Err: fmt.Errorf("a stub, not a lock: %s", c.Detail), Remedy: c.Remedy}
+		return "", &Remedied{Err: fmt.Errorf("a stub, not the real thing: %s", c.Detail), Remedy: c.Remedy}
 	case dialects.StatusNo:
 		if absentWarns {
 			return "", &Remedied{Err: Warnf("%s", c.Detail), Remedy: c.Remedy}
@@ -57,6 +61,17 @@ func judgeCapability(c dialects.Capability, absentWarns bool) (string, error) {
 	default:
 		return "", &Remedied{Err: Warnf("could not tell: %s", c.Detail), Remedy: c.Remedy}
 	}
+}
+
+// judgeStub judges session-lock functions that grant a lock twice: a
+// failure when schedlock would use them, a warning when its session locker
+// already refuses this database (CockroachDB), so only the table strategy
+// is ever used there.
+func judgeStub(env *Env, c dialects.Capability) (string, error) {
+	if _, err := env.DB.SessionLocker(); err != nil {
+		return "", &Remedied{Err: Warnf("a stub, not a lock — schedlock refuses the session strategy here: %s", c.Detail), Remedy: c.Remedy}
+	}
+	return "", &Remedied{Err: fmt.Errorf("a stub, not a lock: %s", c.Detail), Remedy: c.Remedy}
 }
 
 // checkPrivileges warns with the GRANTs for every privilege the probe found
