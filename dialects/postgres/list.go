@@ -70,18 +70,21 @@ func (a *LockAdmin) LockTables(ctx context.Context) ([]dialects.Table, error) {
 }
 
 // advisoryLocksSQL lists the advisory locks of the current database (their
-// tags include it) with the session of each holder or waiter. classid and
+// tags include it) with the session of each holder or waiter, from the
+// views of catalog c (pg_locks or KingbaseES's sys_locks, …). classid and
 // objid are unsigned oids, read as bigint; objsubid 1 marks a bigint key
 // (classid its high, objid its low 32 bits), 2 a pair of int4 keys.
 // client_port -1 means a Unix socket.
-const advisoryLocksSQL = `SELECT l.classid::bigint, l.objid::bigint, l.objsubid::integer, l.granted, l.pid,
+func advisoryLocksSQL(c Catalog) string {
+	return `SELECT l.classid::bigint, l.objid::bigint, l.objsubid::integer, l.granted, l.pid,
   COALESCE(a.usename::text, ''),
   CASE WHEN a.client_addr IS NOT NULL THEN host(a.client_addr) WHEN a.client_port = -1 THEN 'local' ELSE '' END,
   COALESCE(a.application_name, ''),
   floor(extract(epoch FROM a.backend_start) * 1000)::bigint,
   floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint
-FROM pg_locks l LEFT JOIN pg_stat_activity a ON a.pid = l.pid
-WHERE l.locktype = 'advisory' AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())`
+FROM ` + c.Locks + ` l LEFT JOIN ` + c.Activity + ` a ON a.pid = l.pid
+WHERE l.locktype = 'advisory' AND l.database = (SELECT oid FROM ` + c.Database + ` WHERE datname = current_database())`
+}
 
 // advisoryKeyFilter narrows advisoryLocksSQL to one bigint key.
 const advisoryKeyFilter = ` AND l.objsubid = 1 AND l.classid::bigint = $1::bigint AND l.objid::bigint = $2::bigint`
@@ -98,7 +101,7 @@ func (a *LockAdmin) SessionLocks(ctx context.Context, names []string) ([]dialect
 	for _, n := range names {
 		labels[Key(n)] = n
 	}
-	entries, err := a.query(ctx, advisoryLocksSQL+advisoryOrder, labels)
+	entries, err := a.query(ctx, advisoryLocksSQL(catalogFor(a.DB, a.Info))+advisoryOrder, labels)
 	return entries, dialects.Wrap(Name, "list session locks", err)
 }
 
@@ -107,7 +110,7 @@ func (a *LockAdmin) SessionLocks(ctx context.Context, names []string) ([]dialect
 func (a *LockAdmin) SessionLock(ctx context.Context, name string) (dialects.LockEntry, bool, error) {
 	key := Key(name)
 	classid, objid := KeyParts(key)
-	entries, err := a.query(ctx, advisoryLocksSQL+advisoryKeyFilter+advisoryOrder, map[int64]string{key: name}, int64(classid), int64(objid))
+	entries, err := a.query(ctx, advisoryLocksSQL(catalogFor(a.DB, a.Info))+advisoryKeyFilter+advisoryOrder, map[int64]string{key: name}, int64(classid), int64(objid))
 	if err != nil {
 		return dialects.LockEntry{}, false, dialects.Wrap(Name, "find session lock", err)
 	}
