@@ -3,6 +3,7 @@ package dialects
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -104,7 +105,9 @@ type MissingTableError struct {
 }
 
 func (e *MissingTableError) Error() string {
-	return fmt.Sprintf("lock table %s does not exist; create it with --create-table or run: %s", e.Table, e.CreateSQL)
+	// The statement on one line: the message is one line wherever it goes.
+	create := strings.Join(strings.Fields(e.CreateSQL), " ")
+	return fmt.Sprintf("lock table %s does not exist; create it with --create-table or run: %s", e.Table, create)
 }
 
 // Is makes errors.Is(err, ErrNoTable) true.
