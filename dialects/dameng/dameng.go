@@ -61,6 +61,7 @@ func init() {
 		NewTableLocker:   NewTableLocker,
 		Recommend:        Recommend,
 		NewLockAdmin:     NewLockAdmin,
+		Probe:            Probe,
 	})
 }
 

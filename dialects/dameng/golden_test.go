@@ -163,6 +163,27 @@ func sessionSections() []struct {
 		{section{"list", "result: session locks", listSessionLocksSQL}, 0},
 		{section{"kill", "args: session id", killSQL}, 1},
 		{section{"kill.check", "args: session id", sessionAliveSQL}, 1},
+		{section{"probe.privileges", "result: session user, DBA role, CREATE TABLE", privilegesSQL}, 0},
+		{section{"probe.listing", "result: count", lockListingSQL}, 0},
+		{section{"probe.views", "result: count", lockViewsSQL}, 0},
+		{section{"probe.clock", "result: UTC epoch ms", serverNowSQL}, 0},
+	}
+}
+
+// goldenProbeTable stands for the random name of the row-lock probe's
+// table (dialects.ProbeTableName).
+const goldenProbeTable = "schedlock_probe_0123456789ab"
+
+// probeSections are the row-lock probe's statements on goldenProbeTable.
+func probeSections() []section {
+	p := rowLockProbe(goldenProbeTable)
+	return []section{
+		{"probe.create", "", p.Create},
+		{"probe.insert", "", p.Insert},
+		{"probe.lock", "holder, in a transaction", p.Lock},
+		{"probe.skip_locked", "", p.SkipLocked},
+		{"probe.nowait", "", p.NoWait},
+		{"probe.drop", "", p.Drop},
 	}
 }
 
@@ -191,15 +212,15 @@ func TestGoldenTableSQL(t *testing.T) {
 	})
 }
 
-// TestGoldenSessionSQL pins the detection, session-lock, listing and kill
-// statements.
+// TestGoldenSessionSQL pins the detection, session-lock, listing, kill and
+// probe statements.
 func TestGoldenSessionSQL(t *testing.T) {
 	var secs []section
 	for _, s := range sessionSections() {
 		checkPlaceholders(t, s.op, s.sql, s.binds)
 		secs = append(secs, s.section)
 	}
-	checkGolden(t, "session.golden", renderSections(secs))
+	checkGolden(t, "session.golden", renderSections(append(secs, probeSections()...)))
 }
 
 // TestGoldenStatementsAreTheLockersOwn proves the golden files pin what the

@@ -47,7 +47,8 @@ var (
 	errExists   = func(table string) error { return dmErr(-2124, "对象["+strings.ToUpper(table)+"]已存在") } // [U] code
 	errTooLong  = func(col string) error { return dmErr(-6169, "列["+strings.ToUpper(col)+"]长度超出定义") }   // [U] code
 	errNoPriv   = dmErr(-5501, "权限不足")                                                                  // [U] code
-	errSyntax   = dmErr(-2007, "语法分析出错")                                                                // for statements the simulator does not know
+	errSyntax   = dmErr(codeSyntax, "语法分析出错")                                                           // for statements the simulator does not know
+	errRowLock  = dmErr(codeLockRefused, "锁超时")                                                         // [U] code and text: NOWAIT on a locked row
 	errNoModeVw = dmErr(-2106, "第1 行附近出现错误:\n无效的表或视图名[V$DM_INI]")
 )
 
@@ -69,25 +70,34 @@ var (
 //     MERGE's insert branch leaves a window in which a concurrent MERGE of
 //     the same new name inserts first, so the loser gets -6602;
 //   - SP_CLOSE_SESSION ends a session: its locks are freed and its
-//     connection is dead.
+//     connection is dead;
+//   - the capability probe: USER_ROLE_PRIVS and SESSION_PRIVS answer per
+//     grant, the lock views per cfg, and the row-lock probe's table (any
+//     schedlock_probe_ name) keeps the holder's FOR UPDATE row lock until
+//     its session ends. The simulator cannot see database/sql
+//     transactions, so it takes the holder's SELECT … FOR UPDATE to run in
+//     one (dialects.ProbeRowLocksTx) and every other FOR UPDATE to run in
+//     autocommit, holding nothing after the statement.
 type dmSim struct {
 	t   testing.TB
 	cfg simConfig
 
 	stmts     map[string]simStmt // exact SQL text → what it is
 	columnsRE *regexp.Regexp
+	probeRE   map[string]*regexp.Regexp // probe.* op → its statement, any probe table
 
 	mu        sync.Mutex
 	sessions  map[int64]*simSession // by fakesql session id
 	allocated map[string]int64      // SYS.DBMS_LOCK_ALLOCATED: name → lock id
 	nextLock  int64
-	ulocks    map[int64]int64      // lock id → holding fakesql session id
-	depth     map[int64]int        // lock id → times taken (ReRequestGrants)
-	tables    map[string]*simTable // by upper-case name
-	unknown   []string             // statements not understood
-	dupKeys   int                  // -6602 answers
-	acquires  int                  // MERGE executions
-	kills     int                  // SP_CLOSE_SESSION calls
+	ulocks    map[int64]int64        // lock id → holding fakesql session id
+	depth     map[int64]int          // lock id → times taken (ReRequestGrants)
+	tables    map[string]*simTable   // by upper-case name
+	probes    map[string]*probeTable // row-lock probe tables, by upper-case name
+	unknown   []string               // statements not understood
+	dupKeys   int                    // -6602 answers
+	acquires  int                    // MERGE executions
+	kills     int                    // SP_CLOSE_SESSION calls
 }
 
 // simConfig is the server the simulator plays.
@@ -118,6 +128,21 @@ type simConfig struct {
 	Racer func(name string) (owner string)
 	// Tables lists the lock tables whose statements the server knows.
 	Tables []dialects.Table
+
+	// The probe's view of the user and the server.
+	NoDBA           bool // USER_ROLE_PRIVS lacks DBA
+	NoCreateTable   bool // SESSION_PRIVS lacks CREATE TABLE, and CREATE TABLE is refused
+	NoPrivViews     bool // USER_ROLE_PRIVS and SESSION_PRIVS cannot be read
+	NoLockViews     bool // V$LOCK, V$SESSIONS and SYS.DBMS_LOCK_ALLOCATED cannot be read
+	NoSkipLocked    bool // the parser rejects SKIP LOCKED (-2007)
+	ForUpdateNoLock bool // SELECT … FOR UPDATE takes no lock at all
+}
+
+// probeTable is the row-lock probe's table: its rows and the session
+// holding row 1 FOR UPDATE (0: none).
+type probeTable struct {
+	rows     int
+	lockedBy int64
 }
 
 type simStmt struct {
@@ -187,8 +212,15 @@ func newSim(t testing.TB, cfg simConfig) *dmSim {
 		ulocks:    map[int64]int64{},
 		depth:     map[int64]int{},
 		tables:    map[string]*simTable{},
+		probes:    map[string]*probeTable{},
+		probeRE:   map[string]*regexp.Regexp{},
 	}
 	for op, q := range parseGolden(t, "session.golden") {
+		if strings.HasPrefix(op, "probe.") && strings.Contains(q, goldenProbeTable) {
+			pattern := strings.ReplaceAll(regexp.QuoteMeta(q), goldenProbeTable, `(schedlock_probe_[0-9a-f]{12})`)
+			s.probeRE[op] = regexp.MustCompile("^" + pattern + "$")
+			continue
+		}
 		s.stmts[q] = simStmt{kind: "session." + op}
 	}
 	for _, tb := range cfg.Tables {
@@ -238,6 +270,11 @@ func (s *dmSim) freeLocksLocked(id int64) {
 			delete(s.depth, lock)
 		}
 	}
+	for _, p := range s.probes {
+		if p.lockedBy == id {
+			p.lockedBy = 0
+		}
+	}
 }
 
 // Handle answers one statement.
@@ -258,6 +295,11 @@ func (s *dmSim) Handle(fs *fakesql.Session, q string, args []driver.NamedValue) 
 	if !ok {
 		if m := s.columnsRE.FindStringSubmatch(q); m != nil {
 			return s.columns(m[1])
+		}
+		for op, re := range s.probeRE {
+			if m := re.FindStringSubmatch(q); m != nil {
+				return s.probe(sess, op, m[1])
+			}
 		}
 		s.unknown = append(s.unknown, q)
 		return fakesql.Response{}, errSyntax
@@ -293,8 +335,110 @@ func (s *dmSim) Handle(fs *fakesql.Session, q string, args []driver.NamedValue) 
 		return s.kill(a)
 	case "session.kill.check":
 		return s.killCheck(a)
+	case "session.probe.privileges":
+		if s.cfg.NoPrivViews {
+			return fakesql.Response{}, errInvalidTable("USER_ROLE_PRIVS")
+		}
+		return fakesql.Response{Columns: []string{"USER", "DBA", "CREATE_TABLE"},
+			Rows: [][]any{{s.cfg.User, countOf(!s.cfg.NoDBA), countOf(!s.cfg.NoCreateTable)}}}, nil
+	case "session.probe.listing":
+		switch {
+		case s.cfg.NoLockViews:
+			return fakesql.Response{}, errNoPriv
+		case !s.cfg.DBMSLock:
+			return fakesql.Response{}, errInvalidTable("SYS.DBMS_LOCK_ALLOCATED")
+		}
+		return oneRow("COUNT(*)", int64(len(s.ulocks))), nil
+	case "session.probe.views":
+		if s.cfg.NoLockViews {
+			return fakesql.Response{}, errNoPriv
+		}
+		return oneRow("COUNT(*)", int64(len(s.ulocks))), nil
+	case "session.probe.clock":
+		return oneRow("NOW", s.now().UnixMilli()), nil
 	}
 	return s.table(st, a)
+}
+
+func countOf(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// probe runs one statement of the row-lock probe on table t. s.mu is held.
+func (s *dmSim) probe(sess *simSession, op, t string) (fakesql.Response, error) {
+	me := sess.fs.ID
+	key := strings.ToUpper(t)
+	p := s.probes[key]
+	if p == nil && op != "probe.create" {
+		return fakesql.Response{}, errInvalidTable(t)
+	}
+	row := func() fakesql.Response {
+		resp := fakesql.Response{Columns: []string{"ID"}}
+		if p.rows > 0 {
+			resp.Rows = [][]any{{int64(1)}}
+		}
+		return resp
+	}
+	lockedByOther := p != nil && p.lockedBy != 0 && p.lockedBy != me
+	switch op {
+	case "probe.create":
+		switch {
+		case s.cfg.NoCreateTable:
+			return fakesql.Response{}, errNoPriv
+		case p != nil:
+			return fakesql.Response{}, errExists(t)
+		}
+		s.probes[key] = &probeTable{}
+		return fakesql.Response{}, nil
+	case "probe.insert":
+		p.rows++
+		return fakesql.Response{RowsAffected: 1}, nil
+	case "probe.lock":
+		if lockedByOther {
+			s.t.Errorf("simulator: %s would wait for a row another session holds", op)
+			return fakesql.Response{}, errRowLock
+		}
+		if !s.cfg.ForUpdateNoLock {
+			p.lockedBy = me
+		}
+		return row(), nil
+	case "probe.skip_locked":
+		if s.cfg.NoSkipLocked {
+			return fakesql.Response{}, errSyntax
+		}
+		if lockedByOther {
+			return fakesql.Response{Columns: []string{"ID"}}, nil
+		}
+		return row(), nil
+	case "probe.nowait":
+		if lockedByOther {
+			return fakesql.Response{}, errRowLock
+		}
+		return row(), nil
+	case "probe.drop":
+		if lockedByOther {
+			s.t.Errorf("simulator: DROP TABLE %s would wait for the row lock of another session", t)
+			return fakesql.Response{}, errRowLock
+		}
+		delete(s.probes, key)
+		return fakesql.Response{}, nil
+	}
+	s.unknown = append(s.unknown, op)
+	return fakesql.Response{}, errSyntax
+}
+
+// probeTables returns the row-lock probe tables that still exist.
+func (s *dmSim) probeTables() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := []string{}
+	for t := range s.probes {
+		out = append(out, t)
+	}
+	return out
 }
 
 // dbmsLock runs the TryLock, Unlock and Holds blocks.
