@@ -378,6 +378,12 @@ type RowLockProbe struct {
 	// Begin, when set, starts the holder's transaction instead of the
 	// driver's BEGIN (TiDB: BEGIN PESSIMISTIC).
 	Begin string
+	// BeginTx starts the holder's transaction with (*sql.Conn).BeginTx
+	// instead of a statement, for drivers whose autocommit no statement
+	// turns off (Dameng's commits every statement run outside a
+	// database/sql transaction, and a committed SELECT … FOR UPDATE holds
+	// nothing). Begin is then not used.
+	BeginTx bool
 	// NotSupported reports whether err means the server does not know the
 	// syntax (a syntax or "not supported" error).
 	NotSupported func(err error) bool
@@ -435,27 +441,14 @@ func ProbeRowLocks(ctx context.Context, db *sql.DB, p RowLockProbe) (skipLocked,
 	if err != nil {
 		return Capability{}, Capability{}, fmt.Errorf("open the holder's connection: %w", err)
 	}
-	aClean := false
-	defer func() {
-		// The holder's transaction must end before DROP TABLE, which
-		// would otherwise wait for its row lock (MySQL's metadata lock).
-		if _, rbErr := a.ExecContext(cleanup, "ROLLBACK"); rbErr != nil || !aClean {
-			discard(a)
-			return
-		}
-		_ = a.Close()
-	}()
-	begin := p.Begin
-	if begin == "" {
-		begin = "BEGIN"
+	// Deferred after the DROP, so it runs before it: the holder's
+	// transaction must end before DROP TABLE, which would otherwise wait for
+	// its row lock (MySQL's metadata lock).
+	end, err := holdProbeRow(ctx, a, p)
+	defer end(cleanup)
+	if err != nil {
+		return Capability{}, Capability{}, err
 	}
-	if _, err := a.ExecContext(ctx, begin); err != nil {
-		return Capability{}, Capability{}, fmt.Errorf("begin the holder's transaction: %w", err)
-	}
-	if err := queryRows(ctx, a, p.Lock, nil); err != nil {
-		return Capability{}, Capability{}, fmt.Errorf("lock the probe row: %w", err)
-	}
-	aClean = true
 
 	b, err := probeConn(ctx, db)
 	if err != nil {
@@ -481,6 +474,51 @@ func ProbeRowLocks(ctx context.Context, db *sql.DB, p RowLockProbe) (skipLocked,
 		return Capability{}, Capability{}, ctx.Err()
 	}
 	return skipLocked, noWait, nil
+}
+
+// holdProbeRow starts the holder's transaction on a (p.BeginTx, p.Begin or
+// BEGIN) and locks the probe row FOR UPDATE. end rolls the transaction back
+// and gives a back to the pool, or discards it (always after BeginTx; else
+// when its state is in doubt: a failed rollback, a lock that never
+// happened), so its session ends with whatever it held.
+func holdProbeRow(ctx context.Context, a *sql.Conn, p RowLockProbe) (end func(context.Context), err error) {
+	if p.BeginTx {
+		tx, err := a.BeginTx(ctx, nil)
+		if err != nil {
+			return func(context.Context) { discard(a) }, fmt.Errorf("begin the holder's transaction: %w", err)
+		}
+		// Rolled back and always discarded: such drivers keep transaction
+		// state in the connection, and ending the session frees whatever
+		// it held even where the rollback did not reach the server.
+		end = func(context.Context) {
+			_ = tx.Rollback()
+			discard(a)
+		}
+		if err := queryRows(ctx, tx, p.Lock, nil); err != nil {
+			return end, fmt.Errorf("lock the probe row: %w", err)
+		}
+		return end, nil
+	}
+	locked := false
+	end = func(cleanup context.Context) {
+		if _, err := a.ExecContext(cleanup, "ROLLBACK"); err != nil || !locked {
+			discard(a)
+			return
+		}
+		_ = a.Close()
+	}
+	begin := p.Begin
+	if begin == "" {
+		begin = "BEGIN"
+	}
+	if _, err := a.ExecContext(ctx, begin); err != nil {
+		return end, fmt.Errorf("begin the holder's transaction: %w", err)
+	}
+	if err := queryRows(ctx, a, p.Lock, nil); err != nil {
+		return end, fmt.Errorf("lock the probe row: %w", err)
+	}
+	locked = true
+	return end, nil
 }
 
 // probeSkipLocked runs p.SkipLocked on b while A holds the row. ok is false
@@ -549,8 +587,10 @@ func timed(ctx context.Context, d time.Duration, fn func(context.Context) error)
 
 // queryRows runs query on conn, reads every row and counts them into n
 // when n is not nil.
-func queryRows(ctx context.Context, conn *sql.Conn, query string, n *int) error {
-	rows, err := conn.QueryContext(ctx, query)
+func queryRows(ctx context.Context, q interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}, query string, n *int) error {
+	rows, err := q.QueryContext(ctx, query)
 	if err != nil {
 		return err
 	}

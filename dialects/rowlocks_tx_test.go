@@ -14,7 +14,7 @@ import (
 
 // txRowServer plays a server whose row locks last until the holding
 // session ends, and which sees no BEGIN or ROLLBACK statement: what
-// ProbeRowLocksTx meets on a driver whose transactions are a connection
+// ProbeRowLocks with BeginTx meets on a driver whose transactions are a connection
 // attribute. It records the statements and session ends in order.
 type txRowServer struct {
 	createErr error // what CREATE returns
@@ -73,7 +73,7 @@ func (h *txRowServer) Close(s *fakesql.Session) {
 	}
 }
 
-func TestProbeRowLocksTx(t *testing.T) {
+func TestProbeRowLocksBeginTx(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		skipErr  error
@@ -86,7 +86,7 @@ func TestProbeRowLocksTx(t *testing.T) {
 			h := &txRowServer{skipErr: tc.skipErr}
 			db, _ := fakesql.Open(h)
 			defer db.Close()
-			skip, nowait, err := dialects.ProbeRowLocksTx(context.Background(), db, probeStatements)
+			skip, nowait, err := dialects.ProbeRowLocks(context.Background(), db, txProbe())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -107,11 +107,11 @@ func TestProbeRowLocksTx(t *testing.T) {
 	}
 }
 
-func TestProbeRowLocksTxCreateRefused(t *testing.T) {
+func TestProbeRowLocksBeginTxCreateRefused(t *testing.T) {
 	h := &txRowServer{createErr: errors.New("no privilege to create a table")}
 	db, _ := fakesql.Open(h)
 	defer db.Close()
-	_, _, err := dialects.ProbeRowLocksTx(context.Background(), db, probeStatements)
+	_, _, err := dialects.ProbeRowLocks(context.Background(), db, txProbe())
 	if err == nil || !strings.Contains(err.Error(), "no privilege") {
 		t.Fatalf("err = %v, want the refusal", err)
 	}
@@ -120,4 +120,12 @@ func TestProbeRowLocksTxCreateRefused(t *testing.T) {
 	if got := strings.Join(h.events, ","); got != "CREATE" {
 		t.Errorf("statements after a refused CREATE: %s", got)
 	}
+}
+
+// txProbe is probeStatements with the holder's transaction begun by
+// (*sql.Conn).BeginTx.
+func txProbe() dialects.RowLockProbe {
+	p := probeStatements
+	p.BeginTx = true
+	return p
 }

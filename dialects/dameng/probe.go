@@ -98,7 +98,7 @@ func Probe(ctx context.Context, db *sql.DB, info dialects.Info, opts dialects.Pr
 		caps.SkipLocked.Detail += " (not probed: cannot create the probe table)"
 		caps.NoWait.Detail += " (not probed: cannot create the probe table)"
 	default:
-		skip, nowait, err := dialects.ProbeRowLocksTx(ctx, db, rowLockProbe(dialects.ProbeTableName()))
+		skip, nowait, err := dialects.ProbeRowLocks(ctx, db, rowLockProbe(dialects.ProbeTableName()))
 		if ctx.Err() != nil {
 			return caps, ctx.Err()
 		}
@@ -261,7 +261,7 @@ func rowLockFacts(info dialects.Info) (skip, nowait dialects.Capability) {
 }
 
 // rowLockProbe is the SKIP LOCKED / NOWAIT probe on table t, run by
-// dialects.ProbeRowLocksTx: the driver's autocommit is a connection
+// dialects.RowLockProbe.BeginTx: the driver's autocommit is a connection
 // attribute that only a database/sql transaction turns off (DM has no
 // statement that begins a transaction), so the holder's SELECT … FOR UPDATE
 // runs in one; the second connection's statements run in autocommit. The
@@ -276,6 +276,7 @@ func rowLockProbe(t string) dialects.RowLockProbe {
 		Drop:         "DROP TABLE " + t,
 		NotSupported: IsSyntaxError,
 		Refused:      IsLockRefused,
+		BeginTx:      true,
 	}
 }
 
