@@ -1,8 +1,6 @@
 package dameng
 
 import (
-	"flag"
-	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -10,47 +8,14 @@ import (
 	"testing"
 
 	"github.com/schedlock/schedlock/dialects"
-	"github.com/schedlock/schedlock/dialects/locktable"
+	"github.com/schedlock/schedlock/dialects/locktable/locktabletest"
+	"github.com/schedlock/schedlock/internal/golden"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
-
-var argNames = map[locktable.Arg]string{
-	locktable.ArgName:      "name",
-	locktable.ArgOwner:     "owner",
-	locktable.ArgToken:     "token",
-	locktable.ArgAtMostMs:  "at_most_ms",
-	locktable.ArgAtLeastMs: "at_least_ms",
-}
-
-var resultNames = map[locktable.Result]string{
-	locktable.ResultRow:          "row",
-	locktable.ResultInsertID:     "insert_id",
-	locktable.ResultRowsAffected: "rows_affected",
-}
-
 // section is one statement of a golden file: "-- <op> (<note>)" and the
-// SQL on the lines after it.
-type section struct {
-	op, note, sql string
-}
-
-// renderSections writes sections in the golden format, each statement as
-// it is sent (a DMSQL block ends in "END;" as part of its text).
-func renderSections(secs []section) string {
-	var out strings.Builder
-	for i, s := range secs {
-		if i > 0 {
-			out.WriteString("\n")
-		}
-		header := "-- " + s.op
-		if s.note != "" {
-			header += " (" + s.note + ")"
-		}
-		fmt.Fprintf(&out, "%s\n%s\n", header, s.sql)
-	}
-	return out.String()
-}
+// SQL on the lines after it, each statement as it is sent (a DMSQL block
+// ends in "END;" as part of its text).
+type section = locktabletest.Section
 
 // parseGolden reads a golden file back into op → SQL.
 func parseGolden(t testing.TB, file string) map[string]string {
@@ -82,23 +47,7 @@ func parseGolden(t testing.TB, file string) map[string]string {
 
 func checkGolden(t *testing.T, file, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", file)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs from the generated SQL (run go test -update after reviewing):\n--- got\n%s\n--- want\n%s", file, got, want)
-	}
+	golden.Check(t, filepath.Join("testdata", file), got)
 }
 
 var quotedRE = regexp.MustCompile(`'[^']*'`)
@@ -116,30 +65,12 @@ func checkPlaceholders(t *testing.T, what, sql string, n int) {
 func tableSections(t *testing.T, s dialects.Schema) []section {
 	t.Helper()
 	b := &Builder{}
-	var secs []section
-	for _, st := range []struct {
-		op   string
-		stmt locktable.Stmt
-	}{
-		{"acquire", b.Acquire(s)},
-		{"refresh", b.Refresh(s)},
-		{"release", b.Release(s)},
-		{"expire", b.Expire(s)},
-		{"inspect", b.Inspect(s)},
-		{"list", b.List(s)},
-	} {
-		checkPlaceholders(t, st.op, st.stmt.SQL, len(st.stmt.Args))
-		args := make([]string, len(st.stmt.Args))
-		for i, a := range st.stmt.Args {
-			args[i] = argNames[a]
-		}
-		secs = append(secs, section{st.op, fmt.Sprintf("result: %s; args: %s", resultNames[st.stmt.Result], strings.Join(args, ", ")), st.stmt.SQL})
+	for _, op := range locktabletest.Ops(b, s) {
+		checkPlaceholders(t, op.Name, op.Stmt.SQL, len(op.Stmt.Args))
 	}
-	secs = append(secs,
-		section{"create", fmt.Sprintf("max name runes: %d", b.MaxNameRunes(s)), b.Create(s)},
-		section{"drop", "", b.Drop(s)},
-		section{"columns", "reads no row", "SELECT * FROM " + s.Table + " WHERE 1 = 0"})
-	return secs
+	return append(locktabletest.Sections(b, s),
+		section{Op: "drop", SQL: b.Drop(s)},
+		section{Op: "columns", Note: "reads no row", SQL: "SELECT * FROM " + s.Table + " WHERE 1 = 0"})
 }
 
 // sessionSections are the detection, session-strategy, listing and kill
@@ -153,20 +84,20 @@ func sessionSections() []struct {
 		binds int
 	}
 	return []s{
-		{section{"detect.version", "result: V$VERSION rows", detectVersionSQL}, 0},
-		{section{"detect.mode", "result: COMPATIBLE_MODE", detectModeSQL}, 0},
-		{section{"detect.dbms_lock", "result: count of SYS.DBMS_LOCK packages", probeDBMSLockSQL}, 0},
-		{section{"trylock", "args: lock name, out return code", tryLockSQL}, 2},
-		{section{"unlock", "args: lock name, out return code", unlockSQL}, 2},
-		{section{"holds", "args: lock name, out return code", holdsSQL}, 2},
-		{section{"holder", "args: lock name", holderSQL}, 1},
-		{section{"list", "result: session locks", listSessionLocksSQL}, 0},
-		{section{"kill", "args: session id", killSQL}, 1},
-		{section{"kill.check", "args: session id", sessionAliveSQL}, 1},
-		{section{"probe.privileges", "result: session user, DBA role, CREATE TABLE", privilegesSQL}, 0},
-		{section{"probe.listing", "result: count", lockListingSQL}, 0},
-		{section{"probe.views", "result: count", lockViewsSQL}, 0},
-		{section{"probe.clock", "result: UTC epoch ms", serverNowSQL}, 0},
+		{section{Op: "detect.version", Note: "result: V$VERSION rows", SQL: detectVersionSQL}, 0},
+		{section{Op: "detect.mode", Note: "result: COMPATIBLE_MODE", SQL: detectModeSQL}, 0},
+		{section{Op: "detect.dbms_lock", Note: "result: count of SYS.DBMS_LOCK packages", SQL: probeDBMSLockSQL}, 0},
+		{section{Op: "trylock", Note: "args: lock name, out return code", SQL: tryLockSQL}, 2},
+		{section{Op: "unlock", Note: "args: lock name, out return code", SQL: unlockSQL}, 2},
+		{section{Op: "holds", Note: "args: lock name, out return code", SQL: holdsSQL}, 2},
+		{section{Op: "holder", Note: "args: lock name", SQL: holderSQL}, 1},
+		{section{Op: "list", Note: "result: session locks", SQL: listSessionLocksSQL}, 0},
+		{section{Op: "kill", Note: "args: session id", SQL: killSQL}, 1},
+		{section{Op: "kill.check", Note: "args: session id", SQL: sessionAliveSQL}, 1},
+		{section{Op: "probe.privileges", Note: "result: session user, DBA role, CREATE TABLE", SQL: privilegesSQL}, 0},
+		{section{Op: "probe.listing", Note: "result: count", SQL: lockListingSQL}, 0},
+		{section{Op: "probe.views", Note: "result: count", SQL: lockViewsSQL}, 0},
+		{section{Op: "probe.clock", Note: "result: UTC epoch ms", SQL: serverNowSQL}, 0},
 	}
 }
 
@@ -178,12 +109,12 @@ const goldenProbeTable = "schedlock_probe_0123456789ab"
 func probeSections() []section {
 	p := rowLockProbe(goldenProbeTable)
 	return []section{
-		{"probe.create", "", p.Create},
-		{"probe.insert", "", p.Insert},
-		{"probe.lock", "holder, in a transaction", p.Lock},
-		{"probe.skip_locked", "", p.SkipLocked},
-		{"probe.nowait", "", p.NoWait},
-		{"probe.drop", "", p.Drop},
+		{Op: "probe.create", Note: "", SQL: p.Create},
+		{Op: "probe.insert", Note: "", SQL: p.Insert},
+		{Op: "probe.lock", Note: "holder, in a transaction", SQL: p.Lock},
+		{Op: "probe.skip_locked", Note: "", SQL: p.SkipLocked},
+		{Op: "probe.nowait", Note: "", SQL: p.NoWait},
+		{Op: "probe.drop", Note: "", SQL: p.Drop},
 	}
 }
 
@@ -200,7 +131,7 @@ func presetSchema(t testing.TB, preset string) dialects.Schema {
 func TestGoldenTableSQL(t *testing.T) {
 	for _, preset := range dialects.Presets() {
 		t.Run(preset, func(t *testing.T) {
-			checkGolden(t, preset+".golden", renderSections(tableSections(t, presetSchema(t, preset))))
+			checkGolden(t, preset+".golden", locktabletest.RenderSections(tableSections(t, presetSchema(t, preset))))
 		})
 	}
 	t.Run("qualified", func(t *testing.T) {
@@ -208,7 +139,7 @@ func TestGoldenTableSQL(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkGolden(t, "qualified.golden", renderSections(tableSections(t, s)))
+		checkGolden(t, "qualified.golden", locktabletest.RenderSections(tableSections(t, s)))
 	})
 }
 
@@ -217,10 +148,10 @@ func TestGoldenTableSQL(t *testing.T) {
 func TestGoldenSessionSQL(t *testing.T) {
 	var secs []section
 	for _, s := range sessionSections() {
-		checkPlaceholders(t, s.op, s.sql, s.binds)
+		checkPlaceholders(t, s.Op, s.SQL, s.binds)
 		secs = append(secs, s.section)
 	}
-	checkGolden(t, "session.golden", renderSections(append(secs, probeSections()...)))
+	checkGolden(t, "session.golden", locktabletest.RenderSections(append(secs, probeSections()...)))
 }
 
 // TestGoldenStatementsAreTheLockersOwn proves the golden files pin what the

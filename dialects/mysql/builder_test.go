@@ -1,32 +1,14 @@
 package mysql
 
 import (
-	"flag"
-	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/schedlock/schedlock/dialects"
-	"github.com/schedlock/schedlock/dialects/locktable"
+	"github.com/schedlock/schedlock/dialects/locktable/locktabletest"
+	"github.com/schedlock/schedlock/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
-
-var argNames = map[locktable.Arg]string{
-	locktable.ArgName:      "name",
-	locktable.ArgOwner:     "owner",
-	locktable.ArgToken:     "token",
-	locktable.ArgAtMostMs:  "at_most_ms",
-	locktable.ArgAtLeastMs: "at_least_ms",
-}
-
-var resultNames = map[locktable.Result]string{
-	locktable.ResultRow:          "row",
-	locktable.ResultInsertID:     "insert_id",
-	locktable.ResultRowsAffected: "rows_affected",
-}
 
 func presetSchema(t *testing.T, preset string) dialects.Schema {
 	t.Helper()
@@ -37,51 +19,25 @@ func presetSchema(t *testing.T, preset string) dialects.Schema {
 	return s
 }
 
-// renderStatements writes every statement of b for s in a reviewable form.
+// renderStatements writes every statement of b for s in a reviewable
+// form, each ended by ";", checking that each binds one value per "?".
 func renderStatements(t *testing.T, b *Builder, s dialects.Schema) string {
 	t.Helper()
-	var out strings.Builder
-	stmts := []struct {
-		op   string
-		stmt locktable.Stmt
-	}{
-		{"acquire", b.Acquire(s)},
-		{"refresh", b.Refresh(s)},
-		{"release", b.Release(s)},
-		{"expire", b.Expire(s)},
-		{"inspect", b.Inspect(s)},
-		{"list", b.List(s)},
-	}
-	for _, st := range stmts {
-		if n := strings.Count(st.stmt.SQL, "?"); n != len(st.stmt.Args) {
-			t.Errorf("%s: %d placeholders but %d arguments", st.op, n, len(st.stmt.Args))
+	for _, op := range locktabletest.Ops(b, s) {
+		if n := strings.Count(op.Stmt.SQL, "?"); n != len(op.Stmt.Args) {
+			t.Errorf("%s: %d placeholders but %d arguments", op.Name, n, len(op.Stmt.Args))
 		}
-		args := make([]string, len(st.stmt.Args))
-		for i, a := range st.stmt.Args {
-			args[i] = argNames[a]
-		}
-		fmt.Fprintf(&out, "-- %s (result: %s; args: %s)\n%s;\n\n", st.op, resultNames[st.stmt.Result], strings.Join(args, ", "), st.stmt.SQL)
 	}
-	fmt.Fprintf(&out, "-- create (max name runes: %d)\n%s;\n", b.MaxNameRunes(s), b.Create(s))
-	return out.String()
+	secs := locktabletest.Sections(b, s)
+	for i := range secs {
+		secs[i].SQL += ";"
+	}
+	return locktabletest.RenderSections(secs)
 }
 
 func checkGolden(t *testing.T, file, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", file)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs from the builder's output (go test -update rewrites it)\n--- got:\n%s", path, got)
-	}
+	golden.Check(t, filepath.Join("testdata", file), got)
 }
 
 func TestBuilderGolden(t *testing.T) {

@@ -1,8 +1,6 @@
 package oracle
 
 import (
-	"flag"
-	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,48 +9,15 @@ import (
 	"testing"
 
 	"github.com/schedlock/schedlock/dialects"
-	"github.com/schedlock/schedlock/dialects/locktable"
+	"github.com/schedlock/schedlock/dialects/locktable/locktabletest"
+	"github.com/schedlock/schedlock/internal/golden"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
-
-var argNames = map[locktable.Arg]string{
-	locktable.ArgName:      "name",
-	locktable.ArgOwner:     "owner",
-	locktable.ArgToken:     "token",
-	locktable.ArgAtMostMs:  "at_most_ms",
-	locktable.ArgAtLeastMs: "at_least_ms",
-}
-
-var resultNames = map[locktable.Result]string{
-	locktable.ResultRow:          "row",
-	locktable.ResultInsertID:     "insert_id",
-	locktable.ResultRowsAffected: "rows_affected",
-}
-
 // section is one statement of a golden file: "-- <op> (<note>)" and the
-// SQL on the lines after it.
-type section struct {
-	op, note, sql string
-}
-
-// renderSections writes sections in the golden format. Statements are
-// written without a terminating ";" because that is how they are sent
-// (a PL/SQL block ends in "END;" as part of its text).
-func renderSections(secs []section) string {
-	var out strings.Builder
-	for i, s := range secs {
-		if i > 0 {
-			out.WriteString("\n")
-		}
-		header := "-- " + s.op
-		if s.note != "" {
-			header += " (" + s.note + ")"
-		}
-		fmt.Fprintf(&out, "%s\n%s\n", header, s.sql)
-	}
-	return out.String()
-}
+// SQL on the lines after it. Statements are written without a terminating
+// ";" because that is how they are sent (a PL/SQL block ends in "END;" as
+// part of its text).
+type section = locktabletest.Section
 
 // parseGolden reads a golden file back into op → SQL.
 func parseGolden(t testing.TB, file string) map[string]string {
@@ -84,52 +49,17 @@ func parseGolden(t testing.TB, file string) map[string]string {
 
 func checkGolden(t *testing.T, file, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", file)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs from the generated SQL (run go test -update after reviewing):\n--- got\n%s\n--- want\n%s", file, got, want)
-	}
+	golden.Check(t, filepath.Join("testdata", file), got)
 }
 
 // tableSections are every statement the table strategy sends for s.
 func tableSections(t *testing.T, s dialects.Schema) []section {
 	t.Helper()
 	b := &Builder{}
-	var secs []section
-	for _, st := range []struct {
-		op   string
-		stmt locktable.Stmt
-	}{
-		{"acquire", b.Acquire(s)},
-		{"refresh", b.Refresh(s)},
-		{"release", b.Release(s)},
-		{"expire", b.Expire(s)},
-		{"inspect", b.Inspect(s)},
-		{"list", b.List(s)},
-	} {
-		checkPlaceholders(t, st.op, st.stmt.SQL, len(st.stmt.Args))
-		args := make([]string, len(st.stmt.Args))
-		for i, a := range st.stmt.Args {
-			args[i] = argNames[a]
-		}
-		secs = append(secs, section{st.op, fmt.Sprintf("result: %s; args: %s", resultNames[st.stmt.Result], strings.Join(args, ", ")), st.stmt.SQL})
+	for _, op := range locktabletest.Ops(b, s) {
+		checkPlaceholders(t, op.Name, op.Stmt.SQL, len(op.Stmt.Args))
 	}
-	secs = append(secs,
-		section{"create", fmt.Sprintf("max name runes: %d", b.MaxNameRunes(s)), b.Create(s)},
-		section{"drop", "", b.Drop(s)})
-	return secs
+	return append(locktabletest.Sections(b, s), section{Op: "drop", SQL: b.Drop(s)})
 }
 
 var (
@@ -162,23 +92,23 @@ func checkPlaceholders(t *testing.T, what, sql string, n int) {
 // statements.
 func sessionSections() []section {
 	return []section{
-		{"detect.version", "result: p.*, session user", detectVersionSQL},
-		{"detect.banner", "result: banner", detectBannerSQL},
-		{"detect.cloud", "result: cloud service or ORA-02003", detectCloudSQL},
-		{"detect.dbms_lock", "args: out mode", probeDBMSLockSQL},
-		{"session_user", "result: user", currentUserSQL},
-		{"trylock", "args: lock name, out return code", tryLockSQL},
-		{"unlock", "args: lock name, out return code", unlockSQL},
-		{"holds", "args: lock name, out return code", holdsSQL},
-		{"holder", "args: lock name", holderSQL},
-		{"list", "result: session locks", listSessionLocksSQL},
-		{"session_lock", "args: lock name; result: its holder", sessionLockSQL},
-		{"kill", "format: sid, serial#, instance", killSQL},
-		{"kill.check", "args: sid, serial#, instance", sessionHoldsSQL},
-		{"lock_tables", "args: the known table names in upper case, twice", lockTablesSQL},
-		{"probe.privileges", "result: session user, ALTER SYSTEM, CREATE TABLE", privilegesSQL},
-		{"probe.listing", "result: count", lockListingSQL},
-		{"probe.clock", "result: UTC text", serverNowSQL},
+		{Op: "detect.version", Note: "result: p.*, session user", SQL: detectVersionSQL},
+		{Op: "detect.banner", Note: "result: banner", SQL: detectBannerSQL},
+		{Op: "detect.cloud", Note: "result: cloud service or ORA-02003", SQL: detectCloudSQL},
+		{Op: "detect.dbms_lock", Note: "args: out mode", SQL: probeDBMSLockSQL},
+		{Op: "session_user", Note: "result: user", SQL: currentUserSQL},
+		{Op: "trylock", Note: "args: lock name, out return code", SQL: tryLockSQL},
+		{Op: "unlock", Note: "args: lock name, out return code", SQL: unlockSQL},
+		{Op: "holds", Note: "args: lock name, out return code", SQL: holdsSQL},
+		{Op: "holder", Note: "args: lock name", SQL: holderSQL},
+		{Op: "list", Note: "result: session locks", SQL: listSessionLocksSQL},
+		{Op: "session_lock", Note: "args: lock name; result: its holder", SQL: sessionLockSQL},
+		{Op: "kill", Note: "format: sid, serial#, instance", SQL: killSQL},
+		{Op: "kill.check", Note: "args: sid, serial#, instance", SQL: sessionHoldsSQL},
+		{Op: "lock_tables", Note: "args: the known table names in upper case, twice", SQL: lockTablesSQL},
+		{Op: "probe.privileges", Note: "result: session user, ALTER SYSTEM, CREATE TABLE", SQL: privilegesSQL},
+		{Op: "probe.listing", Note: "result: count", SQL: lockListingSQL},
+		{Op: "probe.clock", Note: "result: UTC text", SQL: serverNowSQL},
 	}
 }
 
@@ -190,13 +120,13 @@ const goldenProbeTable = "schedlock_probe_0123456789ab"
 func probeSections() []section {
 	p := rowLockProbe(goldenProbeTable)
 	return []section{
-		{"probe.create", "", p.Create},
-		{"probe.insert", "", p.Insert},
-		{"probe.begin", "", p.Begin},
-		{"probe.lock", "", p.Lock},
-		{"probe.skip_locked", "", p.SkipLocked},
-		{"probe.nowait", "", p.NoWait},
-		{"probe.drop", "", p.Drop},
+		{Op: "probe.create", Note: "", SQL: p.Create},
+		{Op: "probe.insert", Note: "", SQL: p.Insert},
+		{Op: "probe.begin", Note: "", SQL: p.Begin},
+		{Op: "probe.lock", Note: "", SQL: p.Lock},
+		{Op: "probe.skip_locked", Note: "", SQL: p.SkipLocked},
+		{Op: "probe.nowait", Note: "", SQL: p.NoWait},
+		{Op: "probe.drop", Note: "", SQL: p.Drop},
 	}
 }
 
@@ -204,9 +134,9 @@ func probeSections() []section {
 func liquibaseSections() []section {
 	b := &Builder{}
 	return []section{
-		{"inspect", "result: locked, granted ms, locked by, now ms", b.LiquibaseInspect(dialects.LiquibaseTable)},
-		{"release", "args: false, true, owner", b.LiquibaseRelease(dialects.LiquibaseTable, true)},
-		{"force_release", "args: false, true", b.LiquibaseRelease(dialects.LiquibaseTable, false)},
+		{Op: "inspect", Note: "result: locked, granted ms, locked by, now ms", SQL: b.LiquibaseInspect(dialects.LiquibaseTable)},
+		{Op: "release", Note: "args: false, true, owner", SQL: b.LiquibaseRelease(dialects.LiquibaseTable, true)},
+		{Op: "force_release", Note: "args: false, true", SQL: b.LiquibaseRelease(dialects.LiquibaseTable, false)},
 	}
 }
 
@@ -223,7 +153,7 @@ func presetSchema(t testing.TB, preset string) dialects.Schema {
 func TestGoldenTableSQL(t *testing.T) {
 	for _, preset := range dialects.Presets() {
 		t.Run(preset, func(t *testing.T) {
-			checkGolden(t, preset+".golden", renderSections(tableSections(t, presetSchema(t, preset))))
+			checkGolden(t, preset+".golden", locktabletest.RenderSections(tableSections(t, presetSchema(t, preset))))
 		})
 	}
 	t.Run("qualified", func(t *testing.T) {
@@ -231,7 +161,7 @@ func TestGoldenTableSQL(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkGolden(t, "qualified.golden", renderSections(tableSections(t, s)))
+		checkGolden(t, "qualified.golden", locktabletest.RenderSections(tableSections(t, s)))
 	})
 }
 
@@ -239,30 +169,30 @@ func TestGoldenTableSQL(t *testing.T) {
 // statements.
 func TestGoldenSessionSQL(t *testing.T) {
 	for _, s := range sessionSections() {
-		switch s.op {
+		switch s.Op {
 		case "detect.dbms_lock":
-			checkPlaceholders(t, s.op, s.sql, 1)
+			checkPlaceholders(t, s.Op, s.SQL, 1)
 		case "trylock", "unlock", "holds":
-			checkPlaceholders(t, s.op, s.sql, 2)
+			checkPlaceholders(t, s.Op, s.SQL, 2)
 		case "holder":
-			checkPlaceholders(t, s.op, s.sql, 1)
+			checkPlaceholders(t, s.Op, s.SQL, 1)
 		case "kill.check":
-			checkPlaceholders(t, s.op, s.sql, 3)
+			checkPlaceholders(t, s.Op, s.SQL, 3)
 		case "session_lock":
-			checkPlaceholders(t, s.op, s.sql, 1)
+			checkPlaceholders(t, s.Op, s.SQL, 1)
 		case "lock_tables":
-			checkPlaceholders(t, s.op, s.sql, 2*len(dialects.KnownTables()))
+			checkPlaceholders(t, s.Op, s.SQL, 2*len(dialects.KnownTables()))
 		}
 	}
-	checkGolden(t, "session.golden", renderSections(append(sessionSections(), probeSections()...)))
+	checkGolden(t, "session.golden", locktabletest.RenderSections(append(sessionSections(), probeSections()...)))
 }
 
 // TestGoldenLiquibaseSQL pins the statements that read and release
 // Liquibase's lock.
 func TestGoldenLiquibaseSQL(t *testing.T) {
 	for _, s := range liquibaseSections() {
-		want := map[string]int{"inspect": 0, "release": 3, "force_release": 2}[s.op]
-		checkPlaceholders(t, s.op, s.sql, want)
+		want := map[string]int{"inspect": 0, "release": 3, "force_release": 2}[s.Op]
+		checkPlaceholders(t, s.Op, s.SQL, want)
 	}
-	checkGolden(t, "liquibase.golden", renderSections(liquibaseSections()))
+	checkGolden(t, "liquibase.golden", locktabletest.RenderSections(liquibaseSections()))
 }

@@ -2,9 +2,7 @@ package postgres
 
 import (
 	"errors"
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,34 +11,20 @@ import (
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/locktable"
+	"github.com/schedlock/schedlock/dialects/locktable/locktabletest"
+	"github.com/schedlock/schedlock/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
-
-var argNames = map[locktable.Arg]string{
-	locktable.ArgName:      "name",
-	locktable.ArgOwner:     "owner",
-	locktable.ArgToken:     "token",
-	locktable.ArgAtMostMs:  "at_most_ms",
-	locktable.ArgAtLeastMs: "at_least_ms",
-}
-
-var resultNames = map[locktable.Result]string{
-	locktable.ResultRow:          "row",
-	locktable.ResultInsertID:     "insert_id",
-	locktable.ResultRowsAffected: "rows_affected",
-}
 
 // renderStmt writes a statement with its bindings, as the golden files hold it.
 func renderStmt(s locktable.Stmt) string {
 	args := make([]string, len(s.Args))
 	for i, a := range s.Args {
-		args[i] = fmt.Sprintf("$%d=%s", i+1, argNames[a])
+		args[i] = fmt.Sprintf("$%d=%s", i+1, locktabletest.ArgName(a))
 	}
 	if len(args) == 0 {
 		args = []string{"(none)"}
 	}
-	return fmt.Sprintf("-- args: %s\n-- result: %s\n%s\n", strings.Join(args, " "), resultNames[s.Result], s.SQL)
+	return fmt.Sprintf("-- args: %s\n-- result: %s\n%s\n", strings.Join(args, " "), locktabletest.ResultName(s.Result), s.SQL)
 }
 
 // TestBuilderGolden pins every statement of every preset; run with -update
@@ -52,31 +36,10 @@ func TestBuilderGolden(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		stmts := map[string]string{
-			"acquire": renderStmt(b.Acquire(s)),
-			"refresh": renderStmt(b.Refresh(s)),
-			"release": renderStmt(b.Release(s)),
-			"expire":  renderStmt(b.Expire(s)),
-			"inspect": renderStmt(b.Inspect(s)),
-			"list":    renderStmt(b.List(s)),
-			"create":  b.Create(s) + "\n",
+		for _, op := range locktabletest.Ops(b, s) {
+			golden.Check(t, filepath.Join("testdata", preset+"."+op.Name+".golden"), renderStmt(op.Stmt))
 		}
-		for op, got := range stmts {
-			path := filepath.Join("testdata", preset+"."+op+".golden")
-			if *update {
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				continue
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test -update to create it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("%s %s differs from %s:\n got:\n%s\nwant:\n%s", preset, op, path, got, want)
-			}
-		}
+		golden.Check(t, filepath.Join("testdata", preset+".create.golden"), b.Create(s)+"\n")
 	}
 }
 
@@ -86,10 +49,8 @@ func TestBuilderBindsEveryPlaceholder(t *testing.T) {
 	b := Builder{}
 	for _, preset := range dialects.Presets() {
 		s, _ := dialects.Table{Preset: preset}.Schema()
-		for op, st := range map[string]locktable.Stmt{
-			"acquire": b.Acquire(s), "refresh": b.Refresh(s), "release": b.Release(s),
-			"expire": b.Expire(s), "inspect": b.Inspect(s), "list": b.List(s),
-		} {
+		for _, o := range locktabletest.Ops(b, s) {
+			op, st := o.Name, o.Stmt
 			for i := 1; i <= len(st.Args); i++ {
 				if !strings.Contains(st.SQL, fmt.Sprintf("$%d::", i)) {
 					t.Errorf("%s %s: $%d is bound but not used", preset, op, i)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/locktable"
+	"github.com/schedlock/schedlock/internal/golden"
 )
 
 // sysCatalog is KingbaseES with only the sys_ names.
@@ -53,23 +54,9 @@ func parseSections(t testing.TB, file string) []goldenSection {
 	return out
 }
 
-// checkGolden compares got with testdata/file, or rewrites it with -update.
 func checkGolden(t *testing.T, file, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", file)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs:\n got:\n%s\nwant:\n%s", path, got, want)
-	}
+	golden.Check(t, filepath.Join("testdata", file), got)
 }
 
 func sessionSections(c Catalog) []goldenSection {
@@ -103,7 +90,7 @@ func TestKingbaseDetectGolden(t *testing.T) {
 }
 
 func TestSessionGoldenRoundTrips(t *testing.T) {
-	if *update {
+	if golden.Updating() {
 		t.Skip("golden files are being rewritten")
 	}
 	got := parseSections(t, "session.golden")

@@ -1,28 +1,20 @@
 package sqlite_test
 
 import (
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/locktable"
+	"github.com/schedlock/schedlock/dialects/locktable/locktabletest"
 	"github.com/schedlock/schedlock/dialects/sqlite"
+	"github.com/schedlock/schedlock/internal/golden"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/*.golden from the builder")
-
-var argNames = map[locktable.Arg]string{
-	locktable.ArgName:      "name",
-	locktable.ArgOwner:     "owner",
-	locktable.ArgToken:     "token",
-	locktable.ArgAtMostMs:  "at_most_ms",
-	locktable.ArgAtLeastMs: "at_least_ms",
-}
-
+// resultNames are this package's spelling of result kinds in its golden
+// files.
 var resultNames = map[locktable.Result]string{
 	locktable.ResultRow:          "row",
 	locktable.ResultInsertID:     "insert id",
@@ -40,34 +32,23 @@ func renderStatements(t *testing.T, table dialects.Table) string {
 	b := sqlite.Builder{}
 	var out strings.Builder
 	fmt.Fprintf(&out, "# dialect %s, preset %s, table %s, names up to %d characters\n", b.Dialect(), s.Preset, s.Table, b.MaxNameRunes(s))
-	stmts := []struct {
-		op   string
-		stmt locktable.Stmt
-	}{
-		{"acquire", b.Acquire(s)},
-		{"refresh", b.Refresh(s)},
-		{"release", b.Release(s)},
-		{"expire", b.Expire(s)},
-		{"inspect", b.Inspect(s)},
-		{"list", b.List(s)},
-	}
-	for _, st := range stmts {
-		args := make([]string, len(st.stmt.Args))
-		for i, a := range st.stmt.Args {
-			args[i] = argNames[a]
+	for _, op := range locktabletest.Ops(b, s) {
+		args := make([]string, len(op.Stmt.Args))
+		for i, a := range op.Stmt.Args {
+			args[i] = locktabletest.ArgName(a)
 		}
-		if got, want := strings.Count(st.stmt.SQL, "?"), len(args); got != want {
-			t.Errorf("%s: %d placeholders, %d arguments", st.op, got, want)
+		if got, want := strings.Count(op.Stmt.SQL, "?"), len(args); got != want {
+			t.Errorf("%s: %d placeholders, %d arguments", op.Name, got, want)
 		}
 		argList := strings.Join(args, ", ")
 		if argList == "" {
 			argList = "none"
 		}
-		result := "; result: " + resultNames[st.stmt.Result]
-		if st.op == "inspect" || st.op == "list" {
+		result := "; result: " + resultNames[op.Stmt.Result]
+		if op.Name == "inspect" || op.Name == "list" {
 			result = "" // queries: the engine reads their rows
 		}
-		fmt.Fprintf(&out, "\n-- %s (args: %s%s)\n%s\n", st.op, argList, result, st.stmt.SQL)
+		fmt.Fprintf(&out, "\n-- %s (args: %s%s)\n%s\n", op.Name, argList, result, op.Stmt.SQL)
 	}
 	fmt.Fprintf(&out, "\n-- create\n%s\n", b.Create(s))
 	return out.String()
@@ -83,19 +64,7 @@ func TestGoldenSQL(t *testing.T) {
 	for name, table := range cases {
 		t.Run(name, func(t *testing.T) {
 			got := renderStatements(t, table)
-			path := filepath.Join("testdata", name+".golden")
-			if *update {
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test -run TestGoldenSQL -update to create it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("SQL differs from %s (rerun with -update if the change is intended):\n--- got\n%s\n--- want\n%s", path, got, want)
-			}
+			golden.Check(t, filepath.Join("testdata", name+".golden"), got)
 		})
 	}
 }

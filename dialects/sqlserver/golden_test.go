@@ -1,33 +1,16 @@
 package sqlserver
 
 import (
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/schedlock/schedlock/dialects"
-	"github.com/schedlock/schedlock/dialects/locktable"
+	"github.com/schedlock/schedlock/dialects/locktable/locktabletest"
+	"github.com/schedlock/schedlock/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
-
-var argNames = map[locktable.Arg]string{
-	locktable.ArgName:      "name",
-	locktable.ArgOwner:     "owner",
-	locktable.ArgToken:     "token",
-	locktable.ArgAtMostMs:  "at_most_ms",
-	locktable.ArgAtLeastMs: "at_least_ms",
-}
-
-var resultNames = map[locktable.Result]string{
-	locktable.ResultRow:          "row",
-	locktable.ResultInsertID:     "insert_id",
-	locktable.ResultRowsAffected: "rows_affected",
-}
 
 var paramRE = regexp.MustCompile(`@p([0-9]+)`)
 
@@ -48,48 +31,20 @@ func highestParam(sql string) int {
 func renderStatements(t *testing.T, s dialects.Schema) string {
 	t.Helper()
 	b := Builder{}
-	var out strings.Builder
-	for _, st := range []struct {
-		op   string
-		stmt locktable.Stmt
-	}{
-		{"acquire", b.Acquire(s)},
-		{"refresh", b.Refresh(s)},
-		{"release", b.Release(s)},
-		{"expire", b.Expire(s)},
-		{"inspect", b.Inspect(s)},
-		{"list", b.List(s)},
-	} {
-		if n := highestParam(st.stmt.SQL); n != len(st.stmt.Args) {
-			t.Errorf("%s: highest parameter @p%d but %d arguments", st.op, n, len(st.stmt.Args))
+	for _, op := range locktabletest.Ops(b, s) {
+		if n := highestParam(op.Stmt.SQL); n != len(op.Stmt.Args) {
+			t.Errorf("%s: highest parameter @p%d but %d arguments", op.Name, n, len(op.Stmt.Args))
 		}
-		args := make([]string, len(st.stmt.Args))
-		for i, a := range st.stmt.Args {
-			args[i] = fmt.Sprintf("@p%d %s", i+1, argNames[a])
-		}
-		fmt.Fprintf(&out, "-- %s (result: %s; args: %s)\n%s\n\n", st.op, resultNames[st.stmt.Result], strings.Join(args, ", "), st.stmt.SQL)
 	}
-	fmt.Fprintf(&out, "-- create (name column: %d UTF-16 code units)\n%s\n\n", b.MaxNameRunes(s), b.Create(s))
-	fmt.Fprintf(&out, "-- drop\n%s\n", b.Drop(s))
-	return out.String()
+	secs := locktabletest.Options{ParamPrefix: "@p"}.Sections(b, s)
+	create := &secs[len(secs)-1]
+	create.Note = fmt.Sprintf("name column: %d UTF-16 code units", b.MaxNameRunes(s))
+	return locktabletest.RenderSections(append(secs, locktabletest.Section{Op: "drop", SQL: b.Drop(s)}))
 }
 
 func checkGolden(t *testing.T, file, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", file)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs from the current SQL (go test -update rewrites it)\n--- got:\n%s", path, got)
-	}
+	golden.Check(t, filepath.Join("testdata", file), got)
 }
 
 func TestTableGolden(t *testing.T) {

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,9 +13,8 @@ import (
 
 	"github.com/schedlock/schedlock/checks"
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // sampleReport has one check of every status, with characters every
 // format must escape.
@@ -34,27 +31,6 @@ func sampleReport() *checks.Report {
 		},
 		Passed: 2, Failed: 1, Skipped: 1, Warned: 1,
 		Elapsed: 1234 * time.Millisecond,
-	}
-}
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden file (run go test -update to create it): %v", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (go test ./internal/output -update rewrites it)\n--- got\n%s\n--- want\n%s", name, got, want)
 	}
 }
 
@@ -78,7 +54,7 @@ func TestWriteReportGolden(t *testing.T) {
 			if err := WriteReport(&buf, sampleReport(), tc.format, tc.opts); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, tc.file, buf.Bytes())
+			golden.Check(t, filepath.Join("testdata", tc.file), buf.Bytes())
 		})
 	}
 }

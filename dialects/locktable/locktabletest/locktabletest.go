@@ -1,0 +1,137 @@
+// Package locktabletest renders a locktable.Builder's statements in the
+// reviewable form the dialects' golden files hold:
+//
+//	-- acquire (result: row; args: name, owner, at_most_ms)
+//	INSERT INTO …
+//
+//	-- refresh (result: row; args: at_most_ms, name, owner, token, token)
+//	UPDATE …
+//
+// one section per statement (acquire, refresh, release, expire, inspect,
+// list, then create), separated by a blank line. A dialect appends its own
+// sections (drop, session statements, …) before rendering.
+package locktabletest
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/locktable"
+)
+
+// Section is one statement of a golden file: the header "-- <Op> (<Note>)"
+// (just "-- <Op>" without a note) and the SQL on the lines after it.
+type Section struct {
+	Op, Note, SQL string
+}
+
+// Op is one named lease-table statement of a Builder.
+type Op struct {
+	Name string
+	Stmt locktable.Stmt
+}
+
+// Ops are b's six lease-table statements for s in golden-file order:
+// acquire, refresh, release, expire, inspect, list.
+func Ops(b locktable.Builder, s dialects.Schema) []Op {
+	return []Op{
+		{"acquire", b.Acquire(s)},
+		{"refresh", b.Refresh(s)},
+		{"release", b.Release(s)},
+		{"expire", b.Expire(s)},
+		{"inspect", b.Inspect(s)},
+		{"list", b.List(s)},
+	}
+}
+
+// ArgName is the golden-file name of a: name, owner, token, at_most_ms or
+// at_least_ms.
+func ArgName(a locktable.Arg) string {
+	switch a {
+	case locktable.ArgName:
+		return "name"
+	case locktable.ArgOwner:
+		return "owner"
+	case locktable.ArgToken:
+		return "token"
+	case locktable.ArgAtMostMs:
+		return "at_most_ms"
+	case locktable.ArgAtLeastMs:
+		return "at_least_ms"
+	}
+	return fmt.Sprintf("arg(%d)", int(a))
+}
+
+// ResultName is the golden-file name of r: row, insert_id or
+// rows_affected.
+func ResultName(r locktable.Result) string {
+	switch r {
+	case locktable.ResultRow:
+		return "row"
+	case locktable.ResultInsertID:
+		return "insert_id"
+	case locktable.ResultRowsAffected:
+		return "rows_affected"
+	}
+	return fmt.Sprintf("result(%d)", int(r))
+}
+
+// Options adapt Sections to a dialect's conventions; the zero value is the
+// common form.
+type Options struct {
+	// ParamPrefix, when set, numbers the arguments of a note with the
+	// dialect's placeholders: "@p" writes "args: @p1 name, @p2 owner".
+	// Empty writes "args: name, owner".
+	ParamPrefix string
+}
+
+// Note is the header note of st: "result: <kind>; args: <a>, <b>".
+func (o Options) Note(st locktable.Stmt) string {
+	args := make([]string, len(st.Args))
+	for i, a := range st.Args {
+		args[i] = ArgName(a)
+		if o.ParamPrefix != "" {
+			args[i] = fmt.Sprintf("%s%d %s", o.ParamPrefix, i+1, args[i])
+		}
+	}
+	return fmt.Sprintf("result: %s; args: %s", ResultName(st.Result), strings.Join(args, ", "))
+}
+
+// Sections are b's six lease-table statements for s, each with its note,
+// then create with the note "max name runes: N".
+func (o Options) Sections(b locktable.Builder, s dialects.Schema) []Section {
+	var secs []Section
+	for _, op := range Ops(b, s) {
+		secs = append(secs, Section{op.Name, o.Note(op.Stmt), op.Stmt.SQL})
+	}
+	return append(secs, Section{"create", fmt.Sprintf("max name runes: %d", b.MaxNameRunes(s)), b.Create(s)})
+}
+
+// Sections are Options{}.Sections(b, s).
+func Sections(b locktable.Builder, s dialects.Schema) []Section {
+	return Options{}.Sections(b, s)
+}
+
+// RenderSections writes secs as a golden file: each header, its SQL as
+// given, and a blank line between sections.
+func RenderSections(secs []Section) string {
+	var out strings.Builder
+	for i, s := range secs {
+		if i > 0 {
+			out.WriteString("\n")
+		}
+		header := "-- " + s.Op
+		if s.Note != "" {
+			header += " (" + s.Note + ")"
+		}
+		fmt.Fprintf(&out, "%s\n%s\n", header, s.SQL)
+	}
+	return out.String()
+}
+
+// Render is RenderSections(Sections(b, s)): every lease-table statement of
+// b for s, and its CREATE TABLE.
+func Render(b locktable.Builder, s dialects.Schema) string {
+	return RenderSections(Sections(b, s))
+}
