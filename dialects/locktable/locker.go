@@ -68,8 +68,13 @@ func (l *Locker) CreateSQL() string { return l.b.Create(l.schema) }
 
 // StoredName is the name as the table stores it: name itself, or
 // dialects.MapName(name, limit) when it is longer than the name column
-// allows.
-func (l *Locker) StoredName(name string) string { return dialects.MapName(name, l.maxRunes) }
+// allows (the Builder's FitName instead, when it is a NameFitter).
+func (l *Locker) StoredName(name string) string {
+	if f, ok := l.b.(NameFitter); ok {
+		return f.FitName(name, l.maxRunes)
+	}
+	return dialects.MapName(name, l.maxRunes)
+}
 
 // CreateTable creates the lock table when it does not exist.
 func (l *Locker) CreateTable(ctx context.Context) error {

@@ -85,14 +85,19 @@ func (Builder) Dialect() string { return Name }
 
 // MaxNameRunes is 255 for the native table and 64 for the shedlock and
 // sys_sched_lock presets: the name column's length in UTF-16 code units.
-// NewTableLocker stores FitName(name, MaxNameRunes), which fits it in that
-// many code units, so the engine's own mapping by characters never applies.
+// The engine stores FitName(name, MaxNameRunes) (see Builder.FitName),
+// which fits it in that many code units.
 func (Builder) MaxNameRunes(s dialects.Schema) int {
 	if s.Preset == dialects.PresetSchedlock {
 		return nativeNameUnits
 	}
 	return presetNameUnits
 }
+
+// FitName makes Builder a locktable.NameFitter: names are stored as
+// FitName(name, limit) — measured in UTF-16 code units, never ending in a
+// space, which SQL Server's comparisons would ignore.
+func (Builder) FitName(name string, limit int) string { return FitName(name, limit) }
 
 // output is the OUTPUT clause: the token, or 1 without a token column.
 func output(s dialects.Schema) string {

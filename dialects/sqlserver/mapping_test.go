@@ -223,9 +223,9 @@ func TestDuplicateKeyWaitRetries(t *testing.T) {
 }
 
 // TestTrailingSpacesNeedMapping proves that the simulator compares names
-// as SQL Server does ("a" = "a ") and that FitName is what keeps such
-// names apart: the names.distinct check passes with this package's table
-// locker and fails with the bare engine.
+// as SQL Server does ("a" = "a ") and that Builder's FitName hook is what
+// keeps such names apart: the names.distinct check passes with it and fails
+// with the engine's own mapping.
 func TestTrailingSpacesNeedMapping(t *testing.T) {
 	d, _ := dialects.Lookup(Name)
 	rep := runChecks(t, newSim(), d, dialects.StrategyTable, "table.names.distinct")
@@ -234,7 +234,7 @@ func TestTrailingSpacesNeedMapping(t *testing.T) {
 	}
 	bare := mutated(t, func(d *dialects.Dialect) {
 		d.NewTableLocker = func(db *sql.DB, _ dialects.Info, t dialects.Table) (dialects.TableLocker, error) {
-			return locktable.New(db, Builder{}, t)
+			return locktable.New(db, builderWithoutFit{}, t)
 		}
 	})
 	rep = runChecks(t, newSim(), bare, dialects.StrategyTable, "table.names.distinct")
@@ -243,6 +243,19 @@ func TestTrailingSpacesNeedMapping(t *testing.T) {
 		t.Errorf("names.distinct on the bare engine: %s (%s); want fail (trailing space)", r.Status, r.Detail)
 	}
 }
+
+// builderWithoutFit is Builder without the NameFitter hook: the two
+// embedded FitName methods are ambiguous, so neither is promoted.
+type builderWithoutFit struct {
+	Builder
+	hiddenFit
+}
+
+type hiddenFit struct{}
+
+func (hiddenFit) FitName(string, int) string { return "" }
+
+var _ locktable.NameFitter = Builder{}
 
 func TestIsMissingTable(t *testing.T) {
 	missing := mssql.Error{Number: errInvalidObjectName, Class: 16, Message: "Invalid object name 'schedlock'."}
@@ -274,11 +287,7 @@ func TestDuplicateKeyAsErrorFails(t *testing.T) {
 	lockerWith := func(b locktable.Builder) *dialects.Dialect {
 		return mutated(t, func(d *dialects.Dialect) {
 			d.NewTableLocker = func(db *sql.DB, _ dialects.Info, tb dialects.Table) (dialects.TableLocker, error) {
-				l, err := locktable.New(db, b, tb)
-				if err != nil {
-					return nil, err
-				}
-				return newTableLocker(l, b), nil
+				return locktable.New(db, b, tb)
 			}
 		})
 	}
