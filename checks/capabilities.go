@@ -17,7 +17,7 @@ func capabilityChecks() []Check {
 	type capCheck struct {
 		id, title string
 		pick      func(dialects.Capabilities) dialects.Capability
-		// absent is how a plain "no" counts: skip when the product simply
+		// absentWarns is how a plain "no" counts: skip when the product simply
 		// lacks the feature, warn when the remedy is a setting or a grant.
 		absentWarns bool
 	}
