@@ -2,8 +2,8 @@ package dameng
 
 import (
 	"context"
-	"errors"
 	"database/sql"
+	"errors"
 	"fmt"
 
 	"github.com/schedlock/schedlock/dialects"

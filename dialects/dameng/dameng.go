@@ -53,18 +53,18 @@ const Product = "dameng"
 
 func init() {
 	dialects.Register(&dialects.Dialect{
-		Name:             Name,
+		Name:              Name,
 		Title:             "Dameng",
 		Schemes:           []dialects.Scheme{{Name: "dm", DefaultPort: "5236"}},
 		Forms:             "dm://",
 		MissingDriverHint: "rebuild with -tags dameng after `go get gitee.com/chunanyong/dm` (see docs/dialects/dameng.md)",
-		Driver:           Driver,
-		Detect:           Detect,
-		NewSessionLocker: NewSessionLocker,
-		NewTableLocker:   NewTableLocker,
-		Recommend:        Recommend,
-		NewLockAdmin:     NewLockAdmin,
-		Probe:            Probe,
+		Driver:            Driver,
+		Detect:            Detect,
+		NewSessionLocker:  NewSessionLocker,
+		NewTableLocker:    NewTableLocker,
+		Recommend:         Recommend,
+		NewLockAdmin:      NewLockAdmin,
+		Probe:             Probe,
 	})
 }
 

@@ -28,11 +28,11 @@ const DriverName = "sqlite"
 
 func init() {
 	dialects.Register(&dialects.Dialect{
-		Name:             Name,
-		Title:            "SQLite",
-		Schemes:          []dialects.Scheme{{Name: "sqlite3"}, {Name: "sqlite"}, {Name: "moderncsqlite"}, {Name: "file"}},
-		Forms:            "sqlite:PATH (or a bare *.db path)",
-		Products:         map[string]string{dialects.ProductSQLite: "SQLite"},
+		Name:     Name,
+		Title:    "SQLite",
+		Schemes:  []dialects.Scheme{{Name: "sqlite3"}, {Name: "sqlite"}, {Name: "moderncsqlite"}, {Name: "file"}},
+		Forms:    "sqlite:PATH (or a bare *.db path)",
+		Products: map[string]string{dialects.ProductSQLite: "SQLite"},
 		Files: &dialects.FileDatabase{
 			Extensions: []string{".db", ".sqlite", ".sqlite3", ".db3"},
 			Hint:       "is the file a SQLite database, and is its directory writable?",

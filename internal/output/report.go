@@ -81,7 +81,6 @@ func DescribeDatabase(info dialects.Info) string {
 	return s
 }
 
-
 // FormatDuration rounds d for people: microseconds below a millisecond,
 // else milliseconds.
 func FormatDuration(d time.Duration) string {
