@@ -201,6 +201,7 @@ type lease struct {
 
 func (s *lease) Name() string  { return s.name }
 func (s *lease) Owner() string { return s.owner }
+
 // Token reports the fencing token where the table's layout has a token
 // column (the schedlock preset); tokens are kept either way.
 func (s *lease) Token() (int64, bool) {

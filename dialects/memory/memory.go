@@ -34,13 +34,13 @@ func init() {
 		dburl.Register(dburl.Scheme{Name: Name, Generator: genStore, Aliases: []string{"mm"}, Desc: "schedlock in-process memory"})
 	}
 	dialects.Register(&dialects.Dialect{
-		Name:     Name,
-		Title:    "memory",
-		Schemes:  []dialects.Scheme{{Name: Name}},
-		Forms:    "memory://NAME",
-		Products: map[string]string{Product: "memory"},
+		Name:       Name,
+		Title:      "memory",
+		Schemes:    []dialects.Scheme{{Name: Name}},
+		Forms:      "memory://NAME",
+		Products:   map[string]string{Product: "memory"},
 		ConnString: func(u *dburl.URL) (string, error) { return storeName(u.Host + u.Path), nil },
-		Open: func(_ context.Context, t dialects.Target) (dialects.Backend, error) { return Open(t.Conn) },
+		Open:       func(_ context.Context, t dialects.Target) (dialects.Backend, error) { return Open(t.Conn) },
 	})
 }
 
