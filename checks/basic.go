@@ -138,7 +138,7 @@ func checkContend(ctx context.Context, env *Env, tg target) (string, error) {
 		case holder != owner:
 			return detail, fmt.Errorf("the refusal names holder %q, but %q holds the lock", holder, owner)
 		}
-	} else if _, finds := sessionOps(l).(dialects.HolderFinder); finds && holder == "" {
+	} else if findsHolders(l) && holder == "" {
 		return detail, Warnf("the dialect can find holders, but the refusal names none")
 	}
 	return detail, nil
@@ -366,10 +366,14 @@ func checkInvalid(ctx context.Context, env *Env, tg target) (string, error) {
 	return fmt.Sprintf("%d kinds of bad input refused", len(cases)), nil
 }
 
-// sessionOps returns the SessionOps behind a session locker, or nil.
-func sessionOps(l dialects.Locker) dialects.SessionOps {
-	if sl, ok := l.(*dialects.SessionLocker); ok {
-		return sl.Ops
+// findsHolders reports whether a session locker's database can name the
+// session holding a lock (its SessionOps are a dialects.HolderFinder).
+func findsHolders(l dialects.Locker) bool {
+	sl, ok := l.(dialects.SQLSessionLocker)
+	if !ok {
+		return false
 	}
-	return nil
+	_, ops := sl.SessionPool()
+	_, finds := ops.(dialects.HolderFinder)
+	return finds
 }

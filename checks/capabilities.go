@@ -12,7 +12,7 @@ import (
 // session locks that really exclude (a stub that grants twice fails), SKIP
 // LOCKED and NOWAIT on real row locks, lock listing, the right to
 // terminate sessions and the privileges the strategies need — one result
-// each, from one dialects.DB.Probe per run.
+// each, from one Probe per run (dialects.Prober).
 func capabilityChecks() []Check {
 	type capCheck struct {
 		id, title string
@@ -68,7 +68,7 @@ func judgeCapability(c dialects.Capability, absentWarns bool) (string, error) {
 // already refuses this database (CockroachDB), so only the table strategy
 // is ever used there.
 func judgeStub(env *Env, c dialects.Capability) (string, error) {
-	if _, err := env.DB.SessionLocker(); err != nil {
+	if _, err := env.SessionLocker(); err != nil {
 		return "", &Remedied{Err: Warnf("a stub, not a lock — schedlock refuses the session strategy here: %s", c.Detail), Remedy: c.Remedy}
 	}
 	return "", &Remedied{Err: fmt.Errorf("a stub, not a lock: %s", c.Detail), Remedy: c.Remedy}
@@ -98,7 +98,13 @@ func checkPrivileges(ctx context.Context, env *Env) (string, error) {
 func (e *Env) capabilities(ctx context.Context) (dialects.Capabilities, error) {
 	rs := e.run
 	rs.capsOnce.Do(func() {
-		rs.caps, rs.capsErr = rs.db.Probe(ctx, dialects.ProbeOptions{})
+		p, ok := rs.backend.(dialects.Prober)
+		if !ok {
+			none := dialects.CapUnknown("the "+rs.backend.Detected().Dialect+" backend has no probe", "")
+			rs.caps = dialects.Capabilities{SessionLocks: none, SkipLocked: none, NoWait: none, Isolation: none, LockListing: none, KillSessions: none}
+			return
+		}
+		rs.caps, rs.capsErr = p.Probe(ctx, dialects.ProbeOptions{})
 	})
 	return rs.caps, rs.capsErr
 }

@@ -50,8 +50,8 @@ type Report struct {
 
 // Config selects what a run covers.
 type Config struct {
-	// DB is the detected database to check.
-	DB *dialects.DB
+	// Backend is the opened database to check.
+	Backend dialects.Backend
 	// Strategies to check; empty means every strategy the database
 	// supports. A listed strategy the database cannot do makes Run fail
 	// with an error matching dialects.ErrUnsupported.

@@ -15,8 +15,8 @@ import (
 // behind. A fresh Env is made for every check; the lockers and tables are
 // shared by the whole run.
 type Env struct {
-	// DB is the database under test.
-	DB *dialects.DB
+	// Backend is the database under test.
+	Backend dialects.Backend
 	// Prefix starts every lock and table name of the run.
 	Prefix string
 
@@ -26,8 +26,8 @@ type Env struct {
 
 // runState is shared by every check of one run.
 type runState struct {
-	db     *dialects.DB
-	prefix string
+	backend dialects.Backend
+	prefix  string
 	// oneRune is the name used by the one-character name check, drawn at
 	// random per run so concurrent runs on one server do not collide.
 	oneRune rune
@@ -50,11 +50,11 @@ type tableState struct {
 	created bool // this run created it, so this run drops it
 }
 
-func newRunState(db *dialects.DB, prefix string) *runState {
-	return &runState{db: db, prefix: prefix, oneRune: randomRune(), tables: map[dialects.Table]*tableState{}}
+func newRunState(b dialects.Backend, prefix string) *runState {
+	return &runState{backend: b, prefix: prefix, oneRune: randomRune(), tables: map[dialects.Table]*tableState{}}
 }
 
-func (rs *runState) env() *Env { return &Env{DB: rs.db, Prefix: rs.prefix, run: rs} }
+func (rs *runState) env() *Env { return &Env{Backend: rs.backend, Prefix: rs.prefix, run: rs} }
 
 // Name returns a lock name unique to this call within the run (and, through
 // the run's random prefix, across runs): "<prefix>-<n>-<suffix>".
@@ -87,7 +87,7 @@ func (e *Env) SessionLocker() (dialects.Locker, error) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	if rs.session == nil && rs.sessionErr == nil {
-		rs.session, rs.sessionErr = rs.db.SessionLocker()
+		rs.session, rs.sessionErr = rs.backend.Locker(dialects.StrategySession, dialects.Table{})
 	}
 	return rs.session, rs.sessionErr
 }
@@ -101,7 +101,7 @@ func (e *Env) TableLocker(ctx context.Context, t dialects.Table) (dialects.Table
 	defer rs.mu.Unlock()
 	ts := rs.tables[t]
 	if ts == nil {
-		l, err := rs.db.TableLocker(t)
+		l, err := tableLocker(rs.backend, t)
 		if err != nil {
 			return nil, err
 		}
@@ -166,4 +166,18 @@ func (e *Env) finish(ctx context.Context) error {
 	}
 	e.deferred = nil
 	return errors.Join(errs...)
+}
+
+// tableLocker returns b's table-strategy locker on t with the lease-table
+// administration the checks need (dialects.TableLocker).
+func tableLocker(b dialects.Backend, t dialects.Table) (dialects.TableLocker, error) {
+	l, err := b.Locker(dialects.StrategyTable, t)
+	if err != nil {
+		return nil, err
+	}
+	tl, ok := l.(dialects.TableLocker)
+	if !ok {
+		return nil, fmt.Errorf("%w: the table locker of %s is a %T, without Inspect, Handle and CreateTable", dialects.ErrUnsupported, b.Detected().Dialect, l)
+	}
+	return tl, nil
 }

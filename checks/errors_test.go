@@ -44,7 +44,7 @@ func TestClassify(t *testing.T) {
 
 func TestRunCheckRecoversPanicsAndCleansUp(t *testing.T) {
 	db, _ := openFake(faults{})
-	r, err := NewRunner(Config{DB: db})
+	r, err := NewRunner(Config{Backend: db})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func TestRunCheckRecoversPanicsAndCleansUp(t *testing.T) {
 
 func TestEnvReleasesLeasesLeftHeld(t *testing.T) {
 	db, server := openFake(faults{})
-	r, err := NewRunner(Config{DB: db, Strategies: []dialects.Strategy{dialects.StrategySession}})
+	r, err := NewRunner(Config{Backend: db, Strategies: []dialects.Strategy{dialects.StrategySession}})
 	if err != nil {
 		t.Fatal(err)
 	}

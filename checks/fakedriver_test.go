@@ -257,7 +257,7 @@ func (fakeOps) Kill(_ context.Context, db *sql.DB, sessionID string) error {
 // fakeServer behind the *sql.DB it is given.
 var fakeDialect = &dialects.Dialect{
 	Name:    "fake",
-	Schemes: []string{"fake"},
+	Schemes: []dialects.Scheme{{Name: "fake"}},
 	Detect: func(context.Context, *sql.DB) (dialects.Info, error) {
 		return dialects.Info{Dialect: "fake", Product: "fakedb", Version: "1.0", Banner: "fakedb 1.0"}, nil
 	},

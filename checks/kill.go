@@ -23,7 +23,7 @@ func checkKill(ctx context.Context, env *Env, tg target) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	killer, ok := sessionOps(l).(dialects.SessionKiller)
+	killer, ok := l.(dialects.SessionTerminator)
 	if !ok {
 		return "", Skipf("this database's session locks have no way to terminate the holder")
 	}
@@ -32,7 +32,10 @@ func checkKill(ctx context.Context, env *Env, tg target) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("acquire: %w", err)
 	}
-	session, err := killer.Holder(ctx, env.DB.SQL, name)
+	session, err := killer.HolderSession(ctx, name)
+	if errors.Is(err, dialects.ErrUnsupported) {
+		return "", Skipf("this database's session locks have no way to terminate the holder: %v", err)
+	}
 	if err != nil {
 		return "", fmt.Errorf("find the holder: %w", err)
 	}
@@ -41,7 +44,7 @@ func checkKill(ctx context.Context, env *Env, tg target) (string, error) {
 	}
 	start := time.Now()
 	// A *dialects.PrivilegeError fails the check with its grant as remedy.
-	if err := killer.Kill(ctx, env.DB.SQL, session); err != nil {
+	if err := killer.KillSession(ctx, session); err != nil {
 		return "", fmt.Errorf("kill session %s: %w", session, err)
 	}
 	taker, err := env.Acquire(ctx, l, name, dialects.Options{Owner: env.Owner("taker"), Wait: killGrace, RetryEvery: 50 * time.Millisecond})

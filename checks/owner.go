@@ -103,17 +103,18 @@ func checkPoolTrap(ctx context.Context, env *Env, tg target) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	ops := sessionOps(l)
-	if ops == nil {
-		return "", Skipf("the session locker is a %T, not a *dialects.SessionLocker: no SessionOps to drive", l)
+	sl, isSQL := l.(dialects.SQLSessionLocker)
+	if !isSQL {
+		return "", Skipf("the session locker is a %T, not a database/sql one: no pooled connections to trap", l)
 	}
+	pool, ops := sl.SessionPool()
 	name := env.Name("pool-trap")
-	connA, err := env.DB.SQL.Conn(ctx)
+	connA, err := pool.Conn(ctx)
 	if err != nil {
 		return "", fmt.Errorf("connection A: %w", err)
 	}
 	env.Defer(func(context.Context) error { discardConn(connA); return nil })
-	connB, err := env.DB.SQL.Conn(ctx)
+	connB, err := pool.Conn(ctx)
 	if err != nil {
 		return "", fmt.Errorf("connection B: %w", err)
 	}

@@ -20,7 +20,7 @@ func detectCheck() Check {
 
 // checkDetect reports what detection found and the recommended strategy.
 func checkDetect(_ context.Context, env *Env) (string, error) {
-	info := env.DB.Info
+	info := env.Backend.Detected()
 	if info.Product == "" {
 		return "", fmt.Errorf("detection named no product (dialect %s, banner %q)", info.Dialect, info.Banner)
 	}
@@ -33,7 +33,7 @@ func checkDetect(_ context.Context, env *Env) (string, error) {
 			parts = append(parts, extra.label+" "+extra.v)
 		}
 	}
-	strategy, why := env.DB.Recommend()
+	strategy, why := env.Backend.Recommend()
 	detail := fmt.Sprintf("%s (dialect %s); recommended strategy: %s (%s)", strings.Join(parts, " "), info.Dialect, strategy, why)
 	if info.Version == "" {
 		return detail, Warnf("detection found no version (banner %q)", info.Banner)

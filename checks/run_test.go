@@ -43,7 +43,7 @@ func TestRunPassesOnCorrectDialect(t *testing.T) {
 	db, server := openFake(faults{})
 	var mu sync.Mutex
 	var started, ended []string
-	rep, err := Run(t.Context(), Config{DB: db, Progress: func(r Result, start bool) {
+	rep, err := Run(t.Context(), Config{Backend: db, Progress: func(r Result, start bool) {
 		mu.Lock()
 		defer mu.Unlock()
 		if start {
@@ -103,7 +103,7 @@ func assertNothingLeft(t *testing.T, s *fakeServer) {
 func TestRunOnEveryPreset(t *testing.T) {
 	db, server := openFake(faults{noSession: true})
 	prefix := NewPrefix()
-	rep, err := Run(t.Context(), Config{DB: db, Prefix: prefix, Tables: PresetTables(prefix)})
+	rep, err := Run(t.Context(), Config{Backend: db, Prefix: prefix, Tables: PresetTables(prefix)})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
@@ -162,7 +162,7 @@ func TestBrokenDialectsFail(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			db, _ := openFake(tt.faults)
-			rep, err := Run(t.Context(), Config{DB: db, Only: tt.only})
+			rep, err := Run(t.Context(), Config{Backend: db, Only: tt.only})
 			if err != nil {
 				t.Fatalf("Run: %v", err)
 			}
@@ -188,7 +188,7 @@ func TestBrokenDialectsFail(t *testing.T) {
 
 func TestTableLeftBehindWarns(t *testing.T) {
 	db, server := openFake(faults{noDrop: true, noSession: true})
-	rep, err := Run(t.Context(), Config{DB: db, Only: []string{"table.acquire"}})
+	rep, err := Run(t.Context(), Config{Backend: db, Only: []string{"table.acquire"}})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
@@ -217,7 +217,7 @@ func TestExistingTableIsKept(t *testing.T) {
 	if err := l.CreateTable(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Run(t.Context(), Config{DB: db, Tables: []dialects.Table{table}, Only: []string{"table.acquire", "table.contend"}})
+	rep, err := Run(t.Context(), Config{Backend: db, Tables: []dialects.Table{table}, Only: []string{"table.acquire", "table.contend"}})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
@@ -247,11 +247,11 @@ func TestNewRunnerSetupErrors(t *testing.T) {
 		want error
 	}{
 		{"no database", Config{}, dialects.ErrInvalid},
-		{"unknown check", Config{DB: db, Only: []string{"session.contend"}}, dialects.ErrInvalid},
-		{"session requested but missing", Config{DB: db, Strategies: []dialects.Strategy{dialects.StrategySession}}, dialects.ErrUnsupported},
-		{"unknown strategy", Config{DB: db, Strategies: []dialects.Strategy{"magic"}}, dialects.ErrInvalid},
-		{"bad table name", Config{DB: db, Tables: []dialects.Table{{Name: "no such; table"}}}, dialects.ErrInvalid},
-		{"table twice", Config{DB: db, Tables: []dialects.Table{{Name: "t1"}, {Preset: dialects.PresetSchedlock, Name: "t1"}}}, dialects.ErrInvalid},
+		{"unknown check", Config{Backend: db, Only: []string{"session.contend"}}, dialects.ErrInvalid},
+		{"session requested but missing", Config{Backend: db, Strategies: []dialects.Strategy{dialects.StrategySession}}, dialects.ErrUnsupported},
+		{"unknown strategy", Config{Backend: db, Strategies: []dialects.Strategy{"magic"}}, dialects.ErrInvalid},
+		{"bad table name", Config{Backend: db, Tables: []dialects.Table{{Name: "no such; table"}}}, dialects.ErrInvalid},
+		{"table twice", Config{Backend: db, Tables: []dialects.Table{{Name: "t1"}, {Preset: dialects.PresetSchedlock, Name: "t1"}}}, dialects.ErrInvalid},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -263,7 +263,7 @@ func TestNewRunnerSetupErrors(t *testing.T) {
 	}
 
 	noStrategy := &dialects.DB{SQL: db.SQL, Dialect: &dialects.Dialect{Name: "bare"}, Info: db.Info}
-	if _, err := Run(t.Context(), Config{DB: noStrategy}); !errors.Is(err, dialects.ErrUnsupported) {
+	if _, err := Run(t.Context(), Config{Backend: noStrategy}); !errors.Is(err, dialects.ErrUnsupported) {
 		t.Errorf("Run on a database with no strategy = %v; want ErrUnsupported", err)
 	}
 }
@@ -271,7 +271,7 @@ func TestNewRunnerSetupErrors(t *testing.T) {
 func TestRunStopsWhenCancelled(t *testing.T) {
 	db, server := openFake(faults{})
 	ctx, cancel := context.WithCancel(t.Context())
-	rep, err := Run(ctx, Config{DB: db, Progress: func(r Result, started bool) {
+	rep, err := Run(ctx, Config{Backend: db, Progress: func(r Result, started bool) {
 		if !started && r.ID == "table.acquire" {
 			cancel()
 		}
@@ -294,7 +294,7 @@ func TestRunStopsWhenCancelled(t *testing.T) {
 
 func TestLabelsAndIDsAreUnique(t *testing.T) {
 	db, _ := openFake(faults{})
-	cfg := Config{DB: db, Tables: []dialects.Table{{Name: "a"}, {Name: "b"}, {Preset: dialects.PresetShedlock, Name: "c"}}}
+	cfg := Config{Backend: db, Tables: []dialects.Table{{Name: "a"}, {Name: "b"}, {Preset: dialects.PresetShedlock, Name: "c"}}}
 	seen := map[string]bool{}
 	for _, c := range Suite(cfg) {
 		if seen[c.ID] {

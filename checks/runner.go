@@ -33,7 +33,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep := &Report{Info: cfg.DB.Info, Results: []Result{}}
+	rep := &Report{Info: cfg.Backend.Detected(), Results: []Result{}}
 	progress := func(res Result, started bool) {
 		if cfg.Progress != nil {
 			cfg.Progress(res, started)
@@ -88,7 +88,7 @@ type Runner struct {
 // explicitly requested strategy the database cannot do is an error; with no
 // Strategies, the unsupported ones are left out.
 func NewRunner(cfg Config) (*Runner, error) {
-	if cfg.DB == nil || cfg.DB.SQL == nil || cfg.DB.Dialect == nil {
+	if cfg.Backend == nil {
 		return nil, dialects.Invalidf("selfcheck needs an opened database")
 	}
 	cfg = withDefaults(cfg)
@@ -102,7 +102,7 @@ func NewRunner(cfg Config) (*Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Runner{cfg: cfg, checks: selected, state: newRunState(cfg.DB, cfg.Prefix)}, nil
+	return &Runner{cfg: cfg, checks: selected, state: newRunState(cfg.Backend, cfg.Prefix)}, nil
 }
 
 // Config is the configuration with its defaults filled in.
@@ -286,7 +286,7 @@ func resolveStrategies(cfg Config) ([]dialects.Strategy, error) {
 		out = append(out, s)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("no lock strategy is possible on %s: %w", cfg.DB.Info.Product, errors.Join(reasons...))
+		return nil, fmt.Errorf("no lock strategy is possible on %s: %w", cfg.Backend.Detected().Product, errors.Join(reasons...))
 	}
 	return out, nil
 }
@@ -294,11 +294,11 @@ func resolveStrategies(cfg Config) ([]dialects.Strategy, error) {
 func strategyUsable(cfg Config, s dialects.Strategy) error {
 	switch s {
 	case dialects.StrategySession:
-		_, err := cfg.DB.SessionLocker()
+		_, err := cfg.Backend.Locker(dialects.StrategySession, dialects.Table{})
 		return err
 	case dialects.StrategyTable:
 		for _, t := range cfg.Tables {
-			if _, err := cfg.DB.TableLocker(t); err != nil {
+			if _, err := tableLocker(cfg.Backend, t); err != nil {
 				return err
 			}
 		}

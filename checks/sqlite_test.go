@@ -25,7 +25,7 @@ func TestRunOnSQLite(t *testing.T) {
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}
-	cfg := Config{DB: db, Prefix: NewPrefix()}
+	cfg := Config{Backend: db, Prefix: NewPrefix()}
 	runner, err := NewRunner(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -52,7 +52,7 @@ func (tg target) check(id, title string, run func(ctx context.Context, env *Env,
 func Suite(cfg Config) []Check {
 	cfg = withDefaults(cfg)
 	strategies := cfg.Strategies
-	if len(strategies) == 0 && cfg.DB != nil {
+	if len(strategies) == 0 && cfg.Backend != nil {
 		for _, s := range dialects.Strategies {
 			if strategyUsable(cfg, s) == nil {
 				strategies = append(strategies, s)

@@ -112,13 +112,17 @@ func detectRun(ctx context.Context, o *DetectOptions) error {
 	if err != nil {
 		return err
 	}
-	defer db.SQL.Close()
-	caps, err := db.Probe(ctx, dialects.ProbeOptions{ReadOnly: o.ReadOnly})
+	defer db.Close()
+	p, err := prober(db)
+	if err != nil {
+		return target.Scrub(err)
+	}
+	caps, err := p.Probe(ctx, dialects.ProbeOptions{ReadOnly: o.ReadOnly})
 	if err != nil {
 		return target.Scrub(err)
 	}
 	clearProgress()
-	report := newDetectReport(target.Redacted(), db.Info, caps)
+	report := newDetectReport(target.Redacted(), db.Detected(), caps)
 
 	var buf bytes.Buffer
 	if err := writeDetect(&buf, report, g.Format, io.IsStdoutTTY(), io.ColorEnabled()); err != nil {
@@ -131,7 +135,7 @@ func detectRun(ctx context.Context, o *DetectOptions) error {
 // detectExistingFile refuses a SQLite file that does not exist: opening
 // it would create a database, and detect creates nothing to keep.
 func detectExistingFile(target *dsn.DSN) error {
-	if target.Family != dsn.FamilySQLite || target.Path == "" || strings.HasPrefix(target.Path, ":memory:") || strings.HasPrefix(target.Path, "file:") {
+	if !target.IsFile() || target.Path == "" || strings.HasPrefix(target.Path, ":memory:") || strings.HasPrefix(target.Path, "file:") {
 		return nil
 	}
 	if _, err := os.Stat(target.Path); errors.Is(err, os.ErrNotExist) {

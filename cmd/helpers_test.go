@@ -3,8 +3,10 @@ package cmd
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"testing"
 
+	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/internal/dsn"
 	"github.com/schedlock/schedlock/internal/iostreams"
 )
@@ -44,4 +46,16 @@ func runCmd(t *testing.T, tty bool, env map[string]string, args ...string) resul
 
 func testStreams() (*iostreams.IOStreams, *bytes.Buffer, *bytes.Buffer, *bytes.Buffer) {
 	return iostreams.Test()
+}
+
+// sqlBackend is the *dialects.DB behind a SQL backend that Connect opened.
+func sqlBackend(b dialects.Backend, err error) (*dialects.DB, error) {
+	if err != nil {
+		return nil, err
+	}
+	db, ok := b.(*dialects.DB)
+	if !ok {
+		return nil, fmt.Errorf("%T is not a SQL backend", b)
+	}
+	return db, nil
 }

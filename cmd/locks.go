@@ -233,23 +233,27 @@ func locksRun(ctx context.Context, o *LocksOptions) error {
 	if err != nil {
 		return err
 	}
-	defer db.SQL.Close()
+	defer db.Close()
 	if o.Global.Verbose {
-		fmt.Fprintf(o.IO.ErrOut, "schedlock: listing locks of %s on %s\n", q.target.Redacted(), o.Factory.Scrubber.String(output.DescribeDatabase(db.Info)))
+		fmt.Fprintf(o.IO.ErrOut, "schedlock: listing locks of %s on %s\n", q.target.Redacted(), o.Factory.Scrubber.String(output.DescribeDatabase(db.Detected())))
+	}
+	lister, err := lockLister(db)
+	if err != nil {
+		return adminError(err, q.target, o.Command)
 	}
 	if o.Watch == 0 {
-		listing, err := db.ListLocks(ctx, q.list)
+		listing, err := lister.ListLocks(ctx, q.list)
 		if err != nil {
 			return adminError(err, q.target, o.Command)
 		}
 		return o.render(listing, "")
 	}
-	return o.watch(ctx, db, q)
+	return o.watch(ctx, lister, q)
 }
 
 // watch lists every o.Watch until ctx ends (Ctrl-C or --timeout), which is
 // a normal end: it returns nil.
-func (o *LocksOptions) watch(ctx context.Context, db *dialects.DB, q *locksQuery) error {
+func (o *LocksOptions) watch(ctx context.Context, db dialects.LockLister, q *locksQuery) error {
 	tty := o.IO.IsStdoutTTY()
 	for {
 		listing, err := db.ListLocks(ctx, q.list)

@@ -161,7 +161,7 @@ func runRun(ctx context.Context, o *RunOptions) error {
 	if err != nil {
 		return o.dbError(ctx, err)
 	}
-	defer db.SQL.Close()
+	defer db.Close()
 	locker, err := o.locker(ctx, db, target)
 	if err != nil {
 		return err
@@ -232,7 +232,7 @@ func (o *RunOptions) target() (*dsn.DSN, error) {
 // locker picks the strategy (flag, then x-strategy, then table when a
 // table is named, then the database's recommendation) and returns its
 // locker, creating the lock table first when asked to.
-func (o *RunOptions) locker(ctx context.Context, db *dialects.DB, target *dsn.DSN) (dialects.Locker, error) {
+func (o *RunOptions) locker(ctx context.Context, db dialects.Backend, target *dsn.DSN) (dialects.Locker, error) {
 	table := dialects.Table{
 		Preset: firstNonEmpty(o.Preset, target.Options[dsn.OptPreset]),
 		Name:   firstNonEmpty(o.Table, target.Options[dsn.OptTable]),

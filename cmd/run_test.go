@@ -95,11 +95,11 @@ func openTableLocker(t *testing.T, raw string, table dialects.Table) dialects.Ta
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	db, err := d.Connect(ctx)
+	db, err := sqlBackend(d.Connect(ctx))
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = db.SQL.Close() })
+	t.Cleanup(func() { _ = db.Close() })
 	l, err := db.TableLocker(table)
 	if err != nil {
 		t.Fatal(err)

@@ -138,12 +138,12 @@ func selfcheckRun(ctx context.Context, o *SelfcheckOptions) error {
 	if err != nil {
 		return err
 	}
-	defer db.SQL.Close()
+	defer db.Close()
 	if g.Verbose {
-		fmt.Fprintf(io.ErrOut, "schedlock: connected to %s\n", f.Scrubber.String(output.DescribeDatabase(db.Info)))
+		fmt.Fprintf(io.ErrOut, "schedlock: connected to %s\n", f.Scrubber.String(output.DescribeDatabase(db.Detected())))
 	}
 
-	cfg := checks.Config{DB: db, Strategies: p.strategies, Tables: p.tables, Only: o.Checks}
+	cfg := checks.Config{Backend: db, Strategies: p.strategies, Tables: p.tables, Only: o.Checks}
 	var progress *progressLine
 	if io.IsStderrTTY() && !g.Quiet {
 		progress = &progressLine{w: io.ErrOut}

@@ -166,7 +166,7 @@ func TestSelfcheckFailingCheckExits3(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, err := d.Connect(context.Background())
+	db, err := sqlBackend(d.Connect(context.Background()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestSelfcheckFailingCheckExits3(t *testing.T) {
 	if err := tl.CreateTable(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	db.SQL.Close()
+	db.Close()
 
 	r := runCmd(t, false, nil, "selfcheck", "--dsn", path, "--table", "job_lock", "--preset", "schedlock", "--check", "table.acquire")
 	var exit *ExitError

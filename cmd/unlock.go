@@ -35,7 +35,7 @@ type UnlockOptions struct {
 
 	// beforeChange, when set, runs after the confirmation and right before
 	// the change; tests use it to change the lock in between.
-	beforeChange func(ctx context.Context, db *dialects.DB)
+	beforeChange func(ctx context.Context, db dialects.LockBreaker)
 }
 
 // killWaitFor bounds how long unlock waits for a terminated session's
@@ -164,11 +164,15 @@ func unlockRun(ctx context.Context, o *UnlockOptions) error {
 	if err != nil {
 		return err
 	}
-	db, err := target.Connect(ctx)
+	backend, err := target.Connect(ctx)
 	if err != nil {
 		return err
 	}
-	defer db.SQL.Close()
+	defer backend.Close()
+	db, err := lockBreaker(backend)
+	if err != nil {
+		return adminError(err, target, o.Command)
+	}
 
 	found, err := db.FindLock(ctx, o.Name, tables)
 	if err != nil {
@@ -375,7 +379,7 @@ func predictAfter(p *unlockPlan) []dialects.LockEntry {
 }
 
 // apply makes the change, each kind with its guard.
-func (o *UnlockOptions) apply(ctx context.Context, db *dialects.DB, p *unlockPlan) error {
+func (o *UnlockOptions) apply(ctx context.Context, db dialects.LockBreaker, p *unlockPlan) error {
 	switch {
 	case p.action == actionKillSession:
 		return o.killHolder(ctx, db, p)
@@ -432,7 +436,7 @@ func (o *UnlockOptions) apply(ctx context.Context, db *dialects.DB, p *unlockPla
 
 // explainRefusal reads the lock again after a guarded change changed
 // nothing and says why (exit 3).
-func (o *UnlockOptions) explainRefusal(ctx context.Context, db *dialects.DB, p *unlockPlan) error {
+func (o *UnlockOptions) explainRefusal(ctx context.Context, db dialects.LockBreaker, p *unlockPlan) error {
 	now, err := readAfter(ctx, db, p)
 	if err != nil {
 		return err
@@ -460,7 +464,7 @@ func holderID(h *dialects.Holder) string {
 
 // killHolder terminates the session of the plan if it still holds the
 // lock, then waits until it no longer does.
-func (o *UnlockOptions) killHolder(ctx context.Context, db *dialects.DB, p *unlockPlan) error {
+func (o *UnlockOptions) killHolder(ctx context.Context, db dialects.LockBreaker, p *unlockPlan) error {
 	admin := db.LockAdmin()
 	id := p.lock.Holder.SessionID
 	current, held, err := admin.SessionLock(ctx, o.Name)
@@ -497,7 +501,7 @@ func (o *UnlockOptions) killHolder(ctx context.Context, db *dialects.DB, p *unlo
 
 // readAfter reads the lock of the plan again: its table row, or the
 // session holding it now (none when free).
-func readAfter(ctx context.Context, db *dialects.DB, p *unlockPlan) ([]dialects.LockEntry, error) {
+func readAfter(ctx context.Context, db dialects.LockBreaker, p *unlockPlan) ([]dialects.LockEntry, error) {
 	if p.action == actionKillSession {
 		e, held, err := db.LockAdmin().SessionLock(ctx, p.lock.Name)
 		if err != nil || !held {

@@ -221,7 +221,7 @@ func TestUnlockYesAndForce(t *testing.T) {
 
 // runUnlockHooked runs unlock with a hook between the confirmation and the
 // change.
-func runUnlockHooked(t *testing.T, path string, hook func(ctx context.Context, db *dialects.DB), args ...string) cmdResult {
+func runUnlockHooked(t *testing.T, path string, hook func(ctx context.Context, db dialects.LockBreaker), args ...string) cmdResult {
 	t.Helper()
 	ios, _, out, errOut := iostreams.Test()
 	f := testFactory(ios, map[string]string{}, t.TempDir())
@@ -243,7 +243,7 @@ func runUnlockHooked(t *testing.T, path string, hook func(ctx context.Context, d
 
 func TestUnlockRefusesWhenTheOwnerChangedInBetween(t *testing.T) {
 	path, db := lockFile(t)
-	takeOver := func(ctx context.Context, _ *dialects.DB) {
+	takeOver := func(ctx context.Context, _ dialects.LockBreaker) {
 		if _, err := db.ExecContext(ctx, `UPDATE shedlock SET locked_by = 'host-c', locked_at = strftime('%Y-%m-%d %H:%M:%f', 'now') WHERE name = 'held-job'`); err != nil {
 			t.Error(err)
 		}
@@ -258,7 +258,7 @@ func TestUnlockRefusesWhenTheOwnerChangedInBetween(t *testing.T) {
 
 	// Released by its holder in between: nothing left to do.
 	path, db = lockFile(t)
-	release := func(ctx context.Context, _ *dialects.DB) {
+	release := func(ctx context.Context, _ dialects.LockBreaker) {
 		if _, err := db.ExecContext(ctx, `UPDATE shedlock SET lock_until = strftime('%Y-%m-%d %H:%M:%f', 'now') WHERE name = 'held-job'`); err != nil {
 			t.Error(err)
 		}
@@ -270,7 +270,7 @@ func TestUnlockRefusesWhenTheOwnerChangedInBetween(t *testing.T) {
 
 	// Liquibase: another owner took it in between.
 	path, db = lockFile(t)
-	relock := func(ctx context.Context, _ *dialects.DB) {
+	relock := func(ctx context.Context, _ dialects.LockBreaker) {
 		if _, err := db.ExecContext(ctx, `UPDATE DATABASECHANGELOGLOCK SET LOCKEDBY = 'build-8 (10.0.0.6)' WHERE ID = 1`); err != nil {
 			t.Error(err)
 		}
@@ -292,11 +292,11 @@ func TestUnlockNativeTokenGuard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, err := target.Connect(ctx)
+	db, err := sqlBackend(target.Connect(ctx))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.SQL.Close()
+	defer db.Close()
 	tl, err := db.TableLocker(dialects.Table{})
 	if err != nil {
 		t.Fatal(err)
@@ -309,7 +309,7 @@ func TestUnlockNativeTokenGuard(t *testing.T) {
 	}
 	// The same owner acquires again in between: a new token, so the
 	// release read with the old one is refused.
-	again := func(ctx context.Context, _ *dialects.DB) {
+	again := func(ctx context.Context, _ dialects.LockBreaker) {
 		if ok, err := tl.(dialects.TableExpirer).Expire(ctx, "sync"); err != nil || !ok {
 			t.Errorf("expire: %v %v", ok, err)
 		}

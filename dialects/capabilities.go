@@ -151,7 +151,9 @@ type ProbeOptions struct {
 }
 
 // ProbeFunc is a dialect's probe (Dialect.Probe). It fills every
-// Capabilities field except Recommended, measuring the clock with
+// Capabilities field except Recommended (it may set
+// Recommended.LockStrategy and LockReason when it learned more than
+// detection did; DB.Probe then keeps them instead of Recommend's), measuring the clock with
 // MeasureClock; it may leave SessionLocks zero, and DB.Probe then proves
 // the session locker's SessionOps with ProbeSessionOps. A capability whose
 // probe fails is StatusUnknown with the reason; the error is for failures
@@ -220,7 +222,9 @@ func unsupportedReason(err error) string {
 // recommend picks the lock and claim strategies from caps.
 func (db *DB) recommend(caps Capabilities) Recommendation {
 	r := caps.Recommended
-	r.LockStrategy, r.LockReason = db.Recommend()
+	if r.LockStrategy == "" { // a probe with fresher facts than detection's may have set it
+		r.LockStrategy, r.LockReason = db.Recommend()
+	}
 	if r.LockStrategy == StrategySession && caps.SessionLocks.Status != StatusYes {
 		r.LockStrategy = StrategyTable
 		r.LockReason = fmt.Sprintf("%s recommends session locks, but they failed the two-connection probe (%s: %s); the lease table is a real lock",

@@ -1,7 +1,41 @@
-// Package dialects is schedlock's lock engine: detection of the database behind a
-// *sql.DB, lockers for the session and table strategies, and the registry of
-// per-database dialects (sub-packages postgres, mysql, sqlite, …; import
-// dialects/all for every one of them).
+// Package dialects is schedlock's lock engine and the kit for writing its
+// backends: the Backend contract, the registry of backends (sub-packages
+// postgres, mysql, sqlite, memory, …; import dialects/all for every one of
+// them), the SQL family's shared pieces (detection on a *sql.DB, the
+// session locker over SessionOps, probes) and the lock contract below.
+// Programs use package lock instead.
+//
+// # Adding a backend
+//
+// A backend is one directory and one line; the checklist follows the one
+// golang-migrate gives its database drivers (database/driver.go in
+// github.com/golang-migrate/migrate):
+//
+//  1. Create the package dialects/NAME. Everything about the database
+//     lives there: its SQL or protocol, detection, error mapping, names.
+//  2. Implement Backend (Detected, Locker, Recommend, Close) on an opened
+//     instance that owns its connections, and keep what detection proves
+//     inside that instance (for the SQL family: Info.Facts), never in
+//     package-level state keyed by a connection. A database/sql backend
+//     fills the SQL hooks of Dialect instead and the kit's *DB is its
+//     Backend.
+//  3. Implement the optional interfaces it can honour: LockLister for
+//     `locks ls`, LockBreaker for `unlock`, Prober for `detect`;
+//     TableLocker (and TableDropper, TableExpirer) for a lease table;
+//     SessionTerminator for session locks whose holder can be killed.
+//  4. Register a Dialect in init: Name, Title, Schemes with their default
+//     ports, Forms, Products, and the DSN rules (DriverQuery, ConnString,
+//     Files) and ConnectHint the command line needs; Open unless it is a
+//     database/sql backend. A URL scheme dburl does not know is registered
+//     with dburl by the same package.
+//  5. Take all configuration from the DSN (Target) and its x- options; never
+//     read flags or the environment, never print, and name no command-line
+//     flag in an error.
+//  6. Add the line importing it to dialects/all (with a no_NAME build tag,
+//     as all/memory.go does).
+//  7. Add its own tests for Open, Close and its error mapping, and run the
+//     conformance suite (dialects/dialecttest) against it: dialecttest.Run
+//     on an opened Backend. The backend is done when it passes.
 //
 // # The lock contract
 //

@@ -6,19 +6,60 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+
+	"github.com/xo/dburl"
 )
 
-// Dialect is one database family's entry in the registry. Sub-packages
-// register theirs in init; import dialects/all to get every one.
+// Dialect is one backend's entry in the registry: everything the DSN
+// parser, the command line and Open need to know about one database
+// family. Sub-packages register theirs in init; import dialects/all to get
+// every one (see the package doc for the checklist of a new backend).
+//
+// A backend over database/sql fills Driver and the SQL hooks (Detect,
+// NewSessionLocker, …) and leaves Open nil: the kit opens it as a *DB. Any
+// other backend (an in-memory one, a key-value store) sets Open and needs
+// none of the SQL hooks.
 type Dialect struct {
 	// Name is the family name: "postgres", "mysql", "sqlite", …
 	Name string
-	// Schemes are the dburl driver names (u.UnaliasedDriver) it claims.
-	Schemes []string
-	// Driver is the database/sql driver name to open with.
+	// Title is the family's display name: "PostgreSQL", "MySQL", …
+	Title string
+	// Schemes are the URL schemes it claims, by their dburl scheme name
+	// (aliases resolved: postgresql:// is "postgres", mariadb:// "mysql"),
+	// with the port the driver dials when the DSN names none.
+	Schemes []Scheme
+	// Forms is how its DSNs are written, for the message that lists the
+	// supported schemes: "postgres://, postgresql://, pgx://".
+	Forms string
+	// Products are the display names of the products detection reports
+	// (Info.Product → "MariaDB"); a product without one is shown as is.
+	Products map[string]string
+	// Files is set for a database kept in a local file (SQLite).
+	Files *FileDatabase
+	// DriverQuery rewrites the driver parameters of a DSN's query before the
+	// connection string is built (MySQL forces multiStatements=false and
+	// adds interpolateParams=true). Nil keeps the query as written.
+	DriverQuery func(query string) string
+	// ConnString builds the driver's connection string from a URL DSN whose
+	// x- options are removed and whose query went through DriverQuery. Nil
+	// takes dburl's (u.DSN).
+	ConnString func(u *dburl.URL) (string, error)
+	// ConnectHint says what to check when connecting failed with err (a
+	// wrong password, a missing database), or "" when it knows nothing
+	// better than the generic hints (refused, timed out, unknown host).
+	ConnectHint func(err error) string
+	// MissingDriverHint is the fix when the build lacks the driver (a
+	// driver behind a build tag); empty when every build has it.
+	MissingDriverHint string
+	// Open opens a backend that is not database/sql. Nil for the SQL
+	// family, which the kit opens with Driver and Detect.
+	Open func(ctx context.Context, t Target) (Backend, error)
+
+	// Driver is the database/sql driver name to open with (SQL family).
 	Driver string
-	// Detect identifies the product behind db. It runs once per process per
-	// DB (see Open).
+	// Detect identifies the product behind db. It runs once per opened
+	// database (see OpenSQL); what it proves beyond the product goes to
+	// Info.Facts.
 	Detect func(ctx context.Context, db *sql.DB) (Info, error)
 	// NewSessionLocker returns the session-strategy locker, or an error
 	// matching ErrUnsupported with the reason.
@@ -37,13 +78,47 @@ type Dialect struct {
 	Probe ProbeFunc
 }
 
+// Scheme is one URL scheme a backend claims.
+type Scheme struct {
+	// Name is the dburl scheme name, aliases resolved.
+	Name string
+	// DefaultPort is the port dialled when the DSN names none; empty for
+	// schemes without a network address.
+	DefaultPort string
+}
+
+// FileDatabase describes a backend whose database is a local file.
+type FileDatabase struct {
+	// Extensions name such a file in a bare path: ".db", ".sqlite", …
+	Extensions []string
+	// Hint is what to check when the file does not open.
+	Hint string
+	// Conn builds the driver's connection string from the path and its
+	// query ("locks.db?_pragma=…"); nil keeps them as given.
+	Conn func(pathAndQuery string) string
+}
+
+// ProductTitle returns the display name of product (Info.Product) from the
+// entry that registered it, or "" when no entry names it.
+func ProductTitle(product string) string {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	for _, d := range registry {
+		if t := d.Products[product]; t != "" {
+			return t
+		}
+	}
+	return ""
+}
+
 var (
 	registryMu sync.RWMutex
 	registry   = map[string]*Dialect{}
 )
 
-// Register adds d to the registry. It panics on a nil dialect, an empty name
-// or a duplicate, like database/sql.Register.
+// Register adds d to the registry. It panics on a nil dialect, an empty name,
+// a duplicate name or scheme, or an entry that can open nothing (neither
+// Open nor Detect), like database/sql.Register.
 func Register(d *Dialect) {
 	registryMu.Lock()
 	defer registryMu.Unlock()
@@ -52,6 +127,14 @@ func Register(d *Dialect) {
 	}
 	if _, dup := registry[d.Name]; dup {
 		panic("dialects: Register called twice for " + d.Name)
+	}
+	if d.Open == nil && d.Detect == nil {
+		panic("dialects: " + d.Name + " has neither Open nor a database/sql Detect")
+	}
+	for _, s := range d.Schemes {
+		if other := forSchemeLocked(s.Name); other != nil {
+			panic("dialects: scheme " + s.Name + " of " + d.Name + " is already claimed by " + other.Name)
+		}
 	}
 	registry[d.Name] = d
 }
@@ -64,18 +147,57 @@ func Lookup(name string) (*Dialect, bool) {
 	return d, ok
 }
 
-// ForScheme returns the dialect that claims a dburl driver name.
-func ForScheme(scheme string) (*Dialect, error) {
+// ForScheme returns the dialect that claims a dburl scheme name and that
+// scheme.
+func ForScheme(scheme string) (*Dialect, Scheme, error) {
 	registryMu.RLock()
 	defer registryMu.RUnlock()
-	for _, d := range registry {
+	if d := forSchemeLocked(scheme); d != nil {
 		for _, s := range d.Schemes {
-			if s == scheme {
-				return d, nil
+			if s.Name == scheme {
+				return d, s, nil
 			}
 		}
 	}
-	return nil, fmt.Errorf("%w: no dialect for %q (registered: %v)", ErrUnsupported, scheme, namesLocked())
+	return nil, Scheme{}, fmt.Errorf("%w: no dialect for %q (registered: %v)", ErrUnsupported, scheme, namesLocked())
+}
+
+func forSchemeLocked(scheme string) *Dialect {
+	for _, d := range registry {
+		for _, s := range d.Schemes {
+			if s.Name == scheme {
+				return d
+			}
+		}
+	}
+	return nil
+}
+
+// ForFileExtension returns the file-database dialect that claims the file
+// name extension ext (".db"), if any.
+func ForFileExtension(ext string) (*Dialect, bool) {
+	for _, d := range Dialects() {
+		if d.Files == nil {
+			continue
+		}
+		for _, e := range d.Files.Extensions {
+			if e == ext {
+				return d, true
+			}
+		}
+	}
+	return nil, false
+}
+
+// FileDialect returns the first registered file-database dialect (in
+// Dialects order), if any.
+func FileDialect() (*Dialect, bool) {
+	for _, d := range Dialects() {
+		if d.Files != nil {
+			return d, true
+		}
+	}
+	return nil, false
 }
 
 // Names lists the registered dialect names, sorted.
@@ -83,6 +205,28 @@ func Names() []string {
 	registryMu.RLock()
 	defer registryMu.RUnlock()
 	return namesLocked()
+}
+
+// Dialects lists the registered dialects in the documentation order of
+// the support table, then the others by name.
+func Dialects() []*Dialect {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	out := make([]*Dialect, 0, len(registry))
+	for _, n := range namesLocked() {
+		out = append(out, registry[n])
+	}
+	sort.SliceStable(out, func(i, j int) bool { return familyRank(out[i].Name) < familyRank(out[j].Name) })
+	return out
+}
+
+func familyRank(name string) int {
+	for i, f := range familyOrder {
+		if f == name {
+			return i
+		}
+	}
+	return len(familyOrder)
 }
 
 func namesLocked() []string {

@@ -3,11 +3,8 @@ package dameng
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
-	"runtime"
-	"sync"
-	"time"
-	"weak"
 
 	"github.com/schedlock/schedlock/dialects"
 )
@@ -25,10 +22,8 @@ const installDBMSLock = "CALL SP_CREATE_SYSTEM_PACKAGES(1, 'DBMS_LOCK')"
 // grantDBMSLock lets a user run it, where EXECUTE is not granted to PUBLIC.
 const grantDBMSLock = "GRANT EXECUTE ON SYS.DBMS_LOCK TO <user>"
 
-// probeTimeout bounds the probe NewSessionLocker runs when Detect did not.
-const probeTimeout = 10 * time.Second
-
-// lockAccess is what the probe learned about DBMS_LOCK.
+// lockAccess is what the probe learned about DBMS_LOCK. Detect stores it
+// in Info.Facts, so it belongs to the one detected database.
 type lockAccess struct {
 	known   bool  // the probe gave a definite answer
 	present bool  // SYS.DBMS_LOCK is installed and visible
@@ -61,50 +56,35 @@ func (a lockAccess) refusal() error {
 		dialects.ErrUnsupported, oneLine(a.err))
 }
 
-// The probe answers, by database (for NewSessionLocker) and by Info (for
-// Recommend, which sees nothing else). Entries for a *sql.DB go away when
-// it is garbage collected.
-var (
-	accessByDB   sync.Map // weak.Pointer[sql.DB] → lockAccess
-	accessByInfo sync.Map // dialects.Info → lockAccess
-)
-
-// rememberAccess records the probe answer of db, whose Info is info.
-func rememberAccess(db *sql.DB, info dialects.Info, access lockAccess) {
-	key := weak.Make(db)
-	if _, loaded := accessByDB.Swap(key, access); !loaded {
-		runtime.AddCleanup(db, func(k weak.Pointer[sql.DB]) { accessByDB.Delete(k) }, key)
-	}
-	accessByInfo.Store(info, access)
-}
-
-// accessFor returns the probe answer for db: the one Detect recorded, or a
-// fresh probe (bounded by probeTimeout) when db was never detected.
-func accessFor(db *sql.DB) lockAccess {
-	if v, ok := accessByDB.Load(weak.Make(db)); ok {
-		return v.(lockAccess)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
-	defer cancel()
-	access, err := probeDBMSLock(ctx, db)
-	if err != nil {
-		return lockAccess{err: err}
-	}
-	if access.known {
-		key := weak.Make(db)
-		if _, loaded := accessByDB.LoadOrStore(key, access); !loaded {
-			runtime.AddCleanup(db, func(k weak.Pointer[sql.DB]) { accessByDB.Delete(k) }, key)
-		}
-	}
-	return access
-}
-
-// accessForInfo returns the probe answer of the last Detect that produced
-// info.
-func accessForInfo(info dialects.Info) (lockAccess, bool) {
-	v, ok := accessByInfo.Load(info)
-	if !ok {
+// accessOf returns the probe answer Detect recorded in info.Facts.
+func accessOf(info dialects.Info) (lockAccess, bool) {
+	a, ok := info.Facts.(*lockAccess)
+	if !ok || a == nil {
 		return lockAccess{}, false
 	}
-	return v.(lockAccess), true
+	return *a, true
+}
+
+// errNotDetected is the probe answer of a database whose Info did not come
+// from Detect.
+var errNotDetected = errors.New("the database was not detected (open it with dialects.Open, or use NewSessionLockerContext)")
+
+// accessFor returns the probe answer Detect recorded in info, or an
+// unknown answer saying the database was not detected.
+func accessFor(info dialects.Info) lockAccess {
+	if a, ok := accessOf(info); ok {
+		return a
+	}
+	return lockAccess{err: errNotDetected}
+}
+
+// NewSessionLockerContext probes DBMS_LOCK on db within ctx, then returns
+// what NewSessionLocker returns for a detected database: for a pool that
+// did not go through Detect.
+func NewSessionLockerContext(ctx context.Context, db *sql.DB) (dialects.Locker, error) {
+	access, err := probeDBMSLock(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	return NewSessionLocker(db, dialects.Info{Dialect: Name, Product: Product, Facts: &access})
 }

@@ -53,15 +53,18 @@ const Product = "dameng"
 
 func init() {
 	dialects.Register(&dialects.Dialect{
-		Name:             Name,
-		Schemes:          []string{"dm"},
-		Driver:           Driver,
-		Detect:           Detect,
-		NewSessionLocker: NewSessionLocker,
-		NewTableLocker:   NewTableLocker,
-		Recommend:        Recommend,
-		NewLockAdmin:     NewLockAdmin,
-		Probe:            Probe,
+		Name:              Name,
+		Title:             "Dameng",
+		Schemes:           []dialects.Scheme{{Name: "dm", DefaultPort: "5236"}},
+		Forms:             "dm://",
+		MissingDriverHint: "rebuild with -tags dameng after `go get gitee.com/chunanyong/dm` (see docs/dialects/dameng.md)",
+		Driver:            Driver,
+		Detect:            Detect,
+		NewSessionLocker:  NewSessionLocker,
+		NewTableLocker:    NewTableLocker,
+		Recommend:         Recommend,
+		NewLockAdmin:      NewLockAdmin,
+		Probe:             Probe,
 	})
 }
 
@@ -71,10 +74,9 @@ func init() {
 // strategy is recommended only with the package present, and DB.Probe
 // still downgrades it to the table when the two-connection probe fails.
 //
-// Recommend sees only info, so it uses the DBMS_LOCK probe of the last
-// Detect that produced this same info (see accessForInfo).
+// The answer is the DBMS_LOCK probe Detect recorded in info.Facts.
 func Recommend(info dialects.Info) (dialects.Strategy, string) {
-	access, ok := accessForInfo(info)
+	access, ok := accessOf(info)
 	switch {
 	case ok && access.present:
 		return dialects.StrategySession, "the DBMS_LOCK system package is installed: a server lock on a dedicated connection, freed as soon as its session ends, so a crashed node leaves no zombie lock"

@@ -146,7 +146,7 @@ func Detect(ctx context.Context, db *sql.DB) (dialects.Info, error) {
 	if err != nil {
 		return dialects.Info{}, err
 	}
-	rememberAccess(db, info, access)
+	info.Facts = &access
 	return info, nil
 }
 

@@ -67,7 +67,7 @@ func runChecks(t *testing.T, db *dialects.DB, strategy dialects.Strategy, tables
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	rep, err := checks.Run(ctx, checks.Config{DB: db, Strategies: []dialects.Strategy{strategy}, Tables: tables, Only: only})
+	rep, err := checks.Run(ctx, checks.Config{Backend: db, Strategies: []dialects.Strategy{strategy}, Tables: tables, Only: only})
 	if err != nil {
 		t.Fatalf("run checks: %v", err)
 	}

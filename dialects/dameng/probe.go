@@ -68,10 +68,17 @@ func Probe(ctx context.Context, db *sql.DB, info dialects.Info, opts dialects.Pr
 	if err != nil {
 		return caps, err
 	}
-	if access.known {
-		rememberAccess(db, info, access)
-	}
 	caps.SessionLocks = sessionLockCapability(access, p.user)
+	if access.known {
+		// The answer may be fresher than detection's (a DBA installed
+		// DBMS_LOCK since): prove the locks and recommend from it.
+		if access.present {
+			caps.SessionLocks = dialects.ProbeSessionOps(ctx, db, &SessionOps{})
+		}
+		fresh := info
+		fresh.Facts = &access
+		caps.Recommended.LockStrategy, caps.Recommended.LockReason = Recommend(fresh)
+	}
 	caps.Isolation = dialects.CapYes("read committed")
 	add := func(m *dialects.MissingPrivilege) {
 		if m != nil {

@@ -267,7 +267,7 @@ func TestProbeChecksSimulated(t *testing.T) {
 			sim, db := openSim(t, tc.cfg)
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			rep, err := checks.Run(ctx, checks.Config{DB: db, Strategies: []dialects.Strategy{dialects.StrategyTable}, Tables: presetTables()[:1], Only: ids})
+			rep, err := checks.Run(ctx, checks.Config{Backend: db, Strategies: []dialects.Strategy{dialects.StrategyTable}, Tables: presetTables()[:1], Only: ids})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -53,13 +53,13 @@ END;`
 )
 
 // NewSessionLocker returns the DBMS_LOCK locker, only when the DBMS_LOCK
-// system package is proven installed: by Detect's probe, or by a probe of
-// its own when db was not detected. Otherwise it refuses with an error
+// system package is proven installed by Detect's probe (info.Facts; see
+// NewSessionLockerContext for a pool that was not detected). Otherwise it refuses with an error
 // matching dialects.ErrUnsupported that names the call installing the
 // package (CALL SP_CREATE_SYSTEM_PACKAGES(1, 'DBMS_LOCK')) and the table
 // strategy; it never hands out a locker that might not exclude.
-func NewSessionLocker(db *sql.DB, _ dialects.Info) (dialects.Locker, error) {
-	if access := accessFor(db); !access.present {
+func NewSessionLocker(db *sql.DB, info dialects.Info) (dialects.Locker, error) {
+	if access := accessFor(info); !access.present {
 		return nil, access.refusal()
 	}
 	return &dialects.SessionLocker{Dialect: Name, DB: db, Ops: &SessionOps{}}, nil

@@ -128,7 +128,8 @@ func TestSessionLockerRefusedWhenUnproven(t *testing.T) {
 }
 
 // TestNewSessionLockerProbesUndetectedDB: a locker made for a database
-// Detect never saw probes for DBMS_LOCK itself.
+// Detect never saw probes for DBMS_LOCK itself, within the caller's
+// context (NewSessionLockerContext); NewSessionLocker alone refuses.
 func TestNewSessionLockerProbesUndetectedDB(t *testing.T) {
 	for _, tt := range []struct {
 		cfg  simConfig
@@ -136,7 +137,10 @@ func TestNewSessionLockerProbesUndetectedDB(t *testing.T) {
 	}{{configDM8(), false}, {configWithDBMSLock(), true}} {
 		sim := newSim(t, tt.cfg)
 		db, log := sim.open(t)
-		l, err := NewSessionLocker(db, dialects.Info{})
+		if _, err := NewSessionLocker(db, dialects.Info{}); !errors.Is(err, dialects.ErrUnsupported) || !strings.Contains(err.Error(), "not detected") {
+			t.Errorf("NewSessionLocker of an undetected database: %v; want a refusal saying so", err)
+		}
+		l, err := NewSessionLockerContext(testCtx(t), db)
 		if got := err == nil && l != nil; got != tt.want {
 			t.Errorf("DBMSLock %v: NewSessionLocker = %v, %v", tt.cfg.DBMSLock, l, err)
 		}

@@ -4,11 +4,20 @@
 // as a subtest, so the checks `schedlock selfcheck` runs are the ones every
 // dialect is tested with.
 //
-// A dialect's live test opens its server, detects it and calls Run:
+// A backend's test opens it and calls Run with the Backend (any
+// implementation: a SQL database through dialects.Open, or a backend that
+// is not database/sql):
 //
 //	db, err := dialects.Open(ctx, sqlDB, "postgres")
 //	if err != nil { t.Fatal(err) }
 //	dialecttest.Run(t, db, dialecttest.Options{})
+//
+// The checks reach the backend only through the kit's interfaces: the
+// Backend's lockers, dialects.TableLocker for the table strategy,
+// dialects.Prober for the probe checks (without one they warn that
+// nothing could be told), dialects.SessionTerminator for the kill check
+// and dialects.SQLSessionLocker for the pooled-connection trap (each
+// skipped without).
 package dialecttest
 
 import (
@@ -37,14 +46,14 @@ type Options struct {
 // carries a remedy (an optional check that lacked a privilege) is a missing
 // prerequisite, not "not applicable", and fails. Setup errors (no strategy
 // possible, a bad table) are fatal.
-func Run(t *testing.T, db *dialects.DB, opts Options) {
+func Run(t *testing.T, db dialects.Backend, opts Options) {
 	t.Helper()
 	prefix := checks.NewPrefix()
 	tables := opts.Tables
 	if len(tables) == 0 {
 		tables = checks.PresetTables(prefix)
 	}
-	r, err := checks.NewRunner(checks.Config{DB: db, Strategies: opts.Strategies, Tables: tables, Prefix: prefix})
+	r, err := checks.NewRunner(checks.Config{Backend: db, Strategies: opts.Strategies, Tables: tables, Prefix: prefix})
 	if err != nil {
 		t.Fatalf("dialecttest: %v", err)
 	}

@@ -110,7 +110,7 @@ func TestRegistered(t *testing.T) {
 	if d.Driver != "mysql" || d.Detect == nil || d.NewSessionLocker == nil || d.NewTableLocker == nil || d.Recommend == nil {
 		t.Errorf("registration incomplete: %+v", d)
 	}
-	if got, err := dialects.ForScheme("mysql"); err != nil || got != d {
+	if got, _, err := dialects.ForScheme("mysql"); err != nil || got != d {
 		t.Errorf("ForScheme(mysql) = %v, %v", got, err)
 	}
 }

@@ -43,7 +43,13 @@ const Name = "mysql"
 func init() {
 	dialects.Register(&dialects.Dialect{
 		Name:             Name,
-		Schemes:          []string{"mysql"},
+		Title:            "MySQL",
+		Schemes:          []dialects.Scheme{{Name: "mysql", DefaultPort: "3306"}, {Name: "tidb", DefaultPort: "4000"}},
+		Forms:            "mysql://, mariadb://",
+		Products:         map[string]string{dialects.ProductMySQL: "MySQL", dialects.ProductMariaDB: "MariaDB", dialects.ProductTiDB: "TiDB"},
+		DriverQuery:      DriverParams,
+		ConnString:       ConnString,
+		ConnectHint:      ConnectHint,
 		Driver:           "mysql",
 		Detect:           Detect,
 		NewSessionLocker: NewSessionLocker,

@@ -51,7 +51,9 @@ const Product = "oracle"
 func init() {
 	dialects.Register(&dialects.Dialect{
 		Name:             Name,
-		Schemes:          []string{"oracle"},
+		Title:            "Oracle",
+		Schemes:          []dialects.Scheme{{Name: "oracle", DefaultPort: "1521"}},
+		Forms:            "oracle://",
 		Driver:           "oracle",
 		Detect:           Detect,
 		NewSessionLocker: NewSessionLocker,
@@ -66,12 +68,10 @@ func init() {
 // that the user may execute SYS.DBMS_LOCK, and the lease table otherwise,
 // saying which grant would enable session locks.
 //
-// Recommend sees only info, so it uses the privilege probe of the last
-// Detect that produced this same info: two databases with identical
-// servers but users with different grants share one answer. The locker
-// itself always checks its own connection pool (NewSessionLocker).
+// The answer is the privilege probe Detect recorded in info.Facts for this
+// database and user.
 func Recommend(info dialects.Info) (dialects.Strategy, string) {
-	access, ok := accessForInfo(info)
+	access, ok := accessOf(info)
 	switch {
 	case ok && access.granted:
 		return dialects.StrategySession, "DBMS_LOCK (EXECUTE on SYS.DBMS_LOCK is granted): a server lock on a dedicated connection, freed as soon as its session ends, so a crashed node leaves no zombie lock"

@@ -64,7 +64,7 @@ END;`
 // table strategy). When detection gave no answer the locker is returned and
 // its first statement reports a missing grant the same way.
 func NewSessionLocker(db *sql.DB, info dialects.Info) (dialects.Locker, error) {
-	if access, ok := accessForDB(db); ok && access.known && !access.granted {
+	if access, ok := accessOf(info); ok && access.known && !access.granted {
 		return nil, fmt.Errorf("%w; or use --strategy table", privilegeDBMSLock(access.user, access.err))
 	}
 	return &dialects.SessionLocker{Dialect: Name, DB: db, Ops: &SessionOps{}}, nil

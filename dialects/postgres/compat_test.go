@@ -45,7 +45,7 @@ func TestCockroachSimulated(t *testing.T) {
 	}
 	// The stub is reported as a warning: the session locker refuses
 	// CockroachDB, so schedlock never relies on it.
-	runSuiteExpecting(t, checks.Config{DB: db, Strategies: []dialects.Strategy{dialects.StrategyTable}, Tables: presetTables()},
+	runSuiteExpecting(t, checks.Config{Backend: db, Strategies: []dialects.Strategy{dialects.StrategyTable}, Tables: presetTables()},
 		map[string]checks.Status{"probe.session-locks": checks.StatusWarn})
 	sim.assertUnderstood(t)
 	if n := sim.abortedWrites(); n == 0 {

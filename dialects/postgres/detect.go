@@ -53,7 +53,7 @@ func Detect(ctx context.Context, db *sql.DB) (dialects.Info, error) {
 			return dialects.Info{}, dialects.Wrap(Name, "detect", err)
 		}
 	case dialects.ProductOpenGauss:
-		if err := detectOpenGauss(ctx, db, info); err != nil {
+		if err := detectOpenGauss(ctx, db, &info); err != nil {
 			return dialects.Info{}, dialects.Wrap(Name, "detect", err)
 		}
 	}

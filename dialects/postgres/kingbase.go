@@ -41,12 +41,12 @@ func detectKingbase(ctx context.Context, db *sql.DB, info *dialects.Info) error 
 	if err != nil {
 		return fmt.Errorf("probe the KingbaseES catalog: %w", err)
 	}
-	return proveAdvisory(ctx, db, *info, catalog)
+	return proveAdvisory(ctx, db, info, catalog)
 }
 
 // detectOpenGauss proves openGauss's advisory locks (it has the pg_
-// names) and remembers the answer.
-func detectOpenGauss(ctx context.Context, db *sql.DB, info dialects.Info) error {
+// names) and records the answer in info.Facts.
+func detectOpenGauss(ctx context.Context, db *sql.DB, info *dialects.Info) error {
 	return proveAdvisory(ctx, db, info, PostgresCatalog)
 }
 
@@ -55,7 +55,7 @@ func detectOpenGauss(ctx context.Context, db *sql.DB, info dialects.Info) error 
 // must be refused a lock the first holds, and get it once released), and
 // remembers the answer with the catalog. A probe cut short by the context
 // is returned as the context's error.
-func proveAdvisory(ctx context.Context, db *sql.DB, info dialects.Info, catalog Catalog) error {
+func proveAdvisory(ctx context.Context, db *sql.DB, info *dialects.Info, catalog Catalog) error {
 	facts := serverFacts{catalog: catalog}
 	if catalog.errMissing() == nil {
 		facts.advisory = dialects.ProbeSessionOps(ctx, db, SessionOps{Catalog: &catalog})
@@ -63,7 +63,7 @@ func proveAdvisory(ctx context.Context, db *sql.DB, info dialects.Info, catalog 
 			return fmt.Errorf("prove advisory locks: %w", err)
 		}
 	}
-	rememberFacts(db, info, facts)
+	info.Facts = &facts
 	return nil
 }
 

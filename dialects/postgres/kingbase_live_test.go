@@ -69,7 +69,7 @@ func liveKingbase(t *testing.T) *dialects.DB {
 
 func TestKingbaseLiveDetect(t *testing.T) {
 	db := liveKingbase(t)
-	facts, ok := factsFor(db.SQL, db.Info)
+	facts, ok := factsOf(db.Info)
 	if !ok {
 		t.Fatal("detection recorded no facts")
 	}
@@ -137,10 +137,10 @@ func TestKingbaseProbesLiveOnPostgres(t *testing.T) {
 		t.Errorf("database_mode on PostgreSQL = %q, %v; want none", mode, err)
 	}
 	info := dialects.Info{Dialect: Name, Product: dialects.ProductKingbase, Version: "V008R006C007B9999", Banner: "KingbaseES V008R006C007B9999 (live PostgreSQL stand-in)"}
-	if err := proveAdvisory(ctx, db, info, c); err != nil {
+	if err := proveAdvisory(ctx, db, &info, c); err != nil {
 		t.Fatal(err)
 	}
-	facts, ok := factsFor(db, info)
+	facts, ok := factsOf(info)
 	if !ok || !facts.proven() {
 		t.Errorf("advisory proof on PostgreSQL = %+v; want proven", facts.advisory)
 	}

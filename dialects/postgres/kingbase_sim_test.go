@@ -82,7 +82,7 @@ func TestKingbaseDetectSimulated(t *testing.T) {
 			if db.Info.Product != dialects.ProductKingbase || db.Info.Mode != tt.mode || db.Info.Version != "V008R006C007"+tt.cfg.Banner[len("KingbaseES V008R006C007"):len("KingbaseES V008R006C007")+5] {
 				t.Errorf("Info = %+v; want kingbase in mode %q", db.Info, tt.mode)
 			}
-			facts, ok := factsFor(db.SQL, db.Info)
+			facts, ok := factsOf(db.Info)
 			if !ok || facts.catalog != tt.catalog {
 				t.Errorf("catalog = %+v (known %v); want %+v", facts.catalog, ok, tt.catalog)
 			}
@@ -174,7 +174,7 @@ func TestMutatedServerFailsTheSuite(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			sim, db := openPgSim(t, tt.cfg)
-			cfg := checks.Config{DB: db, Strategies: []dialects.Strategy{tt.strategy}, Only: []string{tt.check}}
+			cfg := checks.Config{Backend: db, Strategies: []dialects.Strategy{tt.strategy}, Only: []string{tt.check}}
 			if tt.strategy == dialects.StrategyTable {
 				cfg.Tables = []dialects.Table{{Preset: dialects.PresetSchedlock}}
 			}

@@ -101,7 +101,7 @@ func (a *LockAdmin) SessionLocks(ctx context.Context, names []string) ([]dialect
 	for _, n := range names {
 		labels[Key(n)] = n
 	}
-	entries, err := a.query(ctx, advisoryLocksSQL(catalogFor(a.DB, a.Info))+advisoryOrder, labels)
+	entries, err := a.query(ctx, advisoryLocksSQL(catalogOf(a.Info))+advisoryOrder, labels)
 	return entries, dialects.Wrap(Name, "list session locks", err)
 }
 
@@ -110,7 +110,7 @@ func (a *LockAdmin) SessionLocks(ctx context.Context, names []string) ([]dialect
 func (a *LockAdmin) SessionLock(ctx context.Context, name string) (dialects.LockEntry, bool, error) {
 	key := Key(name)
 	classid, objid := KeyParts(key)
-	entries, err := a.query(ctx, advisoryLocksSQL(catalogFor(a.DB, a.Info))+advisoryKeyFilter+advisoryOrder, map[int64]string{key: name}, int64(classid), int64(objid))
+	entries, err := a.query(ctx, advisoryLocksSQL(catalogOf(a.Info))+advisoryKeyFilter+advisoryOrder, map[int64]string{key: name}, int64(classid), int64(objid))
 	if err != nil {
 		return dialects.LockEntry{}, false, dialects.Wrap(Name, "find session lock", err)
 	}

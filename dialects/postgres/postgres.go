@@ -23,7 +23,12 @@ const DriverName = "pgx"
 func init() {
 	dialects.Register(&dialects.Dialect{
 		Name:             Name,
-		Schemes:          []string{"postgres", "pgx"},
+		Title:            "PostgreSQL",
+		Schemes:          Schemes,
+		Forms:            "postgres://, postgresql://, pgx://, kingbase://",
+		Products:         ProductTitles,
+		ConnString:       ConnString,
+		ConnectHint:      ConnectHint,
 		Driver:           DriverName,
 		Detect:           Detect,
 		NewSessionLocker: NewSessionLocker,

@@ -202,7 +202,7 @@ func probeLockListing(ctx context.Context, db *sql.DB, info dialects.Info, r rol
 	if info.Product == dialects.ProductCockroachDB {
 		return dialects.CapNo("CockroachDB has no real advisory locks to list", "use --strategy table: locks ls lists the lease table")
 	}
-	c := catalogFor(db, info)
+	c := catalogOf(info)
 	if c.Locks == "" || c.Activity == "" {
 		return dialects.CapNo("the server has neither pg_locks and pg_stat_activity nor sys_locks and sys_stat_activity", "use --strategy table: locks ls lists the lease table")
 	}

@@ -45,7 +45,7 @@ func Recommend(info dialects.Info) (dialects.Strategy, string) {
 // only when Detect proved them.
 func recommendProven(info dialects.Info) (dialects.Strategy, string) {
 	name := productName(info)
-	facts, known := factsForInfo(info)
+	facts, known := factsOf(info)
 	switch {
 	case !known:
 		return dialects.StrategyTable, "advisory locks on " + name + " were not proven by detection; the lease table works on every PostgreSQL-family database"

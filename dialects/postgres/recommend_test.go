@@ -74,7 +74,7 @@ func TestRegistered(t *testing.T) {
 		t.Errorf("driver = %q, want pgx", d.Driver)
 	}
 	for _, scheme := range []string{"postgres", "pgx"} {
-		got, err := dialects.ForScheme(scheme)
+		got, _, err := dialects.ForScheme(scheme)
 		if err != nil || got != d {
 			t.Errorf("ForScheme(%q) = %v, %v; want the postgres dialect", scheme, got, err)
 		}

@@ -33,7 +33,7 @@ func TestSelfcheckLeavesNothingBehind(t *testing.T) {
 		t.Fatalf("open: %v", err)
 	}
 	prefix := checks.NewPrefix()
-	rep, err := checks.Run(ctx, checks.Config{DB: db, Prefix: prefix})
+	rep, err := checks.Run(ctx, checks.Config{Backend: db, Prefix: prefix})
 	if err != nil {
 		t.Fatalf("selfcheck: %v", err)
 	}

@@ -23,7 +23,7 @@ func NewSessionLocker(db *sql.DB, info dialects.Info) (dialects.Locker, error) {
 	}
 	ops := SessionOps{}
 	if provenOnly(info) {
-		facts, known := factsFor(db, info)
+		facts, known := factsOf(info)
 		if err := unprovenRefusal(facts, known, info); err != nil {
 			return nil, dialects.Wrap(Name, "session locker", err)
 		}
@@ -52,9 +52,8 @@ func sessionSupported(info dialects.Info) error {
 // key Key(name). Session ids are backend pids in decimal.
 //
 // Catalog names the lock functions and views; nil means the PostgreSQL
-// names (PostgresCatalog). Holder and Kill, which get the database, use
-// the catalog Detect found for it when Catalog is nil, so the zero value
-// works on every product.
+// names (PostgresCatalog); NewSessionLocker sets the catalog Detect found
+// (Info.Facts) where it differs.
 //
 // Advisory locks stack within a session (two locks need two unlocks) and
 // survive COMMIT and ROLLBACK; dialects.SessionLocker takes each lock on a
@@ -77,12 +76,7 @@ func (o SessionOps) names() Catalog {
 }
 
 // namesFor is the catalog for statements on db.
-func (o SessionOps) namesFor(db *sql.DB) Catalog {
-	if o.Catalog != nil {
-		return *o.Catalog
-	}
-	return catalogFor(db, dialects.Info{})
-}
+func (o SessionOps) namesFor(*sql.DB) Catalog { return o.names() }
 
 // TryLock runs SELECT pg_try_advisory_lock(key) on conn.
 func (o SessionOps) TryLock(ctx context.Context, conn *sql.Conn, name string) (bool, error) {

@@ -28,8 +28,16 @@ const DriverName = "sqlite"
 
 func init() {
 	dialects.Register(&dialects.Dialect{
-		Name:             Name,
-		Schemes:          []string{"sqlite3", "sqlite", "moderncsqlite", "file"},
+		Name:     Name,
+		Title:    "SQLite",
+		Schemes:  []dialects.Scheme{{Name: "sqlite3"}, {Name: "sqlite"}, {Name: "moderncsqlite"}, {Name: "file"}},
+		Forms:    "sqlite:PATH (or a bare *.db path)",
+		Products: map[string]string{dialects.ProductSQLite: "SQLite"},
+		Files: &dialects.FileDatabase{
+			Extensions: []string{".db", ".sqlite", ".sqlite3", ".db3"},
+			Hint:       "is the file a SQLite database, and is its directory writable?",
+			Conn:       DSN,
+		},
 		Driver:           DriverName,
 		Detect:           Detect,
 		NewSessionLocker: nil, // SQLite has no named session locks

@@ -26,7 +26,7 @@ func openFile(t *testing.T) *sql.DB {
 func TestRegisteredDialect(t *testing.T) {
 	ctx := context.Background()
 	for _, scheme := range []string{"sqlite3", "sqlite", "moderncsqlite", "file"} {
-		d, err := dialects.ForScheme(scheme)
+		d, _, err := dialects.ForScheme(scheme)
 		if err != nil || d.Name != sqlite.Name || d.Driver != "sqlite" {
 			t.Fatalf("ForScheme(%q) = %v, %v", scheme, d, err)
 		}

@@ -36,7 +36,7 @@ func runChecks(t *testing.T, sim *simServer, d *dialects.Dialect, strategy diale
 		t.Fatal(err)
 	}
 	db := &dialects.DB{SQL: sqlDB, Dialect: d, Info: info}
-	rep, err := checks.Run(t.Context(), checks.Config{DB: db, Strategies: []dialects.Strategy{strategy}, Only: only})
+	rep, err := checks.Run(t.Context(), checks.Config{Backend: db, Strategies: []dialects.Strategy{strategy}, Only: only})
 	if err != nil {
 		t.Fatalf("selfcheck: %v", err)
 	}

@@ -52,7 +52,9 @@ const Product = "sqlserver"
 func init() {
 	dialects.Register(&dialects.Dialect{
 		Name:             Name,
-		Schemes:          []string{"sqlserver"},
+		Title:            "SQL Server",
+		Schemes:          []dialects.Scheme{{Name: "sqlserver", DefaultPort: "1433"}},
+		Forms:            "sqlserver://",
 		Driver:           "sqlserver",
 		Detect:           Detect,
 		NewSessionLocker: NewSessionLocker,

@@ -34,13 +34,13 @@ import (
 
 	"github.com/xo/dburl"
 
-	"github.com/schedlock/schedlock/dialects/sqlite"
+	"github.com/schedlock/schedlock/dialects"
 )
 
 // DSN is a parsed data source name.
 type DSN struct {
-	// Family is the database family: postgres, mysql, sqlite, oracle,
-	// sqlserver or dm.
+	// Family is the registry name of the database's backend: postgres,
+	// mysql, sqlite, oracle, sqlserver, dameng, …
 	Family string
 	// Scheme is the dburl scheme name with aliases resolved: postgres, pgx,
 	// kingbase, mysql, tidb, sqlite3, …; "mysql" for go-sql-driver's form
@@ -56,6 +56,7 @@ type DSN struct {
 	// Options are the x- options the DSN carried.
 	Options Options
 
+	entry    *dialects.Dialect
 	conn     string // what the driver sees; holds the password
 	redacted string
 	scrub    *Scrubber
@@ -115,18 +116,25 @@ func Parse(raw string) (*DSN, error) {
 	}
 	d.Options = opts
 	d.redacted = redactRaw(raw)
-	if d.Family == FamilySQLite {
+	if d.Path != "" {
 		d.redacted = d.Path
 	}
 	return d, nil
 }
+
+// IsFile reports whether the database is a local file (SQLite).
+func (d *DSN) IsFile() bool { return d.entry != nil && d.entry.Files != nil }
 
 func parseNativeMySQL(body string) (*DSN, error) {
 	p, ok := splitNativeMySQL(body)
 	if !ok {
 		return nil, errors.New("not a valid go-sql-driver DSN: write user:password@tcp(host:3306)/dbname")
 	}
-	d := &DSN{Family: FamilyMySQL, Scheme: "mysql", Driver: "mysql", Where: p.where(), conn: p.format(), scrub: &Scrubber{}}
+	entry, err := entryFor(FamilyMySQL)
+	if err != nil {
+		return nil, err
+	}
+	d := &DSN{Family: entry.Name, Scheme: "mysql", Driver: entry.Driver, Where: p.where(), conn: p.format(entry.DriverQuery), scrub: &Scrubber{}, entry: entry}
 	d.scrub.Add(p.pass, p.user, p.dbName(), p.where(), "mysql")
 	return d, nil
 }
@@ -152,44 +160,63 @@ func looksLikePath(s string) bool {
 	return false
 }
 
-var sqliteExts = []string{".db", ".sqlite", ".sqlite3", ".db3"}
-
-// parsePath handles a bare path or file:PATH. A SQLite extension or an
-// existing regular file means SQLite; an existing directory or socket is a
-// server's socket and goes to dburl (postgres and mysql sockets).
+// parsePath handles a bare path or file:PATH. An extension a file
+// database claims (SQLite's .db, .sqlite, …) or an existing regular file
+// means that database; an existing directory or socket is a server's
+// socket and goes to dburl (postgres and mysql sockets).
 func parsePath(body string) (*DSN, error) {
 	path, query, _ := strings.Cut(strings.TrimPrefix(body, "file:"), "?")
 	if path == "" {
 		return nil, errors.New("the file path is empty")
 	}
 	fi, statErr := os.Stat(path)
-	switch {
-	case statErr == nil && (fi.IsDir() || fi.Mode()&os.ModeSocket != 0):
+	if statErr == nil && (fi.IsDir() || fi.Mode()&os.ModeSocket != 0) {
 		return parseURL(body)
-	case statErr == nil && fi.Mode().IsRegular(), hasSQLiteExt(path):
-		return newSQLite(path, query), nil
 	}
-	return nil, fmt.Errorf("cannot tell what database %q is: a SQLite file needs the extension .db, .sqlite or .sqlite3, or write sqlite:%s; servers take a URL such as postgres://host/db", path, path)
+	entry, ok := dialects.ForFileExtension(strings.ToLower(filepath.Ext(path)))
+	if !ok && statErr == nil && fi.Mode().IsRegular() {
+		entry, ok = dialects.FileDialect()
+	}
+	if ok {
+		return newFile(entry, path, query), nil
+	}
+	file, exts := "a database file", []string{}
+	if d, found := dialects.FileDialect(); found {
+		file, exts = "a "+d.Title+" file", d.Files.Extensions
+	}
+	return nil, fmt.Errorf("cannot tell what database %q is: %s needs the extension %s, or write sqlite:%s; servers take a URL such as postgres://host/db", path, file, extensionList(exts), path)
 }
 
-func hasSQLiteExt(path string) bool {
-	ext := strings.ToLower(filepath.Ext(path))
-	for _, e := range sqliteExts {
-		if ext == e {
-			return true
-		}
+// extensionList says ".db, .sqlite or .sqlite3".
+func extensionList(exts []string) string {
+	if len(exts) > 3 {
+		exts = exts[:3]
 	}
-	return false
+	switch len(exts) {
+	case 0:
+		return "of a database file"
+	case 1:
+		return exts[0]
+	}
+	return strings.Join(exts[:len(exts)-1], ", ") + " or " + exts[len(exts)-1]
 }
 
-// newSQLite opens path with modernc.org/sqlite ("sqlite", not mattn's cgo
-// "sqlite3"), with the busy timeout and WAL settings of sqlite.DSN.
-func newSQLite(path, query string) *DSN {
+// newFile opens path with the file database entry, through its Conn (for
+// SQLite: modernc.org/sqlite with the busy timeout and WAL settings of
+// sqlite.DSN).
+func newFile(entry *dialects.Dialect, path, query string) *DSN {
 	conn := path
 	if query != "" {
 		conn += "?" + query
 	}
-	return &DSN{Family: FamilySQLite, Scheme: "sqlite3", Driver: sqlite.DriverName, Where: path, Path: path, conn: sqlite.DSN(conn), scrub: &Scrubber{}}
+	if entry.Files.Conn != nil {
+		conn = entry.Files.Conn(conn)
+	}
+	scheme := entry.Name
+	if len(entry.Schemes) > 0 {
+		scheme = entry.Schemes[0].Name
+	}
+	return &DSN{Family: entry.Name, Scheme: scheme, Driver: entry.Driver, Where: path, Path: path, conn: conn, scrub: &Scrubber{}, entry: entry}
 }
 
 func parseURL(body string) (*DSN, error) {
@@ -197,35 +224,28 @@ func parseURL(body string) (*DSN, error) {
 	if err != nil {
 		return nil, explainDburl(body, err)
 	}
-	family, ok := families[u.SchemeName]
-	if !ok {
-		return nil, fmt.Errorf("schedlock does not support %s databases; use %s", u.SchemeName, supportedSchemes)
+	entry, scheme, err := dialects.ForScheme(u.SchemeName)
+	if err != nil {
+		return nil, fmt.Errorf("schedlock does not support %s databases; use %s", u.SchemeName, supportedSchemes())
 	}
-	d := &DSN{Family: family, Scheme: u.SchemeName, Driver: u.Driver, conn: u.DSN, scrub: &Scrubber{}}
-	switch family {
-	case FamilySQLite:
-		return newSQLite(u.Opaque, u.RawQuery), nil
-	case FamilyPostgres:
-		if u.Driver != "pgx" { // pq:// names lib/pq; pgx reads the same URL
-			if d.conn, _, err = dburl.GenPgx(u); err != nil {
-				return nil, err
-			}
-			d.Driver = "pgx"
-		}
-	case FamilyMySQL:
-		// dburl adds parseTime, loc and sql_mode=ansi; schedlock leaves the
-		// DSN as the user wrote it, with the parameters of mysqlParams.
-		v := *u
-		v.RawQuery = mysqlParams(u.RawQuery)
-		gen := dburl.GenMysql
-		if u.SchemeName == "tidb" {
-			gen = dburl.GenTiDB
-		}
-		if d.conn, _, err = gen(&v); err != nil {
+	if entry.Files != nil {
+		return newFile(entry, u.Opaque, u.RawQuery), nil
+	}
+	d := &DSN{Family: entry.Name, Scheme: u.SchemeName, Driver: u.Driver, conn: u.DSN, scrub: &Scrubber{}, entry: entry}
+	if entry.Driver != "" {
+		d.Driver = entry.Driver
+	}
+	v := *u
+	if entry.DriverQuery != nil {
+		v.RawQuery = entry.DriverQuery(u.RawQuery)
+	}
+	if entry.ConnString != nil {
+		if d.conn, err = entry.ConnString(&v); err != nil {
 			return nil, err
 		}
 	}
-	d.Where = where(u)
+	d.Where = where(u, scheme.DefaultPort)
+	family := entry.Name
 	user, pass := "", ""
 	if u.User != nil {
 		user = u.User.Username()
@@ -239,8 +259,8 @@ func parseURL(body string) (*DSN, error) {
 	return d, nil
 }
 
-// where returns host:port with the driver's default port, or the socket.
-func where(u *dburl.URL) string {
+// where returns host:port with the scheme's default port, or the socket.
+func where(u *dburl.URL, defaultPort string) string {
 	if u.Transport == "unix" {
 		if h := u.Query().Get("host"); h != "" {
 			return h
@@ -252,7 +272,7 @@ func where(u *dburl.URL) string {
 		host = "localhost"
 	}
 	if port == "" {
-		port = defaultPorts[u.SchemeName]
+		port = defaultPort
 	}
 	if port == "" {
 		return host
@@ -266,9 +286,9 @@ func explainDburl(body string, err error) error {
 	var ue *url.Error
 	switch {
 	case errors.Is(err, dburl.ErrUnknownDatabaseScheme):
-		return fmt.Errorf("unknown scheme %q: use %s", scheme, supportedSchemes)
+		return fmt.Errorf("unknown scheme %q: use %s", scheme, supportedSchemes())
 	case errors.Is(err, dburl.ErrInvalidDatabaseScheme):
-		return fmt.Errorf("no scheme: use %s", supportedSchemes)
+		return fmt.Errorf("no scheme: use %s", supportedSchemes())
 	case errors.As(err, &ue):
 		return ue.Err // url.Error repeats the whole input, password included
 	}

@@ -116,7 +116,7 @@ func TestParse(t *testing.T) {
 		},
 		{
 			in:     "dm://SYSDBA:pw@dm1?schema=JOBS",
-			family: "dm", scheme: "dm", driver: "dm", where: "dm1:5236",
+			family: "dameng", scheme: "dm", driver: "dm", where: "dm1:5236",
 			conn: "dm://SYSDBA:pw@dm1:5236/?schema=JOBS", redacted: "dm://SYSDBA:xxxxx@dm1?schema=JOBS",
 		},
 		{
@@ -211,8 +211,11 @@ func TestDialectLookup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// No Dameng dialect is compiled in by default.
-	if _, err := d.Dialect(); !errors.Is(err, dialects.ErrUnsupported) || !strings.Contains(err.Error(), "no dm support") {
-		t.Errorf("Dialect() error = %v", err)
+	// The Dameng entry is registered; only its driver is left out by default.
+	if dl, err := d.Dialect(); err != nil || dl.Name != "dameng" {
+		t.Errorf("Dialect() = %v, %v; want the dameng entry", dl, err)
+	}
+	if _, err := entryFor("nosuch"); !errors.Is(err, dialects.ErrUnsupported) || !strings.Contains(err.Error(), "no nosuch support") {
+		t.Errorf("entryFor(nosuch) error = %v", err)
 	}
 }

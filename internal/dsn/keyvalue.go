@@ -91,7 +91,11 @@ func parseKeyValue(body string) (*DSN, error) {
 	if strings.HasPrefix(host, "/") {
 		w = host
 	}
-	d := &DSN{Family: FamilyPostgres, Scheme: "postgres", Driver: "pgx", Where: w, conn: body, scrub: &Scrubber{}}
+	entry, err := entryFor(FamilyPostgres)
+	if err != nil {
+		return nil, err
+	}
+	d := &DSN{Family: entry.Name, Scheme: "postgres", Driver: entry.Driver, Where: w, conn: body, scrub: &Scrubber{}, entry: entry}
 	d.scrub.Add(kv["password"], kv["user"], kv["dbname"], host, "postgres")
 	return d, nil
 }

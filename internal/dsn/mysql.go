@@ -78,9 +78,9 @@ func (p mysqlParts) where() string {
 	}
 }
 
-// format writes p back with the driver parameters schedlock needs (see
-// mysqlParams).
-func (p mysqlParts) format() string {
+// format writes p back with its query rewritten by driverQuery (the MySQL
+// entry's DriverQuery: the driver parameters schedlock needs).
+func (p mysqlParts) format(driverQuery func(string) string) string {
 	var b strings.Builder
 	if p.hasUserInfo {
 		b.WriteString(p.user)
@@ -94,46 +94,14 @@ func (p mysqlParts) format() string {
 		b.WriteString("(" + p.addr + ")")
 	}
 	b.WriteString("/" + p.db)
-	b.WriteString("?" + mysqlParams(p.query))
+	query := p.query
+	if driverQuery != nil {
+		query = driverQuery(query)
+	}
+	if query != "" {
+		b.WriteString("?" + query)
+	}
 	return b.String()
-}
-
-// unsafeInterpolation are the character sets with which go-sql-driver
-// refuses client-side interpolation.
-var unsafeInterpolation = []string{"big5", "cp932", "gb2312", "gbk", "sjis"}
-
-// mysqlParams keeps query as written, except:
-//   - multiStatements=false is forced: schedlock never sends more than one
-//     statement, and a DSN that allowed it would let a crafted value smuggle
-//     a second one;
-//   - interpolateParams=true is added unless the DSN sets it or names a
-//     character set the driver cannot interpolate for: without it every
-//     statement with arguments costs three round trips (prepare, execute,
-//     close) instead of one.
-func mysqlParams(query string) string {
-	var keep []string
-	interpolate := true
-	for _, part := range strings.Split(query, "&") {
-		key, value, _ := strings.Cut(part, "=")
-		switch {
-		case part == "" || key == "multiStatements":
-			continue
-		case key == "interpolateParams":
-			interpolate = false
-		case key == "charset" || key == "collation":
-			for _, cs := range unsafeInterpolation {
-				if strings.Contains(strings.ToLower(value), cs) {
-					interpolate = false
-				}
-			}
-		}
-		keep = append(keep, part)
-	}
-	keep = append(keep, "multiStatements=false")
-	if interpolate {
-		keep = append(keep, "interpolateParams=true")
-	}
-	return strings.Join(keep, "&")
 }
 
 // redactNativeMySQL masks the password of a go-sql-driver DSN in place.

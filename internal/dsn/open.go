@@ -2,7 +2,6 @@ package dsn
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"net"
@@ -22,13 +21,14 @@ type ConnectError struct {
 	Where  string // host:port, socket or file
 	Reason string // what went wrong, scrubbed
 	Hint   string // what to check; may be empty
+	File   bool   // the database is a local file
 	Err    error  // the driver's error (its message may hold the DSN)
 }
 
 func (e *ConnectError) Error() string {
 	verb := "connect to " + e.Family + " at"
-	if e.Family == FamilySQLite {
-		verb = "open sqlite file"
+	if e.File {
+		verb = "open " + e.Family + " file"
 	}
 	msg := fmt.Sprintf("cannot %s %s: %s", verb, e.Where, e.Reason)
 	if e.Hint != "" {
@@ -40,17 +40,13 @@ func (e *ConnectError) Error() string {
 // Unwrap returns the driver's error.
 func (e *ConnectError) Unwrap() error { return e.Err }
 
-// Dialect returns the registered dialect for d: the one claiming its dburl
-// scheme, else the one named after its family. The error matches
-// dialects.ErrUnsupported and says which dialects this build has.
+// Dialect returns the registered entry of d's backend. The error matches
+// dialects.ErrUnsupported and says which backends this build has.
 func (d *DSN) Dialect() (*dialects.Dialect, error) {
-	if dl, err := dialects.ForScheme(d.Scheme); err == nil {
-		return dl, nil
+	if d.entry != nil {
+		return d.entry, nil
 	}
-	if dl, ok := dialects.Lookup(d.Family); ok {
-		return dl, nil
-	}
-	return nil, &noDialectError{family: d.Family}
+	return entryFor(d.Family)
 }
 
 // noDialectError says the build lacks the DSN's dialect. It matches
@@ -64,58 +60,42 @@ func (e *noDialectError) Error() string {
 // Is makes errors.Is(err, dialects.ErrUnsupported) true.
 func (e *noDialectError) Is(target error) bool { return target == dialects.ErrUnsupported }
 
-// Open opens d with its dialect's driver and pings it within ctx. Errors
-// are *ConnectError (or the context's error) with the password scrubbed.
-func (d *DSN) Open(ctx context.Context) (*sql.DB, error) {
-	dl, err := d.Dialect()
-	if err != nil {
-		return nil, err
+// Target is d as a backend's Open takes it. It holds the password.
+func (d *DSN) Target() dialects.Target {
+	opts := make(map[string]string, len(d.Options))
+	for k, v := range d.Options {
+		opts[k] = v
 	}
-	driver := d.Driver
-	if dl.Driver != "" {
-		driver = dl.Driver
-	}
-	if d.Family == FamilySQLite {
-		if err := checkSQLiteDir(d.Path); err != nil {
-			return nil, &ConnectError{Family: d.Family, Where: d.Where, Reason: err.Error(), Hint: "create the directory or name another file", Err: err}
-		}
-	}
-	db, err := sql.Open(driver, d.conn)
-	if err != nil {
-		return nil, d.connectError(err)
-	}
-	if err := db.PingContext(ctx); err != nil {
-		_ = db.Close()
-		if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
-			err = fmt.Errorf("%w (%v)", ctxErr, err)
-		}
-		return nil, d.connectError(err)
-	}
-	return db, nil
+	return dialects.Target{Scheme: d.Scheme, Driver: d.Driver, Conn: d.conn, Where: d.Where, Path: d.Path, Options: opts}
 }
 
-// Connect opens d and detects the database behind it. Errors are scrubbed
-// of the password.
-func (d *DSN) Connect(ctx context.Context) (*dialects.DB, error) {
-	dl, err := d.Dialect()
+// Connect opens d with its backend and detects the database behind it.
+// Errors are scrubbed of the password; a database that cannot be reached
+// is a *ConnectError.
+func (d *DSN) Connect(ctx context.Context) (dialects.Backend, error) {
+	entry, err := d.Dialect()
 	if err != nil {
 		return nil, err
 	}
-	db, err := d.Open(ctx)
-	if err != nil {
-		return nil, err
+	if d.IsFile() {
+		if err := checkFileDir(d.Path); err != nil {
+			return nil, &ConnectError{Family: d.Family, Where: d.Where, Reason: err.Error(), Hint: "create the directory or name another file", File: true, Err: err}
+		}
 	}
-	detected, err := dialects.Open(ctx, db, dl.Name)
-	if err != nil {
-		_ = db.Close()
+	b, err := dialects.OpenTarget(ctx, entry, d.Target())
+	var unreachable *dialects.UnreachableError
+	switch {
+	case errors.As(err, &unreachable):
+		return nil, d.connectError(entry, unreachable.Err)
+	case err != nil:
 		return nil, d.Scrub(err)
 	}
-	return detected, nil
+	return b, nil
 }
 
-// checkSQLiteDir reports a missing parent directory up front: the driver's
+// checkFileDir reports a missing parent directory up front: the driver's
 // own message ("unable to open database file") does not say which.
-func checkSQLiteDir(path string) error {
+func checkFileDir(path string) error {
 	if path == "" || strings.HasPrefix(path, ":memory:") || strings.HasPrefix(path, "file:") {
 		return nil
 	}
@@ -135,15 +115,21 @@ func checkSQLiteDir(path string) error {
 // sqlStater is implemented by pgx's *pgconn.PgError.
 type sqlStater interface{ SQLState() string }
 
-// connectError classifies err into one actionable line.
-func (d *DSN) connectError(err error) error {
+// connectError classifies err into one actionable line: the generic
+// network causes first, then what the entry knows (ConnectHint,
+// MissingDriverHint, Files.Hint).
+func (d *DSN) connectError(entry *dialects.Dialect, err error) error {
 	if errors.Is(err, context.Canceled) {
 		return d.Scrub(err)
 	}
-	e := &ConnectError{Family: d.Family, Where: d.Where, Err: err}
+	file := entry.Files != nil
+	e := &ConnectError{Family: d.Family, Where: d.Where, File: file, Err: err}
 	var dnsErr *net.DNSError
-	var state sqlStater
 	msg := err.Error()
+	hint := ""
+	if entry.ConnectHint != nil {
+		hint = entry.ConnectHint(err)
+	}
 	switch {
 	case errors.Is(err, context.DeadlineExceeded) || isTimeout(err):
 		e.Reason, e.Hint = "timed out", "is the host reachable? raise --timeout if it is slow"
@@ -151,22 +137,16 @@ func (d *DSN) connectError(err error) error {
 		e.Reason, e.Hint = "connection refused", "is the server running?"
 	case errors.As(err, &dnsErr):
 		e.Reason, e.Hint = fmt.Sprintf("host %q not found", dnsErr.Name), "check the host name"
-	case errors.Is(err, syscall.ENOENT) && d.Family != FamilySQLite:
+	case errors.Is(err, syscall.ENOENT) && !file:
 		e.Reason, e.Hint = "no such socket", "is the server running, and is the socket path right?"
-	case errors.As(err, &state) && (state.SQLState() == "28P01" || state.SQLState() == "28000"):
-		e.Reason, e.Hint = errorLine(err), "check the user name and password"
-	case errors.As(err, &state) && state.SQLState() == "3D000":
-		e.Reason, e.Hint = errorLine(err), "create the database or name another one"
-	case strings.Contains(msg, "Error 1045"):
-		e.Reason, e.Hint = errorLine(err), "check the user name and password"
-	case strings.Contains(msg, "Error 1049"):
-		e.Reason, e.Hint = errorLine(err), "create the database or name another one"
-	case strings.Contains(msg, "unknown driver") && d.Driver == "dm":
-		e.Reason, e.Hint = "the Dameng driver is not compiled into this schedlock", "rebuild with -tags dameng after `go get gitee.com/chunanyong/dm` (see docs/dialects/dameng.md)"
+	case hint != "":
+		e.Reason, e.Hint = errorLine(err), hint
+	case strings.Contains(msg, "unknown driver") && entry.MissingDriverHint != "":
+		e.Reason, e.Hint = fmt.Sprintf("the %s driver is not compiled into this schedlock", entry.Title), entry.MissingDriverHint
 	case strings.Contains(msg, "unknown driver"):
 		e.Reason, e.Hint = fmt.Sprintf("the %s driver is not compiled into this schedlock", d.Driver), ""
-	case d.Family == FamilySQLite:
-		e.Reason, e.Hint = errorLine(err), "is the file a SQLite database, and is its directory writable?"
+	case file:
+		e.Reason, e.Hint = errorLine(err), entry.Files.Hint
 	default:
 		e.Reason = errorLine(err)
 	}

@@ -43,9 +43,9 @@ func TestConnectSQLite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.SQL.Close()
-	if db.Info.Product != dialects.ProductSQLite || db.Info.Version == "" {
-		t.Errorf("detected %+v", db.Info)
+	defer db.Close()
+	if info := db.Detected(); info.Product != dialects.ProductSQLite || info.Version == "" {
+		t.Errorf("detected %+v", info)
 	}
 	if _, err := os.Stat(path); err != nil {
 		t.Errorf("database file not created: %v", err)
@@ -171,9 +171,9 @@ func TestConnectLive(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer db.SQL.Close()
-		if db.Info.Dialect != "postgres" || db.Info.Product == "" {
-			t.Errorf("detected %+v", db.Info)
+		defer db.Close()
+		if info := db.Detected(); info.Dialect != "postgres" || info.Product == "" {
+			t.Errorf("detected %+v", info)
 		}
 	})
 	t.Run("mysql", func(t *testing.T) {
@@ -186,9 +186,9 @@ func TestConnectLive(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer db.SQL.Close()
-		if db.Info.Dialect != "mysql" || db.Info.Product == "" {
-			t.Errorf("detected %+v", db.Info)
+		defer db.Close()
+		if info := db.Detected(); info.Dialect != "mysql" || info.Product == "" {
+			t.Errorf("detected %+v", info)
 		}
 	})
 }

@@ -57,9 +57,10 @@ func normalize(r *checks.Report) *checks.Report {
 }
 
 // DescribeDatabase says what the report ran on: "PostgreSQL 15.4",
-// "MariaDB 10.11.6", "SQLite 3.46.0 (aurora)".
+// "MariaDB 10.11.6", "SQLite 3.46.0 (aurora)". Product names come from the
+// registry entry that detected them (Dialect.Products).
 func DescribeDatabase(info dialects.Info) string {
-	name := productNames[info.Product]
+	name := dialects.ProductTitle(info.Product)
 	if name == "" {
 		name = info.Product
 	}
@@ -78,18 +79,6 @@ func DescribeDatabase(info dialects.Info) string {
 		s += " (" + strings.Join(extra, ", ") + ")"
 	}
 	return s
-}
-
-var productNames = map[string]string{
-	dialects.ProductPostgreSQL:  "PostgreSQL",
-	dialects.ProductKingbase:    "KingbaseES",
-	dialects.ProductOpenGauss:   "openGauss",
-	dialects.ProductCockroachDB: "CockroachDB",
-	dialects.ProductYugabyteDB:  "YugabyteDB",
-	dialects.ProductMySQL:       "MySQL",
-	dialects.ProductMariaDB:     "MariaDB",
-	dialects.ProductTiDB:        "TiDB",
-	dialects.ProductSQLite:      "SQLite",
 }
 
 // FormatDuration rounds d for people: microseconds below a millisecond,

@@ -147,11 +147,15 @@ func connect(t *testing.T, raw string) *dialects.DB {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	db, err := d.Connect(ctx)
+	b, err := d.Connect(ctx)
 	if err != nil {
 		t.Fatalf("connect %s: %v", d.Redacted(), err)
 	}
-	t.Cleanup(func() { _ = db.SQL.Close() })
+	db, ok := b.(*dialects.DB)
+	if !ok {
+		t.Fatalf("connect %s: %T is not a SQL backend", d.Redacted(), b)
+	}
+	t.Cleanup(func() { _ = db.Close() })
 	return db
 }
 

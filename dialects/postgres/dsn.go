@@ -1,0 +1,75 @@
+package postgres
+
+import (
+	"errors"
+
+	"github.com/xo/dburl"
+
+	"github.com/schedlock/schedlock/dialects"
+)
+
+// Schemes are the dburl schemes of the PostgreSQL wire family, with the
+// port each product listens on by default.
+var Schemes = []dialects.Scheme{
+	{Name: "postgres", DefaultPort: "5432"},
+	{Name: "pgx", DefaultPort: "5432"},
+	{Name: "pq", DefaultPort: "5432"},
+	{Name: "cockroachdb", DefaultPort: "26257"},
+	{Name: "kingbase", DefaultPort: "54321"},
+}
+
+// ProductTitles are the display names of the products Detect reports.
+var ProductTitles = map[string]string{
+	dialects.ProductPostgreSQL:  "PostgreSQL",
+	dialects.ProductKingbase:    "KingbaseES",
+	dialects.ProductOpenGauss:   "openGauss",
+	dialects.ProductCockroachDB: "CockroachDB",
+	dialects.ProductYugabyteDB:  "YugabyteDB",
+}
+
+// init registers kingbase:// with dburl, which does not know it.
+// dburl.Register only adds entries, so a scheme a newer dburl already has
+// is left as it is. KingbaseES speaks the PostgreSQL wire protocol; its
+// default port is 54321.
+func init() {
+	if dburl.Protocols("kingbase") == nil {
+		dburl.Register(dburl.Scheme{
+			Name:      "kingbase",
+			Generator: dburl.GenPgxFromURL("postgres://localhost:54321/"),
+			Transport: dburl.TransportUnix,
+			Aliases:   []string{"kb", "kingbasees"},
+			Dialect:   "kingbase",
+			Desc:      "KingbaseES",
+			GoPackage: "github.com/jackc/pgx/v5/stdlib",
+		})
+	}
+}
+
+// ConnString is the pgx connection string of u: pq:// names lib/pq, whose
+// URL pgx reads as well.
+func ConnString(u *dburl.URL) (string, error) {
+	if u.Driver == DriverName {
+		return u.DSN, nil
+	}
+	conn, _, err := dburl.GenPgx(u)
+	return conn, err
+}
+
+// sqlStater is implemented by pgx's *pgconn.PgError.
+type sqlStater interface{ SQLState() string }
+
+// ConnectHint names the fix of a refused login (SQLSTATE 28P01, 28000) or
+// a missing database (3D000).
+func ConnectHint(err error) string {
+	var state sqlStater
+	if !errors.As(err, &state) {
+		return ""
+	}
+	switch state.SQLState() {
+	case "28P01", "28000":
+		return "check the user name and password"
+	case "3D000":
+		return "create the database or name another one"
+	}
+	return ""
+}

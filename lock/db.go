@@ -1,0 +1,165 @@
+package lock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/schedlock/schedlock/dialects"
+	_ "github.com/schedlock/schedlock/dialects/all" // every backend of this build
+	"github.com/schedlock/schedlock/internal/dsn"
+)
+
+// closeTimeout bounds the releases Close sends for leases still held.
+const closeTimeout = 10 * time.Second
+
+// DB is an opened database with the locker its DSN selects. It is a Locker:
+// pass it to WithLock, or Acquire on it. It is safe for concurrent use.
+type DB struct {
+	backend  dialects.Backend
+	locker   dialects.Locker
+	strategy Strategy
+
+	mu     sync.Mutex
+	held   map[*trackedLease]struct{}
+	closed bool
+	done   chan struct{} // closed when Close has finished
+	err    error         // Close's result
+}
+
+var _ Locker = (*DB)(nil)
+
+// Open parses dsn (every form the schedlock command takes, with its x-
+// options), connects, detects the database and prepares the locker of the
+// DSN's strategy: x-strategy, else the backend's recommendation. A DSN no
+// backend can open, a server that cannot be reached or a strategy the
+// database cannot do fails here, in one line naming the backend and what
+// to do. The password never appears in an error.
+func Open(ctx context.Context, dsnText string) (*DB, error) {
+	target, err := dsn.Parse(dsnText)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	backend, err := target.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	strategy := target.Options.Strategy()
+	if strategy == "" {
+		strategy, _ = backend.Recommend()
+	}
+	locker, err := backend.Locker(strategy, target.Options.Table())
+	if err != nil {
+		_ = backend.Close()
+		return nil, target.Scrub(fmt.Errorf("%s %s strategy: %w", backend.Detected().Dialect, strategy, err))
+	}
+	return &DB{backend: backend, locker: locker, strategy: strategy, held: map[*trackedLease]struct{}{}, done: make(chan struct{})}, nil
+}
+
+// Info is what detection learned about the database.
+func (db *DB) Info() Info { return db.backend.Detected() }
+
+// Strategy reports the strategy of the handle's locker.
+func (db *DB) Strategy() Strategy { return db.strategy }
+
+// Acquire takes the lock called name (see Locker). The lease is the
+// handle's until released, lost, or Close releases it.
+func (db *DB) Acquire(ctx context.Context, name string, opts Options) (Lease, error) {
+	db.mu.Lock()
+	closed := db.closed
+	db.mu.Unlock()
+	if closed {
+		return nil, fmt.Errorf("%w: Acquire of %q on a closed lock.DB", ErrInvalid, name)
+	}
+	lease, err := db.locker.Acquire(ctx, name, opts)
+	if err != nil {
+		return nil, err
+	}
+	t := &trackedLease{Lease: lease, db: db}
+	db.mu.Lock()
+	if db.closed { // Close began while the lock was being taken
+		db.mu.Unlock()
+		_ = lease.Release(ctx)
+		return nil, fmt.Errorf("%w: lock.DB closed while %q was acquired; released it", ErrInvalid, name)
+	}
+	db.held[t] = struct{}{}
+	db.mu.Unlock()
+	return t, nil
+}
+
+// CreateTable creates the lease table of the table strategy when it does
+// not exist (the x-table/x-preset of the DSN); with the session strategy
+// there is nothing to create.
+func (db *DB) CreateTable(ctx context.Context) error {
+	tl, ok := db.locker.(dialects.TableLocker)
+	if !ok {
+		return nil
+	}
+	return tl.CreateTable(ctx)
+}
+
+// Close releases every lease still held through this handle, then the
+// locker's prepared statements and the connection pool. It reports the
+// leases it could not release (their session locks end with their
+// connections all the same; a table lease then runs out at its AtMost).
+// Calling Close again returns the first call's result.
+func (db *DB) Close() error {
+	db.mu.Lock()
+	if db.closed {
+		db.mu.Unlock()
+		<-db.done
+		return db.err
+	}
+	db.closed = true
+	leases := make([]*trackedLease, 0, len(db.held))
+	for t := range db.held {
+		leases = append(leases, t)
+	}
+	db.mu.Unlock()
+
+	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+	defer cancel()
+	var errs []error
+	for _, t := range leases {
+		if err := t.Lease.Release(ctx); err != nil && !errors.Is(err, ErrLeaseLost) {
+			errs = append(errs, fmt.Errorf("close: release %q: %w", t.Name(), err))
+		}
+		t.forget()
+	}
+	if c, ok := db.locker.(io.Closer); ok {
+		if err := c.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close: locker: %w", err))
+		}
+	}
+	if err := db.backend.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("close: %w", err))
+	}
+	db.err = errors.Join(errs...)
+	close(db.done)
+	return db.err
+}
+
+// trackedLease is a lease the handle releases on Close unless it ended
+// before.
+type trackedLease struct {
+	Lease
+	db *DB
+}
+
+// Release implements Lease and forgets the lease once it has ended.
+func (t *trackedLease) Release(ctx context.Context) error {
+	err := t.Lease.Release(ctx)
+	if err == nil || errors.Is(err, ErrLeaseLost) {
+		t.forget()
+	}
+	return err
+}
+
+func (t *trackedLease) forget() {
+	t.db.mu.Lock()
+	delete(t.db.held, t)
+	t.db.mu.Unlock()
+}

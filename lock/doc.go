@@ -1,0 +1,29 @@
+// Package lock is schedlock for programs: open a database from a DSN and
+// run work under a named lock that at most one process holds at a time.
+//
+//	db, err := lock.Open(ctx, "postgres://app@db1/jobs")
+//	if err != nil { … }
+//	defer db.Close()
+//	err = lock.WithLock(ctx, db, "nightly-report", lock.Options{}, func(ctx context.Context, l lock.Lease) error {
+//		return report(ctx)
+//	})
+//	if errors.Is(err, lock.ErrHeld) { … another node runs it … }
+//
+// The package is called lock because that is what its call sites are
+// about: lock.Open, lock.WithLock, lock.Options, lock.ErrHeld read as
+// plain English, and the types (lock.Lease, lock.Locker) need no prefix of
+// their own. It is the small user API of schedlock; the authoring kit for
+// backends (package dialects) and the command line live elsewhere, and
+// this package imports neither the command nor its checks.
+//
+// Open takes every DSN the schedlock command takes, with the same x-
+// options: x-strategy=session|table (default: the backend's
+// recommendation), x-table and x-preset for the lease table. The handle
+// it returns owns the connection pool, what detection learned, the lease
+// table's prepared statements and the connections that hold session locks;
+// Close releases the leases still held and then all of those.
+//
+// Every type here is an alias of the engine's, so values pass freely
+// between this package and dialects; the lock contract (mutual exclusion,
+// leases, owner checks, fencing tokens) is documented on package dialects.
+package lock

@@ -1,0 +1,176 @@
+package lock
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/schedlock/schedlock/dialects"
+)
+
+// liveDSNs are the databases the tests run on: SQLite always, PostgreSQL
+// and MariaDB/MySQL when their test DSNs are set.
+func liveDSNs(t *testing.T) map[string]string {
+	dsns := map[string]string{"sqlite": filepath.Join(t.TempDir(), "locks.db")}
+	for name, env := range map[string]string{"postgres": "SCHEDLOCK_TEST_POSTGRES_DSN", "mysql": "SCHEDLOCK_TEST_MYSQL_DSN"} {
+		if v := os.Getenv(env); v != "" {
+			dsns[name] = v
+		} else {
+			t.Logf("%s not set: no %s run", env, name)
+		}
+	}
+	return dsns
+}
+
+// withOption adds an x- option to a DSN of any form.
+func withOption(dsn, option string) string {
+	if strings.Contains(dsn[strings.LastIndexByte(dsn, '/')+1:], "?") {
+		return dsn + "&" + option
+	}
+	return dsn + "?" + option
+}
+
+func openT(t *testing.T, dsn string) *DB {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	db, err := Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	return db
+}
+
+// TestCloseReleasesHeldLeases: a lease still held when its handle closes
+// is released by Close, which a second handle proves by taking the lock;
+// a second Close is safe and returns the same result; nothing can be
+// acquired on a closed handle.
+func TestCloseReleasesHeldLeases(t *testing.T) {
+	for backend, raw := range liveDSNs(t) {
+		for _, strategy := range []Strategy{StrategySession, StrategyTable} {
+			if backend == "sqlite" && strategy == StrategySession {
+				continue
+			}
+			t.Run(backend+"/"+string(strategy), func(t *testing.T) {
+				ctx := t.Context()
+				dsn := withOption(raw, "x-strategy="+string(strategy))
+				if strategy == StrategyTable {
+					dsn = withOption(dsn, "x-table=lock_test_"+strings.ReplaceAll(NewOwner()[len(NewOwner())-8:], "-", "_"))
+				}
+				a, b := openT(t, dsn), openT(t, dsn)
+				if a.Strategy() != strategy || a.Info().Dialect != backend {
+					t.Fatalf("opened %s with %s; want %s with %s", a.Info().Dialect, a.Strategy(), backend, strategy)
+				}
+				if err := a.CreateTable(ctx); err != nil {
+					t.Fatal(err)
+				}
+				if tl, ok := a.locker.(dialects.TableLocker); ok {
+					t.Cleanup(func() {
+						if d, ok := tl.(dialects.TableDropper); ok {
+							_ = d.DropTable(context.Background())
+						}
+					})
+				}
+				name := "close-" + NewOwner()
+				lease, err := a.Acquire(ctx, name, Options{AtMost: time.Hour})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := b.Acquire(ctx, name, Options{}); !errors.Is(err, ErrHeld) {
+					t.Fatalf("second handle acquired a held lock: %v", err)
+				}
+				if err := a.Close(); err != nil {
+					t.Fatalf("Close with a lease held: %v", err)
+				}
+				select {
+				case <-lease.Done():
+				default:
+					t.Error("the lease's Done is open after Close released it")
+				}
+				taken, err := b.Acquire(ctx, name, Options{Wait: 10 * time.Second})
+				if err != nil {
+					t.Fatalf("second handle after Close: %v; want the lock Close released", err)
+				}
+				if err := taken.Release(ctx); err != nil {
+					t.Fatal(err)
+				}
+				if err := a.Close(); err != nil {
+					t.Errorf("second Close: %v", err)
+				}
+				if _, err := a.Acquire(ctx, name, Options{}); !errors.Is(err, ErrInvalid) {
+					t.Errorf("Acquire on a closed handle: %v; want ErrInvalid", err)
+				}
+			})
+		}
+	}
+}
+
+// TestWithLockLive runs a job under WithLock on every live backend with its
+// recommended strategy.
+func TestWithLockLive(t *testing.T) {
+	for backend, raw := range liveDSNs(t) {
+		t.Run(backend, func(t *testing.T) {
+			db := openT(t, raw)
+			if err := db.CreateTable(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			ran := false
+			err := WithLock(t.Context(), db, "withlock-"+NewOwner(), Options{}, func(context.Context, Lease) error { ran = true; return nil })
+			if err != nil || !ran {
+				t.Fatalf("WithLock = %v, ran %v", err, ran)
+			}
+		})
+	}
+}
+
+// TestOpenBadDSN: every DSN that cannot be opened fails at Open with one
+// line that names the backend (or the DSN's problem) and what to do, and
+// never shows the password.
+func TestOpenBadDSN(t *testing.T) {
+	const secret = "s3cr3t-pw"
+	missingDir := filepath.Join(t.TempDir(), "no", "such", "locks.db")
+	cases := []struct {
+		dsn  string
+		want []string
+		is   error
+	}{
+		{"", []string{"invalid DSN", "empty"}, ErrInvalid},
+		{"nosuch://app:" + secret + "@h/db", []string{`unknown scheme "nosuch"`, "postgres://"}, ErrInvalid},
+		{"postgres://app:" + secret + "@127.0.0.1:1/jobs?connect_timeout=5", []string{"cannot connect to postgres at 127.0.0.1:1", "is the server running?"}, nil},
+		{"mysql://app:" + secret + "@127.0.0.1:1/jobs?timeout=5s", []string{"cannot connect to mysql at 127.0.0.1:1", "is the server running?"}, nil},
+		{missingDir, []string{"cannot open sqlite file", "does not exist", "create the directory"}, nil},
+		{filepath.Join(t.TempDir(), "s.db") + "?x-strategy=session", []string{"sqlite", "session", "table"}, ErrUnsupported},
+		{"postgres://h/db?x-strategy=sometimes", []string{"x-strategy", "use session or table"}, ErrInvalid},
+	}
+	for _, tc := range cases {
+		t.Run(tc.dsn, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+			defer cancel()
+			db, err := Open(ctx, tc.dsn)
+			if err == nil {
+				db.Close()
+				t.Fatal("Open succeeded")
+			}
+			msg := err.Error()
+			if strings.Contains(msg, "\n") {
+				t.Errorf("error spans lines: %q", msg)
+			}
+			if strings.Contains(msg, secret) {
+				t.Errorf("error shows the password: %q", msg)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("error %q does not say %q", msg, w)
+				}
+			}
+			if tc.is != nil && !errors.Is(err, tc.is) {
+				t.Errorf("error %q does not match %v", msg, tc.is)
+			}
+		})
+	}
+}
