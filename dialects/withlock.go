@@ -100,12 +100,19 @@ func WithLock(ctx context.Context, locker Locker, name string, opts Options, fn 
 // was lost, an error matching ErrLeaseLost when margin before the lease's
 // Until has come without a successful refresh, or nil (stopped, cancelled,
 // or released cleanly by fn).
+//
+// A refresh runs beside the loop, so that one hanging on an unreachable
+// database holds up neither the early stop nor the loss nor the release: it
+// is abandoned (its context cancelled) as soon as keepAlive returns.
 func keepAlive(ctx context.Context, lease Lease, every, margin time.Duration, stop <-chan struct{}) error {
 	if every <= 0 {
 		every = time.Second
 	}
 	tick := time.NewTicker(every)
 	defer tick.Stop()
+	var refreshed <-chan error // the refresh in flight; nil when none
+	abandon := func() {}
+	defer func() { abandon() }()
 	for {
 		stopAt, deadline := stopDeadline(lease, margin)
 		select {
@@ -122,7 +129,13 @@ func keepAlive(ctx context.Context, lease Lease, every, margin time.Duration, st
 			return marginErr(lease, stopAt, margin)
 		case <-tick.C:
 			deadline.Stop()
-			err := refreshOnce(ctx, lease, every, stopAt, stop)
+			if refreshed == nil {
+				abandon()
+				refreshed, abandon = startRefresh(ctx, lease, every, stopAt)
+			}
+		case err := <-refreshed:
+			deadline.Stop()
+			refreshed = nil
 			if err != nil && (errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrNotOwner)) {
 				return leaseLoss(lease, err)
 			}
@@ -130,6 +143,20 @@ func keepAlive(ctx context.Context, lease Lease, every, margin time.Duration, st
 			// retried at the next tick; the deadline still stops fn in time.
 		}
 	}
+}
+
+// startRefresh sends one Refresh, giving up after timeout or at stopAt
+// (unless zero); its result arrives on the channel. The returned func
+// abandons it.
+func startRefresh(ctx context.Context, lease Lease, timeout time.Duration, stopAt time.Time) (<-chan error, context.CancelFunc) {
+	deadline := time.Now().Add(timeout)
+	if !stopAt.IsZero() && stopAt.Before(deadline) {
+		deadline = stopAt
+	}
+	rctx, cancel := context.WithDeadline(ctx, deadline)
+	result := make(chan error, 1)
+	go func() { result <- lease.Refresh(rctx) }()
+	return result, cancel
 }
 
 // stopDeadline returns the instant margin before lease's Until and a timer
@@ -152,32 +179,6 @@ func marginErr(lease Lease, stopAt time.Time, margin time.Duration) error {
 	}
 	return fmt.Errorf("%w: lease of %q ends at %s and could not be refreshed; stopped %s before its end",
 		ErrLeaseLost, lease.Name(), stopAt.Add(margin).UTC().Format(time.RFC3339Nano), margin)
-}
-
-// refreshOnce refreshes lease, giving up after timeout or at stopAt
-// (unless zero), or as soon as fn has returned (stop) or the lease has
-// ended: a refresh hanging on an unreachable database must hold up neither
-// the release nor the loss nor the early stop.
-func refreshOnce(ctx context.Context, lease Lease, timeout time.Duration, stopAt time.Time, stop <-chan struct{}) error {
-	rctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	if !stopAt.IsZero() {
-		var cancelAt context.CancelFunc
-		rctx, cancelAt = context.WithDeadline(rctx, stopAt)
-		defer cancelAt()
-	}
-	finished := make(chan struct{})
-	defer close(finished)
-	go func() {
-		select {
-		case <-stop:
-		case <-lease.Done():
-		case <-finished:
-			return
-		}
-		cancel()
-	}()
-	return lease.Refresh(rctx)
 }
 
 func leaseLoss(lease Lease, err error) error {
