@@ -26,7 +26,13 @@ func TestConnLimitLive(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		_, _ = admin.ExecContext(ctx, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = $1", role)
-		_, _ = admin.ExecContext(ctx, "DROP ROLE IF EXISTS "+role)
+		// DROP OWNED drops the role's table and revokes its grant first.
+		if _, err := admin.ExecContext(ctx, "DROP OWNED BY "+role); err != nil {
+			t.Errorf("drop what %s owns: %v", role, err)
+		}
+		if _, err := admin.ExecContext(ctx, "DROP ROLE "+role); err != nil {
+			t.Errorf("drop role %s: %v", role, err)
+		}
 	})
 	if _, err := admin.ExecContext(ctx, "GRANT CREATE ON SCHEMA public TO "+role); err != nil {
 		t.Fatal(err)
