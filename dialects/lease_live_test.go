@@ -147,7 +147,10 @@ func strategyCases(t *testing.T) []strategyCase {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cases = append(cases, strategyCase{name: s.name + "/session", locker: sl, lose: func(*testing.T, string) { proxy.Cut() }})
+		cases = append(cases, strategyCase{name: s.name + "/session", locker: sl, lose: func(t *testing.T, _ string) {
+			proxy.Cut()
+			t.Cleanup(proxy.Restore) // the table's cleanup needs the server again
+		}})
 	}
 	return cases
 }
@@ -313,6 +316,7 @@ func TestTableLeaseErrDoesNotWaitForRefreshLive(t *testing.T) {
 		t.Run(s.name, func(t *testing.T) {
 			db, proxy := proxied(t, s)
 			l := tableLocker(t, db)
+			t.Cleanup(proxy.Restore) // runs before the table's cleanup
 			lease, err := l.Acquire(testContext(t), uniqueName("stall_"), dialects.Options{AtMost: 2 * time.Second})
 			if err != nil {
 				t.Fatal(err)
