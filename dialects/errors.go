@@ -25,6 +25,9 @@ var (
 	ErrNoTable = errors.New("lock table missing")
 	// ErrInvalid: bad input (empty name, negative duration, unknown preset…).
 	ErrInvalid = errors.New("invalid argument")
+	// ErrConnLimit: the server refused a connection because one of its
+	// connection limits was reached; see ConnLimitError.
+	ErrConnLimit = errors.New("connection limit reached")
 )
 
 // Error carries the dialect and operation that failed. It unwraps to the
@@ -112,6 +115,74 @@ func (e *MissingTableError) Error() string {
 
 // Is makes errors.Is(err, ErrNoTable) true.
 func (e *MissingTableError) Is(target error) bool { return target == ErrNoTable }
+
+// ConnLimitError says which connection limit made the server refuse a
+// connection and how to raise it. It matches ErrConnLimit and unwraps to
+// the server's error. Dialects return it from Detect and the lockers in
+// place of the driver's error (PostgreSQL SQLSTATE 53300, MySQL/MariaDB
+// errors 1040, 1203 and 1226): a refused connection is an error at once,
+// never a wait.
+//
+// The client side has no such limit unless the pool's owner sets one:
+// schedlock never calls (*sql.DB).SetMaxOpenConns, and on a pool limited
+// that way a lock operation waits for a free connection only as long as
+// its context allows.
+type ConnLimitError struct {
+	// Limit is the setting that was reached, as the database names it:
+	// "max_connections", "max_user_connections", "rolconnlimit",
+	// "datconnlimit", …
+	Limit string
+	// Scope is what the limit counts: "server", "user", "role app",
+	// "database test", …
+	Scope string
+	// Raise is the statement that raises the limit, with <n> for the new
+	// value, e.g. "SET GLOBAL max_connections = <n>"; empty when unknown.
+	Raise string
+	// Restart is true when the new value applies only after a server
+	// restart.
+	Restart bool
+	// Err is the server's own error (the driver's error type, without the
+	// driver's connection details around it).
+	Err error
+}
+
+func (e *ConnLimitError) Error() string {
+	msg := fmt.Sprintf("connection limit %s (%s) reached", e.Limit, e.Scope)
+	if e.Err != nil {
+		msg += ": " + strings.Join(strings.Fields(e.Err.Error()), " ")
+	}
+	msg += "; close idle connections or raise the limit"
+	if e.Raise != "" {
+		msg += " with " + e.Raise
+		if e.Restart {
+			msg += " and a server restart"
+		}
+	}
+	return msg
+}
+
+// Is makes errors.Is(err, ErrConnLimit) true.
+func (e *ConnLimitError) Is(target error) bool { return target == ErrConnLimit }
+
+// Unwrap returns the server's error.
+func (e *ConnLimitError) Unwrap() error { return e.Err }
+
+// ErrorClassifier is optionally implemented by a dialect's SessionOps and
+// lease-table Builder: ClassifyError turns a driver error into one of the
+// typed errors of this package (a *ConnLimitError, for example) or returns
+// it unchanged. It must accept nil and return nil for it.
+type ErrorClassifier interface {
+	ClassifyError(err error) error
+}
+
+// Classify returns c.ClassifyError(err) when c is an ErrorClassifier, else
+// err unchanged.
+func Classify(c any, err error) error {
+	if ec, ok := c.(ErrorClassifier); ok && err != nil {
+		return ec.ClassifyError(err)
+	}
+	return err
+}
 
 func invalidf(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrInvalid}, args...)...)

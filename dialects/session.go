@@ -76,7 +76,7 @@ func (l *SessionLocker) Acquire(ctx context.Context, name string, opts Options) 
 func (l *SessionLocker) try(ctx context.Context, name string, opts Options) (Lease, error) {
 	conn, err := l.DB.Conn(ctx)
 	if err != nil {
-		return nil, Wrap(l.Dialect, "acquire", fmt.Errorf("get connection: %w", err))
+		return nil, Wrap(l.Dialect, "acquire", fmt.Errorf("get connection: %w", Classify(l.Ops, err)))
 	}
 	ok, err := l.Ops.TryLock(ctx, conn, name)
 	if err != nil {

@@ -11,6 +11,23 @@ import (
 // even when the caller's context is already cancelled.
 const ReleaseTimeout = 10 * time.Second
 
+// Bounds of the safety margin by which WithLock stops fn before a lease
+// ends; see WithLock.
+const (
+	minSafetyMargin = time.Second
+	maxSafetyMargin = 30 * time.Second
+)
+
+// SafetyMargin is how long before a lease's Until WithLock cancels fn's
+// context when the lease could not be refreshed: AtMost/10, at least 1s
+// and at most 30s, and never more than AtMost/3 (the refresh interval), so
+// that a short lease still gets its refreshes. A 30-minute lease stops fn
+// 30s early, a 9s lease 1s early, a 600ms lease 200ms early.
+func SafetyMargin(atMost time.Duration) time.Duration {
+	m := min(max(atMost/10, minSafetyMargin), maxSafetyMargin)
+	return min(m, atMost/3)
+}
+
 // WithLock acquires name with locker, runs fn while the lock is held, keeps
 // the lease alive, and releases the lock when fn returns.
 //
@@ -19,14 +36,18 @@ const ReleaseTimeout = 10 * time.Second
 //     does not run.
 //   - While fn runs, the lease is refreshed every AtMost/3 (session leases
 //     also watch their connection on their own).
-//   - fn's context is cancelled as soon as the lease is lost; its cause
-//     (context.Cause) matches ErrLeaseLost. fn should then stop promptly:
-//     another holder may already run.
+//   - fn's context is cancelled as soon as the lease is lost, and also
+//     SafetyMargin(AtMost) before the lease's Until when the refreshes keep
+//     failing: fn then has that margin to stop before another node can take
+//     the lock. In both cases the cause (context.Cause) matches
+//     ErrLeaseLost. Leases without an Until (session locks) have no margin.
 //   - After fn returns the lock is released (keeping it until locked-at +
-//     AtLeast), with a fresh ReleaseTimeout context if ctx is done.
+//     AtLeast), with a fresh ReleaseTimeout context if ctx is done. When fn
+//     released the lease itself, cleanly, nothing more is sent.
 //
 // The result is fn's error joined with the lease's error when the lease was
-// lost or the release failed, so errors.Is finds either.
+// lost, fn was stopped before the lease's end, or the release failed, so
+// errors.Is finds either. A clean release by fn itself is no error.
 func WithLock(ctx context.Context, locker Locker, name string, opts Options, fn func(ctx context.Context, lease Lease) error) error {
 	opts, err := opts.Normalize()
 	if err != nil {
@@ -41,15 +62,23 @@ func WithLock(ctx context.Context, locker Locker, name string, opts Options, fn 
 
 	stopKeep := make(chan struct{})
 	keepDone := make(chan struct{})
+	var stopped error // why keepAlive cancelled fn; read after keepDone
 	go func() {
 		defer close(keepDone)
-		keepAlive(runCtx, lease, opts.AtMost/3, stopKeep, cancel)
+		stopped = keepAlive(runCtx, lease, opts.AtMost/3, SafetyMargin(opts.AtMost), stopKeep)
+		if stopped != nil {
+			cancel(stopped)
+		}
 	}()
 
 	fnErr := fn(runCtx, lease)
 	close(stopKeep)
 	<-keepDone
 
+	if isDone(lease.Done()) {
+		// Lost, or released by fn: nothing is left to release.
+		return errors.Join(fnErr, firstErr(lease.Err(), stopped))
+	}
 	relCtx := ctx
 	if ctx.Err() != nil {
 		relCtx = context.WithoutCancel(ctx)
@@ -59,61 +88,97 @@ func WithLock(ctx context.Context, locker Locker, name string, opts Options, fn 
 	relErr := lease.Release(relCtx)
 	if relErr != nil {
 		if lost := lease.Err(); lost != nil {
-			relErr = lost
+			return errors.Join(fnErr, lost)
 		}
-		return errors.Join(fnErr, relErr)
+		return errors.Join(fnErr, stopped, relErr)
 	}
-	return fnErr
+	return errors.Join(fnErr, stopped)
 }
 
-// keepAlive refreshes lease every interval and cancels the run with the
-// lease's error as soon as it is lost.
-func keepAlive(ctx context.Context, lease Lease, every time.Duration, stop <-chan struct{}, cancel context.CancelCauseFunc) {
+// keepAlive refreshes lease every interval until stop is closed, ctx ends
+// or the lease ends. It returns why fn must stop: the lease's error when it
+// was lost, an error matching ErrLeaseLost when margin before the lease's
+// Until has come without a successful refresh, or nil (stopped, cancelled,
+// or released cleanly by fn).
+//
+// A refresh runs beside the loop, so that one hanging on an unreachable
+// database holds up neither the early stop nor the loss nor the release: it
+// is abandoned (its context cancelled) as soon as keepAlive returns.
+func keepAlive(ctx context.Context, lease Lease, every, margin time.Duration, stop <-chan struct{}) error {
 	if every <= 0 {
 		every = time.Second
 	}
-	t := time.NewTicker(every)
-	defer t.Stop()
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	var refreshed <-chan error // the refresh in flight; nil when none
+	abandon := func() {}
+	defer func() { abandon() }()
 	for {
+		stopAt, deadline := stopDeadline(lease, margin)
 		select {
 		case <-stop:
-			return
+			deadline.Stop()
+			return nil
 		case <-ctx.Done():
-			return
+			deadline.Stop()
+			return nil
 		case <-lease.Done():
-			cancel(leaseLoss(lease, nil))
-			return
-		case <-t.C:
-			err := refreshOnce(ctx, lease, every, stop)
+			deadline.Stop()
+			return lease.Err() // nil after a clean Release by fn
+		case <-deadline.C:
+			return marginErr(lease, stopAt, margin)
+		case <-tick.C:
+			deadline.Stop()
+			if refreshed == nil {
+				abandon()
+				refreshed, abandon = startRefresh(ctx, lease, every, stopAt)
+			}
+		case err := <-refreshed:
+			deadline.Stop()
+			refreshed = nil
 			if err != nil && (errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrNotOwner)) {
-				cancel(leaseLoss(lease, err))
-				return
+				return leaseLoss(lease, err)
 			}
 			// Another error (a timeout, a transient network failure) is
-			// retried at the next tick; the lease's own deadline still
-			// ends it in time.
+			// retried at the next tick; the deadline still stops fn in time.
 		}
 	}
 }
 
-// refreshOnce refreshes lease, giving up after timeout, or as soon as fn
-// has returned (stop) or the lease has ended: a refresh hanging on an
-// unreachable database must hold up neither the release nor the loss.
-func refreshOnce(ctx context.Context, lease Lease, timeout time.Duration, stop <-chan struct{}) error {
-	rctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	finished := make(chan struct{})
-	defer close(finished)
-	go func() {
-		select {
-		case <-stop:
-		case <-lease.Done():
-		case <-finished:
-			return
-		}
-		cancel()
-	}()
-	return lease.Refresh(rctx)
+// startRefresh sends one Refresh, giving up after timeout or at stopAt
+// (unless zero); its result arrives on the channel. The returned func
+// abandons it.
+func startRefresh(ctx context.Context, lease Lease, timeout time.Duration, stopAt time.Time) (<-chan error, context.CancelFunc) {
+	deadline := time.Now().Add(timeout)
+	if !stopAt.IsZero() && stopAt.Before(deadline) {
+		deadline = stopAt
+	}
+	rctx, cancel := context.WithDeadline(ctx, deadline)
+	result := make(chan error, 1)
+	go func() { result <- lease.Refresh(rctx) }()
+	return result, cancel
+}
+
+// stopDeadline returns the instant margin before lease's Until and a timer
+// that fires then; for a lease without Until the timer never fires.
+func stopDeadline(lease Lease, margin time.Duration) (time.Time, *time.Timer) {
+	until := lease.Until()
+	if until.IsZero() {
+		t := time.NewTimer(time.Hour)
+		t.Stop()
+		return time.Time{}, t
+	}
+	at := until.Add(-margin)
+	return at, time.NewTimer(time.Until(at))
+}
+
+// marginErr says why fn was stopped before the lease's end.
+func marginErr(lease Lease, stopAt time.Time, margin time.Duration) error {
+	if e := lease.Err(); e != nil {
+		return e
+	}
+	return fmt.Errorf("%w: lease of %q ends at %s and could not be refreshed; stopped %s before its end",
+		ErrLeaseLost, lease.Name(), stopAt.Add(margin).UTC().Format(time.RFC3339Nano), margin)
 }
 
 func leaseLoss(lease Lease, err error) error {
@@ -124,4 +189,22 @@ func leaseLoss(lease Lease, err error) error {
 		return err
 	}
 	return fmt.Errorf("%w: lease of %q ended", ErrLeaseLost, lease.Name())
+}
+
+func isDone(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+func firstErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -243,3 +243,114 @@ func TestOptionsNormalize(t *testing.T) {
 		t.Fatalf("defaults: %+v %v", o, err)
 	}
 }
+
+// A job that releases its lease itself, cleanly, is no error, and its
+// context is not cancelled by the release.
+func TestWithLockJobReleasesItself(t *testing.T) {
+	m := newMemLocker()
+	var after error
+	err := WithLock(context.Background(), m, "job", Options{AtMost: 90 * time.Millisecond}, func(ctx context.Context, lease Lease) error {
+		if err := lease.Release(ctx); err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done(): // the keep-alive must not take a release for a loss
+		case <-time.After(200 * time.Millisecond): // two refresh intervals
+		}
+		after = context.Cause(ctx)
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("WithLock after the job released the lease itself: %v", err)
+	}
+	if after != nil {
+		t.Fatalf("the job's context was cancelled after its own release: %v", after)
+	}
+	if _, ok := m.held["job"]; ok {
+		t.Fatal("lock still held")
+	}
+}
+
+// A lease lost before the job's own release is still reported.
+func TestWithLockJobReleasesLostLease(t *testing.T) {
+	m := newMemLocker()
+	m.fails["job"] = true
+	err := WithLock(context.Background(), m, "job", Options{AtMost: 90 * time.Millisecond}, func(ctx context.Context, lease Lease) error {
+		<-lease.Done()
+		if err := lease.Release(context.Background()); !errors.Is(err, ErrLeaseLost) {
+			t.Errorf("release of a lost lease: %v, want ErrLeaseLost", err)
+		}
+		return nil // the job ignores the loss
+	})
+	if !errors.Is(err, ErrLeaseLost) {
+		t.Fatalf("got %v, want the loss reported", err)
+	}
+}
+
+// untilLocker's leases have an Until and refreshes that fail without
+// saying the lease is lost (the database does not answer).
+type untilLocker struct{ memLocker }
+
+func (u *untilLocker) Acquire(ctx context.Context, name string, opts Options) (Lease, error) {
+	l, err := u.memLocker.Acquire(ctx, name, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &untilLease{memLease: l.(*memLease), until: time.Now().Add(opts.AtMost)}, nil
+}
+
+type untilLease struct {
+	*memLease
+	until time.Time
+}
+
+func (l *untilLease) Until() time.Time { return l.until }
+
+func (l *untilLease) Refresh(ctx context.Context) error {
+	return fmt.Errorf("refresh: %w", errors.New("connection refused"))
+}
+
+// When refreshes keep failing, the job is stopped SafetyMargin before the
+// lease ends, with a cause matching ErrLeaseLost.
+func TestWithLockStopsBeforeLeaseEnds(t *testing.T) {
+	u := &untilLocker{*newMemLocker()}
+	const atMost = 3 * time.Second
+	var cancelledAt, until time.Time
+	err := WithLock(context.Background(), u, "job", Options{AtMost: atMost}, func(ctx context.Context, lease Lease) error {
+		until = lease.Until()
+		select {
+		case <-ctx.Done():
+			cancelledAt = time.Now()
+			if !errors.Is(context.Cause(ctx), ErrLeaseLost) {
+				t.Errorf("cause = %v, want ErrLeaseLost", context.Cause(ctx))
+			}
+		case <-time.After(10 * atMost):
+			t.Error("the job was not stopped")
+		}
+		return ctx.Err()
+	})
+	if !errors.Is(err, ErrLeaseLost) {
+		t.Fatalf("got %v, want the early stop reported as ErrLeaseLost", err)
+	}
+	margin := SafetyMargin(atMost)
+	if !cancelledAt.Before(until) {
+		t.Fatalf("stopped at %s, not before the lease's end %s", cancelledAt.Format(time.StampMilli), until.Format(time.StampMilli))
+	}
+	if cancelledAt.Before(until.Add(-margin)) {
+		t.Fatalf("stopped at %s, before the margin %s ahead of the end %s", cancelledAt.Format(time.StampMilli), margin, until.Format(time.StampMilli))
+	}
+}
+
+func TestSafetyMargin(t *testing.T) {
+	for _, c := range []struct{ atMost, want time.Duration }{
+		{600 * time.Millisecond, 200 * time.Millisecond},
+		{3 * time.Second, time.Second},
+		{9 * time.Second, time.Second},
+		{time.Minute, 6 * time.Second},
+		{DefaultAtMost, 30 * time.Second},
+	} {
+		if got := SafetyMargin(c.atMost); got != c.want {
+			t.Errorf("SafetyMargin(%s) = %s, want %s", c.atMost, got, c.want)
+		}
+	}
+}

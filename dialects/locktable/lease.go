@@ -25,9 +25,12 @@ type lease struct {
 	atLeast  time.Duration
 	handle   bool // from Handle: another owner's row is ErrNotOwner, not a loss
 
-	opMu sync.Mutex // serialises Refresh and Release
+	opMu sync.Mutex // serialises Refresh and Release; held across their statements
 
-	mu       sync.Mutex // guards the fields below
+	// mu guards the fields below and is never held across a statement, so
+	// Until, Err and the timer that ends the lease never wait for a Refresh
+	// or Release in flight on a slow or unreachable database.
+	mu       sync.Mutex
 	until    time.Time
 	timer    *time.Timer
 	gen      uint64 // bumped on every re-arm; a stale timer sees another value
@@ -70,6 +73,8 @@ func (s *lease) Until() time.Time {
 	return s.until
 }
 
+// Err is the lease's error; it answers at once, even while a Refresh or
+// Release is waiting on the database.
 func (s *lease) Err() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -79,7 +79,7 @@ func (l *Locker) StoredName(name string) string {
 // CreateTable creates the lock table when it does not exist.
 func (l *Locker) CreateTable(ctx context.Context) error {
 	_, err := l.db.ExecContext(ctx, l.CreateSQL())
-	return dialects.Wrap(l.b.Dialect(), "create table", err)
+	return dialects.Wrap(l.b.Dialect(), "create table", dialects.Classify(l.b, err))
 }
 
 // Acquire takes the lock called name with one statement that inserts its

@@ -175,12 +175,14 @@ func (l *Locker) query(ctx context.Context, o op, b binding) (*sql.Rows, error) 
 }
 
 // classify turns a missing-table error into a *dialects.MissingTableError
-// that carries the CREATE statement; other errors pass unchanged.
+// that carries the CREATE statement, and passes other errors through the
+// builder's ClassifyError when it is a dialects.ErrorClassifier (a refused
+// connection becomes a *dialects.ConnLimitError).
 func (l *Locker) classify(err error) error {
 	if err != nil && l.b.IsMissingTable(err) {
 		return &dialects.MissingTableError{Table: l.schema.Table, CreateSQL: l.CreateSQL()}
 	}
-	return err
+	return dialects.Classify(l.b, err)
 }
 
 // Statements reports the SQL this Locker sends, by operation: acquire,

@@ -36,7 +36,7 @@ func Detect(ctx context.Context, db *sql.DB) (dialects.Info, error) {
 		err = db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&version)
 	}
 	if err != nil {
-		return dialects.Info{}, fmt.Errorf("read server version: %w", err)
+		return dialects.Info{}, fmt.Errorf("read server version: %w", ClassifyError(err))
 	}
 	info := ParseVersion(version.String, comment.String)
 	if info.Product != dialects.ProductMySQL {

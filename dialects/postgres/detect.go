@@ -36,7 +36,7 @@ const VariantAurora = "aurora"
 func Detect(ctx context.Context, db *sql.DB) (dialects.Info, error) {
 	var banner string
 	if err := db.QueryRowContext(ctx, "SELECT version()").Scan(&banner); err != nil {
-		return dialects.Info{}, dialects.Wrap(Name, "detect", fmt.Errorf("read version(): %w", explainAuthError(err)))
+		return dialects.Info{}, dialects.Wrap(Name, "detect", fmt.Errorf("read version(): %w", ClassifyError(explainAuthError(err))))
 	}
 	info := ParseBanner(banner)
 	switch info.Product {
