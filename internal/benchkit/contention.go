@@ -38,6 +38,8 @@ type tally struct {
 	errOnce  sync.Once
 	err      error
 	cancel   context.CancelFunc // ends the measurement early
+	// interrupt: the last success cuts off the workers still waiting.
+	interrupt bool
 }
 
 func (t *tally) fail(err error) {
@@ -57,7 +59,7 @@ func contend(ctx context.Context, workers int, b Budget, interrupt bool, work fu
 		mctx, cancel = context.WithTimeout(ctx, m.remaining())
 	}
 	defer cancel()
-	t := &tally{m: m, cancel: cancel}
+	t := &tally{m: m, cancel: cancel, interrupt: interrupt}
 	var wg sync.WaitGroup
 	for i := 0; i < workers; i++ {
 		wg.Add(1)
@@ -74,10 +76,10 @@ func contend(ctx context.Context, workers int, b Budget, interrupt bool, work fu
 	return newContended(m.done.Load(), t.refusals.Load(), elapsed), t.err
 }
 
-// success counts one critical section and ends the measurement when it was
-// the last the budget allows.
+// success counts one critical section; with interrupt, the last one the
+// budget allows cuts off the workers still waiting.
 func (t *tally) success() {
-	if t.m.add() {
+	if t.m.add() && t.interrupt {
 		t.cancel()
 	}
 }
