@@ -78,3 +78,32 @@ func TestRatioAndRound(t *testing.T) {
 		t.Errorf("round(-1.25, 1) = %v", got)
 	}
 }
+
+func TestSlicesAddUpToTheBudget(t *testing.T) {
+	for _, tc := range []struct {
+		b    Budget
+		want []Budget
+	}{
+		{Budget{Cycles: 7}, []Budget{{Cycles: 2}, {Cycles: 2}, {Cycles: 1}, {Cycles: 1}, {Cycles: 1}}},
+		{Budget{Cycles: 3}, []Budget{{Cycles: 1}, {Cycles: 1}, {Cycles: 1}}},
+		{Budget{Duration: time.Second}, []Budget{{Duration: 200 * time.Millisecond}, {Duration: 200 * time.Millisecond}, {Duration: 200 * time.Millisecond}, {Duration: 200 * time.Millisecond}, {Duration: 200 * time.Millisecond}}},
+	} {
+		got := tc.b.slices()
+		if len(got) != len(tc.want) {
+			t.Errorf("%+v.slices() = %+v, want %+v", tc.b, got, tc.want)
+			continue
+		}
+		for i := range got {
+			if got[i] != tc.want[i] {
+				t.Errorf("%+v.slices() = %+v, want %+v", tc.b, got, tc.want)
+				break
+			}
+		}
+	}
+	var r Rate
+	r.add(Rate{Cycles: 10, Seconds: 1})
+	r.add(Rate{Cycles: 30, Seconds: 1})
+	if r.Cycles != 40 || r.Seconds != 2 || r.CyclesPerSecond != 20 {
+		t.Errorf("summed rate %+v, want 40 cycles in 2 s", r)
+	}
+}

@@ -135,23 +135,14 @@ func Run(ctx context.Context, db *dialects.DB, p Plan) (*Report, error) {
 	}
 
 	if p.Cycles {
-		step("round trip")
-		rt, err := measureRoundTrip(ctx, db, support, p.Budget)
-		if err != nil {
+		if err := measureCycles(ctx, db, lockers, ops, support, prefix, opts, p.Budget, r, step); err != nil {
 			return r, err
-		}
-		r.RoundTrip = rt
-		for _, l := range lockers {
-			c, err := measureCycles(ctx, db, l, ops, prefix+"-cycle-"+string(l.Strategy()), opts, p.Budget, rt, step)
-			r.Cycles = append(r.Cycles, c)
-			if err != nil {
-				return r, err
-			}
 		}
 	}
 	if p.Workers > 0 {
 		for _, l := range lockers {
-			c, err := measureContention(ctx, db, l, ops, prefix+"-contended-"+string(l.Strategy()), opts, p.Workers, p.Budget, step)
+			c := ContentionRun{Strategy: string(l.Strategy()), Workers: p.Workers}
+			err := measureContention(ctx, db, l, ops, prefix+"-contended-"+string(l.Strategy()), opts, p.Budget, &c, step)
 			r.Contention = append(r.Contention, c)
 			if err != nil {
 				return r, err
@@ -186,76 +177,117 @@ func Run(ctx context.Context, db *dialects.DB, p Plan) (*Report, error) {
 	return r, nil
 }
 
-func measureRoundTrip(ctx context.Context, db *dialects.DB, support any, b Budget) (*RoundTripResult, error) {
+// measureCycles measures, in Rounds turns, the round trip and for each
+// locker its raw statements (session locks) and its engine cycles, into r.
+func measureCycles(ctx context.Context, db *dialects.DB, lockers []dialects.Locker, ops dialects.SessionOps, support any, prefix string, opts dialects.Options, b Budget, r *Report, step func(string)) error {
 	statement := ""
 	if rt, ok := support.(RoundTripper); ok {
 		statement = rt.RoundTripSQL()
 	}
-	conn, err := pin(ctx, db.SQL)
-	if err != nil {
-		return nil, err
+	r.RoundTrip = &RoundTripResult{}
+	r.Cycles = make([]CycleResult, len(lockers))
+	for i, l := range lockers {
+		r.Cycles[i].Strategy = string(l.Strategy())
+		if l.Strategy() == dialects.StrategySession && ops != nil {
+			r.Cycles[i].Raw = &Rate{}
+		}
 	}
-	s, rate, err := RoundTrip(ctx, conn, statement, b)
-	unpin(conn, err != nil)
-	return &RoundTripResult{Statement: s, Rate: rate}, err
-}
-
-func measureCycles(ctx context.Context, db *dialects.DB, l dialects.Locker, ops dialects.SessionOps, name string, opts dialects.Options, b Budget, rt *RoundTripResult, step func(string)) (CycleResult, error) {
-	st := string(l.Strategy())
-	c := CycleResult{Strategy: st, LimitCyclesPerSecond: round(rt.CyclesPerSecond/2, 1)}
-	if l.Strategy() == dialects.StrategySession && ops != nil {
-		step(st + ": raw lock cycles")
+	defer finishCycles(r)
+	slices := b.slices()
+	for n, slice := range slices {
+		turn := fmt.Sprintf("round %d of %d: ", n+1, len(slices))
+		step(turn + "round trip")
 		conn, err := pin(ctx, db.SQL)
 		if err != nil {
-			return c, err
+			return err
 		}
-		rate, err := RawSessionCycles(ctx, conn, ops, name, b)
+		s, rate, err := RoundTrip(ctx, conn, statement, slice)
 		unpin(conn, err != nil)
-		c.Raw = &rate
+		r.RoundTrip.Statement = s
+		r.RoundTrip.add(rate)
 		if err != nil {
-			return c, err
+			return err
+		}
+		for i, l := range lockers {
+			c, name := &r.Cycles[i], prefix+"-cycle-"+string(l.Strategy())
+			if c.Raw != nil {
+				step(turn + c.Strategy + " raw lock cycles")
+				conn, err := pin(ctx, db.SQL)
+				if err != nil {
+					return err
+				}
+				rate, err := RawSessionCycles(ctx, conn, ops, name, slice)
+				unpin(conn, err != nil)
+				c.Raw.add(rate)
+				if err != nil {
+					return fmt.Errorf("%s raw lock cycles: %w", c.Strategy, err)
+				}
+			}
+			step(turn + c.Strategy + " engine lock cycles")
+			rate, err := EngineCycles(ctx, l, name, opts, slice)
+			c.Engine.add(rate)
+			if err != nil {
+				return fmt.Errorf("%s lock cycles: %w", c.Strategy, err)
+			}
 		}
 	}
-	step(st + ": engine lock cycles")
-	rate, err := EngineCycles(ctx, l, name, opts, b)
-	c.Engine = rate
-	c.EngineToLimit = ratio(rate.CyclesPerSecond, c.LimitCyclesPerSecond)
-	if c.Raw != nil {
-		c.EngineToRaw = ratio(rate.CyclesPerSecond, c.Raw.CyclesPerSecond)
-	}
-	if err != nil {
-		return c, fmt.Errorf("%s lock cycles: %w", st, err)
-	}
-	return c, nil
+	return nil
 }
 
-func measureContention(ctx context.Context, db *dialects.DB, l dialects.Locker, ops dialects.SessionOps, name string, opts dialects.Options, workers int, b Budget, step func(string)) (ContentionRun, error) {
-	st := string(l.Strategy())
-	c := ContentionRun{Strategy: st, Workers: workers}
-	if l.Strategy() == dialects.StrategySession && ops != nil {
-		step(fmt.Sprintf("%s: %d raw workers on one name", st, workers))
-		raw, err := RawContention(ctx, db.SQL, ops, name, workers, b)
-		c.Raw = &raw
-		if err != nil {
-			return c, fmt.Errorf("%s raw contention: %w", st, err)
+// finishCycles computes the limits and ratios of r's cycles.
+func finishCycles(r *Report) {
+	for i := range r.Cycles {
+		c := &r.Cycles[i]
+		c.LimitCyclesPerSecond = round(r.RoundTrip.CyclesPerSecond/2, 1)
+		c.EngineToLimit = ratio(c.Engine.CyclesPerSecond, c.LimitCyclesPerSecond)
+		if c.Raw != nil {
+			c.EngineToRaw = ratio(c.Engine.CyclesPerSecond, c.Raw.CyclesPerSecond)
 		}
 	}
-	step(fmt.Sprintf("%s: %d engine workers on one name", st, workers))
-	engine, err := EngineContention(ctx, l, name, opts, workers, b)
-	c.Engine = engine
-	if c.Raw != nil {
-		c.EngineToRaw = ratio(engine.SuccessesPerSecond, c.Raw.SuccessesPerSecond)
+}
+
+// measureContention measures, in Rounds turns, c.Workers workers on one
+// name per round: the raw statements (session locks), the engine trying,
+// the engine waiting.
+func measureContention(ctx context.Context, db *dialects.DB, l dialects.Locker, ops dialects.SessionOps, name string, opts dialects.Options, b Budget, c *ContentionRun, step func(string)) error {
+	st, workers := c.Strategy, c.Workers
+	if l.Strategy() == dialects.StrategySession && ops != nil {
+		c.Raw = &Contended{}
 	}
-	if err != nil {
-		return c, fmt.Errorf("%s contention: %w", st, err)
+	defer func() {
+		if c.Raw != nil {
+			c.EngineToRaw = ratio(c.Engine.SuccessesPerSecond, c.Raw.SuccessesPerSecond)
+		}
+	}()
+	slices := b.slices()
+	for n, slice := range slices {
+		turn := fmt.Sprintf("round %d of %d: %s, %d ", n+1, len(slices), st, workers)
+		// A name per round: a waiting acquire cut off at the end of a
+		// round may have taken its lock on the server (a table lease then
+		// stays until it ends), which must not refuse the next round.
+		name := fmt.Sprintf("%s-%d", name, n)
+		if c.Raw != nil {
+			step(turn + "raw workers on one name")
+			raw, err := RawContention(ctx, db.SQL, ops, name, workers, slice)
+			c.Raw.add(raw)
+			if err != nil {
+				return fmt.Errorf("%s raw contention: %w", st, err)
+			}
+		}
+		step(turn + "engine workers on one name")
+		engine, err := EngineContention(ctx, l, name, opts, workers, slice)
+		c.Engine.add(engine)
+		if err != nil {
+			return fmt.Errorf("%s contention: %w", st, err)
+		}
+		step(turn + "waiting engine workers on one name")
+		waiting, err := EngineWaitingContention(ctx, l, name, opts, workers, slice)
+		c.EngineWaiting.add(waiting)
+		if err != nil {
+			return fmt.Errorf("%s contention with waiting workers: %w", st, err)
+		}
 	}
-	step(fmt.Sprintf("%s: %d waiting engine workers on one name", st, workers))
-	waiting, err := EngineWaitingContention(ctx, l, name, opts, workers, b)
-	c.EngineWaiting = waiting
-	if err != nil {
-		return c, fmt.Errorf("%s contention with waiting workers: %w", st, err)
-	}
-	return c, nil
+	return nil
 }
 
 // openLockers returns the lockers of p's strategies, creating the
