@@ -267,6 +267,9 @@ func benchTable(r *benchkit.Report) output.TableData {
 		if c.Raw != nil {
 			row("lock cycles", c.Strategy, "raw statements, one connection", perSecond(c.Raw.CyclesPerSecond, "cycles"), times(ratioOf(c.Raw.CyclesPerSecond, c.LimitCyclesPerSecond), "limit"))
 		}
+		if c.Engine.Seconds == 0 {
+			continue // stopped before the engine was measured
+		}
 		compared := times(c.EngineToLimit, "limit")
 		if c.EngineToRaw != nil {
 			compared = times(c.EngineToRaw, "raw") + ", " + compared
