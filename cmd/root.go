@@ -204,6 +204,8 @@ or declined.`,
 	root.AddCommand(NewCmdLocks(f, g, nil))
 	root.AddCommand(NewCmdUnlock(f, g, nil))
 	root.AddCommand(NewCmdRun(f, g, nil))
+	root.AddCommand(NewCmdBench(f, g, nil))
+	registerOutputCompletion(root)
 	addDefaultCommandExamples(root)
 	return root
 }

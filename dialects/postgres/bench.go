@@ -1,0 +1,57 @@
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/internal/benchkit"
+)
+
+func init() { benchkit.Register(Name, benchSupport{}) }
+
+// benchSupport gives `schedlock bench` the raw advisory-lock statements the
+// session locker competes with, and counts the backends holding a set of
+// advisory locks from pg_locks.
+type benchSupport struct{}
+
+var (
+	_ benchkit.RawSessions    = benchSupport{}
+	_ benchkit.SessionCounter = benchSupport{}
+)
+
+// RawSessionOps returns SessionOps on the catalog Detect found for db:
+// pg_try_advisory_lock and pg_advisory_unlock, one statement each.
+func (benchSupport) RawSessionOps(db *sql.DB, info dialects.Info) dialects.SessionOps {
+	c := catalogFor(db, info)
+	return SessionOps{Catalog: &c}
+}
+
+// CountHoldingSessions counts the distinct backend pids holding a granted
+// advisory lock on Key(name) of any of names in the current database, in
+// the catalog Detect found for info.
+func (benchSupport) CountHoldingSessions(ctx context.Context, conn *sql.Conn, info dialects.Info, names []string) (int, error) {
+	c := catalogFor(nil, info)
+	classids := make([]int64, len(names))
+	objids := make([]int64, len(names))
+	for i, n := range names {
+		hi, lo := KeyParts(Key(n))
+		classids[i], objids[i] = int64(hi), int64(lo)
+	}
+	var count int
+	err := conn.QueryRowContext(ctx, c.holdingSessionsSQL(), classids, objids).Scan(&count)
+	if err != nil {
+		return 0, dialects.Wrap(Name, "count lock holders", fmt.Errorf("read %s: %w", c.Locks, err))
+	}
+	return count, nil
+}
+
+// holdingSessionsSQL counts the backends holding any of the bigint keys
+// given as two arrays of their halves (see holdsSQL for the key layout).
+func (c Catalog) holdingSessionsSQL() string {
+	return "SELECT count(DISTINCT l.pid) FROM " + c.Locks + " l\n" +
+		"JOIN unnest($1::bigint[], $2::bigint[]) AS k(classid, objid) ON l.classid::bigint = k.classid AND l.objid::bigint = k.objid\n" +
+		"WHERE l.locktype = 'advisory' AND l.objsubid = 1 AND l.granted\n" +
+		"AND l.database = (SELECT oid FROM " + c.Database + " WHERE datname = current_database())"
+}

@@ -1,0 +1,200 @@
+package benchkit
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/schedlock/schedlock/dialects"
+)
+
+// Contended is one contended measurement: workers loop on one name, each
+// success is an (empty) critical section, each refusal a try that found
+// the lock taken.
+type Contended struct {
+	Successes          int64   `json:"successes"`
+	Refusals           int64   `json:"refusals"`
+	Seconds            float64 `json:"seconds"`
+	SuccessesPerSecond float64 `json:"successes_per_second"`
+	RefusalsPerSecond  float64 `json:"refusals_per_second"`
+}
+
+func newContended(successes, refusals int64, elapsed time.Duration) Contended {
+	c := Contended{Successes: successes, Refusals: refusals, Seconds: round(elapsed.Seconds(), 6)}
+	if s := elapsed.Seconds(); s > 0 {
+		c.SuccessesPerSecond = round(float64(successes)/s, 1)
+		c.RefusalsPerSecond = round(float64(refusals)/s, 1)
+	}
+	return c
+}
+
+// tally counts the outcomes of the workers of one contended measurement.
+type tally struct {
+	m        *meter
+	refusals atomic.Int64
+	errOnce  sync.Once
+	err      error
+	cancel   context.CancelFunc // ends the measurement early
+	// interrupt: the last success cuts off the workers still waiting.
+	interrupt bool
+}
+
+func (t *tally) fail(err error) {
+	t.errOnce.Do(func() { t.err = err })
+	t.cancel()
+}
+
+// contend runs workers copies of work until the budget is spent, the
+// first error, or ctx's end. With interrupt, the context given to work
+// also ends when the budget is spent, which cuts off waiting acquires;
+// without it, only an error ends it early, so that no statement is cut off
+// half-way (a cut-off acquire may have taken the lock on the server).
+func contend(ctx context.Context, workers int, b Budget, interrupt bool, work func(ctx context.Context, worker int, t *tally)) (Contended, error) {
+	m := b.begin()
+	mctx, cancel := context.WithCancel(ctx)
+	if interrupt {
+		mctx, cancel = context.WithTimeout(ctx, m.remaining())
+	}
+	defer cancel()
+	t := &tally{m: m, cancel: cancel, interrupt: interrupt}
+	var wg sync.WaitGroup
+	for i := 0; i < workers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			work(mctx, i, t)
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(m.start)
+	if t.err == nil && ctx.Err() != nil {
+		t.err = ctx.Err()
+	}
+	return newContended(m.done.Load(), t.refusals.Load(), elapsed), t.err
+}
+
+// success counts one critical section; with interrupt, the last one the
+// budget allows cuts off the workers still waiting.
+func (t *tally) success() {
+	if t.m.add() && t.interrupt {
+		t.cancel()
+	}
+}
+
+// EngineContention measures workers goroutines trying, without waiting,
+// to take name through locker and releasing it at once.
+func EngineContention(ctx context.Context, locker dialects.Locker, name string, opts dialects.Options, workers int, b Budget) (Contended, error) {
+	opts.Wait = 0
+	return contend(ctx, workers, b, false, func(mctx context.Context, worker int, t *tally) {
+		opts := workerOptions(opts, worker)
+		for t.m.more() && mctx.Err() == nil {
+			lease, err := locker.Acquire(mctx, name, opts)
+			switch {
+			case isHeld(err):
+				t.refusals.Add(1)
+				continue
+			case err != nil && mctx.Err() != nil:
+				return
+			case err != nil:
+				t.fail(fmt.Errorf("acquire: %w", err))
+				return
+			}
+			if err := lease.Release(context.WithoutCancel(mctx)); err != nil {
+				t.fail(fmt.Errorf("release: %w", err))
+				return
+			}
+			t.success()
+		}
+	})
+}
+
+// EngineWaitingContention measures workers goroutines that wait for name
+// (opts.Wait, handOverWait when zero) and release it at once: contended
+// throughput when every worker waits instead of retrying. The waits still
+// running when the budget is spent are cut off and not counted; one that
+// runs out is a refusal.
+func EngineWaitingContention(ctx context.Context, locker dialects.Locker, name string, opts dialects.Options, workers int, b Budget) (Contended, error) {
+	if opts.Wait <= 0 {
+		opts.Wait = handOverWait
+	}
+	return contend(ctx, workers, b, true, func(mctx context.Context, worker int, t *tally) {
+		opts := workerOptions(opts, worker)
+		for t.m.more() && mctx.Err() == nil {
+			lease, err := locker.Acquire(mctx, name, opts)
+			switch {
+			case err != nil && mctx.Err() != nil:
+				return
+			case isHeld(err):
+				t.refusals.Add(1)
+				continue
+			case err != nil:
+				t.fail(fmt.Errorf("acquire: %w", err))
+				return
+			}
+			if err := lease.Release(context.WithoutCancel(mctx)); err != nil {
+				t.fail(fmt.Errorf("release: %w", err))
+				return
+			}
+			t.success()
+		}
+	})
+}
+
+// RawContention measures workers connections of db looping on the raw
+// TryLock of name, and Unlock after each success.
+func RawContention(ctx context.Context, db *sql.DB, ops dialects.SessionOps, name string, workers int, b Budget) (Contended, error) {
+	conns := make([]*sql.Conn, 0, workers)
+	defer func() {
+		for _, c := range conns {
+			_ = c.Close()
+		}
+	}()
+	for i := 0; i < workers; i++ {
+		c, err := pin(ctx, db)
+		if err != nil {
+			return Contended{}, err
+		}
+		conns = append(conns, c)
+	}
+	return contend(ctx, workers, b, false, func(mctx context.Context, worker int, t *tally) {
+		conn := conns[worker]
+		for t.m.more() && mctx.Err() == nil {
+			ok, err := ops.TryLock(mctx, conn, name)
+			switch {
+			case err != nil && mctx.Err() != nil:
+				discardOnEnd(conn)
+				return
+			case err != nil:
+				discardOnEnd(conn)
+				t.fail(fmt.Errorf("raw try-lock: %w", err))
+				return
+			case !ok:
+				t.refusals.Add(1)
+				continue
+			}
+			ok, err = ops.Unlock(context.WithoutCancel(mctx), conn, name)
+			if err != nil || !ok {
+				discardOnEnd(conn)
+				t.fail(fmt.Errorf("raw unlock: released %v: %v", ok, err))
+				return
+			}
+			t.success()
+		}
+	})
+}
+
+// workerOptions gives each worker an owner of its own, as separate
+// processes would have.
+func workerOptions(opts dialects.Options, worker int) dialects.Options {
+	opts.Owner = fmt.Sprintf("%s-w%d", opts.Owner, worker)
+	return opts
+}
+
+// discardOnEnd marks conn so that closing it closes its physical
+// connection: its state (a try-lock cut off mid-way) is unknown.
+func discardOnEnd(conn *sql.Conn) {
+	_ = conn.Raw(func(any) error { return errBadConn })
+}

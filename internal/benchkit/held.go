@@ -1,0 +1,131 @@
+package benchkit
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"runtime"
+	"time"
+
+	"github.com/schedlock/schedlock/dialects"
+)
+
+// Connection counts of Held, by where they were read.
+const (
+	// SourceServer: the distinct server sessions holding the locks, read
+	// from the server's own lock views (the backend's SessionCounter).
+	SourceServer = "server"
+	// SourceClient: the pool's open connections (sql.DBStats), when the
+	// backend cannot count on the server.
+	SourceClient = "client"
+)
+
+// Held is N distinct session locks taken one after the other by this
+// process, held all at once, then released.
+type Held struct {
+	Strategy string `json:"strategy"`
+	Locks    int    `json:"locks"`
+	// Acquired is how many were taken; less than Locks when an Acquire
+	// failed (Error says why).
+	Acquired          int     `json:"acquired"`
+	TakeAllSeconds    float64 `json:"take_all_seconds"`
+	ReleaseAllSeconds float64 `json:"release_all_seconds"`
+	// Connections is ServerSessions when known, else ClientOpenConnections;
+	// ConnectionsSource says which.
+	Connections           int    `json:"connections"`
+	ConnectionsSource     string `json:"connections_source"`
+	ServerSessions        *int   `json:"server_sessions"`
+	ClientOpenConnections int    `json:"client_open_connections"`
+	// Extra client memory while all were held, after garbage collection:
+	// the runtime's live heap and the memory it took from the OS.
+	ExtraHeapAllocBytes int64   `json:"extra_heap_alloc_bytes"`
+	ExtraSysBytes       int64   `json:"extra_sys_bytes"`
+	Error               *string `json:"error"`
+}
+
+// HoldMany takes locks distinct session locks named prefix-0, prefix-1, …
+// through db's locker, one after the other; counts the connections that
+// hold them (server-side when the backend registered a SessionCounter, on
+// a connection taken first) and the extra client memory; then releases
+// them all. A failed Acquire ends
+// the taking: what was taken is still counted and released, and the error
+// is returned beside the result.
+func HoldMany(ctx context.Context, db *dialects.DB, locker dialects.Locker, prefix string, locks int, opts dialects.Options) (Held, error) {
+	h := Held{Strategy: string(locker.Strategy()), Locks: locks, ConnectionsSource: SourceClient}
+	names := make([]string, locks)
+	for i := range names {
+		names[i] = fmt.Sprintf("%s-%d", prefix, i)
+	}
+	leases := make([]dialects.Lease, 0, locks)
+	counter, _ := supportFor(db.Dialect.Name).(SessionCounter)
+	var countConn *sql.Conn
+	if counter != nil {
+		c, err := pin(ctx, db.SQL)
+		if err != nil {
+			return h, err
+		}
+		countConn = c
+		defer unpin(countConn, false)
+	}
+	before := memory()
+
+	start := time.Now()
+	var takeErr error
+	for _, name := range names {
+		lease, err := locker.Acquire(ctx, name, opts)
+		if err != nil {
+			takeErr = fmt.Errorf("acquire lock %d of %d: %w", len(leases)+1, locks, err)
+			break
+		}
+		leases = append(leases, lease)
+	}
+	h.TakeAllSeconds = round(time.Since(start).Seconds(), 6)
+	h.Acquired = len(leases)
+
+	after := memory()
+	h.ExtraHeapAllocBytes = int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	h.ExtraSysBytes = int64(after.Sys) - int64(before.Sys)
+	h.ClientOpenConnections = db.SQL.Stats().OpenConnections
+	if countConn != nil {
+		h.ClientOpenConnections-- // the counting connection holds no lock
+	}
+	h.Connections = h.ClientOpenConnections
+	var countErr error
+	if counter != nil && len(leases) > 0 {
+		n, err := counter.CountHoldingSessions(ctx, countConn, db.Info, names[:len(leases)])
+		if err == nil {
+			h.ServerSessions = &n
+			h.Connections, h.ConnectionsSource = n, SourceServer
+		} else {
+			countErr = fmt.Errorf("count the sessions holding the locks: %w", err)
+		}
+	}
+
+	start = time.Now()
+	var releaseErr error
+	rctx := context.WithoutCancel(ctx)
+	for i, lease := range leases {
+		if err := lease.Release(rctx); err != nil && releaseErr == nil {
+			releaseErr = fmt.Errorf("release lock %d of %d: %w", i+1, len(leases), err)
+		}
+	}
+	h.ReleaseAllSeconds = round(time.Since(start).Seconds(), 6)
+
+	for _, err := range []error{takeErr, releaseErr, countErr} {
+		if err != nil {
+			msg := err.Error()
+			h.Error = &msg
+			return h, err
+		}
+	}
+	return h, nil
+}
+
+// memory reads the runtime's memory statistics after a full collection.
+func memory() runtime.MemStats {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m
+}
