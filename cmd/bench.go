@@ -178,11 +178,15 @@ func benchRun(ctx context.Context, o *BenchOptions) error {
 	if err != nil {
 		return err
 	}
-	db, err := target.Connect(ctx)
+	backend, err := target.Connect(ctx)
 	if err != nil {
 		return err
 	}
-	defer db.SQL.Close()
+	defer backend.Close()
+	db, ok := backend.(*dialects.DB)
+	if !ok {
+		return missingFeature(backend, "has no bench support: bench measures SQL databases")
+	}
 	database := o.Factory.Scrubber.String(output.DescribeDatabase(db.Info))
 	if o.Global.Verbose {
 		fmt.Fprintf(o.IO.ErrOut, "schedlock: benchmarking %s on %s\n", target.Redacted(), database)

@@ -240,11 +240,11 @@ func assertNoBenchTables(t *testing.T, path string) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	db, err := d.Connect(ctx)
+	db, err := sqlBackend(d.Connect(ctx))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.SQL.Close()
+	defer db.Close()
 	var tables int
 	if err := db.SQL.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table'`).Scan(&tables); err != nil {
 		t.Fatal(err)

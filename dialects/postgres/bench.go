@@ -24,7 +24,7 @@ var (
 // RawSessionOps returns SessionOps on the catalog Detect found for db:
 // pg_try_advisory_lock and pg_advisory_unlock, one statement each.
 func (benchSupport) RawSessionOps(db *sql.DB, info dialects.Info) dialects.SessionOps {
-	c := catalogFor(db, info)
+	c := catalogOf(info)
 	return SessionOps{Catalog: &c}
 }
 
@@ -32,7 +32,7 @@ func (benchSupport) RawSessionOps(db *sql.DB, info dialects.Info) dialects.Sessi
 // advisory lock on Key(name) of any of names in the current database, in
 // the catalog Detect found for info.
 func (benchSupport) CountHoldingSessions(ctx context.Context, conn *sql.Conn, info dialects.Info, names []string) (int, error) {
-	c := catalogFor(nil, info)
+	c := catalogOf(info)
 	classids := make([]int64, len(names))
 	objids := make([]int64, len(names))
 	for i, n := range names {

@@ -41,11 +41,15 @@ func forEachServer(b *testing.B, fn func(b *testing.B, db *dialects.DB)) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			db, err := d.Connect(ctx)
+			backend, err := d.Connect(ctx)
 			if err != nil {
 				b.Fatal(err)
 			}
-			defer db.SQL.Close()
+			defer backend.Close()
+			db, ok := backend.(*dialects.DB)
+			if !ok {
+				b.Fatalf("%T is not a SQL backend", backend)
+			}
 			fn(b, db)
 		})
 	}
