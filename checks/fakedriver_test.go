@@ -136,6 +136,14 @@ func (s *fakeServer) dropSessionLocked(id int) {
 	delete(s.conns, id)
 }
 
+// Ping implements driver.Pinger: a killed session does not answer.
+func (c *fakeConn) Ping(context.Context) error {
+	if !c.IsValid() {
+		return driver.ErrBadConn
+	}
+	return nil
+}
+
 // IsValid implements driver.Validator: killed sessions leave the pool.
 func (c *fakeConn) IsValid() bool {
 	c.server.mu.Lock()

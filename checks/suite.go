@@ -3,6 +3,7 @@ package checks
 import (
 	"context"
 	"fmt"
+	"io"
 	"slices"
 
 	"github.com/schedlock/schedlock/dialects"
@@ -23,6 +24,36 @@ func (tg target) isTable() bool { return tg.strategy == dialects.StrategyTable }
 // locker returns the run's locker for tg.
 func (tg target) locker(ctx context.Context, env *Env) (dialects.Locker, error) {
 	return env.Locker(ctx, tg.strategy, tg.table)
+}
+
+// lockers returns n lockers for n holders that must exclude each other
+// through the database: for the session strategy the run's locker and
+// n-1 new ones, each with connections of its own, as separate processes
+// would have (one session locker keeps one holder per name inside the
+// process, which would prove nothing about the database); for the table
+// strategy the run's locker n times. The new lockers are closed when the
+// check ends.
+func (tg target) lockers(ctx context.Context, env *Env, n int) ([]dialects.Locker, error) {
+	l, err := tg.locker(ctx, env)
+	if err != nil {
+		return nil, err
+	}
+	out := []dialects.Locker{l}
+	for len(out) < n {
+		if tg.isTable() {
+			out = append(out, l)
+			continue
+		}
+		other, err := env.DB.SessionLocker()
+		if err != nil {
+			return nil, err
+		}
+		if c, ok := other.(io.Closer); ok {
+			env.Defer(func(context.Context) error { return c.Close() })
+		}
+		out = append(out, other)
+	}
+	return out, nil
 }
 
 // tableLocker returns the run's table locker for tg.
