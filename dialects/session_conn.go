@@ -27,6 +27,7 @@ type lockConn struct {
 	cancel context.CancelFunc
 
 	pending atomic.Int32 // statements asked for and not finished
+	busy    atomic.Bool  // a statement is running
 
 	mu      sync.Mutex // guards queue, peeking, lost
 	queue   []*connOp
@@ -229,7 +230,9 @@ func (c *lockConn) execute(op *connOp) {
 	t := time.AfterFunc(patience, func() {
 		c.lose(fmt.Errorf("no answer from the server within %s", patience.Round(time.Millisecond)))
 	})
+	c.busy.Store(true)
 	op.err = op.run(c.ctx)
+	c.busy.Store(false)
 	t.Stop()
 	if lost := c.lostErr(); lost != nil && op.err != nil {
 		op.err = errConnGone{lost}
@@ -257,10 +260,13 @@ func (c *lockConn) lose(cause error) {
 		return
 	}
 	c.lost = cause
+	if c.peeking {
+		_ = c.sock.SetReadDeadline(time.Now()) // end the blocking read
+	}
 	c.mu.Unlock()
 	c.l.connLost(c, cause)
 	c.cancel()
-	if c.sock != nil {
+	if c.sock != nil && c.busy.Load() {
 		// Unblock a statement stuck on a silent network.
 		_ = c.sock.SetDeadline(time.Now())
 	}
