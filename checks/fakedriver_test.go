@@ -192,6 +192,23 @@ func (fakeOps) session(conn *sql.Conn) (*fakeConn, *fakeServer, error) {
 	return fc, fc.server, nil // server.mu stays locked for the caller
 }
 
+// Lock waits on the fake server: it tries every millisecond until wait
+// has passed, as a server-side wait hands a released lock over at once.
+func (o fakeOps) Lock(ctx context.Context, conn *sql.Conn, name string, wait time.Duration) (bool, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		got, err := o.TryLock(ctx, conn, name)
+		if err != nil || got || !time.Now().Before(deadline) {
+			return got, err
+		}
+		select {
+		case <-ctx.Done():
+			return false, ctx.Err()
+		case <-time.After(time.Millisecond):
+		}
+	}
+}
+
 func (o fakeOps) TryLock(_ context.Context, conn *sql.Conn, name string) (bool, error) {
 	fc, s, err := o.session(conn)
 	if err != nil {

@@ -159,6 +159,8 @@ func strategyChecks(tg target) []Check {
 		add(tg.check("owner", "release and refresh by another owner are refused and change nothing", checkWrongOwner))
 	} else {
 		add(tg.check("pool-trap", "an unlock on another pooled connection frees nothing", checkPoolTrap))
+		add(tg.check("many", "many locks on shared connections, released in any order, each release frees only its own", checkManyLocks))
+		add(tg.check("handover", "a waiter gets a released lock at once, not at its next poll", checkHandover))
 	}
 	add(tg.check("refresh", "refresh extends a held lease", checkRefresh))
 	add(tg.check("refresh-lost", "refresh after the lease ended is refused as lost", checkRefreshLost))
@@ -180,6 +182,7 @@ func destructiveChecks(tg target) []Check {
 	var cs []Check
 	if !tg.isTable() {
 		cs = append(cs, tg.check("kill", "killing the holder's session frees the lock and tells the holder", checkKill))
+		cs = append(cs, tg.check("shared-loss", "killing a shared lock connection tells every lease on it", checkSharedLoss))
 	}
 	cs = append(cs,
 		tg.check("contention", "8 workers on 2 names never overlap (400 + 400 critical sections)", checkContention),

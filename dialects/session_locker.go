@@ -517,3 +517,17 @@ func sleepCtx(ctx context.Context, d time.Duration, deadline time.Time) error {
 		return ctx.Err()
 	}
 }
+
+// ServerWaiter is implemented by Lockers that can tell whether a waiting
+// Acquire waits on the server (a release hands the lock over at once) or
+// polls every Options.RetryEvery.
+type ServerWaiter interface {
+	WaitsOnServer() bool
+}
+
+// WaitsOnServer reports whether the dialect has a server-side wait
+// (SessionWaiter).
+func (l *SessionLocker) WaitsOnServer() bool {
+	_, ok := l.Ops.(SessionWaiter)
+	return ok
+}

@@ -237,6 +237,10 @@ func (s *pgSim) named(sql string) string {
 			sql = regexp.MustCompile(`\b`+pg+`\b`).ReplaceAllLiteralString(sql, sysNames[i])
 		}
 	}
+	// The blocking lock function is named like the try function.
+	if !s.has("pg_try_advisory_lock") && s.has("sys_try_advisory_lock") {
+		sql = regexp.MustCompile(`\bpg_advisory_lock\b`).ReplaceAllLiteralString(sql, "sys_advisory_lock")
+	}
 	return sql
 }
 
