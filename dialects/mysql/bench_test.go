@@ -170,7 +170,9 @@ func BenchmarkContendedSession(b *testing.B) {
 	db := benchDB(b, &writes, false)
 	newLocker := func() dialects.Locker { return benchLocker(b, db) }
 	b.Run("try", func(b *testing.B) { dialecttest.BenchContended(b, 8, newLocker, uniqueName("bench-c-"), 0) })
-	b.Run("wait", func(b *testing.B) { dialecttest.BenchContended(b, 8, newLocker, uniqueName("bench-w-"), 10*time.Second) })
+	b.Run("wait", func(b *testing.B) {
+		dialecttest.BenchContended(b, 8, newLocker, uniqueName("bench-w-"), 10*time.Second)
+	})
 	b.Run("raw", func(b *testing.B) {
 		ctx := context.Background()
 		name := uniqueName("bench-raw-")
