@@ -155,6 +155,11 @@ func (s *sessionLease) Release(ctx context.Context) error {
 		}
 		return nil
 	case <-ctx.Done():
+		// The release may have ended the lease just now (Done closes
+		// before this call returns): its outcome stands.
+		if done, err := s.ended(); done {
+			return err
+		}
 		return Wrap(s.locker.Dialect, "release", ctx.Err())
 	}
 }
