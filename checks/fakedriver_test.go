@@ -136,6 +136,14 @@ func (s *fakeServer) dropSessionLocked(id int) {
 	delete(s.conns, id)
 }
 
+// Ping implements driver.Pinger: a killed session does not answer.
+func (c *fakeConn) Ping(context.Context) error {
+	if !c.IsValid() {
+		return driver.ErrBadConn
+	}
+	return nil
+}
+
 // IsValid implements driver.Validator: killed sessions leave the pool.
 func (c *fakeConn) IsValid() bool {
 	c.server.mu.Lock()
@@ -182,6 +190,23 @@ func (fakeOps) session(conn *sql.Conn) (*fakeConn, *fakeServer, error) {
 		return nil, nil, driver.ErrBadConn
 	}
 	return fc, fc.server, nil // server.mu stays locked for the caller
+}
+
+// Lock waits on the fake server: it tries every millisecond until wait
+// has passed, as a server-side wait hands a released lock over at once.
+func (o fakeOps) Lock(ctx context.Context, conn *sql.Conn, name string, wait time.Duration) (bool, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		got, err := o.TryLock(ctx, conn, name)
+		if err != nil || got || !time.Now().Before(deadline) {
+			return got, err
+		}
+		select {
+		case <-ctx.Done():
+			return false, ctx.Err()
+		case <-time.After(time.Millisecond):
+		}
+	}
 }
 
 func (o fakeOps) TryLock(_ context.Context, conn *sql.Conn, name string) (bool, error) {

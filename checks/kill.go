@@ -19,10 +19,11 @@ const killGrace = 5 * time.Second
 // the lock within killGrace and the killed lease's Done closes with
 // ErrLeaseLost.
 func checkKill(ctx context.Context, env *Env, tg target) (string, error) {
-	l, err := tg.locker(ctx, env)
+	ls, err := tg.lockers(ctx, env, 2)
 	if err != nil {
 		return "", err
 	}
+	l, other := ls[0], ls[1]
 	killer, ok := l.(dialects.SessionTerminator)
 	if !ok {
 		return "", Skipf("this database's session locks have no way to terminate the holder")
@@ -47,7 +48,7 @@ func checkKill(ctx context.Context, env *Env, tg target) (string, error) {
 	if err := killer.KillSession(ctx, session); err != nil {
 		return "", fmt.Errorf("kill session %s: %w", session, err)
 	}
-	taker, err := env.Acquire(ctx, l, name, dialects.Options{Owner: env.Owner("taker"), Wait: killGrace, RetryEvery: 50 * time.Millisecond})
+	taker, err := env.Acquire(ctx, other, name, dialects.Options{Owner: env.Owner("taker"), Wait: killGrace, RetryEvery: 50 * time.Millisecond})
 	if err != nil {
 		return "", fmt.Errorf("acquire within %s after killing the holder: %w", killGrace, err)
 	}

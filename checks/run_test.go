@@ -62,7 +62,7 @@ func TestRunPassesOnCorrectDialect(t *testing.T) {
 		}
 	}
 	byID := results(rep)
-	for _, id := range []string{"detect", "session.acquire", "session.contend", "session.pool-trap", "session.kill",
+	for _, id := range []string{"detect", "session.acquire", "session.contend", "session.pool-trap", "session.many", "session.handover", "session.kill", "session.shared-loss",
 		"session.contention", "session.race10", "table.clock", "table.owner", "table.at-most", "table.at-least",
 		"table.token", "table.names.special", "table.names.distinct", "table.names.length", "table.contention",
 		"table.race10", "table.cleanup"} {
@@ -79,7 +79,7 @@ func TestRunPassesOnCorrectDialect(t *testing.T) {
 	// Destructive checks run after every other one.
 	firstDestructive := slices.IndexFunc(rep.Results, func(r Result) bool { return strings.HasSuffix(r.ID, ".kill") })
 	for _, r := range rep.Results[firstDestructive:] {
-		if !strings.HasSuffix(r.ID, ".kill") && !strings.HasSuffix(r.ID, ".contention") && !strings.HasSuffix(r.ID, ".race10") && !strings.HasSuffix(r.ID, ".cleanup") {
+		if !strings.HasSuffix(r.ID, ".kill") && !strings.HasSuffix(r.ID, ".shared-loss") && !strings.HasSuffix(r.ID, ".contention") && !strings.HasSuffix(r.ID, ".race10") && !strings.HasSuffix(r.ID, ".cleanup") {
 			t.Errorf("%s runs after the destructive checks began", r.ID)
 		}
 	}

@@ -30,7 +30,7 @@ const (
 // loads and stores are atomic only so the race detector does not flag the
 // intended overlap.
 func checkContention(ctx context.Context, env *Env, tg target) (string, error) {
-	l, err := tg.locker(ctx, env)
+	ls, err := tg.lockers(ctx, env, contentionWorkers)
 	if err != nil {
 		return "", err
 	}
@@ -54,7 +54,7 @@ func checkContention(ctx context.Context, env *Env, tg target) (string, error) {
 					errs[w] = fmt.Errorf("worker %d stopped after %d sections: %w", w, done, err)
 					return
 				}
-				lease, err := l.Acquire(ctx, names[n], opts)
+				lease, err := ls[w].Acquire(ctx, names[n], opts)
 				if errors.Is(err, dialects.ErrHeld) {
 					refusals.Add(1)
 					_ = sleep(ctx, time.Duration(500+rand.IntN(1500))*time.Microsecond)
@@ -105,7 +105,7 @@ func checkContention(ctx context.Context, env *Env, tg target) (string, error) {
 // times; each round must have exactly one winner, who releases before the
 // next round.
 func checkRace10(ctx context.Context, env *Env, tg target) (string, error) {
-	l, err := tg.locker(ctx, env)
+	ls, err := tg.lockers(ctx, env, race10Contenders)
 	if err != nil {
 		return "", err
 	}
@@ -126,7 +126,7 @@ func checkRace10(ctx context.Context, env *Env, tg target) (string, error) {
 		for i := range race10Contenders {
 			wg.Go(func() {
 				<-gate
-				leases[i], errs[i] = l.Acquire(ctx, name, dialects.Options{AtMost: time.Minute, Owner: owners[i]})
+				leases[i], errs[i] = ls[i].Acquire(ctx, name, dialects.Options{AtMost: time.Minute, Owner: owners[i]})
 			})
 		}
 		close(gate)

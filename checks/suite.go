@@ -3,6 +3,7 @@ package checks
 import (
 	"context"
 	"fmt"
+	"io"
 	"slices"
 
 	"github.com/schedlock/schedlock/dialects"
@@ -23,6 +24,36 @@ func (tg target) isTable() bool { return tg.strategy == dialects.StrategyTable }
 // locker returns the run's locker for tg.
 func (tg target) locker(ctx context.Context, env *Env) (dialects.Locker, error) {
 	return env.Locker(ctx, tg.strategy, tg.table)
+}
+
+// lockers returns n lockers for n holders that must exclude each other
+// through the database: for the session strategy the run's locker and
+// n-1 new ones, each with connections of its own, as separate processes
+// would have (one session locker keeps one holder per name inside the
+// process, which would prove nothing about the database); for the table
+// strategy the run's locker n times. The new lockers are closed when the
+// check ends.
+func (tg target) lockers(ctx context.Context, env *Env, n int) ([]dialects.Locker, error) {
+	l, err := tg.locker(ctx, env)
+	if err != nil {
+		return nil, err
+	}
+	out := []dialects.Locker{l}
+	for len(out) < n {
+		if tg.isTable() {
+			out = append(out, l)
+			continue
+		}
+		other, err := env.Backend.Locker(dialects.StrategySession, dialects.Table{})
+		if err != nil {
+			return nil, err
+		}
+		if c, ok := other.(io.Closer); ok {
+			env.Defer(func(context.Context) error { return c.Close() })
+		}
+		out = append(out, other)
+	}
+	return out, nil
 }
 
 // tableLocker returns the run's table locker for tg.
@@ -128,6 +159,8 @@ func strategyChecks(tg target) []Check {
 		add(tg.check("owner", "release and refresh by another owner are refused and change nothing", checkWrongOwner))
 	} else {
 		add(tg.check("pool-trap", "an unlock on another pooled connection frees nothing", checkPoolTrap))
+		add(tg.check("many", "many locks on shared connections, released in any order, each release frees only its own", checkManyLocks))
+		add(tg.check("handover", "a waiter gets a released lock at once, not at its next poll", checkHandover))
 	}
 	add(tg.check("refresh", "refresh extends a held lease", checkRefresh))
 	add(tg.check("refresh-lost", "refresh after the lease ended is refused as lost", checkRefreshLost))
@@ -149,6 +182,7 @@ func destructiveChecks(tg target) []Check {
 	var cs []Check
 	if !tg.isTable() {
 		cs = append(cs, tg.check("kill", "killing the holder's session frees the lock and tells the holder", checkKill))
+		cs = append(cs, tg.check("shared-loss", "killing a shared lock connection tells every lease on it", checkSharedLoss))
 	}
 	cs = append(cs,
 		tg.check("contention", "8 workers on 2 names never overlap (400 + 400 critical sections)", checkContention),

@@ -101,7 +101,8 @@ The default is what the database recommends (see 'schedlock detect');
 If the lock is lost while COMMAND runs — refresh refused, connection gone,
 session killed — or its lease is about to end with the database out of reach,
 COMMAND's process group gets SIGTERM, SIGKILL after --kill-grace, and run
-exits 113: COMMAND never runs past the end of the lease.
+exits 113: COMMAND never runs past the end of the lease. A lost session lock
+was freed by the server already, so COMMAND is killed at once.
 
 Exit codes: COMMAND's own; 0 (or --skipped-exit-code) when the lock is held
 elsewhere; 113 lease lost; 126 COMMAND not executable; 127 COMMAND not found;
@@ -141,7 +142,7 @@ acquiring, not COMMAND. See docs/run.md.`,
 	fl.DurationVar(&opts.AtMost, "at-most", dialects.DefaultAtMost, "lease length: how long a crashed holder keeps the lock; refreshed every third of it (table strategy)")
 	fl.DurationVar(&opts.AtLeast, "at-least", 0, "keep the lock at least this long after it was taken, even when COMMAND ends sooner")
 	fl.DurationVar(&opts.Wait, "wait", 0, "wait up to this long for a held lock (default: try once)")
-	fl.DurationVar(&opts.KillGrace, "kill-grace", DefaultKillGrace, "time between SIGTERM and SIGKILL when the lock is lost; under half of --at-most")
+	fl.DurationVar(&opts.KillGrace, "kill-grace", DefaultKillGrace, "time between SIGTERM and SIGKILL when a table lease is lost; under half of --at-most (a lost session lock kills at once)")
 	fl.IntVar(&opts.SkippedCode, "skipped-exit-code", 0, "exit code when the lock is held elsewhere and COMMAND did not run")
 	fl.StringVar(&opts.Owner, "owner", "", "owner recorded for the lock (default host:pid:random)")
 	return c
@@ -317,6 +318,9 @@ func (o *RunOptions) runLocked(ctx context.Context, locker dialects.Locker) erro
 		o.supervise(runCtx, lease, sigs, st)
 		return nil
 	})
+	if !st.acquired {
+		err = withHolder(lockCtx, locker, o.Name, err)
+	}
 	return o.result(ctx, err, st)
 }
 
@@ -345,7 +349,14 @@ func (o *RunOptions) supervise(runCtx context.Context, lease dialects.Lease, sig
 		return
 	}
 	st.started = true
-	st.outcome = proc.Supervise(child, proc.Watch{Lost: runCtx.Done(), Until: lease.Until, Grace: o.KillGrace, Signals: sigs})
+	// A session lock ends with its connection: once it is lost the server
+	// has already freed it, so the command is killed at once. --kill-grace
+	// applies where a lease still covers the command (table strategy).
+	grace := o.KillGrace
+	if lease.Until().IsZero() {
+		grace = 0
+	}
+	st.outcome = proc.Supervise(child, proc.Watch{Lost: runCtx.Done(), Until: lease.Until, Grace: grace, Signals: sigs})
 	if st.outcome.Stopped {
 		st.stopped = context.Cause(runCtx)
 		st.until = lease.Until()
@@ -477,6 +488,24 @@ func (e interruption) Error() string { return string(e) }
 // Is makes errors.Is(err, ErrInterrupted) true.
 func (e interruption) Is(target error) bool { return target == ErrInterrupted }
 
+// holderLookupTimeout bounds the holder lookup after a refusal.
+const holderLookupTimeout = 2 * time.Second
+
+// withHolder names the holder in a refusal that does not (a session lock
+// refusal is one round trip; the holder is looked up here, on request).
+func withHolder(ctx context.Context, locker dialects.Locker, name string, err error) error {
+	var held *dialects.HeldError
+	if !errors.As(err, &held) || held.Holder != "" || ctx.Err() != nil {
+		return err
+	}
+	lctx, cancel := context.WithTimeout(ctx, holderLookupTimeout)
+	defer cancel()
+	if h, lerr := dialects.LookupHolder(lctx, locker, name); lerr == nil && h != "" {
+		held.Holder = h
+	}
+	return err
+}
+
 // waitNotice is a Locker that, with --wait, tries once and tells a person
 // watching that it is waiting (and for whom) before it waits.
 type waitNotice struct {
@@ -499,7 +528,7 @@ func (w *waitNotice) Acquire(ctx context.Context, name string, opts dialects.Opt
 	}
 	holder := ""
 	var held *dialects.HeldError
-	if errors.As(err, &held) && held.Holder != "" {
+	if errors.As(withHolder(ctx, w.Locker, name, err), &held) && held.Holder != "" {
 		holder = " by " + held.Holder
 	}
 	o.note(true, "lock %q is held%s; waiting up to %s…", name, holder, opts.Wait)

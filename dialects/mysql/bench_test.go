@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"net"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/dialecttest"
 )
 
 // countingConn counts the packets the driver writes: one per command sent
@@ -138,4 +140,113 @@ func benchCycles(b *testing.B, l dialects.Locker, writes *atomic.Int64, opts dia
 	}
 	b.StopTimer()
 	report(b, writes)
+}
+
+// benchLocker is a SessionLocker on db for the benchmarks.
+func benchLocker(b *testing.B, db *sql.DB) *dialects.SessionLocker {
+	d, err := dialects.Open(context.Background(), db, Name)
+	if err != nil {
+		b.Fatal(err)
+	}
+	l := &dialects.SessionLocker{Dialect: Name, DB: db, Ops: &SessionOps{Info: d.Info}}
+	b.Cleanup(func() { _ = l.Close() })
+	return l
+}
+
+// BenchmarkManySessionLocks holds 10,000 GET_LOCK names at once through
+// one SessionLocker (at most 4 lock connections) and releases them.
+func BenchmarkManySessionLocks(b *testing.B) {
+	var writes atomic.Int64
+	db := benchDB(b, &writes, false)
+	db.SetMaxIdleConns(8)
+	dialecttest.BenchManyLocks(b, benchLocker(b, db), uniqueName("bench-many-"), 10000)
+}
+
+// BenchmarkContendedSession: 8 workers, each its own SessionLocker, on one
+// name: tries only, then with a server-side wait, beside a raw GET_LOCK
+// loop on 8 connections.
+func BenchmarkContendedSession(b *testing.B) {
+	var writes atomic.Int64
+	db := benchDB(b, &writes, false)
+	newLocker := func() dialects.Locker { return benchLocker(b, db) }
+	b.Run("try", func(b *testing.B) { dialecttest.BenchContended(b, 8, newLocker, uniqueName("bench-c-"), 0) })
+	b.Run("wait", func(b *testing.B) {
+		dialecttest.BenchContended(b, 8, newLocker, uniqueName("bench-w-"), 10*time.Second)
+	})
+	b.Run("raw", func(b *testing.B) {
+		ctx := context.Background()
+		name := uniqueName("bench-raw-")
+		var sections atomic.Int64
+		var wg sync.WaitGroup
+		start := time.Now()
+		for range 8 {
+			c, err := db.Conn(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.Close()
+			try, err := c.PrepareContext(ctx, "SELECT GET_LOCK(?, 0)")
+			if err != nil {
+				b.Fatal(err)
+			}
+			release, err := c.PrepareContext(ctx, "SELECT RELEASE_LOCK(?)")
+			if err != nil {
+				b.Fatal(err)
+			}
+			wg.Go(func() {
+				for done := 0; done < b.N; {
+					var got int
+					if err := try.QueryRowContext(ctx, name).Scan(&got); err != nil {
+						b.Error(err)
+						return
+					}
+					if got != 1 {
+						continue
+					}
+					if err := release.QueryRowContext(ctx, name).Scan(&got); err != nil {
+						b.Error(err)
+						return
+					}
+					done++
+					sections.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+		b.ReportMetric(float64(sections.Load())/time.Since(start).Seconds(), "sections/s")
+	})
+}
+
+// BenchmarkHandover measures the time from a release to the acquire of a
+// waiter blocked in GET_LOCK (another SessionLocker).
+func BenchmarkHandover(b *testing.B) {
+	var writes atomic.Int64
+	db := benchDB(b, &writes, false)
+	holder, waiter := benchLocker(b, db), benchLocker(b, db)
+	ctx := context.Background()
+	name := uniqueName("bench-hand-")
+	var total time.Duration
+	for range b.N {
+		lease, err := holder.Acquire(ctx, name, dialects.Options{Wait: 10 * time.Second})
+		if err != nil {
+			b.Fatal(err)
+		}
+		got := make(chan time.Time, 1)
+		go func() {
+			l, err := waiter.Acquire(ctx, name, dialects.Options{Wait: 10 * time.Second})
+			got <- time.Now()
+			if err == nil {
+				_ = l.Release(ctx)
+			} else {
+				b.Error(err)
+			}
+		}()
+		time.Sleep(20 * time.Millisecond) // the waiter is blocked on the server
+		released := time.Now()
+		if err := lease.Release(ctx); err != nil {
+			b.Fatal(err)
+		}
+		total += (<-got).Sub(released)
+	}
+	b.ReportMetric(float64(total.Microseconds())/float64(b.N)/1000, "ms-handover")
 }

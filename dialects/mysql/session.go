@@ -62,11 +62,24 @@ var (
 	_ dialects.SessionKiller = (*SessionOps)(nil)
 )
 
-// TryLock runs SELECT GET_LOCK(name, 0): 1 got it, 0 taken by another
-// session, NULL an error (for example the statement was killed).
+// tryLockSQL tries once without waiting, refusing a lock this session
+// already holds: GET_LOCK is re-entrant within a session (and compares
+// names case-insensitively), so without the IS_USED_LOCK guard a second
+// lease of one process sharing the connection would get the lock too. It
+// answers 1 got it, 0 taken by another session, 2 taken by this one, NULL
+// an error (for example the statement was killed).
+const tryLockSQL = "SELECT IF(IS_USED_LOCK(?) = CONNECTION_ID(), 2, GET_LOCK(?, 0))"
+
+// TryLock runs tryLockSQL: true only when the lock was free.
 func (o *SessionOps) TryLock(ctx context.Context, conn *sql.Conn, name string) (bool, error) {
+	mapped := LockName(name)
+	return scanTryLock(conn.QueryRowContext(ctx, tryLockSQL, mapped, mapped))
+}
+
+// scanTryLock maps the answer of tryLockSQL.
+func scanTryLock(row *sql.Row) (bool, error) {
 	var got sql.NullInt64
-	if err := conn.QueryRowContext(ctx, "SELECT GET_LOCK(?, 0)", LockName(name)).Scan(&got); err != nil {
+	if err := row.Scan(&got); err != nil {
 		return false, fmt.Errorf("GET_LOCK: %w", err)
 	}
 	if !got.Valid {
@@ -75,12 +88,20 @@ func (o *SessionOps) TryLock(ctx context.Context, conn *sql.Conn, name string) (
 	return got.Int64 == 1, nil
 }
 
+// The other session-lock statements, one bind parameter each.
+const (
+	unlockSQL = "SELECT RELEASE_LOCK(?)"
+	holdsSQL  = "SELECT IS_USED_LOCK(?) = CONNECTION_ID()"
+	lockSQL   = "SELECT GET_LOCK(?, ?)"
+	guardSQL  = "SET SESSION wait_timeout = ?"
+)
+
 // Unlock runs SELECT RELEASE_LOCK(name): true when this session held the
 // lock and freed it; false when another session holds it (0), which is
 // left untouched, or nobody does (NULL).
 func (o *SessionOps) Unlock(ctx context.Context, conn *sql.Conn, name string) (bool, error) {
 	var released sql.NullInt64
-	if err := conn.QueryRowContext(ctx, "SELECT RELEASE_LOCK(?)", LockName(name)).Scan(&released); err != nil {
+	if err := conn.QueryRowContext(ctx, unlockSQL, LockName(name)).Scan(&released); err != nil {
 		return false, fmt.Errorf("RELEASE_LOCK: %w", err)
 	}
 	return released.Valid && released.Int64 == 1, nil
@@ -90,7 +111,7 @@ func (o *SessionOps) Unlock(ctx context.Context, conn *sql.Conn, name string) (b
 // SELECT IS_USED_LOCK(name) = CONNECTION_ID(), NULL (free) meaning false.
 func (o *SessionOps) Holds(ctx context.Context, conn *sql.Conn, name string) (bool, error) {
 	var mine sql.NullBool
-	if err := conn.QueryRowContext(ctx, "SELECT IS_USED_LOCK(?) = CONNECTION_ID()", LockName(name)).Scan(&mine); err != nil {
+	if err := conn.QueryRowContext(ctx, holdsSQL, LockName(name)).Scan(&mine); err != nil {
 		return false, fmt.Errorf("IS_USED_LOCK: %w", err)
 	}
 	return mine.Valid && mine.Bool, nil

@@ -77,14 +77,15 @@ func TestSessionLockerLive(t *testing.T) {
 	if _, ok := lease.Token(); ok {
 		t.Error("a GET_LOCK lease reports a fencing token")
 	}
+	// A refusal is one round trip; the holder is looked up on request.
 	_, err = l.Acquire(ctx, name, dialects.Options{})
 	var held *dialects.HeldError
-	if !errors.As(err, &held) || held.Holder == "" {
-		t.Fatalf("second Acquire = %v; want a HeldError naming the holder", err)
+	if !errors.As(err, &held) || held.Holder != "" {
+		t.Fatalf("second Acquire = %v; want a HeldError naming no holder", err)
 	}
 	holder, err := (&SessionOps{}).Holder(ctx, d.SQL, name)
-	if err != nil || holder != held.Holder {
-		t.Errorf("HeldError.Holder %q, Holder() %q, %v", held.Holder, holder, err)
+	if looked, lerr := dialects.LookupHolder(ctx, l, name); err != nil || lerr != nil || holder == "" || looked != holder {
+		t.Errorf("LookupHolder %q, %v; Holder() %q, %v", looked, lerr, holder, err)
 	}
 	start := time.Now()
 	_, err = l.Acquire(ctx, name, dialects.Options{Wait: 300 * time.Millisecond, RetryEvery: 50 * time.Millisecond})
@@ -137,10 +138,9 @@ func TestKillFreesLock(t *testing.T) {
 	if err := lease.Release(ctx); !errors.Is(err, dialects.ErrLeaseLost) {
 		t.Errorf("Release after kill = %v; want ErrLeaseLost", err)
 	}
-	if h, err := ops.Holder(ctx, d.SQL, name); err != nil || h != "" {
-		t.Errorf("Holder after kill = %q, %v; want free", h, err)
-	}
-	next, err := l.Acquire(ctx, name, dialects.Options{})
+	// The lease may learn of the kill (its socket closed) a moment before
+	// the server has freed the lock: the safe order.
+	next, err := l.Acquire(ctx, name, dialects.Options{Wait: 5 * time.Second})
 	if err != nil {
 		t.Fatalf("Acquire after kill: %v", err)
 	}

@@ -656,11 +656,13 @@ func (o *oraSim) kill(me *simSession, m []string) (fakesql.Response, error) {
 			o.mu.Lock()
 			defer o.mu.Unlock()
 			target.killed = true
+			fakesql.Kill(target.fs) // its connection no longer answers, not even a ping
 			o.freeLocksLocked(target.fs.ID)
 		})
 		return fakesql.Response{}, oraErr(oraMarkedForKill, "session marked for kill")
 	}
 	target.killed = true
+	fakesql.Kill(target.fs) // its connection no longer answers, not even a ping
 	o.freeLocksLocked(target.fs.ID)
 	return fakesql.Response{}, nil
 }

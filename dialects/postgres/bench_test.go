@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"database/sql"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/dialecttest"
 )
 
 // statementCounter counts every statement pgx sends (Query, QueryRow, Exec,
@@ -123,4 +125,100 @@ func BenchmarkTableCycle(b *testing.B) {
 		}
 		return lease.Release(ctx)
 	})
+}
+
+// benchLocks is how many locks BenchmarkManySessionLocks holds at once.
+const benchLocks = 10000
+
+// BenchmarkManySessionLocks holds 10,000 advisory locks at once through
+// one SessionLocker (at most 4 lock connections) and releases them.
+func BenchmarkManySessionLocks(b *testing.B) {
+	db, _ := countingDB(b)
+	l := &dialects.SessionLocker{Dialect: Name, DB: db, Ops: SessionOps{}}
+	defer l.Close()
+	dialecttest.BenchManyLocks(b, l, unique("bench-many-"), benchLocks)
+}
+
+// BenchmarkContendedSession: 8 workers, each its own SessionLocker, on one
+// name: tries only (a refusal is one round trip), then with a server-side
+// wait, beside a raw pg_try_advisory_lock loop on 8 connections.
+func BenchmarkContendedSession(b *testing.B) {
+	db, _ := countingDB(b)
+	newLocker := func() dialects.Locker {
+		l := &dialects.SessionLocker{Dialect: Name, DB: db, Ops: SessionOps{}}
+		b.Cleanup(func() { _ = l.Close() })
+		return l
+	}
+	b.Run("try", func(b *testing.B) { dialecttest.BenchContended(b, 8, newLocker, unique("bench-c-"), 0) })
+	b.Run("wait", func(b *testing.B) { dialecttest.BenchContended(b, 8, newLocker, unique("bench-w-"), 10*time.Second) })
+	b.Run("raw", func(b *testing.B) {
+		ctx := testCtx(b)
+		key := Key(unique("bench-raw-"))
+		var sections atomic.Int64
+		var wg sync.WaitGroup
+		start := time.Now()
+		for range 8 {
+			c, err := db.Conn(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.Close()
+			wg.Go(func() {
+				for done := 0; done < b.N; {
+					var ok bool
+					if err := c.QueryRowContext(ctx, "SELECT pg_try_advisory_lock($1)", key).Scan(&ok); err != nil {
+						b.Error(err)
+						return
+					}
+					if !ok {
+						continue
+					}
+					if err := c.QueryRowContext(ctx, "SELECT pg_advisory_unlock($1)", key).Scan(&ok); err != nil {
+						b.Error(err)
+						return
+					}
+					done++
+					sections.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+		b.ReportMetric(float64(sections.Load())/time.Since(start).Seconds(), "sections/s")
+	})
+}
+
+// BenchmarkHandover measures the time from a release to the acquire of a
+// waiter blocked on the server (another SessionLocker).
+func BenchmarkHandover(b *testing.B) {
+	db, _ := countingDB(b)
+	ctx := testCtx(b)
+	holder := &dialects.SessionLocker{Dialect: Name, DB: db, Ops: SessionOps{}}
+	waiter := &dialects.SessionLocker{Dialect: Name, DB: db, Ops: SessionOps{}}
+	defer holder.Close()
+	defer waiter.Close()
+	name := unique("bench-hand-")
+	var total time.Duration
+	for range b.N {
+		lease, err := holder.Acquire(ctx, name, dialects.Options{Wait: 10 * time.Second})
+		if err != nil {
+			b.Fatal(err)
+		}
+		got := make(chan time.Time, 1)
+		go func() {
+			l, err := waiter.Acquire(ctx, name, dialects.Options{Wait: 10 * time.Second})
+			got <- time.Now()
+			if err == nil {
+				_ = l.Release(ctx)
+			} else {
+				b.Error(err)
+			}
+		}()
+		time.Sleep(20 * time.Millisecond) // the waiter is blocked on the server
+		released := time.Now()
+		if err := lease.Release(ctx); err != nil {
+			b.Fatal(err)
+		}
+		total += (<-got).Sub(released)
+	}
+	b.ReportMetric(float64(total.Microseconds())/float64(b.N)/1000, "ms-handover")
 }

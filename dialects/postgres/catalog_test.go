@@ -67,6 +67,8 @@ func sessionSections(c Catalog) []goldenSection {
 		{"holder", c.holderSQL()},
 		{"terminate", c.terminateSQL()},
 		{"alive", c.aliveSQL()},
+		{"lock", c.lockSQL()},
+		{"guard", guardSQL},
 	}
 }
 

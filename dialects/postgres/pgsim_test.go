@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -236,6 +237,10 @@ func (s *pgSim) named(sql string) string {
 			sql = regexp.MustCompile(`\b`+pg+`\b`).ReplaceAllLiteralString(sql, sysNames[i])
 		}
 	}
+	// The blocking lock function is named like the try function.
+	if !s.has("pg_try_advisory_lock") && s.has("sys_try_advisory_lock") {
+		sql = regexp.MustCompile(`\bpg_advisory_lock\b`).ReplaceAllLiteralString(sql, "sys_advisory_lock")
+	}
 	return sql
 }
 
@@ -282,6 +287,9 @@ func none(cols ...string) fakesql.Response { return fakesql.Response{Columns: co
 
 // Handle answers one statement.
 func (s *pgSim) Handle(fs *fakesql.Session, query string, args []driver.NamedValue) (fakesql.Response, error) {
+	if st, ok := s.stmts[query]; ok && st.kind == "session.lock" {
+		return s.blockingLock(fs, args)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ss := s.session(fs)
@@ -355,11 +363,38 @@ func (s *pgSim) Handle(fs *fakesql.Session, query string, args []driver.NamedVal
 		fakesql.Kill(victim.fs)
 		s.endLocked(victim.pid)
 		return one([]string{"ok"}, true), nil
+	case "session.guard":
+		return one([]string{"set_config"}, args[1].Value), nil
 	case "session.alive":
 		victim := s.sessions[arg(0).(int64)]
 		return one([]string{"exists"}, victim != nil && !victim.killed), nil
 	}
 	return s.table(st, args)
+}
+
+// blockingLock is pg_advisory_lock under lock_timeout (args: the timeout
+// in ms as text, the key): it tries every few milliseconds without
+// holding up other sessions, and fails with 55P03 when the time is up.
+func (s *pgSim) blockingLock(fs *fakesql.Session, args []driver.NamedValue) (fakesql.Response, error) {
+	ms, err := strconv.ParseInt(args[0].Value.(string), 10, 64)
+	if err != nil {
+		return fakesql.Response{}, pgErr(codeSyntaxError, "lock_timeout: "+err.Error())
+	}
+	deadline := time.Now().Add(time.Duration(ms) * time.Millisecond)
+	for {
+		s.mu.Lock()
+		ss := s.session(fs)
+		s.counts["session.lock"]++
+		got := !ss.killed && s.tryLock(ss.pid, args[1].Value.(int64))
+		s.mu.Unlock()
+		if got {
+			return one([]string{"pg_advisory_lock", "s"}, nil, args[0].Value), nil
+		}
+		if !time.Now().Before(deadline) {
+			return fakesql.Response{}, pgErr(codeLockNotAvailable, "canceling statement due to lock timeout")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 func keyOf(classid, objid any) int64 {

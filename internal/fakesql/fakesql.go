@@ -149,6 +149,15 @@ func (c *conn) ResetSession(context.Context) error {
 	return nil
 }
 
+// Ping answers like a server: driver.ErrBadConn once the session was
+// killed or closed.
+func (c *conn) Ping(context.Context) error {
+	if !c.IsValid() {
+		return driver.ErrBadConn
+	}
+	return nil
+}
+
 func (c *conn) checkKilled() error {
 	if c.s.killed.Load() {
 		_ = c.Close()

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/internal/tcpproxy"
 )
 
@@ -320,13 +321,15 @@ func TestRunTableLeaseLostStopsCommandBeforeLeaseEnd(t *testing.T) {
 	}
 }
 
-// The connection of a session lock is cut, or stalls: the lock is lost
-// with it, so the command is stopped within a few seconds and schedlock
-// exits with the lease-lost code. Once the server has seen the connection
-// close, the lock is free for the next run.
+// The connection of a session lock is cut, stalls, or its session is
+// killed (pg_terminate_backend, KILL): the lock is lost with it, so the
+// command is killed (at once for a cut or a kill: the lock connection
+// watches its socket; within a few seconds for a stall, by its pings)
+// and schedlock exits with the lease-lost code. Once the server has seen
+// the connection close, the lock is free for the next run.
 func TestRunSessionLostStopsCommand(t *testing.T) {
 	for _, env := range []string{envPostgres, envMySQL} {
-		for _, mode := range []string{"cut", "stall"} {
+		for _, mode := range []string{"cut", "stall", "kill"} {
 			family := map[string]string{envPostgres: "postgres", envMySQL: "mysql"}[env]
 			t.Run(family+"/"+mode, func(t *testing.T) {
 				t.Parallel()
@@ -349,17 +352,52 @@ func TestRunSessionLostStopsCommand(t *testing.T) {
 				}
 				killGroupAtEnd(t, child)
 				waitFile(t, filepath.Join(dir, "hb"), 5*time.Second)
-				if mode == "cut" {
+				var killer dialects.SessionKiller
+				var session string
+				db := connect(t, raw)
+				if mode == "kill" {
+					l, err := db.SessionLocker()
+					if err != nil {
+						t.Fatal(err)
+					}
+					killer = l.(*dialects.SessionLocker).Ops.(dialects.SessionKiller)
+					if session, err = killer.Holder(t.Context(), db.SQL, name); err != nil || session == "" {
+						t.Fatalf("holder of %s: %q, %v", name, session, err)
+					}
+				}
+				switch mode {
+				case "cut":
 					proxy.Cut()
-				} else {
+				case "stall":
 					proxy.Stall()
+				case "kill":
+					if err := killer.Kill(t.Context(), db.SQL, session); err != nil {
+						t.Fatalf("kill session %s: %v", session, err)
+					}
 				}
 				cutAt := time.Now()
+				childDead := make(chan time.Time, 1)
+				go func() {
+					for running(child) {
+						time.Sleep(time.Millisecond)
+					}
+					childDead <- time.Now()
+				}()
 				if code := r.wait(t, 15*time.Second); code != codeLeaseLost {
 					t.Fatalf("exit %d, want %d; stderr: %s", code, codeLeaseLost, r.stderr.String())
 				}
-				if d := r.ended.Sub(cutAt); d > 5*time.Second {
-					t.Fatalf("schedlock exited %s after the %s, want within a few seconds", d, mode)
+				limit := 8 * time.Second // a stall is seen by the pings: 4 intervals of 1s
+				if mode != "stall" {
+					limit = time.Second // a closed connection is seen at once (target: tens of ms)
+				}
+				if d := r.ended.Sub(cutAt); d > limit {
+					t.Fatalf("schedlock exited %s after the %s, want within %s", d, mode, limit)
+				}
+				select {
+				case dead := <-childDead:
+					t.Logf("%s: the command was dead %s after the %s", family, dead.Sub(cutAt).Round(time.Millisecond), mode)
+				case <-time.After(5 * time.Second):
+					t.Fatalf("the command still runs 5s after schedlock exited")
 				}
 				assertStopped(t, dir, child)
 				// A stalled connection is still open for the server, which

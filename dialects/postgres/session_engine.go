@@ -1,0 +1,165 @@
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/schedlock/schedlock/dialects"
+)
+
+var (
+	_ dialects.SessionPreparer = SessionOps{}
+	_ dialects.SessionWaiter   = SessionOps{}
+	_ dialects.SessionKeyer    = SessionOps{}
+	_ dialects.SessionGuard    = SessionOps{}
+	_ dialects.SessionSocket   = SessionOps{}
+)
+
+// SQLSTATE codes of the blocking wait and the session guard.
+const (
+	codeUnknownSetting = "42704" // a setting this server does not have
+)
+
+// LockKey is the advisory key of name in decimal: two names with one key
+// are one lock.
+func (o SessionOps) LockKey(name string) string { return strconv.FormatInt(Key(name), 10) }
+
+// lockSQL waits for the key under a lock_timeout set for this statement's
+// own transaction only (set_config(..., true) in the implicit transaction
+// of one statement), so the session's lock_timeout is back to what it was
+// when the statement ends, granted or not. The fenced subquery (OFFSET 0)
+// sets it before the lock function runs.
+func (c Catalog) lockSQL() string {
+	lock := strings.Replace(c.TryLock, "try_", "", 1)
+	return "SELECT " + lock + "($2::bigint), t.s FROM (SELECT set_config('lock_timeout', $1, true) AS s OFFSET 0) AS t"
+}
+
+// Lock waits on the server for the advisory lock of name: pg_advisory_lock
+// under lock_timeout = wait (at least 1 ms; 0 would mean forever). It
+// answers false when the timeout ran out (SQLSTATE 55P03). Cancelling ctx
+// stops the wait (the SessionLocker then drops the connection).
+func (o SessionOps) Lock(ctx context.Context, conn *sql.Conn, name string, wait time.Duration) (bool, error) {
+	ms := wait.Milliseconds()
+	if ms < 1 {
+		ms = 1
+	}
+	if ms > math.MaxInt32 {
+		ms = math.MaxInt32
+	}
+	_, err := conn.ExecContext(ctx, o.names().lockSQL(), strconv.FormatInt(ms, 10), Key(name))
+	var pgErr *pgconn.PgError
+	switch {
+	case errors.As(err, &pgErr) && pgErr.Code == codeLockNotAvailable:
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("%s: %w", strings.Replace(o.names().TryLock, "try_", "", 1), err)
+	}
+	return true, nil
+}
+
+// guardSQL sets one setting of the session guard for the session.
+const guardSQL = "SELECT set_config($1, $2, false)"
+
+// Guard asks the server to end the lock connection within bound of its
+// client going silent: TCP keepalives after bound/3 idle, probes every
+// bound/9, three of them (a vanished host), tcp_user_timeout = bound
+// (unacknowledged data), and idle_session_timeout = bound (PostgreSQL 14+:
+// a client whose packets no longer arrive, the SessionLocker pinging every
+// idle connection far more often). Settings the server lacks (older
+// versions) are skipped; keepalives do not apply to a Unix socket.
+func (o SessionOps) Guard(ctx context.Context, conn *sql.Conn, bound time.Duration) error {
+	secs := func(d time.Duration) string { return strconv.FormatInt(max(1, int64(d/time.Second)), 10) }
+	settings := [][2]string{
+		{"tcp_keepalives_idle", secs(bound / 3)},
+		{"tcp_keepalives_interval", secs(bound / 9)},
+		{"tcp_keepalives_count", "3"},
+		{"tcp_user_timeout", strconv.FormatInt(max(1, bound.Milliseconds()), 10)},
+		{"idle_session_timeout", strconv.FormatInt(max(1, bound.Milliseconds()), 10)},
+	}
+	for _, s := range settings {
+		_, err := conn.ExecContext(ctx, guardSQL, s[0], s[1])
+		var pgErr *pgconn.PgError
+		if err != nil && !(errors.As(err, &pgErr) && pgErr.Code == codeUnknownSetting) {
+			return fmt.Errorf("set %s: %w", s[0], err)
+		}
+	}
+	return nil
+}
+
+// NetConn reaches the socket under a pgx connection.
+func (o SessionOps) NetConn(driverConn any) (net.Conn, bool) {
+	c, ok := driverConn.(*stdlib.Conn)
+	if !ok {
+		return nil, false
+	}
+	nc := c.Conn().PgConn().Conn()
+	return nc, nc != nil
+}
+
+// Prepare prepares the three lock statements on conn.
+func (o SessionOps) Prepare(ctx context.Context, conn *sql.Conn) (dialects.SessionStatements, error) {
+	c := o.names()
+	s := &preparedSession{}
+	var err error
+	for _, p := range []struct {
+		stmt **sql.Stmt
+		sql  string
+	}{{&s.try, c.tryLockSQL()}, {&s.unlock, c.unlockSQL()}, {&s.holds, c.holdsSQL()}} {
+		if *p.stmt, err = conn.PrepareContext(ctx, p.sql); err != nil {
+			_ = s.Close()
+			return nil, err
+		}
+	}
+	s.catalog = c
+	return s, nil
+}
+
+// preparedSession is SessionOps prepared on one lock connection.
+type preparedSession struct {
+	catalog            Catalog
+	try, unlock, holds *sql.Stmt
+}
+
+func (s *preparedSession) TryLock(ctx context.Context, name string) (bool, error) {
+	var ok bool
+	if err := s.try.QueryRowContext(ctx, Key(name)).Scan(&ok); err != nil {
+		return false, fmt.Errorf("%s: %w", s.catalog.TryLock, err)
+	}
+	return ok, nil
+}
+
+func (s *preparedSession) Unlock(ctx context.Context, name string) (bool, error) {
+	var ok bool
+	if err := s.unlock.QueryRowContext(ctx, Key(name)).Scan(&ok); err != nil {
+		return false, fmt.Errorf("%s: %w", s.catalog.Unlock, err)
+	}
+	return ok, nil
+}
+
+func (s *preparedSession) Holds(ctx context.Context, name string) (bool, error) {
+	classid, objid := KeyParts(Key(name))
+	var held bool
+	if err := s.holds.QueryRowContext(ctx, int64(classid), int64(objid)).Scan(&held); err != nil {
+		return false, fmt.Errorf("read %s: %w", s.catalog.Locks, err)
+	}
+	return held, nil
+}
+
+func (s *preparedSession) Close() error {
+	for _, st := range []*sql.Stmt{s.try, s.unlock, s.holds} {
+		if st != nil {
+			_ = st.Close()
+		}
+	}
+	return nil
+}

@@ -1,0 +1,189 @@
+package dialects
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// sessionLease is one lock held on a lock connection of a SessionLocker.
+// Its state has its own mutex, never held during a statement, so Err and
+// Done answer at once whatever the connection is doing.
+type sessionLease struct {
+	locker *SessionLocker
+	conn   *lockConn
+	key    string
+	name   string
+	owner  string
+	entry  *heldEntry
+
+	mu        sync.Mutex
+	finished  bool
+	releasing chan struct{} // closed when a Release in flight has ended
+	err       error
+	done      chan struct{}
+}
+
+var _ Lease = (*sessionLease)(nil)
+
+func (s *sessionLease) Name() string          { return s.name }
+func (s *sessionLease) Owner() string         { return s.owner }
+func (s *sessionLease) Token() (int64, bool)  { return 0, false }
+func (s *sessionLease) Until() time.Time      { return time.Time{} }
+func (s *sessionLease) Done() <-chan struct{} { return s.done }
+
+// Err never waits for a statement.
+func (s *sessionLease) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+// end finishes the lease with err (nil: released); only the first call
+// counts.
+func (s *sessionLease) end(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.finished {
+		return
+	}
+	s.finished = true
+	s.err = err
+	close(s.done)
+}
+
+func (s *sessionLease) ended() (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.finished, s.err
+}
+
+// afterEnd is the error of an operation on an ended lease.
+func (s *sessionLease) afterEnd(op string) error {
+	if _, err := s.ended(); err != nil {
+		return err
+	}
+	return Wrap(s.locker.Dialect, op, fmt.Errorf("%w: already released", ErrLeaseLost))
+}
+
+// lost ends this lease alone as lost (its connection stays: the other
+// locks on it are unaffected) and frees its key in the process.
+func (s *sessionLease) lost(why string) error {
+	err := Wrap(s.locker.Dialect, "lease", fmt.Errorf("%w: %s", ErrLeaseLost, why))
+	s.locker.released(s)
+	s.end(err)
+	return s.Err()
+}
+
+// Refresh proves the lock is still held by its connection's session: one
+// statement on that connection.
+func (s *sessionLease) Refresh(ctx context.Context) error {
+	if done, _ := s.ended(); done {
+		return s.afterEnd("refresh")
+	}
+	var held bool
+	s.conn.pending.Add(1)
+	err := s.conn.do(ctx, 0, func(ctx context.Context) error {
+		h, err := s.conn.stmts.Holds(ctx, s.name)
+		held = h
+		if err == nil && !h {
+			// The session should hold the lock and says it does not:
+			// whatever it might still hold of it is given back, so that
+			// a lost lease never leaves the lock behind.
+			_, _ = s.conn.stmts.Unlock(ctx, s.name)
+		}
+		return err
+	}, nil)
+	if done, _ := s.ended(); done {
+		return s.afterEnd("refresh")
+	}
+	switch {
+	case err != nil:
+		return Wrap(s.locker.Dialect, "refresh", err)
+	case !held:
+		return s.lost("the session no longer holds the lock")
+	}
+	return nil
+}
+
+// Release frees the lock on its own connection; the other locks of that
+// connection stay held. When ctx ends first, the release still happens and
+// Done closes once it has.
+func (s *sessionLease) Release(ctx context.Context) error {
+	s.mu.Lock()
+	if s.finished {
+		s.mu.Unlock()
+		return s.afterEnd("release")
+	}
+	if s.releasing != nil {
+		inFlight := s.releasing
+		s.mu.Unlock()
+		select {
+		case <-inFlight:
+			return s.afterEnd("release")
+		case <-ctx.Done():
+			return Wrap(s.locker.Dialect, "release", ctx.Err())
+		}
+	}
+	s.releasing = make(chan struct{})
+	s.mu.Unlock()
+
+	c := s.conn
+	c.pending.Add(1)
+	result := make(chan error, 1)
+	go func() {
+		// The release is not abandoned with ctx: it runs to its end.
+		result <- c.do(context.Background(), 0, func(sctx context.Context) error { return s.unlock(sctx) }, nil)
+		close(s.releasing)
+	}()
+	select {
+	case err := <-result:
+		if err != nil {
+			var gone errConnGone
+			if errors.As(err, &gone) {
+				// The connection went away: so did the lock.
+				if _, lostErr := s.ended(); lostErr != nil {
+					return lostErr
+				}
+			}
+			return s.lost(fmt.Sprintf("release failed: %v", err))
+		}
+		if _, e := s.ended(); e != nil {
+			return e
+		}
+		return nil
+	case <-ctx.Done():
+		// The release may have ended the lease just now (Done closes
+		// before this call returns): its outcome stands.
+		if done, err := s.ended(); done {
+			return err
+		}
+		return Wrap(s.locker.Dialect, "release", ctx.Err())
+	}
+}
+
+// unlock runs on the connection's goroutine: it frees the lock, retrying
+// once after an error; a lock it cannot free costs the connection (which
+// frees it) rather than staying held.
+func (s *sessionLease) unlock(ctx context.Context) error {
+	c := s.conn
+	ok, err := c.stmts.Unlock(ctx, s.name)
+	if err != nil && c.lostErr() == nil && ctx.Err() == nil {
+		ok, err = c.stmts.Unlock(ctx, s.name)
+	}
+	switch {
+	case err != nil && c.lostErr() == nil:
+		c.lose(fmt.Errorf("release of %q failed twice, connection dropped to free it: %w", s.name, err))
+		return err
+	case err != nil:
+		return err
+	case !ok:
+		_ = s.lost("the session no longer held the lock at release")
+		return nil
+	}
+	s.locker.released(s)
+	s.end(nil)
+	return nil
+}
