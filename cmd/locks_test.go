@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -266,23 +267,88 @@ func TestLocksLsJSON(t *testing.T) {
 	}
 }
 
+// listingsWriter is a command's stdout that counts listings by a marker
+// line and closes reached once it has seen want of them.
+type listingsWriter struct {
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	marker  string
+	want    int
+	reached chan struct{}
+}
+
+func newListingsWriter(marker string, want int) *listingsWriter {
+	return &listingsWriter{marker: marker, want: want, reached: make(chan struct{})}
+}
+
+func (w *listingsWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	had := strings.Count(w.buf.String(), w.marker)
+	n, err := w.buf.Write(p)
+	if now := strings.Count(w.buf.String(), w.marker); had < w.want && now >= w.want {
+		close(w.reached)
+	}
+	return n, err
+}
+
+func (w *listingsWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+// The watch lists again and again until its context ends (Ctrl-C), which is
+// a normal end. The test waits for the listings themselves, however slow
+// the machine, and only then cancels.
 func TestLocksLsWatch(t *testing.T) {
 	path, _ := lockFile(t)
 	for _, tty := range []bool{false, true} {
-		r := runWithInput(t, tty, "", "locks", "ls", "--dsn", path, "--watch", "100ms", "--timeout", "450ms", "--quiet")
-		if r.err != nil {
-			t.Fatalf("tty=%v: a watch ended by --timeout is a normal end, got %v", tty, r.err)
-		}
 		marker := "name\tkey\tstate"
 		if tty {
 			marker = "Every 100ms: schedlock locks ls"
 		}
-		if n := strings.Count(r.stdout, marker); n < 2 {
-			t.Errorf("tty=%v: %d listings in 450ms at 100ms:\n%s", tty, n, r.stdout)
+		out := newListingsWriter(marker, 2)
+		ios, _, _, _ := iostreams.Test()
+		ios.Out = out
+		ios.SetStdinTTY(tty)
+		ios.SetStdoutTTY(tty)
+		ios.SetStderrTTY(tty)
+		ctx, cancel := context.WithCancel(context.Background())
+		ended := make(chan error, 1)
+		go func() {
+			ended <- Execute(ctx, testFactory(ios, map[string]string{}, t.TempDir()), []string{"locks", "ls", "--dsn", path, "--watch", "100ms", "--quiet"})
+		}()
+		select {
+		case <-out.reached:
+		case err := <-ended:
+			cancel()
+			t.Fatalf("tty=%v: the watch ended by itself (%v) after:\n%s", tty, err, out.String())
+		case <-time.After(time.Minute):
+			cancel()
+			t.Fatalf("tty=%v: fewer than 2 listings in a minute at --watch 100ms:\n%s", tty, out.String())
 		}
-		if clear := strings.Contains(r.stdout, "\x1b[H\x1b[2J"); clear != tty {
+		cancel() // as Ctrl-C does
+		select {
+		case err := <-ended:
+			if err != nil {
+				t.Fatalf("tty=%v: a watch ended by its context is a normal end, got %v", tty, err)
+			}
+		case <-time.After(time.Minute):
+			t.Fatalf("tty=%v: the watch still runs a minute after its context ended", tty)
+		}
+		if clear := strings.Contains(out.String(), "\x1b[H\x1b[2J"); clear != tty {
 			t.Errorf("tty=%v: screen cleared = %v", tty, clear)
 		}
+	}
+	// --timeout ends a watch the same way. 3s is far more than connecting
+	// to a SQLite file takes, so the deadline falls in the watch.
+	r := runWithInput(t, false, "", "locks", "ls", "--dsn", path, "--watch", "100ms", "--timeout", "3s", "--quiet")
+	if r.err != nil {
+		t.Fatalf("a watch ended by --timeout is a normal end, got %v", r.err)
+	}
+	if !strings.Contains(r.stdout, "name\tkey\tstate") {
+		t.Errorf("no listing in 3s at --watch 100ms:\n%s", r.stdout)
 	}
 }
 

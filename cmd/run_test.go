@@ -335,18 +335,22 @@ func TestRunInterruptedWhileWaiting(t *testing.T) {
 // command through their own channel), and the command's exit code stands.
 func TestRunLeaseOutlivesContextOnceStarted(t *testing.T) {
 	db, locker := sqliteLocks(t)
-	started := filepath.Join(t.TempDir(), "started")
+	dir := t.TempDir()
+	started, finish := filepath.Join(dir, "started"), filepath.Join(dir, "finish")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan runResult, 1)
 	go func() {
 		done <- execRun(t, ctx, "", "run", "--dsn", db, "--name", "detach", "--at-most", "3s", "--kill-grace", "1s", "--",
-			"sh", "-c", `touch "$0"; sleep 2; exit 5`, started)
+			"sh", "-c", `touch "$0"; while [ ! -e "$1" ]; do sleep 0.05; done; exit 5`, started, finish)
 	}()
 	waitForFile(t, started)
 	cancel()
 	time.Sleep(1200 * time.Millisecond) // past the first refresh at 1s
 	_, err := locker.Acquire(context.Background(), "detach", dialects.Options{AtMost: time.Minute})
+	if err := os.WriteFile(finish, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if !errors.Is(err, dialects.ErrHeld) {
 		t.Fatalf("acquire while the command runs after the cancel: %v, want held", err)
 	}

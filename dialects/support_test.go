@@ -1,11 +1,28 @@
 package dialects
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
 
+// restoreSupportAtEnd puts the support table back as it was when the test
+// ends, so the rows a test registers do not outlive it (go test -count=N
+// runs it again in the same process).
+func restoreSupportAtEnd(t *testing.T) {
+	t.Helper()
+	supportMu.Lock()
+	saved := slices.Clone(supportRows)
+	supportMu.Unlock()
+	t.Cleanup(func() {
+		supportMu.Lock()
+		supportRows = saved
+		supportMu.Unlock()
+	})
+}
+
 func TestRegisterSupportOrdersByFamily(t *testing.T) {
+	restoreSupportAtEnd(t)
 	RegisterSupport(
 		ProductSupport{Dialect: "zz-test-b", Product: "b1", Name: "B1"},
 		ProductSupport{Dialect: "zz-test-a", Product: "a1", Name: "A1"},
@@ -27,6 +44,7 @@ func TestRegisterSupportOrdersByFamily(t *testing.T) {
 }
 
 func TestRegisterSupportRefusesBadRows(t *testing.T) {
+	restoreSupportAtEnd(t)
 	for name, row := range map[string]ProductSupport{
 		"no dialect": {Product: "p", Name: "P"},
 		"no name":    {Dialect: "zz-test-c", Product: "p"},

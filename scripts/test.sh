@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # The one test command (README and .ci/run call it):
-#   1. PostgreSQL and MariaDB up on loopback (started, or installed from
-#      Debian packages), the test DSNs exported;
+#   1. throwaway PostgreSQL, MariaDB, Redis, etcd and ZooKeeper servers
+#      started in a temporary directory on free loopback ports (binaries
+#      installed from Debian packages when missing), their DSNs exported,
+#      all of them stopped and removed when this script exits; the
+#      machine's own servers are never used or changed (scripts/services.sh);
 #   2. go vet ./... and go test -race ./... (live tests included);
 #   3. bin/schedlock built and `schedlock selfcheck` run with no DSN, as in
 #      the README's quick start;
@@ -13,14 +16,14 @@ cd "$(dirname "$0")/.."
 source scripts/services.sh
 
 ensure_go
-ensure_services
+start_services postgres mysql redis etcd zookeeper
 
 log "go vet ./..."
 go vet ./...
 
 log "go test -race -count=1 ./..."
 out=$(mktemp)
-trap 'rm -f "$out"' EXIT
+at_exit 'rm -f "$out"'
 status=0
 go test -race -count=1 -timeout 20m -v ./... >"$out" 2>&1 || status=$?
 

@@ -46,10 +46,12 @@ func TestKillFreesLockAndLeaseReportsLoss(t *testing.T) {
 	}
 	defer func() { _ = other.Release(ctx) }()
 
+	// The lease checks its connection every second, with a one-second
+	// timeout: Done closes within about 2s; the bound is for a busy machine.
 	select {
 	case <-lease.Done():
-	case <-time.After(5 * time.Second):
-		t.Fatal("the killed lease's Done did not close within 5s")
+	case <-time.After(30 * time.Second):
+		t.Fatal("the killed lease's Done did not close within 30s")
 	}
 	if !errors.Is(lease.Err(), dialects.ErrLeaseLost) {
 		t.Errorf("Err after kill = %v, want ErrLeaseLost", lease.Err())

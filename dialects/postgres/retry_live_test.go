@@ -42,7 +42,9 @@ func TestSerializationRetryLive(t *testing.T) {
 			t.Fatal(err)
 		}
 
-		admin := conn(t, liveDB(t))
+		monitor := liveDB(t)
+		admin := conn(t, monitor)
+		adminPID := backendPID(t, admin)
 		if _, err := admin.ExecContext(ctx, "BEGIN"); err != nil {
 			t.Fatal(err)
 		}
@@ -52,7 +54,7 @@ func TestSerializationRetryLive(t *testing.T) {
 		done := make(chan error, 1)
 		before := l.Stats()
 		go func() { done <- lease.Refresh(ctx) }()
-		time.Sleep(300 * time.Millisecond) // the refresh now waits for the row
+		waitBlockedBy(t, monitor, adminPID, done) // the refresh now waits for the row
 		if _, err := admin.ExecContext(ctx, "COMMIT"); err != nil {
 			t.Fatal(err)
 		}
@@ -69,5 +71,31 @@ func TestSerializationRetryLive(t *testing.T) {
 				t.Errorf("release: %v", err)
 			}
 		}
+	}
+}
+
+// waitBlockedBy waits until some backend waits for a lock that backend pid
+// holds. A receive on done first (what waits ended without waiting) fails
+// the test.
+func waitBlockedBy(t *testing.T, db *sql.DB, pid int64, done <-chan error) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var blocked int
+		if err := db.QueryRowContext(testCtx(t), "SELECT count(*) FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))", pid).Scan(&blocked); err != nil {
+			t.Fatalf("pg_blocking_pids: %v", err)
+		}
+		if blocked > 0 {
+			return
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("the refresh ended (%v) without waiting for the row backend %d holds", err, pid)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no backend waited for backend %d's row lock within 30s", pid)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -234,10 +235,46 @@ func withAddr(t *testing.T, raw, addr string) string {
 // run is one schedlock process.
 type run struct {
 	cmd            *exec.Cmd
-	stdout, stderr bytes.Buffer
+	stdout, stderr lockedBuffer
 	began, ended   time.Time
 	done           chan struct{}
 	code           int
+}
+
+// lockedBuffer is a process's output that a test may read while the
+// process still writes it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// waitStderr waits up to timeout for r's stderr to contain want.
+func (r *run) waitStderr(t *testing.T, want string, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !strings.Contains(r.stderr.String(), want) {
+		select {
+		case <-r.done:
+			t.Fatalf("schedlock %v exited %d before saying %q; stderr: %s", r.cmd.Args[1:], r.code, want, r.stderr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("schedlock %v did not say %q within %s; stderr: %s", r.cmd.Args[1:], want, timeout, r.stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // start starts schedlock with args; its process is killed at the end of
