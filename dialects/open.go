@@ -99,7 +99,8 @@ func (db *DB) Close() error {
 // ErrUnsupported that says why this database has none.
 func (db *DB) SessionLocker() (Locker, error) {
 	if db.Dialect.NewSessionLocker == nil {
-		return nil, Wrap(db.Dialect.Name, "session locker", fmt.Errorf("%w: %s has no session locks; use --strategy table", ErrUnsupported, db.Info.Product))
+		return nil, Wrap(db.Dialect.Name, "session locker",
+			WithRemedy(fmt.Errorf("%w: %s has no session locks", ErrUnsupported, db.Info.Product), UseTableStrategy))
 	}
 	l, err := db.Dialect.NewSessionLocker(db.SQL, db.Info)
 	return l, Wrap(db.Dialect.Name, "session locker", err)
