@@ -72,6 +72,9 @@ func OpenSQL(ctx context.Context, d *Dialect, t Target) (*DB, error) {
 	}
 	if err := pool.PingContext(ctx); err != nil {
 		_ = pool.Close()
+		if d.ClassifyError != nil {
+			err = d.ClassifyError(err)
+		}
 		if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
 			err = fmt.Errorf("%w (%v)", ctxErr, err)
 		}
