@@ -181,7 +181,10 @@ type detectRecommendation struct {
 	ClaimReason   string                 `json:"claim_reason"`
 }
 
+// newDetectReport is the report of caps, its texts in the command line's
+// words.
 func newDetectReport(target string, info dialects.Info, caps dialects.Capabilities) *detectReport {
+	caps = cliCapabilities(caps)
 	r := &detectReport{
 		Target:  target,
 		Product: info.Product,

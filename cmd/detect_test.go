@@ -113,7 +113,7 @@ func stubReport(t *testing.T) *detectReport {
 				SkipLocked:   dialects.CapYes("proved: a row locked by another connection was skipped"),
 				NoWait:       dialects.CapYes("by version: FakeDB 24.3 (NOWAIT since 20.2)"),
 				Isolation:    dialects.CapYes("serializable"),
-				LockListing:  dialects.CapNo("FakeDB has no real advisory locks to list", "use --strategy table: locks ls lists the lease table"),
+				LockListing:  dialects.CapNo("FakeDB has no real advisory locks to list", "").Fixed(dialects.UseTableStrategy, ": "+string(dialects.TermListLocks)+" lists the lease table"),
 				KillSessions: dialects.CapNo("app may end only its own sessions", "GRANT admin TO app"),
 				Clock: dialects.Clock{
 					Skew: 12 * time.Millisecond, RoundTrip: 412 * time.Microsecond, Measured: true,

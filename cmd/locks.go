@@ -290,7 +290,7 @@ func (o *LocksOptions) render(listing *dialects.Listing, header string) error {
 	}
 	if !o.Global.Quiet {
 		for _, n := range listing.Notes {
-			fmt.Fprintln(o.IO.ErrOut, o.Factory.Scrubber.String("schedlock: note: "+n))
+			fmt.Fprintln(o.IO.ErrOut, o.Factory.Scrubber.String("schedlock: note: "+cliText(n)))
 		}
 	}
 	return nil

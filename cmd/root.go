@@ -121,7 +121,7 @@ func Execute(ctx context.Context, f *Factory, args []string) error {
 		// arguments the command does not take.
 		err = &UsageError{Err: err, Command: c.CommandPath()}
 	}
-	return f.Scrubber.Error(err)
+	return cliError(f.Scrubber.Error(err))
 }
 
 // validate checks the global flags for command c and applies --no-color.

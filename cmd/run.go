@@ -475,7 +475,7 @@ func withRelease(err, release error, name string) error {
 // note prints one "schedlock: …" line on stderr when show is true.
 func (o *RunOptions) note(show bool, format string, args ...any) {
 	if show {
-		fmt.Fprintln(o.IO.ErrOut, o.Factory.Scrubber.String("schedlock: "+fmt.Sprintf(format, args...)))
+		fmt.Fprintln(o.IO.ErrOut, o.Factory.Scrubber.String("schedlock: "+cliText(fmt.Sprintf(format, args...))))
 	}
 }
 

@@ -161,6 +161,7 @@ func selfcheckRun(ctx context.Context, o *SelfcheckOptions) error {
 	}
 	report.Target = p.target.Redacted()
 	scrubReport(report, f.Scrubber)
+	cliResults(report)
 
 	var buf bytes.Buffer
 	if err := output.WriteReport(&buf, report, g.Format, output.ReportOptions{TTY: io.IsStdoutTTY(), Color: io.ColorEnabled()}); err != nil {

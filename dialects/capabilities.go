@@ -39,6 +39,17 @@ type Capability struct {
 	// Remedy says how to get the capability (a GRANT, a setting, another
 	// strategy); empty when there is nothing to do.
 	Remedy string `json:"remedy"`
+	// Fix is the remedy as data when it is one (see Fixed); Remedy then
+	// begins with its words.
+	Fix *Remedy `json:"-"`
+}
+
+// Fixed returns c with fix as its Fix and its Remedy fix's words followed
+// by more (": the lease table is a real lock", ", or …").
+func (c Capability) Fixed(fix Remedy, more string) Capability {
+	c.Fix = &fix
+	c.Remedy = fix.String() + more
+	return c
 }
 
 // CapYes returns a supported capability.
@@ -197,7 +208,7 @@ func (db *DB) probeSessionLocker(ctx context.Context) Capability {
 	l, err := db.SessionLocker()
 	if err != nil {
 		if errors.Is(err, ErrUnsupported) {
-			return CapNo(unsupportedReason(err), "use --strategy table")
+			return CapNo(unsupportedReason(err), "").Fixed(UseTableStrategy, "")
 		}
 		return CapUnknown("no session locker: "+err.Error(), "")
 	}
@@ -209,14 +220,24 @@ func (db *DB) probeSessionLocker(ctx context.Context) Capability {
 }
 
 // unsupportedReason is the message of an ErrUnsupported error without the
-// dialect, operation and sentinel prefixes.
+// dialect, operation and sentinel prefixes, nor the remedy of the table
+// strategy.
 func unsupportedReason(err error) string {
 	var de *Error
 	for errors.As(err, &de) {
 		err = de.Err
 	}
+	var re *RemedyError
+	if errors.As(err, &re) && re.Fix == UseTableStrategy {
+		return strings.TrimPrefix(re.Err.Error(), ErrUnsupported.Error()+": ")
+	}
 	msg := strings.TrimPrefix(err.Error(), ErrUnsupported.Error()+": ")
-	return strings.TrimSuffix(msg, "; use --strategy table")
+	// A reason still worded with its remedy in the text ("…; use …"):
+	// the capability carries the remedy apart.
+	if i := strings.LastIndex(msg, "; use "); i >= 0 {
+		msg = msg[:i]
+	}
+	return msg
 }
 
 // recommend picks the lock and claim strategies from caps.
@@ -279,7 +300,7 @@ func ProbeSessionOps(ctx context.Context, db *sql.DB, ops SessionOps) Capability
 		if ctx.Err() != nil {
 			return CapUnknown("probe interrupted: "+ctx.Err().Error(), "")
 		}
-		return CapNo(what+": "+err.Error(), "use --strategy table")
+		return CapNo(what+": "+err.Error(), "").Fixed(UseTableStrategy, "")
 	}
 
 	got, err := ops.TryLock(ctx, a, name)
@@ -287,7 +308,7 @@ func ProbeSessionOps(ctx context.Context, db *sql.DB, ops SessionOps) Capability
 	case err != nil:
 		return noLock("the lock function failed", err)
 	case !got:
-		return CapNo("a fresh lock name was refused to the first connection", "use --strategy table")
+		return CapNo("a fresh lock name was refused to the first connection", "").Fixed(UseTableStrategy, "")
 	}
 	start := time.Now()
 	second, err := ops.TryLock(ctx, b, name)
@@ -296,26 +317,26 @@ func ProbeSessionOps(ctx context.Context, db *sql.DB, ops SessionOps) Capability
 		return noLock("the second connection's try failed", err)
 	}
 	if second {
-		return CapStub("proved: both connections got the lock: the lock function is a stub that locks nothing",
-			"use --strategy table: the lease table is a real lock")
+		return CapStub("proved: both connections got the lock: the lock function is a stub that locks nothing", "").
+			Fixed(UseTableStrategy, ": the lease table is a real lock")
 	}
 	released, err := ops.Unlock(ctx, a, name)
 	if err != nil {
 		return noLock("release failed", err)
 	}
 	if !released {
-		return CapNo("the holder's release reported that it held no lock", "use --strategy table")
+		return CapNo("the holder's release reported that it held no lock", "").Fixed(UseTableStrategy, "")
 	}
 	after, err := ops.TryLock(ctx, b, name)
 	if err != nil {
 		return noLock("the second connection's try after the release failed", err)
 	}
 	if !after {
-		return CapNo("the lock stayed taken after its holder released it", "use --strategy table")
+		return CapNo("the lock stayed taken after its holder released it", "").Fixed(UseTableStrategy, "")
 	}
 	freed, err := ops.Unlock(ctx, b, name)
 	if err != nil || !freed {
-		return CapNo("the second connection could not release the lock it took", "use --strategy table")
+		return CapNo("the second connection could not release the lock it took", "").Fixed(UseTableStrategy, "")
 	}
 	ok = true
 	return CapYes(fmt.Sprintf("proved: a second connection was refused in %s while the first held the lock, and got it once released", roundDuration(refusedIn)))

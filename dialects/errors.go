@@ -100,6 +100,11 @@ func (e *PrivilegeError) Is(target error) bool { return target == ErrPrivilege }
 // Unwrap returns the server's error.
 func (e *PrivilegeError) Unwrap() error { return e.Err }
 
+// Remedy is the grant.
+func (e *PrivilegeError) Remedy() Remedy {
+	return Remedy{Kind: RemedyGrant, Privilege: e.Privilege, Statement: e.Grant}
+}
+
 // MissingTableError says the lock table does not exist and gives the
 // statement that creates it. It matches ErrNoTable.
 type MissingTableError struct {
@@ -109,8 +114,12 @@ type MissingTableError struct {
 
 func (e *MissingTableError) Error() string {
 	// The statement on one line: the message is one line wherever it goes.
-	create := strings.Join(strings.Fields(e.CreateSQL), " ")
-	return fmt.Sprintf("lock table %s does not exist; create it with --create-table or run: %s", e.Table, create)
+	return fmt.Sprintf("lock table %s does not exist; %s", e.Table, e.Remedy())
+}
+
+// Remedy is creating the table.
+func (e *MissingTableError) Remedy() Remedy {
+	return Remedy{Kind: RemedyCreateTable, Table: e.Table, Statement: e.CreateSQL}
 }
 
 // Is makes errors.Is(err, ErrNoTable) true.
@@ -166,6 +175,11 @@ func (e *ConnLimitError) Is(target error) bool { return target == ErrConnLimit }
 
 // Unwrap returns the server's error.
 func (e *ConnLimitError) Unwrap() error { return e.Err }
+
+// Remedy is raising the limit.
+func (e *ConnLimitError) Remedy() Remedy {
+	return Remedy{Kind: RemedyRaiseLimit, Limit: e.Limit, Statement: e.Raise, Restart: e.Restart}
+}
 
 // ErrorClassifier is optionally implemented by a dialect's SessionOps and
 // lease-table Builder: ClassifyError turns a driver error into one of the

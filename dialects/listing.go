@@ -739,7 +739,7 @@ func (db *DB) listSessions(ctx context.Context, labels, lookup []string) ([]Lock
 		}
 		note := unavailable.Error()
 		if len(lookup) == 0 {
-			note += "; --name with an exact lock name still finds its holder"
+			note += "; " + string(TermFindLock) + " still finds its holder"
 		}
 		return found, note, nil
 	case err != nil:

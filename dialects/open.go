@@ -72,6 +72,9 @@ func OpenSQL(ctx context.Context, d *Dialect, t Target) (*DB, error) {
 	}
 	if err := pool.PingContext(ctx); err != nil {
 		_ = pool.Close()
+		if d.ClassifyError != nil {
+			err = d.ClassifyError(err)
+		}
 		if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
 			err = fmt.Errorf("%w (%v)", ctxErr, err)
 		}
@@ -99,7 +102,8 @@ func (db *DB) Close() error {
 // ErrUnsupported that says why this database has none.
 func (db *DB) SessionLocker() (Locker, error) {
 	if db.Dialect.NewSessionLocker == nil {
-		return nil, Wrap(db.Dialect.Name, "session locker", fmt.Errorf("%w: %s has no session locks; use --strategy table", ErrUnsupported, db.Info.Product))
+		return nil, Wrap(db.Dialect.Name, "session locker",
+			WithRemedy(fmt.Errorf("%w: %s has no session locks", ErrUnsupported, db.Info.Product), UseTableStrategy))
 	}
 	l, err := db.Dialect.NewSessionLocker(db.SQL, db.Info)
 	return l, Wrap(db.Dialect.Name, "session locker", err)

@@ -23,11 +23,15 @@ type DB struct {
 	locker   dialects.Locker
 	strategy Strategy
 
-	mu     sync.Mutex
-	held   map[*trackedLease]struct{}
-	closed bool
-	done   chan struct{} // closed when Close has finished
-	err    error         // Close's result
+	mu   sync.Mutex
+	held map[*trackedLease]struct{}
+	// pruneAt is the size of held at which the next Acquire drops the
+	// leases that ended without Release (lost): doubled after each prune,
+	// so pruning costs O(1) per Acquire however many leases are held.
+	pruneAt int
+	closed  bool
+	done    chan struct{} // closed when Close has finished
+	err     error         // Close's result
 }
 
 var _ Locker = (*DB)(nil)
@@ -56,7 +60,7 @@ func Open(ctx context.Context, dsnText string) (*DB, error) {
 		_ = backend.Close()
 		return nil, target.Scrub(fmt.Errorf("%s %s strategy: %w", backend.Detected().Dialect, strategy, err))
 	}
-	return &DB{backend: backend, locker: locker, strategy: strategy, held: map[*trackedLease]struct{}{}, done: make(chan struct{})}, nil
+	return &DB{backend: backend, locker: locker, strategy: strategy, held: map[*trackedLease]struct{}{}, pruneAt: minPruneAt, done: make(chan struct{})}, nil
 }
 
 // Info is what detection learned about the database.
@@ -66,7 +70,8 @@ func (db *DB) Info() Info { return db.backend.Detected() }
 func (db *DB) Strategy() Strategy { return db.strategy }
 
 // Acquire takes the lock called name (see Locker). The lease is the
-// handle's until released, lost, or Close releases it.
+// handle's until released, lost, or Close releases it; the handle forgets
+// a lease once it has ended, without a goroutine per lease.
 func (db *DB) Acquire(ctx context.Context, name string, opts Options) (Lease, error) {
 	db.mu.Lock()
 	closed := db.closed
@@ -85,9 +90,37 @@ func (db *DB) Acquire(ctx context.Context, name string, opts Options) (Lease, er
 		_ = lease.Release(ctx)
 		return nil, fmt.Errorf("%w: lock.DB closed while %q was acquired; released it", ErrInvalid, name)
 	}
+	if len(db.held) >= db.pruneAt {
+		db.pruneLocked()
+	}
 	db.held[t] = struct{}{}
 	db.mu.Unlock()
 	return t, nil
+}
+
+// minPruneAt is the smallest set of tracked leases worth pruning.
+const minPruneAt = 64
+
+// pruneLocked drops the leases that have ended (Done closed: lost, or
+// released behind the handle's back) and sets the next prune at twice
+// what is left. db.mu is held.
+func (db *DB) pruneLocked() {
+	for t := range db.held {
+		select {
+		case <-t.Done():
+			delete(db.held, t)
+		default:
+		}
+	}
+	db.pruneAt = max(2*len(db.held), minPruneAt)
+}
+
+// tracked prunes the set of tracked leases and returns its size.
+func (db *DB) tracked() int {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	db.pruneLocked()
+	return len(db.held)
 }
 
 // CreateTable creates the lease table of the table strategy when it does
@@ -114,6 +147,7 @@ func (db *DB) Close() error {
 		return db.err
 	}
 	db.closed = true
+	db.pruneLocked() // leases already lost need no release
 	leases := make([]*trackedLease, 0, len(db.held))
 	for t := range db.held {
 		leases = append(leases, t)

@@ -144,7 +144,7 @@ func TestOpenBadDSN(t *testing.T) {
 		{"postgres://app:" + secret + "@127.0.0.1:1/jobs?connect_timeout=5", []string{"cannot connect to postgres at 127.0.0.1:1", "is the server running?"}, nil},
 		{"mysql://app:" + secret + "@127.0.0.1:1/jobs?timeout=5s", []string{"cannot connect to mysql at 127.0.0.1:1", "is the server running?"}, nil},
 		{missingDir, []string{"cannot open sqlite file", "does not exist", "create the directory"}, nil},
-		{filepath.Join(t.TempDir(), "s.db") + "?x-strategy=session", []string{"sqlite", "session", "table"}, ErrUnsupported},
+		{filepath.Join(t.TempDir(), "s.db") + "?x-strategy=session", []string{"sqlite", "session", "use the table strategy (lock.StrategyTable)"}, ErrUnsupported},
 		{"postgres://h/db?x-strategy=sometimes", []string{"x-strategy", "use session or table"}, ErrInvalid},
 	}
 	for _, tc := range cases {
@@ -170,6 +170,14 @@ func TestOpenBadDSN(t *testing.T) {
 			}
 			if tc.is != nil && !errors.Is(err, tc.is) {
 				t.Errorf("error %q does not match %v", msg, tc.is)
+			}
+			if strings.Contains(msg, " --") {
+				t.Errorf("error %q names a command line flag", msg)
+			}
+			if errors.Is(err, ErrUnsupported) {
+				if r, ok := dialects.RemedyOf(err); !ok || r != dialects.UseTableStrategy {
+					t.Errorf("error %q carries remedy %+v (%v), want the table strategy", msg, r, ok)
+				}
 			}
 		})
 	}

@@ -99,8 +99,8 @@ func Probe(ctx context.Context, db *sql.DB, info dialects.Info, opts dialects.Pr
 	caps.SkipLocked, caps.NoWait = rowLockFacts(info)
 	switch {
 	case opts.ReadOnly:
-		caps.SkipLocked.Detail += " (not probed: --read-only)"
-		caps.NoWait.Detail += " (not probed: --read-only)"
+		caps.SkipLocked.Detail += dialects.NotProbedReadOnly
+		caps.NoWait.Detail += dialects.NotProbedReadOnly
 	case cannotCreate != nil:
 		caps.SkipLocked.Detail += " (not probed: cannot create the probe table)"
 		caps.NoWait.Detail += " (not probed: cannot create the probe table)"
@@ -166,10 +166,10 @@ func sessionLockCapability(access lockAccess, user string) dialects.Capability {
 		return dialects.Capability{}
 	case access.known:
 		return dialects.CapNo("the DBMS_LOCK system package is not installed (or this user cannot see SYS.DBMS_LOCK in ALL_OBJECTS); a DBA installs it with "+installDBMSLock,
-			installDBMSLock+" (a DBA, once), then "+grantFor(grantDBMSLock, user)+" where EXECUTE is not granted to PUBLIC; or use --strategy table")
+			installDBMSLock+" (a DBA, once), then "+grantFor(grantDBMSLock, user)+" where EXECUTE is not granted to PUBLIC; or "+dialects.UseTableStrategy.String())
 	}
 	return dialects.CapUnknown("whether the DBMS_LOCK system package is installed could not be checked: "+oneLine(access.err),
-		"use --strategy table, or let this user read ALL_OBJECTS")
+		"").Fixed(dialects.UseTableStrategy, ", or let this user read ALL_OBJECTS")
 }
 
 // probeLockListing proves that the listing's views can be read, or says
@@ -235,7 +235,7 @@ func killCapability(p sessionPrivileges) (dialects.Capability, *dialects.Missing
 	return dialects.CapNo("USER_ROLE_PRIVS lacks the DBA role, which SP_CLOSE_SESSION needs to end another user's session", grant),
 		&dialects.MissingPrivilege{
 			Privilege: "DBA",
-			NeededFor: "unlock --kill-session: ending another session (SP_CLOSE_SESSION) to free its DBMS_LOCK lock",
+			NeededFor: string(dialects.TermKillSession) + ": ending another session (SP_CLOSE_SESSION) to free its DBMS_LOCK lock",
 			Grant:     grant,
 		}
 }

@@ -184,7 +184,7 @@ func TestProbeWithoutGrants(t *testing.T) {
 func TestProbeReadOnly(t *testing.T) {
 	_, caps, stmts := probeSim(t, configWithDBMSLock(), dialects.ProbeOptions{ReadOnly: true})
 	for what, c := range map[string]dialects.Capability{"SKIP LOCKED": caps.SkipLocked, "NOWAIT": caps.NoWait} {
-		if c.Status != dialects.StatusUnknown || !strings.HasPrefix(c.Detail, "by version: DM 8 (build ") || !strings.HasSuffix(c.Detail, "(not probed: --read-only)") {
+		if c.Status != dialects.StatusUnknown || !strings.HasPrefix(c.Detail, "by version: DM 8 (build ") || !strings.HasSuffix(c.Detail, dialects.NotProbedReadOnly) {
 			t.Errorf("read-only %s: %+v; want unknown by version, not probed", what, c)
 		}
 	}

@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 	"fmt"
+	"path"
 	"sort"
 	"sync"
 	"time"
@@ -36,7 +37,8 @@ type store struct {
 // table is one lock table: its rows by lock name, and the last token each
 // name was given (kept when a row is released, so tokens only grow).
 type table struct {
-	rows map[string]*row
+	schema dialects.Schema // the layout it was created with
+	rows   map[string]*row
 }
 
 type row struct {
@@ -55,9 +57,10 @@ type Backend struct {
 }
 
 var (
-	_ dialects.Backend    = (*Backend)(nil)
-	_ dialects.LockLister = (*Backend)(nil)
-	_ dialects.Prober     = (*Backend)(nil)
+	_ dialects.Backend     = (*Backend)(nil)
+	_ dialects.LockLister  = (*Backend)(nil)
+	_ dialects.LockBreaker = (*Backend)(nil)
+	_ dialects.Prober      = (*Backend)(nil)
 )
 
 // Detected implements dialects.Backend.
@@ -112,35 +115,62 @@ func (b *Backend) Probe(context.Context, dialects.ProbeOptions) (dialects.Capabi
 }
 
 // ListLocks implements dialects.LockLister: the rows of every table (or
-// of opts.Tables), filtered as opts says.
+// of opts.Tables), filtered as opts says. A table keeps the preset it was
+// created with; one named with another preset is listed in that layout
+// when it has its columns (a schedlock table read as shedlock), and is a
+// *dialects.ShapeError otherwise. Liquibase's table does not exist here.
+// Fencing tokens are shown where the layout has a token column.
 func (b *Backend) ListLocks(_ context.Context, opts dialects.ListOptions) (*dialects.Listing, error) {
+	for _, p := range opts.Names {
+		if _, err := path.Match(p, ""); err != nil {
+			return nil, dialects.Invalidf("bad name pattern %q: %v", p, err)
+		}
+	}
 	b.store.mu.Lock()
 	defer b.store.mu.Unlock()
 	now := time.Now().UTC()
-	names := make([]string, 0, len(b.store.tables))
-	for n := range b.store.tables {
-		names = append(names, n)
+	type source struct {
+		name   string
+		schema dialects.Schema
 	}
-	if len(opts.Tables) > 0 {
-		names = names[:0]
-		for _, t := range opts.Tables {
-			s, err := t.Schema()
-			if err != nil {
-				return nil, err
-			}
-			if b.store.tables[s.Table] == nil {
-				return nil, fmt.Errorf("%w: table %s does not exist in memory store %s", dialects.ErrNoTable, s.Table, b.name)
-			}
-			names = append(names, s.Table)
+	var sources []source
+	if len(opts.Tables) == 0 {
+		for n, t := range b.store.tables {
+			sources = append(sources, source{n, t.schema})
 		}
 	}
-	sort.Strings(names)
+	for _, given := range opts.Tables {
+		t, err := dialects.ResolveAdminTable(given)
+		if err != nil {
+			return nil, err
+		}
+		tab := b.store.tables[t.Name]
+		if tab == nil {
+			return nil, fmt.Errorf("%w: table %s does not exist in memory store %s", dialects.ErrNoTable, t.Name, b.name)
+		}
+		schema, err := tab.as(t.Name, t.Preset)
+		if err != nil {
+			return nil, err
+		}
+		sources = append(sources, source{t.Name, schema})
+	}
+	sort.Slice(sources, func(i, j int) bool { return sources[i].name < sources[j].name })
 	listing := &dialects.Listing{Locks: []dialects.LockEntry{}}
-	for _, tn := range names {
-		listing.Tables = append(listing.Tables, dialects.Table{Name: tn})
-		for name, r := range b.store.tables[tn].rows {
-			e := dialects.LockEntry{Name: name, Owner: r.owner, Token: r.token, HasToken: true, LockedAt: r.lockedAt, Until: r.until,
-				DBNow: now, Strategy: dialects.StrategyTable, Source: tn, Preset: dialects.PresetSchedlock}
+	if opts.Strategy == dialects.StrategySession {
+		return listing, nil // no session locks here
+	}
+	for _, src := range sources {
+		listing.Tables = append(listing.Tables, dialects.Table{Preset: src.schema.Preset, Name: src.name})
+		hasToken := src.schema.TokenCol != ""
+		for name, r := range b.store.tables[src.name].rows {
+			if r.token == 0 {
+				continue // never acquired
+			}
+			e := dialects.LockEntry{Name: name, Owner: r.owner, LockedAt: r.lockedAt, Until: r.until,
+				DBNow: now, Strategy: dialects.StrategyTable, Source: src.name, Preset: src.schema.Preset}
+			if hasToken {
+				e.Token, e.HasToken = r.token, true
+			}
 			e.State = dialects.TableRowState(dialects.Row{Owner: r.owner, Until: r.until, DBNow: now})
 			if keep(e, opts) {
 				listing.Locks = append(listing.Locks, e)
@@ -152,6 +182,29 @@ func (b *Backend) ListLocks(_ context.Context, opts dialects.ListOptions) (*dial
 		return a.Name < c.Name || a.Name == c.Name && a.Source < c.Source
 	})
 	return listing, nil
+}
+
+// as is the layout of t (called name) read with preset: its own when
+// preset is empty or the same, preset's when t has that preset's columns,
+// else a *dialects.ShapeError.
+func (t *table) as(name, preset string) (dialects.Schema, error) {
+	if preset == "" || preset == t.schema.Preset {
+		return t.schema, nil
+	}
+	if err := dialects.CheckColumns(name, preset, t.columns()); err != nil {
+		return dialects.Schema{}, err
+	}
+	s, err := dialects.Table{Preset: preset, Name: name}.Schema()
+	if err != nil { // Liquibase: checked above, never a lease table here
+		return dialects.Schema{}, err
+	}
+	return s, nil
+}
+
+// columns are the columns of t's layout.
+func (t *table) columns() []string {
+	cols, _ := dialects.ExpectedColumns(t.schema.Preset)
+	return cols
 }
 
 // keep applies opts' name, state and strategy filters to e.
@@ -177,3 +230,12 @@ func keep(e dialects.LockEntry, opts dialects.ListOptions) bool {
 func (b *Backend) FindLock(ctx context.Context, name string, tables []dialects.Table) (*dialects.Listing, error) {
 	return b.ListLocks(ctx, dialects.ListOptions{Tables: tables, Names: []string{name}, All: true})
 }
+
+// Liquibase implements dialects.LockBreaker: there is no Liquibase table
+// in a memory store.
+func (b *Backend) Liquibase(table string) (dialects.LiquibaseLock, error) {
+	return nil, fmt.Errorf("%w: the memory backend has no Liquibase lock table", dialects.ErrUnsupported)
+}
+
+// LockAdmin implements dialects.LockBreaker: nil, there are no sessions.
+func (b *Backend) LockAdmin() dialects.LockAdmin { return nil }

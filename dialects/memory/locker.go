@@ -38,7 +38,7 @@ func (l *Locker) CreateTable(context.Context) error {
 	l.store.mu.Lock()
 	defer l.store.mu.Unlock()
 	if l.store.tables[l.schema.Table] == nil {
-		l.store.tables[l.schema.Table] = &table{rows: map[string]*row{}}
+		l.store.tables[l.schema.Table] = &table{schema: l.schema, rows: map[string]*row{}}
 	}
 	return nil
 }
@@ -64,6 +64,9 @@ func (l *Locker) tableLocked() (*table, error) {
 	t := l.store.tables[l.schema.Table]
 	if t == nil {
 		return nil, &dialects.MissingTableError{Table: l.schema.Table, CreateSQL: l.CreateSQL()}
+	}
+	if _, err := t.as(l.schema.Table, l.schema.Preset); err != nil {
+		return nil, err
 	}
 	return t, nil
 }

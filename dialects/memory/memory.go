@@ -3,8 +3,8 @@
 // handle of the process that opens the same name. It is not database/sql
 // and exists to show, and to test, what a backend needs: it is registered
 // with one directory and one line in dialects/all, passes the conformance
-// suite (dialecttest), and serves the command's unit tests (`locks ls`,
-// `run`) without a server.
+// suite (dialecttest), and serves the command's unit tests (`run`,
+// `locks ls`, `unlock`) without a server.
 //
 // It has the table strategy only: leases with an owner, a lease end, an
 // at-least and a fencing token that grows on every acquire of a name, on

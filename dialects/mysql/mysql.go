@@ -50,6 +50,7 @@ func init() {
 		DriverQuery:      DriverParams,
 		ConnString:       ConnString,
 		ConnectHint:      ConnectHint,
+		ClassifyError:    ClassifyError,
 		Driver:           "mysql",
 		Detect:           Detect,
 		NewSessionLocker: NewSessionLocker,

@@ -58,8 +58,8 @@ func Probe(ctx context.Context, db *sql.DB, info dialects.Info, opts dialects.Pr
 	caps.SkipLocked, caps.NoWait = rowLockFacts(info)
 	switch {
 	case opts.ReadOnly:
-		caps.SkipLocked.Detail += " (not probed: --read-only)"
-		caps.NoWait.Detail += " (not probed: --read-only)"
+		caps.SkipLocked.Detail += dialects.NotProbedReadOnly
+		caps.NoWait.Detail += dialects.NotProbedReadOnly
 	case !canCreate:
 		caps.SkipLocked.Detail += " (not probed: cannot create the probe table)"
 		caps.NoWait.Detail += " (not probed: cannot create the probe table)"
@@ -189,10 +189,11 @@ func probeIsolation(ctx context.Context, db *sql.DB) dialects.Capability {
 // MySQL (and MariaDB 10.5.2+), information_schema.METADATA_LOCK_INFO from
 // the metadata_lock_info plugin on MariaDB; never on TiDB.
 func probeLockListing(ctx context.Context, db *sql.DB, info dialects.Info, p privileges) dialects.Capability {
-	const byName = "; until then locks ls --name NAME still finds a lock's holder through IS_USED_LOCK"
+	byName := "; until then " + string(dialects.TermFindLock) + " still finds a lock's holder through IS_USED_LOCK"
 	switch {
 	case info.Product == dialects.ProductTiDB:
-		return dialects.CapNo("TiDB cannot list user locks or name their holder (IS_USED_LOCK answers 1)", "use --strategy table: locks ls lists the lease table")
+		return dialects.CapNo("TiDB cannot list user locks or name their holder (IS_USED_LOCK answers 1)", "").
+			Fixed(dialects.UseTableStrategy, ": "+string(dialects.TermListLocks)+" lists the lease table")
 	case info.Product == dialects.ProductMariaDB:
 		var status string
 		err := db.QueryRowContext(ctx, "SELECT PLUGIN_STATUS FROM information_schema.PLUGINS WHERE PLUGIN_NAME = 'METADATA_LOCK_INFO'").Scan(&status)
@@ -275,7 +276,7 @@ func killCapability(ctx context.Context, db *sql.DB, info dialects.Info, p privi
 	return dialects.CapNo(fmt.Sprintf("%s may KILL only its own user's sessions (no SUPER or %s)", p.grantee, pe.Privilege), pe.Grant),
 		&dialects.MissingPrivilege{
 			Privilege: pe.Privilege,
-			NeededFor: "unlock --kill-session: terminating another user's session to free its GET_LOCK lock",
+			NeededFor: string(dialects.TermKillSession) + ": terminating another user's session to free its GET_LOCK lock",
 			Grant:     pe.Grant,
 		}
 }

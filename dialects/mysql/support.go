@@ -9,7 +9,7 @@ const (
 	oduTable = "`INSERT … ON DUPLICATE KEY UPDATE` whose assignments take over only an expired lease, outcome read from `LAST_INSERT_ID(expr)`; " +
 		"now = `UTC_TIMESTAMP(3)`"
 	myListing = "`performance_schema.metadata_locks` (`USER LEVEL LOCK`) ⨝ `threads`, needs the `wait/lock/metadata/sql/mdl` instrument " +
-		"(off by default in 5.7); without it `locks ls --name` still finds a holder with `IS_USED_LOCK`"
+		"(off by default in 5.7); without it " + string(dialects.TermFindLock) + " still finds a holder with `IS_USED_LOCK`"
 	myKill           = "`KILL <connection id>`; the holder's GET_LOCK locks are freed"
 	myTablePrivilege = "table strategy: `CREATE` on the database to create the table, then SELECT, INSERT, UPDATE on it"
 	myListPrivilege  = "listing: `GRANT SELECT ON performance_schema.* TO <user>`"
@@ -70,7 +70,7 @@ func init() {
 			Claim:          dialects.ClaimOptimistic,
 			ClaimNote:      tidbClaimReason,
 			Listing:        dialects.Feature{Status: dialects.FeatureNo, Detail: "TiDB cannot list user locks; `locks ls` lists the lease table"},
-			Kill:           dialects.Feature{Status: dialects.FeatureNo, Detail: "no session locks to free; `unlock --force` ends a lease in the table"},
+			Kill:           dialects.Feature{Status: dialects.FeatureNo, Detail: "no session locks to free; " + string(dialects.TermForceRelease) + " ends a lease in the table"},
 			Privileges:     []string{myTablePrivilege},
 			Verified:       dialects.VerifiedGolden,
 			VerifiedDetail: "MySQL-family statements (live on MariaDB 10.11); TiDB's refusals and claim advice are unit-tested; never run on TiDB",

@@ -58,8 +58,8 @@ func Probe(ctx context.Context, db *sql.DB, info dialects.Info, opts dialects.Pr
 	}
 	if access.known && !access.granted {
 		priv := privilegeDBMSLock(access.user, access.err)
-		caps.SessionLocks = dialects.CapNo("this user may not execute SYS.DBMS_LOCK ("+oneLine(access.err)+")",
-			priv.Grant+"; or use --strategy table")
+		caps.SessionLocks = dialects.CapNo("this user may not execute SYS.DBMS_LOCK ("+oneLine(access.err)+")", "").
+			Fixed(dialects.Remedy{Kind: dialects.RemedyGrant, Privilege: priv.Privilege, Statement: priv.Grant}, "; or "+dialects.UseTableStrategy.String())
 		caps.MissingPrivileges = append(caps.MissingPrivileges, dialects.MissingPrivilege{
 			Privilege: priv.Privilege,
 			NeededFor: "the session strategy (DBMS_LOCK.REQUEST and RELEASE)",
@@ -84,8 +84,8 @@ func Probe(ctx context.Context, db *sql.DB, info dialects.Info, opts dialects.Pr
 	caps.SkipLocked, caps.NoWait = rowLockFacts(info)
 	switch {
 	case opts.ReadOnly:
-		caps.SkipLocked.Detail += " (not probed: --read-only)"
-		caps.NoWait.Detail += " (not probed: --read-only)"
+		caps.SkipLocked.Detail += dialects.NotProbedReadOnly
+		caps.NoWait.Detail += dialects.NotProbedReadOnly
 	case !canCreate:
 		caps.SkipLocked.Detail += " (not probed: cannot create the probe table)"
 		caps.NoWait.Detail += " (not probed: cannot create the probe table)"
@@ -174,7 +174,7 @@ func killCapability(p sessionPrivileges) (dialects.Capability, *dialects.Missing
 	return dialects.CapNo("SESSION_PRIVS lacks ALTER SYSTEM: ALTER SYSTEM KILL SESSION fails with ORA-01031", remedy),
 		&dialects.MissingPrivilege{
 			Privilege: "ALTER SYSTEM",
-			NeededFor: "unlock --kill-session: ending another session to free its DBMS_LOCK lock",
+			NeededFor: string(dialects.TermKillSession) + ": ending another session to free its DBMS_LOCK lock",
 			Grant:     grant,
 		}
 }

@@ -117,7 +117,7 @@ func TestProbeReadOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !caps.SkipLocked.Supported || !strings.Contains(caps.SkipLocked.Detail, "not probed: --read-only") || !strings.HasPrefix(caps.NoWait.Detail, "by version:") {
+	if !caps.SkipLocked.Supported || !strings.Contains(caps.SkipLocked.Detail, dialects.NotProbedReadOnly) || !strings.HasPrefix(caps.NoWait.Detail, "by version:") {
 		t.Errorf("read-only: SKIP LOCKED %+v, NOWAIT %+v", caps.SkipLocked, caps.NoWait)
 	}
 	for _, q := range log.Statements() {

@@ -138,11 +138,11 @@ func unprovenRefusal(f serverFacts, known bool, info dialects.Info) error {
 	}
 	name := productName(info)
 	if err := f.catalog.errMissing(); err != nil {
-		return fmt.Errorf("%w: %s: %v; use --strategy table", dialects.ErrUnsupported, name, err)
+		return dialects.WithRemedy(fmt.Errorf("%w: %s: %v", dialects.ErrUnsupported, name, err), dialects.UseTableStrategy)
 	}
 	if !f.proven() {
-		return fmt.Errorf("%w: %s advisory locks did not pass the two-connection probe at detection (%s: %s); use --strategy table",
-			dialects.ErrUnsupported, name, f.advisory.Status, strings.TrimPrefix(f.advisory.Detail, "proved: "))
+		return dialects.WithRemedy(fmt.Errorf("%w: %s advisory locks did not pass the two-connection probe at detection (%s: %s)",
+			dialects.ErrUnsupported, name, f.advisory.Status, strings.TrimPrefix(f.advisory.Detail, "proved: ")), dialects.UseTableStrategy)
 	}
 	return nil
 }

@@ -29,6 +29,7 @@ func init() {
 		Products:         ProductTitles,
 		ConnString:       ConnString,
 		ConnectHint:      ConnectHint,
+		ClassifyError:    ClassifyError,
 		Driver:           DriverName,
 		Detect:           Detect,
 		NewSessionLocker: NewSessionLocker,

@@ -18,6 +18,10 @@ const (
 	codeLockNotAvailable   = "55P03"
 )
 
+// listsTheTable follows the table strategy's remedy where session locks
+// cannot be listed.
+const listsTheTable = ": " + string(dialects.TermListLocks) + " lists the lease table"
+
 // Probe implements dialects.ProbeFunc for the PostgreSQL family. It reads
 // the default isolation level (SHOW transaction_isolation), whether
 // pg_locks and pg_stat_activity are readable, the current role's
@@ -48,15 +52,15 @@ func Probe(ctx context.Context, db *sql.DB, info dialects.Info, opts dialects.Pr
 	if rights.err == nil && info.Product != dialects.ProductCockroachDB && !caps.KillSessions.Supported {
 		caps.MissingPrivileges = append(caps.MissingPrivileges, dialects.MissingPrivilege{
 			Privilege: "pg_signal_backend",
-			NeededFor: "unlock --kill-session: terminating another user's session to free its advisory lock",
+			NeededFor: string(dialects.TermKillSession) + ": terminating another user's session to free its advisory lock",
 			Grant:     "GRANT pg_signal_backend TO " + rights.quotedUser(),
 		})
 	}
 	caps.SkipLocked, caps.NoWait = rowLockFacts(info)
 	switch {
 	case opts.ReadOnly:
-		caps.SkipLocked.Detail += " (not probed: --read-only)"
-		caps.NoWait.Detail += " (not probed: --read-only)"
+		caps.SkipLocked.Detail += dialects.NotProbedReadOnly
+		caps.NoWait.Detail += dialects.NotProbedReadOnly
 	case !canCreate:
 		caps.SkipLocked.Detail += " (not probed: cannot create the probe table)"
 		caps.NoWait.Detail += " (not probed: cannot create the probe table)"
@@ -96,9 +100,9 @@ func probeRefusedSession(ctx context.Context, db *sql.DB, refusal error) dialect
 	case dialects.StatusStub:
 		return c
 	case dialects.StatusYes:
-		return dialects.CapNo(refusalText(refusal)+" (one probe passed, which does not make it reliable)", "use --strategy table")
+		return dialects.CapNo(refusalText(refusal)+" (one probe passed, which does not make it reliable)", "").Fixed(dialects.UseTableStrategy, "")
 	}
-	return dialects.CapNo(refusalText(refusal)+" ("+c.Detail+")", "use --strategy table")
+	return dialects.CapNo(refusalText(refusal)+" ("+c.Detail+")", "").Fixed(dialects.UseTableStrategy, "")
 }
 
 // refusalText is a sessionSupported error without its sentinel prefix.
@@ -200,11 +204,11 @@ func lockListSQL(c Catalog) string {
 // probeLockListing proves that pg_locks and pg_stat_activity can be read.
 func probeLockListing(ctx context.Context, db *sql.DB, info dialects.Info, r roleRights) dialects.Capability {
 	if info.Product == dialects.ProductCockroachDB {
-		return dialects.CapNo("CockroachDB has no real advisory locks to list", "use --strategy table: locks ls lists the lease table")
+		return dialects.CapNo("CockroachDB has no real advisory locks to list", "").Fixed(dialects.UseTableStrategy, listsTheTable)
 	}
 	c := catalogOf(info)
 	if c.Locks == "" || c.Activity == "" {
-		return dialects.CapNo("the server has neither pg_locks and pg_stat_activity nor sys_locks and sys_stat_activity", "use --strategy table: locks ls lists the lease table")
+		return dialects.CapNo("the server has neither pg_locks and pg_stat_activity nor sys_locks and sys_stat_activity", "").Fixed(dialects.UseTableStrategy, listsTheTable)
 	}
 	var n int64
 	if err := db.QueryRowContext(ctx, lockListSQL(c)).Scan(&n); err != nil {

@@ -20,7 +20,7 @@ func Recommend(info dialects.Info) (dialects.Strategy, string) {
 	switch info.Product {
 	case dialects.ProductPostgreSQL:
 		why := "PostgreSQL advisory locks are real server locks, freed when the holder's connection ends, so a crashed node leaves no zombie lock; " +
-			"do not use them behind PgBouncer in transaction pooling mode (the lock lands on a random server connection): use --strategy table there"
+			"do not use them behind PgBouncer in transaction pooling mode (the lock lands on a random server connection): use " + string(dialects.TermStrategyTable) + " there"
 		if info.Variant == VariantAurora {
 			why += "; on Aurora connect through the cluster (writer) endpoint: a reader instance's advisory locks are its own, so nodes on different readers would all get the lock, " +
 				"and a failover drops the connection, which ends the lock (the holder is told)"

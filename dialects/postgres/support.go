@@ -27,7 +27,7 @@ func init() {
 			Session:         dialects.Feature{Status: dialects.FeatureYes, Detail: advisorySession},
 			Table:           dialects.Feature{Status: dialects.FeatureYes, Detail: onConflictTable},
 			Recommended:     dialects.StrategySession,
-			RecommendedWhen: "use `--strategy table` behind PgBouncer in transaction pooling mode, where a session lock lands on a random server connection",
+			RecommendedWhen: "use " + string(dialects.TermStrategyTable) + " behind PgBouncer in transaction pooling mode, where a session lock lands on a random server connection",
 			Claim:           dialects.ClaimSkipLocked,
 			ClaimNote:       "SKIP LOCKED since 9.5, " + skipLockedProbed,
 			Listing:         dialects.Feature{Status: dialects.FeatureYes, Detail: pgListing},
@@ -111,7 +111,7 @@ func init() {
 			Claim:       dialects.ClaimOptimistic,
 			ClaimNote:   cockroachClaimReason,
 			Listing:     dialects.Feature{Status: dialects.FeatureNo, Detail: "no real advisory locks to list; `locks ls` lists the lease table"},
-			Kill:        dialects.Feature{Status: dialects.FeatureNo, Detail: "no session locks to free; `unlock --force` ends a lease in the table"},
+			Kill:        dialects.Feature{Status: dialects.FeatureNo, Detail: "no session locks to free; " + string(dialects.TermForceRelease) + " ends a lease in the table"},
 			Privileges:  []string{"table strategy: `CREATE` on the database or schema, then SELECT, INSERT, UPDATE on the table"},
 			Verified:    dialects.VerifiedSimulated,
 			VerifiedDetail: "simulator with stub advisory functions and 40001 aborts on every third write (the suite passes only through the retry); " +

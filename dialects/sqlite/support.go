@@ -14,7 +14,7 @@ func init() {
 		Claim:          dialects.ClaimOptimistic,
 		ClaimNote:      "no row locks: claim with `UPDATE … WHERE version = ?`",
 		Listing:        dialects.Feature{Status: dialects.FeatureNo, Detail: "no session locks; `locks ls` lists the lease table"},
-		Kill:           dialects.Feature{Status: dialects.FeatureNo, Detail: "no sessions to end; `unlock --force` ends a lease in the table"},
+		Kill:           dialects.Feature{Status: dialects.FeatureNo, Detail: "no sessions to end; " + string(dialects.TermForceRelease) + " ends a lease in the table"},
 		Privileges:     []string{"write access to the database file and its directory (for the journal)"},
 		Verified:       dialects.VerifiedLive,
 		VerifiedDetail: "the conformance suite runs on a real database file in every test run (no server needed)",

@@ -108,8 +108,8 @@ func Probe(ctx context.Context, db *sql.DB, info dialects.Info, opts dialects.Pr
 	switch {
 	case isSynapse(info):
 	case opts.ReadOnly:
-		caps.SkipLocked.Detail += " (not probed: --read-only)"
-		caps.NoWait.Detail += " (not probed: --read-only)"
+		caps.SkipLocked.Detail += dialects.NotProbedReadOnly
+		caps.NoWait.Detail += dialects.NotProbedReadOnly
 	case !canCreate:
 		caps.SkipLocked.Detail += " (not probed: cannot create the probe table)"
 		caps.NoWait.Detail += " (not probed: cannot create the probe table)"
@@ -201,7 +201,7 @@ func killCapability(info dialects.Info, r rights) (dialects.Capability, *dialect
 	return dialects.CapNo("the caller lacks "+privilege+": KILL of another session fails with error 6102", grant),
 		&dialects.MissingPrivilege{
 			Privilege: privilege,
-			NeededFor: "unlock --kill-session: ending another session to free its application lock",
+			NeededFor: string(dialects.TermKillSession) + ": ending another session to free its application lock",
 			Grant:     grant,
 		}
 }

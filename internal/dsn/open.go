@@ -125,12 +125,15 @@ func (d *DSN) connectError(entry *dialects.Dialect, err error) error {
 	file := entry.Files != nil
 	e := &ConnectError{Family: d.Family, Where: d.Where, File: file, Err: err}
 	var dnsErr *net.DNSError
+	var limit *dialects.ConnLimitError
 	msg := err.Error()
 	hint := ""
 	if entry.ConnectHint != nil {
 		hint = entry.ConnectHint(err)
 	}
 	switch {
+	case errors.As(err, &limit):
+		e.Reason, e.Hint = connLimitReason(limit), connLimitHint(limit)
 	case errors.Is(err, context.DeadlineExceeded) || isTimeout(err):
 		e.Reason, e.Hint = "timed out", "is the host reachable? raise --timeout if it is slow"
 	case errors.Is(err, syscall.ECONNREFUSED):
@@ -152,6 +155,34 @@ func (d *DSN) connectError(entry *dialects.Dialect, err error) error {
 	}
 	e.Reason = d.scrub.String(e.Reason)
 	return d.Scrub(e)
+}
+
+// connLimitReason names the limit a refused connection reached: "the
+// server's connection limit max_connections is reached".
+func connLimitReason(e *dialects.ConnLimitError) string {
+	return fmt.Sprintf("the %s's connection limit %s is reached", firstNonEmpty(e.Scope, "server"), e.Limit)
+}
+
+// connLimitHint says how to get past the limit: "raise it (ALTER SYSTEM
+// SET max_connections …, then restart) or close idle connections".
+func connLimitHint(e *dialects.ConnLimitError) string {
+	if e.Raise == "" {
+		return "raise it or close idle connections"
+	}
+	raise := strings.ReplaceAll(strings.ReplaceAll(e.Raise, " = <n>", " …"), "<n>", "…")
+	if e.Restart {
+		raise += ", then restart"
+	}
+	return "raise it (" + raise + ") or close idle connections"
+}
+
+func firstNonEmpty(values ...string) string {
+	for _, v := range values {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
 }
 
 func isTimeout(err error) bool {

@@ -1,0 +1,90 @@
+package cmd
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/schedlock/schedlock/dialects"
+)
+
+// TestCLITermsComplete: every term the backends use has command line
+// words, and none survives cliText.
+func TestCLITermsComplete(t *testing.T) {
+	for _, term := range dialects.Terms() {
+		words, ok := cliTerms[term]
+		if !ok || words == "" {
+			t.Errorf("no command line words for %q", term)
+			continue
+		}
+		if got := cliText("x " + string(term) + " y"); got != "x "+words+" y" {
+			t.Errorf("cliText(%q) = %q", term, got)
+		}
+	}
+	if len(cliTerms) != len(dialects.Terms()) {
+		t.Errorf("%d command line terms for %d library terms", len(cliTerms), len(dialects.Terms()))
+	}
+}
+
+// TestCLIRemedyWords: the remedies read as the flags that apply them.
+func TestCLIRemedyWords(t *testing.T) {
+	for _, tc := range []struct {
+		r    dialects.Remedy
+		want string
+	}{
+		{dialects.UseTableStrategy, "use --strategy table"},
+		{dialects.Remedy{Kind: dialects.RemedyUseStrategy, Strategy: dialects.StrategySession}, "use --strategy session"},
+		{dialects.Remedy{Kind: dialects.RemedyCreateTable, Table: "shedlock", Statement: "CREATE TABLE shedlock (\n  name TEXT\n)"},
+			"create it with --create-table or run: CREATE TABLE shedlock ( name TEXT )"},
+		{dialects.Remedy{Kind: dialects.RemedyKillSession}, "free it by unlock --kill-session"},
+		{dialects.Remedy{Kind: dialects.RemedyGrant, Privilege: "EXECUTE ON DBMS_LOCK", Statement: "GRANT EXECUTE ON SYS.DBMS_LOCK TO app"},
+			"run: GRANT EXECUTE ON SYS.DBMS_LOCK TO app"},
+	} {
+		if got := cliRemedy(tc.r); got != tc.want {
+			t.Errorf("cliRemedy(%+v) = %q, want %q", tc.r, got, tc.want)
+		}
+		if lib := tc.r.String(); strings.Contains(lib, "--") {
+			t.Errorf("library words %q name a flag", lib)
+		}
+	}
+}
+
+// TestCLIErrorKeepsChain: the worded error still matches its sentinels
+// and typed errors.
+func TestCLIErrorKeepsChain(t *testing.T) {
+	missing := &dialects.MissingTableError{Table: "shedlock", CreateSQL: "CREATE TABLE shedlock (name TEXT)"}
+	err := cliError(&UsageError{Err: fmt.Errorf("run: %w", missing), Command: "schedlock run"})
+	want := "run: lock table shedlock does not exist; create it with --create-table or run: CREATE TABLE shedlock (name TEXT) (see 'schedlock run --help')"
+	if err.Error() != want {
+		t.Errorf("got  %q\nwant %q", err.Error(), want)
+	}
+	var usage *UsageError
+	if !errors.As(err, &usage) || !errors.Is(err, dialects.ErrNoTable) {
+		t.Errorf("%v lost its chain", err)
+	}
+	if r, ok := dialects.RemedyOf(err); !ok || r.Kind != dialects.RemedyCreateTable || r.Table != "shedlock" {
+		t.Errorf("remedy %+v (%v)", r, ok)
+	}
+	if lib := missing.Error(); strings.Contains(lib, "--") || !strings.Contains(lib, "lock.DB.CreateTable") {
+		t.Errorf("library text %q", lib)
+	}
+}
+
+// TestSessionOnSQLiteAdvisesTheFlag: the library's "use the table
+// strategy" reaches the command line as --strategy table.
+func TestSessionOnSQLiteAdvisesTheFlag(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "locks.db")
+	r := runCmd(t, false, nil, "run", "--dsn", db, "--strategy", "session", "--name", "x", "--", "true")
+	if r.err == nil {
+		t.Fatal("session strategy on SQLite succeeded")
+	}
+	msg := r.err.Error()
+	if !strings.Contains(msg, "sqlite has no session locks; use --strategy table") || strings.Contains(msg, "lock.Strategy") {
+		t.Errorf("error %q", msg)
+	}
+	if !errors.Is(r.err, dialects.ErrUnsupported) {
+		t.Errorf("error %q does not match ErrUnsupported", msg)
+	}
+}
