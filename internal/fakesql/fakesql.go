@@ -46,11 +46,42 @@ type Handler interface {
 	Close(s *Session)
 }
 
+// ContextHandler is implemented by Handlers whose statements can block
+// (a simulated server-side lock wait). When a Handler implements it,
+// HandleContext answers every statement instead of Handle, with the
+// context the caller gave database/sql: a statement that blocks should
+// end with ctx.Err() when ctx ends, as a driver that cancels the
+// statement on the server does.
+type ContextHandler interface {
+	HandleContext(ctx context.Context, s *Session, query string, args []driver.NamedValue) (Response, error)
+}
+
 // Log records every statement sent, in order, for assertions on SQL text
-// and round trips.
+// and round trips, and every statement prepared.
 type Log struct {
-	mu    sync.Mutex
-	stmts []string
+	mu       sync.Mutex
+	stmts    []string
+	prepared []Prepared
+}
+
+// Prepared is one statement prepared on a session's connection. Preparing
+// sends nothing to the Handler: it is not a round trip of this driver.
+type Prepared struct {
+	Session int64 // Session.ID
+	Query   string
+}
+
+// Prepares returns a copy of the statements prepared so far, in order.
+func (l *Log) Prepares() []Prepared {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]Prepared(nil), l.prepared...)
+}
+
+func (l *Log) addPrepare(p Prepared) {
+	l.mu.Lock()
+	l.prepared = append(l.prepared, p)
+	l.mu.Unlock()
 }
 
 // Statements returns a copy of the statements recorded so far.
@@ -101,7 +132,7 @@ type conn struct {
 // ErrClosed is returned for statements on a closed (killed) session.
 var ErrClosed = driver.ErrBadConn
 
-func (c *conn) run(query string, args []driver.NamedValue) (Response, error) {
+func (c *conn) run(ctx context.Context, query string, args []driver.NamedValue) (Response, error) {
 	c.mu.Lock()
 	closed := c.closed
 	c.mu.Unlock()
@@ -109,6 +140,9 @@ func (c *conn) run(query string, args []driver.NamedValue) (Response, error) {
 		return Response{}, ErrClosed
 	}
 	c.c.log.add(query)
+	if ch, ok := c.c.h.(ContextHandler); ok {
+		return ch.HandleContext(ctx, c.s, query, args)
+	}
 	return c.c.h.Handle(c.s, query, args)
 }
 
@@ -119,6 +153,7 @@ func (c *conn) run(query string, args []driver.NamedValue) (Response, error) {
 func Kill(s *Session) { s.killed.Store(true) }
 
 func (c *conn) Prepare(query string) (driver.Stmt, error) {
+	c.c.log.addPrepare(Prepared{Session: c.s.ID, Query: query})
 	return &stmt{c: c, query: query}, nil
 }
 
@@ -166,22 +201,22 @@ func (c *conn) checkKilled() error {
 	return nil
 }
 
-func (c *conn) ExecContext(_ context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+func (c *conn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
 	if err := c.checkKilled(); err != nil {
 		return nil, err
 	}
-	r, err := c.run(query, args)
+	r, err := c.run(ctx, query, args)
 	if err != nil {
 		return nil, err
 	}
 	return result{r}, nil
 }
 
-func (c *conn) QueryContext(_ context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+func (c *conn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
 	if err := c.checkKilled(); err != nil {
 		return nil, err
 	}
-	r, err := c.run(query, args)
+	r, err := c.run(ctx, query, args)
 	if err != nil {
 		return nil, err
 	}
