@@ -209,18 +209,27 @@ func TestStatementsPreparedOncePerConnection(t *testing.T) {
 	l := &dialects.SessionLocker{Dialect: Name, DB: db, Ops: &SessionOps{}, MaxConns: 1, CheckEvery: time.Hour}
 	t.Cleanup(func() { _ = l.Close() })
 	const cycles = 20
-	before := len(log.Statements())
+	before := len(log.Calls())
 	for range cycles {
 		lease, err := l.Acquire(t.Context(), "job", dialects.Options{})
 		if err != nil {
+			t.Fatal(err)
+		}
+		if err := lease.Refresh(t.Context()); err != nil {
 			t.Fatal(err)
 		}
 		if err := lease.Release(t.Context()); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if sent := len(log.Statements()) - before; sent != 2*cycles {
-		t.Errorf("%d cycles sent %d statements, want %d (one per acquire and per release)", cycles, sent, 2*cycles)
+	calls := log.Calls()[before:]
+	if len(calls) != 3*cycles {
+		t.Errorf("%d cycles sent %d statements, want %d (one per acquire, refresh and release)", cycles, len(calls), 3*cycles)
+	}
+	for _, c := range calls {
+		if !c.Prepared {
+			t.Errorf("sent without its prepared statement: %q", c.Query)
+		}
 	}
 	perSession := map[int64]map[string]int{}
 	for _, p := range log.Prepares() {

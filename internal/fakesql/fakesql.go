@@ -61,7 +61,25 @@ type ContextHandler interface {
 type Log struct {
 	mu       sync.Mutex
 	stmts    []string
+	calls    []Call
 	prepared []Prepared
+}
+
+// Call is one statement sent: the session that ran it, its text, and
+// whether it ran as a prepared statement (through a driver.Stmt) or was
+// sent on the connection directly.
+type Call struct {
+	Session  int64
+	Query    string
+	Prepared bool
+}
+
+// Calls returns a copy of the statements sent so far, in order, with
+// their sessions.
+func (l *Log) Calls() []Call {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]Call(nil), l.calls...)
 }
 
 // Prepared is one statement prepared on a session's connection. Preparing
@@ -91,9 +109,10 @@ func (l *Log) Statements() []string {
 	return append([]string(nil), l.stmts...)
 }
 
-func (l *Log) add(q string) {
+func (l *Log) add(c Call) {
 	l.mu.Lock()
-	l.stmts = append(l.stmts, q)
+	l.stmts = append(l.stmts, c.Query)
+	l.calls = append(l.calls, c)
 	l.mu.Unlock()
 }
 
@@ -132,14 +151,14 @@ type conn struct {
 // ErrClosed is returned for statements on a closed (killed) session.
 var ErrClosed = driver.ErrBadConn
 
-func (c *conn) run(ctx context.Context, query string, args []driver.NamedValue) (Response, error) {
+func (c *conn) run(ctx context.Context, query string, args []driver.NamedValue, prepared bool) (Response, error) {
 	c.mu.Lock()
 	closed := c.closed
 	c.mu.Unlock()
 	if closed {
 		return Response{}, ErrClosed
 	}
-	c.c.log.add(query)
+	c.c.log.add(Call{Session: c.s.ID, Query: query, Prepared: prepared})
 	if ch, ok := c.c.h.(ContextHandler); ok {
 		return ch.HandleContext(ctx, c.s, query, args)
 	}
@@ -202,10 +221,14 @@ func (c *conn) checkKilled() error {
 }
 
 func (c *conn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	return c.exec(ctx, query, args, false)
+}
+
+func (c *conn) exec(ctx context.Context, query string, args []driver.NamedValue, prepared bool) (driver.Result, error) {
 	if err := c.checkKilled(); err != nil {
 		return nil, err
 	}
-	r, err := c.run(ctx, query, args)
+	r, err := c.run(ctx, query, args, prepared)
 	if err != nil {
 		return nil, err
 	}
@@ -213,10 +236,14 @@ func (c *conn) ExecContext(ctx context.Context, query string, args []driver.Name
 }
 
 func (c *conn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	return c.query(ctx, query, args, false)
+}
+
+func (c *conn) query(ctx context.Context, query string, args []driver.NamedValue, prepared bool) (driver.Rows, error) {
 	if err := c.checkKilled(); err != nil {
 		return nil, err
 	}
-	r, err := c.run(ctx, query, args)
+	r, err := c.run(ctx, query, args, prepared)
 	if err != nil {
 		return nil, err
 	}
@@ -240,16 +267,16 @@ type stmt struct {
 func (s *stmt) Close() error  { return nil }
 func (s *stmt) NumInput() int { return -1 }
 func (s *stmt) Exec(args []driver.Value) (driver.Result, error) {
-	return s.c.ExecContext(context.Background(), s.query, named(args))
+	return s.c.exec(context.Background(), s.query, named(args), true)
 }
 func (s *stmt) Query(args []driver.Value) (driver.Rows, error) {
-	return s.c.QueryContext(context.Background(), s.query, named(args))
+	return s.c.query(context.Background(), s.query, named(args), true)
 }
 func (s *stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
-	return s.c.ExecContext(ctx, s.query, args)
+	return s.c.exec(ctx, s.query, args, true)
 }
 func (s *stmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
-	return s.c.QueryContext(ctx, s.query, args)
+	return s.c.query(ctx, s.query, args, true)
 }
 
 func named(args []driver.Value) []driver.NamedValue {

@@ -137,4 +137,11 @@ func TestPreparesAreLogged(t *testing.T) {
 	if n := len(log.Statements()); n != 3 {
 		t.Fatalf("logged %d statements, want 3 (one per execution)", n)
 	}
+	if _, err := c.ExecContext(ctx, "RELEASE", "x"); err != nil {
+		t.Fatal(err)
+	}
+	calls := log.Calls()
+	if len(calls) != 4 || !calls[0].Prepared || !calls[2].Prepared || calls[3].Prepared || calls[3].Session != calls[0].Session {
+		t.Fatalf("calls %+v; want three prepared executions, then one direct, on one session", calls)
+	}
 }
