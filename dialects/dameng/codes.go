@@ -16,10 +16,11 @@ const (
 // 3 parameter error, 5 illegal lock handle, or an undocumented code.
 type DBMSLockError = dbmslock.Error
 
-// RequestResult, ReleaseResult and HoldsResult map DBMS_LOCK answers; see
+// RequestResult, ReleaseResult, HoldsResult and WaitResult map DBMS_LOCK answers; see
 // package dbmslock for the mapping of every code.
 var (
 	RequestResult = dbmslock.RequestResult
 	ReleaseResult = dbmslock.ReleaseResult
 	HoldsResult   = dbmslock.HoldsResult
+	WaitResult    = dbmslock.WaitResult
 )

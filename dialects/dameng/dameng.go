@@ -28,7 +28,10 @@
 //     CALL SP_CREATE_SYSTEM_PACKAGES(1, 'DBMS_LOCK'). Each statement is one
 //     anonymous block calling ALLOCATE_UNIQUE and REQUEST (mode 6,
 //     timeout 0, release_on_commit FALSE) or RELEASE, on a pinned
-//     connection.
+//     connection. A waiting acquire (Options.Wait) waits on the server:
+//     REQUEST with a timeout in whole seconds (the wait rounded up),
+//     granted the moment the holder releases, cancelled by the context.
+//     The blocks are prepared once per lock connection.
 //
 // Listing (ListSessionLocks) reads V$LOCK joined to SYS.DBMS_LOCK_ALLOCATED
 // and V$SESSIONS; Kill runs SP_CLOSE_SESSION.

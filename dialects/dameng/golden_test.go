@@ -88,6 +88,7 @@ func sessionSections() []struct {
 		{section{Op: "detect.mode", Note: "result: COMPATIBLE_MODE", SQL: detectModeSQL}, 0},
 		{section{Op: "detect.dbms_lock", Note: "result: count of SYS.DBMS_LOCK packages", SQL: probeDBMSLockSQL}, 0},
 		{section{Op: "trylock", Note: "args: lock name, out return code", SQL: tryLockSQL}, 2},
+		{section{Op: "lock", Note: "args: lock name, out return code, timeout in whole seconds", SQL: lockSQL}, 3},
 		{section{Op: "unlock", Note: "args: lock name, out return code", SQL: unlockSQL}, 2},
 		{section{Op: "holds", Note: "args: lock name, out return code", SQL: holdsSQL}, 2},
 		{section{Op: "holder", Note: "args: lock name", SQL: holderSQL}, 1},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
@@ -73,6 +74,11 @@ type SessionOps struct {
 	// KillWait is how long Kill waits for a closed session to be gone
 	// (default DefaultKillWait).
 	KillWait time.Duration
+
+	// waits holds lockSQL prepared on each lock connection (*sql.Conn →
+	// *sql.Stmt), from Prepare until the prepared session's Close, for
+	// Lock.
+	waits sync.Map
 }
 
 var (
@@ -110,10 +116,21 @@ func (o *SessionOps) Holds(ctx context.Context, conn *sql.Conn, name string) (bo
 	return HoldsResult(rc)
 }
 
-// run executes one session-lock block and returns its return code.
+// run executes one session-lock block on conn and returns its return
+// code.
 func run(ctx context.Context, conn *sql.Conn, call, block, name string) (int64, error) {
+	return runBlock(call, func(args ...any) (sql.Result, error) {
+		return conn.ExecContext(ctx, block, args...)
+	}, name)
+}
+
+// runBlock executes one session-lock block through exec (on a connection,
+// or a statement prepared on it) with the lock name, the OUT return code
+// and then extra as its binds, and returns the return code.
+func runBlock(call string, exec func(args ...any) (sql.Result, error), name string, extra ...any) (int64, error) {
 	var rc int64
-	if _, err := conn.ExecContext(ctx, block, LockName(name), sql.Out{Dest: &rc}); err != nil {
+	args := append([]any{LockName(name), sql.Out{Dest: &rc}}, extra...)
+	if _, err := exec(args...); err != nil {
 		return 0, fmt.Errorf("DBMS_LOCK.%s: %w", call, trimmed(err))
 	}
 	return rc, nil

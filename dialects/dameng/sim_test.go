@@ -1,6 +1,7 @@
 package dameng
 
 import (
+	"context"
 	"database/sql"
 	"database/sql/driver"
 	"fmt"
@@ -98,6 +99,8 @@ type dmSim struct {
 	dupKeys   int                    // -6602 answers
 	acquires  int                    // MERGE executions
 	kills     int                    // SP_CLOSE_SESSION calls
+	waitSecs  []int64                // the timeout of every REQUEST with one (lockSQL)
+	changes   fakesql.Changes        // notified when a DBMS_LOCK lock is freed
 }
 
 // simConfig is the server the simulator plays.
@@ -115,6 +118,9 @@ type simConfig struct {
 	// RELEASEs to free: the behaviour IvorySQL's emulation had
 	// (IvorySQL#1598).
 	ReRequestGrants bool
+	// WaitCode, when set, is the answer of every REQUEST with a timeout
+	// (lockSQL), which then grants nothing.
+	WaitCode *int64
 	// NoKillPrivilege makes SP_CLOSE_SESSION fail for lack of rights.
 	NoKillPrivilege bool
 	// InsertWindow is how long the MERGE's insert branch takes, during
@@ -270,6 +276,7 @@ func (s *dmSim) freeLocksLocked(id int64) {
 			delete(s.depth, lock)
 		}
 	}
+	s.changes.Notify()
 	for _, p := range s.probes {
 		if p.lockedBy == id {
 			p.lockedBy = 0
@@ -279,6 +286,12 @@ func (s *dmSim) freeLocksLocked(id int64) {
 
 // Handle answers one statement.
 func (s *dmSim) Handle(fs *fakesql.Session, q string, args []driver.NamedValue) (fakesql.Response, error) {
+	return s.HandleContext(context.Background(), fs, q, args)
+}
+
+// HandleContext answers one statement; a REQUEST with a timeout blocks
+// until the lock is free, the timeout runs out or ctx ends.
+func (s *dmSim) HandleContext(ctx context.Context, fs *fakesql.Session, q string, args []driver.NamedValue) (fakesql.Response, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sess := s.sessions[fs.ID]
@@ -325,8 +338,8 @@ func (s *dmSim) Handle(fs *fakesql.Session, q string, args []driver.NamedValue) 
 			n = 1
 		}
 		return oneRow("COUNT(*)", n), nil
-	case "session.trylock", "session.unlock", "session.holds":
-		return s.dbmsLock(sess, st.kind, a)
+	case "session.trylock", "session.unlock", "session.holds", "session.lock":
+		return s.dbmsLock(ctx, sess, st.kind, a)
 	case "session.holder":
 		return s.holder(a)
 	case "session.list":
@@ -442,7 +455,7 @@ func (s *dmSim) probeTables() []string {
 }
 
 // dbmsLock runs the TryLock, Unlock and Holds blocks.
-func (s *dmSim) dbmsLock(sess *simSession, kind string, a simArgs) (fakesql.Response, error) {
+func (s *dmSim) dbmsLock(ctx context.Context, sess *simSession, kind string, a simArgs) (fakesql.Response, error) {
 	if !s.cfg.DBMSLock {
 		// The dialect must never call a package it has not proven.
 		s.unknown = append(s.unknown, "DBMS_LOCK called while it is not installed: "+kind)
@@ -479,6 +492,7 @@ func (s *dmSim) dbmsLock(sess *simSession, kind string, a simArgs) (fakesql.Resp
 			if s.depth[id]--; s.depth[id] <= 0 {
 				delete(s.ulocks, id)
 				delete(s.depth, id)
+				s.changes.Notify()
 			}
 			return LockSuccess
 		}
@@ -488,6 +502,28 @@ func (s *dmSim) dbmsLock(sess *simSession, kind string, a simArgs) (fakesql.Resp
 	switch kind {
 	case "session.trylock":
 		rc = request()
+	case "session.lock":
+		// REQUEST's timeout: whole seconds below MAXWAIT (which would
+		// wait forever), as Oracle's INTEGER parameter.
+		secs, ok := a[2].Value.(int64)
+		if !ok || secs < 0 || secs >= dbmsLockMaxWait {
+			return fakesql.Response{}, fmt.Errorf("simulator: REQUEST timeout %#v is not whole seconds below MAXWAIT", a[2].Value)
+		}
+		s.waitSecs = append(s.waitSecs, secs)
+		if s.cfg.WaitCode != nil {
+			rc = *s.cfg.WaitCode
+			break
+		}
+		if rc = request(); rc != LockTimeout {
+			break
+		}
+		granted, err := s.changes.Await(ctx, &s.mu, time.Duration(secs)*time.Second, func() bool { return request() != LockTimeout })
+		switch {
+		case err != nil:
+			return fakesql.Response{}, err
+		case granted:
+			rc = LockSuccess
+		}
 	case "session.unlock":
 		rc = release()
 	case "session.holds":
@@ -725,6 +761,16 @@ func (s *dmSim) counts() (dupKeys, acquires int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.dupKeys, s.acquires
+}
+
+// dbmsLockMaxWait is DBMS_LOCK.MAXWAIT.
+const dbmsLockMaxWait = 32767
+
+// waits returns the timeouts of the REQUESTs that waited, in order.
+func (s *dmSim) waits() []int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]int64(nil), s.waitSecs...)
 }
 
 // heldLocks returns the number of DBMS_LOCK locks held.

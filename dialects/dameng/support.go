@@ -9,7 +9,8 @@ func init() {
 		Name:     "Dameng DM8",
 		Versions: "DM8 (every `COMPATIBLE_MODE`); driver `gitee.com/chunanyong/dm` only in builds with `-tags dameng`",
 		Session: dialects.Feature{Status: dialects.FeatureIfProven,
-			Detail: "`SYS.DBMS_LOCK` (`ALLOCATE_UNIQUE`, `REQUEST` mode 6 timeout 0 `release_on_commit` FALSE, `RELEASE`), only where detection finds the package in `ALL_OBJECTS`; otherwise refused with `CALL SP_CREATE_SYSTEM_PACKAGES(1, 'DBMS_LOCK')`"},
+			Detail: "`SYS.DBMS_LOCK` (`ALLOCATE_UNIQUE`, `REQUEST` mode 6 timeout 0 `release_on_commit` FALSE, `RELEASE`), only where detection finds the package in `ALL_OBJECTS`; otherwise refused with `CALL SP_CREATE_SYSTEM_PACKAGES(1, 'DBMS_LOCK')`; " +
+				"a waiting acquire waits on the server (`REQUEST` with a timeout in whole seconds, the wait rounded up, granted the moment the holder releases); blocks prepared once per lock connection"},
 		Table: dialects.Feature{Status: dialects.FeatureYes,
 			Detail: "`MERGE INTO … USING (SELECT … FROM DUAL)` on `SYS_EXTRACT_UTC(SYSTIMESTAMP)`; duplicate key -6602 (and -6610/-6611/-6612/-6625) means held"},
 		Recommended:     dialects.StrategyTable,
@@ -26,7 +27,7 @@ func init() {
 			"kill: DBA to call `SP_CLOSE_SESSION` on another user's session",
 		},
 		Verified:       dialects.VerifiedSimulated,
-		VerifiedDetail: "golden SQL for every statement and a simulator with the driver's error shape (`ErrCode`, `Error <code>:`); live suite runs with `SCHEDLOCK_TEST_DAMENG_DSN` and `-tags dameng`",
+		VerifiedDetail: "golden SQL for every statement and a simulator with the driver's error shape (`ErrCode`, `Error <code>:`) (the server-side wait included: a request blocked until the holder's release, its timeout, its cancellation); never run against a live server here; live suite runs with `SCHEDLOCK_TEST_DAMENG_DSN` and `-tags dameng`",
 		Notes: []string{
 			"DM8 creates `DBMS_LOCK` only on request: a fresh database has no session locks",
 			"the driver appends a stack trace to every error text; schedlock reads the code from the error, not the text alone",

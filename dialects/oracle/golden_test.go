@@ -98,6 +98,7 @@ func sessionSections() []section {
 		{Op: "detect.dbms_lock", Note: "args: out mode", SQL: probeDBMSLockSQL},
 		{Op: "session_user", Note: "result: user", SQL: currentUserSQL},
 		{Op: "trylock", Note: "args: lock name, out return code", SQL: tryLockSQL},
+		{Op: "lock", Note: "args: lock name, out return code, timeout in whole seconds", SQL: lockSQL},
 		{Op: "unlock", Note: "args: lock name, out return code", SQL: unlockSQL},
 		{Op: "holds", Note: "args: lock name, out return code", SQL: holdsSQL},
 		{Op: "holder", Note: "args: lock name", SQL: holderSQL},
@@ -174,6 +175,8 @@ func TestGoldenSessionSQL(t *testing.T) {
 			checkPlaceholders(t, s.Op, s.SQL, 1)
 		case "trylock", "unlock", "holds":
 			checkPlaceholders(t, s.Op, s.SQL, 2)
+		case "lock":
+			checkPlaceholders(t, s.Op, s.SQL, 3)
 		case "holder":
 			checkPlaceholders(t, s.Op, s.SQL, 1)
 		case "kill.check":

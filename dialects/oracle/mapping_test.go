@@ -14,14 +14,25 @@ import (
 )
 
 // mutatedOps is SessionOps with its return-code mappings replaced, to prove
-// the conformance suite catches a wrong mapping.
+// the conformance suite catches a wrong mapping. SessionOps is a named
+// field, not embedded: its prepared statements and its server-side wait
+// would carry the real mappings, so only the SessionOps methods and the
+// killer's are forwarded.
 type mutatedOps struct {
-	*SessionOps
+	SessionOps              *SessionOps
 	request, release, holds func(int64) (bool, error)
 }
 
+func (m mutatedOps) Holder(ctx context.Context, db *sql.DB, name string) (string, error) {
+	return m.SessionOps.Holder(ctx, db, name)
+}
+
+func (m mutatedOps) Kill(ctx context.Context, db *sql.DB, sessionID string) error {
+	return m.SessionOps.Kill(ctx, db, sessionID)
+}
+
 func (m mutatedOps) TryLock(ctx context.Context, conn *sql.Conn, name string) (bool, error) {
-	rc, err := m.run(ctx, conn, "REQUEST", tryLockSQL, name)
+	rc, err := m.SessionOps.run(ctx, conn, "REQUEST", tryLockSQL, name)
 	if err != nil {
 		return false, err
 	}
@@ -29,7 +40,7 @@ func (m mutatedOps) TryLock(ctx context.Context, conn *sql.Conn, name string) (b
 }
 
 func (m mutatedOps) Unlock(ctx context.Context, conn *sql.Conn, name string) (bool, error) {
-	rc, err := m.run(ctx, conn, "RELEASE", unlockSQL, name)
+	rc, err := m.SessionOps.run(ctx, conn, "RELEASE", unlockSQL, name)
 	if err != nil {
 		return false, err
 	}
@@ -37,7 +48,7 @@ func (m mutatedOps) Unlock(ctx context.Context, conn *sql.Conn, name string) (bo
 }
 
 func (m mutatedOps) Holds(ctx context.Context, conn *sql.Conn, name string) (bool, error) {
-	rc, err := m.run(ctx, conn, "REQUEST", holdsSQL, name)
+	rc, err := m.SessionOps.run(ctx, conn, "REQUEST", holdsSQL, name)
 	if err != nil {
 		return false, err
 	}

@@ -14,7 +14,11 @@
 //     lock is freed when its session ends. Needs EXECUTE ON SYS.DBMS_LOCK;
 //     without it the session strategy is refused with the GRANT that fixes
 //     it. Names go through LockName ("SCHEDLOCK$" + name, at most 128
-//     bytes). See SessionOps.
+//     bytes). A waiting acquire (Options.Wait) waits on the server: REQUEST
+//     with a timeout in whole seconds (the wait rounded up), granted the
+//     moment the holder releases, cancelled by the context (a break). The
+//     blocks are prepared once per lock connection, so each operation is
+//     one round trip. See SessionOps.
 //   - table: the lease table of package locktable, written with MERGE (see
 //     Builder). Times are TIMESTAMP(3) holding UTC from
 //     SYS_EXTRACT_UTC(SYSTIMESTAMP). An ORA-00001 from two first inserts

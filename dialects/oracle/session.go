@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
@@ -13,8 +14,8 @@ import (
 // round trip, that first turns the name into a lock handle with
 // ALLOCATE_UNIQUE. ALLOCATE_UNIQUE commits: harmless here, because these
 // blocks only ever run on a lock's own pinned connection, which carries no
-// transaction of the caller (dialects.SessionLocker takes a fresh
-// connection per lock and never lends it out). Calling it every time also
+// transaction of the caller (dialects.SessionLocker keeps its lock
+// connections to itself and never lends them out). Calling it every time also
 // renews the name's entry in DBMS_LOCK_ALLOCATED (kept 10 days after the
 // last call), so the watch of a held lock (Holds, every second) keeps its
 // handle from ever being reclaimed.
@@ -78,6 +79,11 @@ type SessionOps struct {
 	// KillWait is how long Kill waits for a killed session to give up its
 	// locks (default DefaultKillWait).
 	KillWait time.Duration
+
+	// waits holds lockSQL prepared on each lock connection (*sql.Conn →
+	// *sql.Stmt), from Prepare until the prepared session's Close, for
+	// Lock.
+	waits sync.Map
 }
 
 var (
@@ -118,11 +124,22 @@ func (o *SessionOps) Holds(ctx context.Context, conn *sql.Conn, name string) (bo
 	return HoldsResult(rc)
 }
 
-// run executes one session-lock block and returns its return code. A
-// missing EXECUTE grant becomes a *dialects.PrivilegeError.
+// run executes one session-lock block on conn and returns its return
+// code. A missing EXECUTE grant becomes a *dialects.PrivilegeError.
 func (o *SessionOps) run(ctx context.Context, conn *sql.Conn, call, block, name string) (int64, error) {
+	return runBlock(ctx, conn, call, func(args ...any) (sql.Result, error) {
+		return conn.ExecContext(ctx, block, args...)
+	}, name)
+}
+
+// runBlock executes one session-lock block through exec (on conn, or a
+// statement prepared on it) with the lock name, the OUT return code and
+// then extra as its binds, and returns the return code. A missing EXECUTE
+// grant becomes a *dialects.PrivilegeError.
+func runBlock(ctx context.Context, conn *sql.Conn, call string, exec func(args ...any) (sql.Result, error), name string, extra ...any) (int64, error) {
 	var rc int64
-	if _, err := conn.ExecContext(ctx, block, LockName(name), sql.Out{Dest: &rc}); err != nil {
+	args := append([]any{LockName(name), sql.Out{Dest: &rc}}, extra...)
+	if _, err := exec(args...); err != nil {
 		if missingDBMSLock(err) {
 			return 0, privilegeDBMSLock(sessionUser(ctx, conn), err)
 		}

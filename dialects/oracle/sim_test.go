@@ -1,6 +1,7 @@
 package oracle
 
 import (
+	"context"
 	"database/sql"
 	"database/sql/driver"
 	"fmt"
@@ -67,6 +68,8 @@ type oraSim struct {
 	unknown   []string // statements not understood
 	dupKeys   int      // ORA-00001 answers
 	acquires  int      // MERGE executions
+	waitSecs  []int64  // the timeout of every REQUEST with one (lockSQL)
+	changes   fakesql.Changes
 }
 
 // simConfig is the server the simulator plays.
@@ -82,6 +85,9 @@ type simConfig struct {
 	NoDBMSLock    bool // EXECUTE on SYS.DBMS_LOCK not granted
 	NoViews       bool // no SELECT on GV$LOCK, GV$SESSION, DBMS_LOCK_ALLOCATED
 	NoAlterSystem bool // no ALTER SYSTEM
+	// WaitCode, when set, is the answer of every REQUEST with a timeout
+	// (lockSQL), which then grants nothing.
+	WaitCode *int64
 	// MarkForKill, when set, makes a kill answer ORA-00031: the session
 	// keeps working and holding its locks for this long, then ends.
 	MarkForKill time.Duration
@@ -257,6 +263,7 @@ func (o *oraSim) freeLocksLocked(id int64) {
 			delete(o.ulocks, lock)
 		}
 	}
+	o.changes.Notify()
 	o.rollbackLocked(id)
 }
 
@@ -271,6 +278,13 @@ func (o *oraSim) rollbackLocked(id int64) {
 
 // Handle answers one statement.
 func (o *oraSim) Handle(fs *fakesql.Session, q string, args []driver.NamedValue) (fakesql.Response, error) {
+	return o.HandleContext(context.Background(), fs, q, args)
+}
+
+// HandleContext answers one statement; a REQUEST with a timeout blocks
+// until the lock is free, the timeout runs out or ctx ends (go-ora's
+// break, answered with ORA-01013).
+func (o *oraSim) HandleContext(ctx context.Context, fs *fakesql.Session, q string, args []driver.NamedValue) (fakesql.Response, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	sess := o.sessions[fs.ID]
@@ -331,8 +345,8 @@ func (o *oraSim) Handle(fs *fakesql.Session, q string, args []driver.NamedValue)
 		return fakesql.Response{}, nil
 	case "session.session_user":
 		return oneRow("SYS_CONTEXT('USERENV','SESSION_USER')", o.cfg.User), nil
-	case "session.trylock", "session.unlock", "session.holds":
-		return o.dbmsLock(sess, st.kind, a)
+	case "session.trylock", "session.unlock", "session.holds", "session.lock":
+		return o.dbmsLock(ctx, sess, st.kind, a)
 	case "session.holder":
 		return o.holder(a)
 	case "session.list":
@@ -533,7 +547,7 @@ func (o *oraSim) detectVersion() fakesql.Response {
 }
 
 // dbmsLock runs the TryLock, Unlock and Holds blocks.
-func (o *oraSim) dbmsLock(sess *simSession, kind string, a simArgs) (fakesql.Response, error) {
+func (o *oraSim) dbmsLock(ctx context.Context, sess *simSession, kind string, a simArgs) (fakesql.Response, error) {
 	if o.cfg.NoDBMSLock {
 		return fakesql.Response{}, o.pls00201(4)
 	}
@@ -566,6 +580,7 @@ func (o *oraSim) dbmsLock(sess *simSession, kind string, a simArgs) (fakesql.Res
 	release := func() int64 {
 		if holder, held := o.ulocks[id]; held && holder == me {
 			delete(o.ulocks, id)
+			o.changes.Notify()
 			return LockSuccess
 		}
 		return LockAlreadyOwned
@@ -574,6 +589,28 @@ func (o *oraSim) dbmsLock(sess *simSession, kind string, a simArgs) (fakesql.Res
 	switch kind {
 	case "session.trylock":
 		rc = request()
+	case "session.lock":
+		// REQUEST's timeout is an INTEGER of seconds, below MAXWAIT
+		// (which would wait forever).
+		secs, ok := a[2].Value.(int64)
+		if !ok || secs < 0 || secs >= dbmsLockMaxWait {
+			return fakesql.Response{}, fmt.Errorf("simulator: REQUEST timeout %#v is not whole seconds below MAXWAIT", a[2].Value)
+		}
+		o.waitSecs = append(o.waitSecs, secs)
+		if o.cfg.WaitCode != nil {
+			rc = *o.cfg.WaitCode
+			break
+		}
+		if rc = request(); rc != LockTimeout {
+			break
+		}
+		granted, err := o.changes.Await(ctx, &o.mu, time.Duration(secs)*time.Second, func() bool { return request() != LockTimeout })
+		switch {
+		case err != nil:
+			return fakesql.Response{}, oraErr(oraUserCancel, "user requested cancel of current operation")
+		case granted:
+			rc = LockSuccess
+		}
 	case "session.unlock":
 		rc = release()
 	case "session.holds":
@@ -847,6 +884,13 @@ func (o *oraSim) counts() (dupKeys, acquires int) {
 	return o.dupKeys, o.acquires
 }
 
+// waits returns the timeouts of the REQUESTs that waited, in order.
+func (o *oraSim) waits() []int64 {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([]int64(nil), o.waitSecs...)
+}
+
 // heldLocks returns the number of DBMS_LOCK locks held.
 func (o *oraSim) heldLocks() int {
 	o.mu.Lock()
@@ -866,6 +910,13 @@ func maxTime(a, b time.Time) time.Time {
 	}
 	return b
 }
+
+// dbmsLockMaxWait is DBMS_LOCK.MAXWAIT; oraUserCancel is ORA-01013, the
+// answer to a break.
+const (
+	dbmsLockMaxWait = 32767
+	oraUserCancel   = 1013
+)
 
 // simArgs reads bound values as go-ora would receive them.
 type simArgs []driver.NamedValue

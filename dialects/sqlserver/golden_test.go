@@ -73,6 +73,7 @@ func TestSessionGolden(t *testing.T) {
 	for _, st := range []struct{ what, sql string }{
 		{"detect", detectSQL},
 		{"session try-lock (@p1 resource)", tryLockSQL},
+		{"session wait (@p1 resource, @p2 timeout in ms)", lockSQL},
 		{"session unlock (@p1 resource)", unlockSQL},
 		{"session holds (@p1 resource)", holdsSQL},
 		{"session lock test (@p1 resource)", lockTestSQL},

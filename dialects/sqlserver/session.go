@@ -78,8 +78,14 @@ var (
 // error) are an *AppLockError.
 func (o *SessionOps) TryLock(ctx context.Context, conn *sql.Conn, name string) (bool, error) {
 	resource := LockName(name)
+	return o.scanGetAppLock(conn.QueryRowContext(ctx, tryLockSQL, resource), resource)
+}
+
+// scanGetAppLock reads the return code of a tryLockSQL or lockSQL batch
+// and maps it (granted, or nil getAppLockGranted).
+func (o *SessionOps) scanGetAppLock(row *sql.Row, resource string) (bool, error) {
 	var code sql.NullInt64
-	if err := conn.QueryRowContext(ctx, tryLockSQL, resource).Scan(&code); err != nil {
+	if err := row.Scan(&code); err != nil {
 		if hasNumber(err, errLockTimeout) {
 			// sp_getapplock reports a timeout as -1, not as error 1222;
 			// should a server raise it anyway, it still means "taken".
@@ -119,8 +125,13 @@ func getAppLockGranted(code int, resource string) (bool, error) {
 // *AppLockError.
 func (o *SessionOps) Unlock(ctx context.Context, conn *sql.Conn, name string) (bool, error) {
 	resource := LockName(name)
+	return scanRelease(conn.QueryRowContext(ctx, unlockSQL, resource), resource)
+}
+
+// scanRelease reads and maps the return code of unlockSQL.
+func scanRelease(row *sql.Row, resource string) (bool, error) {
 	var code sql.NullInt64
-	if err := conn.QueryRowContext(ctx, unlockSQL, resource).Scan(&code); err != nil {
+	if err := row.Scan(&code); err != nil {
 		return false, fmt.Errorf("sp_releaseapplock: %w", err)
 	}
 	return releaseDone(int(code.Int64), code.Valid, resource)
@@ -143,8 +154,13 @@ func releaseDone(code int, valid bool, resource string) (bool, error) {
 // Holds reports whether conn's session holds the lock: APPLOCK_MODE is not
 // 'NoLock'.
 func (o *SessionOps) Holds(ctx context.Context, conn *sql.Conn, name string) (bool, error) {
+	return scanHolds(conn.QueryRowContext(ctx, holdsSQL, LockName(name)))
+}
+
+// scanHolds reads and maps the answer of holdsSQL.
+func scanHolds(row *sql.Row) (bool, error) {
 	var mode sql.NullString
-	if err := conn.QueryRowContext(ctx, holdsSQL, LockName(name)).Scan(&mode); err != nil {
+	if err := row.Scan(&mode); err != nil {
 		return false, fmt.Errorf("APPLOCK_MODE: %w", err)
 	}
 	return mode.Valid && mode.String != "NoLock", nil

@@ -1,6 +1,7 @@
 package sqlserver
 
 import (
+	"context"
 	"database/sql"
 	"database/sql/driver"
 	"fmt"
@@ -47,6 +48,7 @@ type simServer struct {
 	// Knobs.
 	grantAfterWait bool  // sp_getapplock answers 1 (granted after waiting) instead of 0
 	getAppLockCode *int  // sp_getapplock answers this code and grants nothing
+	waitCode       *int  // sp_getapplock with a @LockTimeout above 0 answers this code and grants nothing
 	noViewState    bool  // sys.dm_tran_locks is refused (error 300)
 	noKill         bool  // KILL is refused (error 6102)
 	dupKeyOnInsert int32 // 2627 or 2601: another writer inserts the name just before the MERGE's insert
@@ -56,6 +58,8 @@ type simServer struct {
 
 	sessions map[int64]*simSession // by session_id
 	applocks map[string]*appLock   // by resource (binary compared, at most 255 code units)
+	changes  fakesql.Changes       // notified when an applock is freed
+	waits    int                   // sp_getapplock calls with a @LockTimeout above 0
 	tables   map[string]*simTable  // by lower-cased table name
 	probes   map[string]*probeTable
 }
@@ -133,6 +137,7 @@ func (sim *simServer) endSessionLocked(id int64) {
 			delete(sim.applocks, res)
 		}
 	}
+	sim.changes.Notify()
 	for _, p := range sim.probes {
 		if p.lockedBy == id {
 			p.lockedBy = 0
@@ -142,13 +147,29 @@ func (sim *simServer) endSessionLocked(id int64) {
 }
 
 var (
-	getAppLockRE  = regexp.MustCompile(`EXEC @rc = sp_getapplock @Resource = @p1, @LockMode = '(\w+)', @LockOwner = '(\w+)', @LockTimeout = (-?\d+), @DbPrincipal = 'public';`)
+	getAppLockRE  = regexp.MustCompile(`EXEC @rc = sp_getapplock @Resource = @p1, @LockMode = '(\w+)', @LockOwner = '(\w+)', @LockTimeout = (-?\d+|@p2), @DbPrincipal = 'public';`)
 	releaseRE     = regexp.MustCompile(`EXEC @rc = sp_releaseapplock @Resource = @p1, @LockOwner = '(\w+)', @DbPrincipal = 'public';`)
 	releaseGuard  = "IF APPLOCK_MODE('public', @p1, 'Session') <> 'NoLock'"
 	killRE        = regexp.MustCompile(`^KILL (\d+)$`)
 	columnsRE     = regexp.MustCompile(`^SELECT \* FROM (\S+) WHERE 1 = 0$`)
 	probeCreateRE = regexp.MustCompile(`^CREATE TABLE (schedlock_probe_\w+) \(id int PRIMARY KEY\)$`)
 )
+
+// HandleContext answers one statement; sp_getapplock with a
+// @LockTimeout blocks until the lock is free, the timeout runs out or ctx
+// ends (the driver's attention cancels the batch).
+func (sim *simServer) HandleContext(ctx context.Context, s *fakesql.Session, q string, args []driver.NamedValue) (fakesql.Response, error) {
+	if strings.Contains(q, "sp_getapplock") {
+		sim.mu.Lock()
+		id := spid(s)
+		if _, ok := sim.sessions[id]; !ok {
+			sim.sessions[id] = &simSession{s: s, login: sim.now(), program: "go-mssqldb"}
+		}
+		sim.mu.Unlock()
+		return sim.getAppLock(ctx, id, q, args)
+	}
+	return sim.Handle(s, q, args)
+}
 
 // Handle answers one statement.
 func (sim *simServer) Handle(s *fakesql.Session, q string, args []driver.NamedValue) (fakesql.Response, error) {
@@ -163,7 +184,7 @@ func (sim *simServer) Handle(s *fakesql.Session, q string, args []driver.NamedVa
 	case q == detectSQL:
 		return sim.detect()
 	case strings.Contains(q, "sp_getapplock"):
-		return sim.getAppLock(id, q, args)
+		return sim.getAppLock(context.Background(), id, q, args)
 	case strings.Contains(q, "sp_releaseapplock"):
 		return sim.releaseAppLock(id, q, args)
 	case q == holdsSQL:
@@ -264,36 +285,66 @@ func resourceKey(s string) string {
 	return string(utf16.Decode(u))
 }
 
-func (sim *simServer) getAppLock(id int64, q string, args []driver.NamedValue) (fakesql.Response, error) {
+func (sim *simServer) getAppLock(ctx context.Context, id int64, q string, args []driver.NamedValue) (fakesql.Response, error) {
 	m := getAppLockRE.FindStringSubmatch(q)
 	if m == nil || !strings.HasPrefix(q, "DECLARE @rc int;") || !strings.HasSuffix(q, "SELECT @rc;") {
 		return fakesql.Response{}, fmt.Errorf("simulator: unexpected sp_getapplock batch %q", q)
 	}
-	if m[1] != "Exclusive" || m[2] != "Session" || m[3] != "0" {
-		return fakesql.Response{}, fmt.Errorf("simulator: models only Exclusive session locks without waiting, got %v", m[1:])
+	if m[1] != "Exclusive" || m[2] != "Session" || (m[3] != "0" && m[3] != "@p2") {
+		return fakesql.Response{}, fmt.Errorf("simulator: models only Exclusive session locks, got %v", m[1:])
 	}
 	resource, err := stringArg(args, 1)
 	if err != nil {
 		return fakesql.Response{}, err
 	}
+	var timeoutMs int64
+	if m[3] == "@p2" {
+		if timeoutMs, err = intArg(args, 2); err != nil {
+			return fakesql.Response{}, err
+		}
+		if timeoutMs < 0 {
+			return fakesql.Response{}, fmt.Errorf("simulator: @LockTimeout %d would wait forever", timeoutMs)
+		}
+	}
 	key := resourceKey(resource)
 	sim.mu.Lock()
 	defer sim.mu.Unlock()
+	if timeoutMs > 0 {
+		sim.waits++
+	}
 	if sim.getAppLockCode != nil {
 		return scalar(int64(*sim.getAppLockCode))
+	}
+	if sim.waitCode != nil && timeoutMs > 0 {
+		return scalar(int64(*sim.waitCode))
 	}
 	granted := int64(0)
 	if sim.grantAfterWait {
 		granted = 1
 	}
-	l := sim.applocks[key]
+	take := func() bool {
+		switch l := sim.applocks[key]; {
+		case l == nil:
+			sim.applocks[key] = &appLock{session: id, count: 1}
+			return true
+		case l.session == id:
+			l.count++
+			return true
+		}
+		return false
+	}
+	if take() {
+		return scalar(granted)
+	}
+	if timeoutMs == 0 {
+		return scalar(int64(-1))
+	}
+	ok, err := sim.changes.Await(ctx, &sim.mu, time.Duration(timeoutMs)*time.Millisecond, take)
 	switch {
-	case l == nil:
-		sim.applocks[key] = &appLock{session: id, count: 1}
-		return scalar(granted)
-	case l.session == id:
-		l.count++
-		return scalar(granted)
+	case err != nil:
+		return fakesql.Response{}, err
+	case ok:
+		return scalar(int64(1)) // granted after waiting
 	}
 	return scalar(int64(-1))
 }
@@ -321,6 +372,7 @@ func (sim *simServer) releaseAppLock(id int64, q string, args []driver.NamedValu
 	}
 	if l.count--; l.count == 0 {
 		delete(sim.applocks, key)
+		sim.changes.Notify()
 	}
 	return scalar(int64(0))
 }

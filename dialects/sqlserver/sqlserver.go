@@ -13,7 +13,11 @@
 //     APPLOCK_MODE shows this session holds it; freed by the server when
 //     the connection ends. Resources are LockName(name): at most 32
 //     characters, so sys.dm_tran_locks shows every one in full. The holder
-//     is request_session_id in sys.dm_tran_locks; KILL ends it.
+//     is request_session_id in sys.dm_tran_locks; KILL ends it. A waiting
+//     acquire (Options.Wait) waits on the server: sp_getapplock with
+//     @LockTimeout in milliseconds, granted the moment the holder
+//     releases, cancelled by the context (an attention). The statements
+//     are prepared once per lock connection; each is one round trip.
 //   - table: the lease table of package locktable with Builder's SQL:
 //     MERGE … WITH (HOLDLOCK) … OUTPUT to acquire, UPDATE … OUTPUT to
 //     refresh, release and expire, all on SYSUTCDATETIME(); names are

@@ -4,7 +4,9 @@ import "github.com/schedlock/schedlock/dialects"
 
 // Texts shared by the SQL Server rows.
 const (
-	applockSession = "`sp_getapplock` with `@LockOwner = 'Session'`, `@LockTimeout = 0`, every return code mapped (0 and 1 granted); " +
+	applockSession = "`sp_getapplock` with `@LockOwner = 'Session'`, `@LockTimeout = 0` for a try, every return code mapped (0 and 1 granted, -1 held, -2/-3/-999 errors); " +
+		"a waiting acquire waits on the server (`@LockTimeout` = the wait in ms, granted the moment the holder releases, ended by an attention when the context is cancelled); " +
+		"statements prepared once per lock connection, one round trip each; " +
 		"`APPLOCK_MODE` for is-held; names over 255 characters mapped, and kept to 32 characters where they must stay listable"
 	mergeTable = "`MERGE … WITH (HOLDLOCK) … OUTPUT inserted.token` on `SYSUTCDATETIME()`; errors 2627 and 2601 from a concurrent insert mean held"
 	dmListing  = "`sys.dm_tran_locks` (`APPLICATION`) ⨝ `sys.dm_exec_sessions` in the current database"
@@ -33,7 +35,7 @@ func init() {
 				"kill: `USE master; GRANT ALTER ANY CONNECTION TO [login]`",
 			},
 			Verified:       dialects.VerifiedSimulated,
-			VerifiedDetail: "golden SQL for every statement and a simulator answering with go-mssqldb's error type and sp_getapplock's return codes; the live suite runs with `SCHEDLOCK_TEST_SQLSERVER_DSN`",
+			VerifiedDetail: "golden SQL for every statement and a simulator answering with go-mssqldb's error type and sp_getapplock's return codes (the server-side wait included: a request blocked until the holder's release, its timeout, its cancellation); never run against a live server here; the live suite runs with `SCHEDLOCK_TEST_SQLSERVER_DSN`",
 			Notes:          []string{"application locks are per database and case-sensitive; `sys.dm_tran_locks` shows only the first 32 characters of a name"},
 		},
 		dialects.ProductSupport{

@@ -46,11 +46,60 @@ type Handler interface {
 	Close(s *Session)
 }
 
+// ContextHandler is implemented by Handlers whose statements can block
+// (a simulated server-side lock wait). When a Handler implements it,
+// HandleContext answers every statement instead of Handle, with the
+// context the caller gave database/sql: a statement that blocks should
+// end with ctx.Err() when ctx ends, as a driver that cancels the
+// statement on the server does.
+type ContextHandler interface {
+	HandleContext(ctx context.Context, s *Session, query string, args []driver.NamedValue) (Response, error)
+}
+
 // Log records every statement sent, in order, for assertions on SQL text
-// and round trips.
+// and round trips, and every statement prepared.
 type Log struct {
-	mu    sync.Mutex
-	stmts []string
+	mu       sync.Mutex
+	stmts    []string
+	calls    []Call
+	prepared []Prepared
+}
+
+// Call is one statement sent: the session that ran it, its text, and
+// whether it ran as a prepared statement (through a driver.Stmt) or was
+// sent on the connection directly.
+type Call struct {
+	Session  int64
+	Query    string
+	Prepared bool
+}
+
+// Calls returns a copy of the statements sent so far, in order, with
+// their sessions.
+func (l *Log) Calls() []Call {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]Call(nil), l.calls...)
+}
+
+// Prepared is one statement prepared on a session's connection. Preparing
+// sends nothing to the Handler: it is not a round trip of this driver.
+type Prepared struct {
+	Session int64 // Session.ID
+	Query   string
+}
+
+// Prepares returns a copy of the statements prepared so far, in order.
+func (l *Log) Prepares() []Prepared {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]Prepared(nil), l.prepared...)
+}
+
+func (l *Log) addPrepare(p Prepared) {
+	l.mu.Lock()
+	l.prepared = append(l.prepared, p)
+	l.mu.Unlock()
 }
 
 // Statements returns a copy of the statements recorded so far.
@@ -60,9 +109,10 @@ func (l *Log) Statements() []string {
 	return append([]string(nil), l.stmts...)
 }
 
-func (l *Log) add(q string) {
+func (l *Log) add(c Call) {
 	l.mu.Lock()
-	l.stmts = append(l.stmts, q)
+	l.stmts = append(l.stmts, c.Query)
+	l.calls = append(l.calls, c)
 	l.mu.Unlock()
 }
 
@@ -101,14 +151,17 @@ type conn struct {
 // ErrClosed is returned for statements on a closed (killed) session.
 var ErrClosed = driver.ErrBadConn
 
-func (c *conn) run(query string, args []driver.NamedValue) (Response, error) {
+func (c *conn) run(ctx context.Context, query string, args []driver.NamedValue, prepared bool) (Response, error) {
 	c.mu.Lock()
 	closed := c.closed
 	c.mu.Unlock()
 	if closed {
 		return Response{}, ErrClosed
 	}
-	c.c.log.add(query)
+	c.c.log.add(Call{Session: c.s.ID, Query: query, Prepared: prepared})
+	if ch, ok := c.c.h.(ContextHandler); ok {
+		return ch.HandleContext(ctx, c.s, query, args)
+	}
 	return c.c.h.Handle(c.s, query, args)
 }
 
@@ -119,6 +172,7 @@ func (c *conn) run(query string, args []driver.NamedValue) (Response, error) {
 func Kill(s *Session) { s.killed.Store(true) }
 
 func (c *conn) Prepare(query string) (driver.Stmt, error) {
+	c.c.log.addPrepare(Prepared{Session: c.s.ID, Query: query})
 	return &stmt{c: c, query: query}, nil
 }
 
@@ -166,22 +220,30 @@ func (c *conn) checkKilled() error {
 	return nil
 }
 
-func (c *conn) ExecContext(_ context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+func (c *conn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	return c.exec(ctx, query, args, false)
+}
+
+func (c *conn) exec(ctx context.Context, query string, args []driver.NamedValue, prepared bool) (driver.Result, error) {
 	if err := c.checkKilled(); err != nil {
 		return nil, err
 	}
-	r, err := c.run(query, args)
+	r, err := c.run(ctx, query, args, prepared)
 	if err != nil {
 		return nil, err
 	}
 	return result{r}, nil
 }
 
-func (c *conn) QueryContext(_ context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+func (c *conn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	return c.query(ctx, query, args, false)
+}
+
+func (c *conn) query(ctx context.Context, query string, args []driver.NamedValue, prepared bool) (driver.Rows, error) {
 	if err := c.checkKilled(); err != nil {
 		return nil, err
 	}
-	r, err := c.run(query, args)
+	r, err := c.run(ctx, query, args, prepared)
 	if err != nil {
 		return nil, err
 	}
@@ -205,16 +267,16 @@ type stmt struct {
 func (s *stmt) Close() error  { return nil }
 func (s *stmt) NumInput() int { return -1 }
 func (s *stmt) Exec(args []driver.Value) (driver.Result, error) {
-	return s.c.ExecContext(context.Background(), s.query, named(args))
+	return s.c.exec(context.Background(), s.query, named(args), true)
 }
 func (s *stmt) Query(args []driver.Value) (driver.Rows, error) {
-	return s.c.QueryContext(context.Background(), s.query, named(args))
+	return s.c.query(context.Background(), s.query, named(args), true)
 }
 func (s *stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
-	return s.c.ExecContext(ctx, s.query, args)
+	return s.c.exec(ctx, s.query, args, true)
 }
 func (s *stmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
-	return s.c.QueryContext(ctx, s.query, args)
+	return s.c.query(ctx, s.query, args, true)
 }
 
 func named(args []driver.Value) []driver.NamedValue {

@@ -39,8 +39,9 @@ func (e *Error) Error() string {
 
 // RequestResult maps the answer of a REQUEST with timeout 0: 0 (granted)
 // is true; 4 (already owned by this session) is true as well, because the
-// session does hold the lock (dialects.SessionLocker takes every lock on a
-// fresh connection, so a 4 there means an earlier user of that pooled
+// session does hold the lock (dialects.SessionLocker keys its locks by the
+// DBMS_LOCK name, so it never asks a lock connection for a lock one of
+// its leases holds there: a 4 means an earlier user of that pooled
 // connection left the lock behind, and the new lease then owns and frees
 // it); 1 (timeout) is false: another session holds it; 2, 3, 5 and
 // anything else are a *Error.
