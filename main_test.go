@@ -65,6 +65,7 @@ func TestBinary(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
+	assertStatic(t, bin)
 	home := filepath.Join(dir, "home")
 	cache := filepath.Join(dir, "cache")
 	run := func(args ...string) (stdout, stderr string, code int) {

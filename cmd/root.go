@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/schedlock/schedlock/internal/buildinfo"
 	"github.com/schedlock/schedlock/internal/output"
 )
 
@@ -180,9 +181,12 @@ or declined.`,
 
   # Who holds what
   schedlock locks ls --dsn 'postgres://ops@db1:5432/jobs'`,
+		Version:       buildinfo.Get().Version,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}
+	// --version is the first line of `schedlock version`.
+	root.SetVersionTemplate("schedlock {{.Version}}\n")
 	root.SetIn(f.IO.In)
 	root.SetOut(f.IO.Out)
 	root.SetErr(f.IO.ErrOut)
@@ -197,6 +201,10 @@ or declined.`,
 	pf.BoolVarP(&g.Quiet, "quiet", "q", false, "print nothing on stderr but errors")
 	pf.BoolVarP(&g.Verbose, "verbose", "v", false, "explain what is done on stderr")
 	pf.BoolVar(&g.NoColor, "no-color", false, "no colour in output (also when $NO_COLOR is set)")
+
+	// After the persistent flags, so -v stays --verbose.
+	root.InitDefaultVersionFlag()
+	root.Flags().Lookup("version").Usage = "print the version and exit (details: schedlock version)"
 
 	root.AddCommand(NewCmdVersion(f, g, nil))
 	root.AddCommand(NewCmdDetect(f, g, nil))
