@@ -129,12 +129,9 @@ ran, even when it is empty.`,
 	return c
 }
 
-// locksCompletion completes a flag with a fixed list of values.
-func locksCompletion(values []string) cobra.CompletionFunc {
-	return func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		return values, cobra.ShellCompDirectiveNoFileComp
-	}
-}
+// locksCompletion completes a flag with a fixed list of values, comma
+// lists included (valuesCompletion).
+func locksCompletion(values []string) cobra.CompletionFunc { return valuesCompletion(values) }
 
 // locksQuery is `locks ls` after validation.
 type locksQuery struct {

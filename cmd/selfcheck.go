@@ -58,8 +58,7 @@ and junit that line goes to stderr. Exit code 3 means a check failed.`,
 
   # Options in the DSN itself
   schedlock selfcheck --dsn 'postgres://app@db1/jobs?x-strategy=table&x-table=ops.job_lock'`,
-		Args:        cobra.NoArgs,
-		Annotations: map[string]string{formatsAnnotation: formatsValue(output.ReportFormats)},
+		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			opts.Command = c.CommandPath()
 			if runF != nil {
