@@ -157,7 +157,7 @@ func TestDetectStubGolden(t *testing.T) {
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			var buf bytes.Buffer
-			if err := writeDetect(&buf, r, tc.format, tc.tty, tc.color); err != nil {
+			if err := writeDetect(&buf, r, tc.format, tc.tty, tc.color, 0); err != nil {
 				t.Fatal(err)
 			}
 			detectGolden(t, tc.file, buf.Bytes())
