@@ -70,8 +70,8 @@ Exit codes: 0 detected, 1 the database could not be reached or probed,
   # Create nothing on a production server
   schedlock detect --dsn 'postgres://app@db1/jobs' --read-only
 
-  # The recommended lock strategy only
-  schedlock detect -o json | jq -r .recommended.lock_strategy`,
+  # The recommended lock strategy only, DSN from the environment
+  SCHEDLOCK_DSN='mysql://app@db2/jobs' schedlock detect -o json | jq -r .recommended.lock_strategy`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			opts.Command = c.CommandPath()

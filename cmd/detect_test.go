@@ -392,6 +392,14 @@ func TestDetectHelpHasExamples(t *testing.T) {
 			t.Errorf("help lacks %q:\n%s", want, r.stdout)
 		}
 	}
+	// detect has no default database: every example names one.
+	_, examples, _ := strings.Cut(r.stdout, "Examples:")
+	examples, _, _ = strings.Cut(examples, "Flags:")
+	for _, line := range strings.Split(examples, "\n") {
+		if strings.Contains(line, "schedlock detect") && !strings.Contains(line, "--dsn") && !strings.Contains(line, EnvDSN+"=") && !strings.Contains(line, EnvDatabaseURL+"=") {
+			t.Errorf("example without a DSN: %q", strings.TrimSpace(line))
+		}
+	}
 }
 
 func TestDetectLivePostgres(t *testing.T) {
