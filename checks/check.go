@@ -46,6 +46,9 @@ type Report struct {
 	Skipped int           `json:"skipped"`
 	Warned  int           `json:"warned"`
 	Elapsed time.Duration `json:"elapsed_ns"`
+	// StartedAt is when the run began (the local clock). Reports render
+	// it in their own format: output writes it as started_at.
+	StartedAt time.Time `json:"-"`
 }
 
 // Config selects what a run covers.
@@ -70,6 +73,10 @@ type Config struct {
 	// Progress, when set, is called before each check starts (id, title)
 	// and after it ends (with its Result).
 	Progress func(r Result, started bool)
+	// Total, when set, is told how many results the run will report: once
+	// before the first check, and again before the cleanup's results when
+	// they make it more. Progress displays show "[N/total]" with it.
+	Total func(n int)
 }
 
 // Check is one entry of the suite.

@@ -43,6 +43,8 @@ func TestRunPassesOnCorrectDialect(t *testing.T) {
 	db, server := openFake(faults{})
 	var mu sync.Mutex
 	var started, ended []string
+	var totals []int
+	before := time.Now()
 	rep, err := Run(t.Context(), Config{Backend: db, Progress: func(r Result, start bool) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -51,6 +53,13 @@ func TestRunPassesOnCorrectDialect(t *testing.T) {
 		} else {
 			ended = append(ended, r.ID)
 		}
+	}, Total: func(n int) {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(started) != 0 && len(totals) == 0 {
+			t.Errorf("first total after %d checks started", len(started))
+		}
+		totals = append(totals, n)
 	}})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
@@ -75,6 +84,14 @@ func TestRunPassesOnCorrectDialect(t *testing.T) {
 	}
 	if !slices.Equal(started, ended) || len(started) != len(rep.Results) {
 		t.Errorf("progress: %d starts, %d ends, %d results", len(started), len(ended), len(rep.Results))
+	}
+	// The total announced last is the number of results: the cleanup of
+	// the temporary table adds one to the checks.
+	if len(totals) == 0 || totals[len(totals)-1] != len(rep.Results) || totals[0] != len(rep.Results)-1 {
+		t.Errorf("totals %v for %d results", totals, len(rep.Results))
+	}
+	if rep.StartedAt.Before(before) || rep.StartedAt.After(time.Now()) {
+		t.Errorf("StartedAt %s not within the run (began %s)", rep.StartedAt, before)
 	}
 	// Destructive checks run after every other one.
 	firstDestructive := slices.IndexFunc(rep.Results, func(r Result) bool { return strings.HasSuffix(r.ID, ".kill") })

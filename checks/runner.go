@@ -33,12 +33,18 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep := &Report{Info: cfg.Backend.Detected(), Results: []Result{}}
+	rep := &Report{Info: cfg.Backend.Detected(), Results: []Result{}, StartedAt: start}
 	progress := func(res Result, started bool) {
 		if cfg.Progress != nil {
 			cfg.Progress(res, started)
 		}
 	}
+	total := func(n int) {
+		if cfg.Total != nil {
+			cfg.Total(n)
+		}
+	}
+	total(len(r.checks))
 	for _, c := range r.Checks() {
 		if ctx.Err() != nil {
 			break
@@ -48,7 +54,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		rep.add(res)
 		progress(res, false)
 	}
-	for _, res := range r.Cleanup(ctx) {
+	cleanup := r.Cleanup(ctx)
+	if len(cleanup) > 0 {
+		total(len(rep.Results) + len(cleanup))
+	}
+	for _, res := range cleanup {
 		progress(Result{ID: res.ID, Title: res.Title, Strategy: res.Strategy}, true)
 		rep.add(res)
 		progress(res, false)

@@ -243,7 +243,9 @@ func (o *BenchOptions) render(r *benchkit.Report) error {
 		if o.IO.IsStdoutTTY() {
 			fmt.Fprintf(&buf, "%s on %s\n", r.Target, r.Database)
 		}
-		err = output.WriteTable(&buf, benchTable(r), o.IO.IsStdoutTTY())
+		t := benchTable(r)
+		t.Width = o.IO.TerminalWidth()
+		err = output.WriteTable(&buf, t, o.IO.IsStdoutTTY())
 	}
 	if err != nil {
 		return err

@@ -70,8 +70,8 @@ Exit codes: 0 detected, 1 the database could not be reached or probed,
   # Create nothing on a production server
   schedlock detect --dsn 'postgres://app@db1/jobs' --read-only
 
-  # The recommended lock strategy only
-  schedlock detect -o json | jq -r .recommended.lock_strategy`,
+  # The recommended lock strategy only, DSN from the environment
+  SCHEDLOCK_DSN='mysql://app@db2/jobs' schedlock detect -o json | jq -r .recommended.lock_strategy`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			opts.Command = c.CommandPath()
@@ -125,7 +125,7 @@ func detectRun(ctx context.Context, o *DetectOptions) error {
 	report := newDetectReport(target.Redacted(), db.Detected(), caps)
 
 	var buf bytes.Buffer
-	if err := writeDetect(&buf, report, g.Format, io.IsStdoutTTY(), io.ColorEnabled()); err != nil {
+	if err := writeDetect(&buf, report, g.Format, io.IsStdoutTTY(), io.ColorEnabled(), io.TerminalWidth()); err != nil {
 		return err
 	}
 	_, err = io.Out.Write([]byte(f.Scrubber.String(buf.String())))
@@ -215,7 +215,7 @@ func newDetectReport(target string, info dialects.Info, caps dialects.Capabiliti
 		skew := c.Skew.Round(time.Millisecond).Milliseconds()
 		rt := math.Round(float64(c.RoundTrip)/float64(time.Millisecond)*1000) / 1000
 		r.ClockSkewMS, r.ClockRoundTripMS = &skew, &rt
-		r.ServerTime = c.Server.UTC().Format("2006-01-02T15:04:05.000Z07:00")
+		r.ServerTime = output.Time(c.Server)
 	}
 	if r.MissingPrivileges == nil {
 		r.MissingPrivileges = []dialects.MissingPrivilege{}
@@ -224,16 +224,18 @@ func newDetectReport(target string, info dialects.Info, caps dialects.Capabiliti
 }
 
 // writeDetect renders r: JSON, YAML, or a FIELD/VALUE/DETAIL table whose
-// field names are the JSON keys (boxed on a terminal, tab-separated when
-// piped).
-func writeDetect(w io.Writer, r *detectReport, f output.Format, tty, color bool) error {
+// field names are the JSON keys (boxed on a terminal and fitted into width
+// columns, 0: no limit; tab-separated when piped).
+func writeDetect(w io.Writer, r *detectReport, f output.Format, tty, color bool, width int) error {
 	switch f {
 	case output.JSON:
 		return output.WriteJSON(w, r)
 	case output.YAML:
 		return output.WriteYAML(w, r)
 	case output.Table:
-		return output.WriteTable(w, detectTable(r, color), tty)
+		t := detectTable(r, color)
+		t.Width = width
+		return output.WriteTable(w, t, tty)
 	}
 	return fmt.Errorf("unknown output format %q: use one of %s", f, output.List(output.Common))
 }

@@ -157,7 +157,7 @@ func TestDetectStubGolden(t *testing.T) {
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			var buf bytes.Buffer
-			if err := writeDetect(&buf, r, tc.format, tc.tty, tc.color); err != nil {
+			if err := writeDetect(&buf, r, tc.format, tc.tty, tc.color, 0); err != nil {
 				t.Fatal(err)
 			}
 			detectGolden(t, tc.file, buf.Bytes())
@@ -390,6 +390,14 @@ func TestDetectHelpHasExamples(t *testing.T) {
 	for _, want := range []string{"Examples:", "schedlock detect --dsn", "--read-only", "Exit codes:"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("help lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	// detect has no default database: every example names one.
+	_, examples, _ := strings.Cut(r.stdout, "Examples:")
+	examples, _, _ = strings.Cut(examples, "Flags:")
+	for _, line := range strings.Split(examples, "\n") {
+		if strings.Contains(line, "schedlock detect") && !strings.Contains(line, "--dsn") && !strings.Contains(line, EnvDSN+"=") && !strings.Contains(line, EnvDatabaseURL+"=") {
+			t.Errorf("example without a DSN: %q", strings.TrimSpace(line))
 		}
 	}
 }

@@ -129,12 +129,9 @@ ran, even when it is empty.`,
 	return c
 }
 
-// locksCompletion completes a flag with a fixed list of values.
-func locksCompletion(values []string) cobra.CompletionFunc {
-	return func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		return values, cobra.ShellCompDirectiveNoFileComp
-	}
-}
+// locksCompletion completes a flag with a fixed list of values, comma
+// lists included (valuesCompletion).
+func locksCompletion(values []string) cobra.CompletionFunc { return valuesCompletion(values) }
 
 // locksQuery is `locks ls` after validation.
 type locksQuery struct {
@@ -282,7 +279,12 @@ func (o *LocksOptions) watch(ctx context.Context, db dialects.LockLister, q *loc
 func (o *LocksOptions) render(listing *dialects.Listing, header string) error {
 	var buf bytes.Buffer
 	buf.WriteString(header)
-	if err := writeLocks(&buf, listing.Locks, o.Global.Format, o.IO.IsStdoutTTY(), o.IO.ColorEnabled()); err != nil {
+	if o.Watch > 0 && o.Global.Format != output.Table {
+		// One document per refresh: a JSON Lines record, a YAML document.
+		if err := writeLocksRecord(&buf, listing.Locks, o.Global.Format); err != nil {
+			return err
+		}
+	} else if err := writeLocks(&buf, listing.Locks, o.Global.Format, o.IO.IsStdoutTTY(), o.IO.ColorEnabled(), o.IO.TerminalWidth()); err != nil {
 		return err
 	}
 	if _, err := io.WriteString(o.IO.Out, o.Factory.Scrubber.String(buf.String())); err != nil {
@@ -296,9 +298,22 @@ func (o *LocksOptions) render(listing *dialects.Listing, header string) error {
 	return nil
 }
 
+// writeLocksRecord renders one refresh of `locks ls --watch`: in JSON one
+// line holding the array (JSON Lines), in YAML a document opened by "---".
+func writeLocksRecord(w io.Writer, locks []dialects.LockEntry, f output.Format) error {
+	if f == output.YAML {
+		if _, err := io.WriteString(w, "---\n"); err != nil {
+			return err
+		}
+		return output.WriteYAML(w, locksJSON(locks))
+	}
+	return output.WriteJSONLine(w, locksJSON(locks))
+}
+
 // writeLocks renders locks: JSON or YAML (an array, [] when empty), a boxed
-// table on a terminal, or tab-separated lines with every field when piped.
-func writeLocks(w io.Writer, locks []dialects.LockEntry, f output.Format, tty, color bool) error {
+// table on a terminal fitted into width columns (0: no limit), or
+// tab-separated lines with every field when piped.
+func writeLocks(w io.Writer, locks []dialects.LockEntry, f output.Format, tty, color bool, width int) error {
 	switch f {
 	case output.JSON:
 		return output.WriteJSON(w, locksJSON(locks))
@@ -312,11 +327,14 @@ func writeLocks(w io.Writer, locks []dialects.LockEntry, f output.Format, tty, c
 		_, err := io.WriteString(w, "No locks found (free locks are shown with --all).\n")
 		return err
 	}
-	return output.WriteTable(w, locksTTY(locks, color), true)
+	t := locksTTY(locks, color)
+	t.Width = width
+	return output.WriteTable(w, t, true)
 }
 
 // lockView is one lock in `locks ls -o json`. The field names are a stable
-// interface; absent values are null, times RFC 3339 in UTC.
+// interface; absent values are null, times RFC 3339 in UTC with
+// milliseconds (output.Time).
 type lockView struct {
 	Name       *string    `json:"name"`
 	Key        *string    `json:"key"`
@@ -384,7 +402,7 @@ func optTime(t time.Time) *string {
 	if t.IsZero() {
 		return nil
 	}
-	s := t.UTC().Format(time.RFC3339Nano)
+	s := output.Time(t)
 	return &s
 }
 
@@ -419,13 +437,15 @@ func str(p *string) string {
 
 // locksTTY is the table for people: the key column only when some lock
 // has a key, owner and holder in one column, times of today as clock times
-// (UTC), lease ends relative to the database's now.
+// (UTC), lease ends relative to the database's now. On a narrow terminal
+// the age goes first, then the lock time, the key and the source; the
+// owner wraps.
 func locksTTY(locks []dialects.LockEntry, color bool) output.TableData {
 	withKey := false
 	for _, e := range locks {
 		withKey = withKey || e.Key != ""
 	}
-	t := output.TableData{Header: []string{"NAME"}}
+	t := output.TableData{Header: []string{"NAME"}, Drop: []string{"AGE", "LOCKED AT (UTC)", "KEY", "SOURCE"}}
 	if withKey {
 		t.Header = append(t.Header, "KEY")
 	}

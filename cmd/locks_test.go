@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/olekukonko/tablewriter/pkg/twwidth"
+
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/sqlite"
 	"github.com/schedlock/schedlock/internal/iostreams"
@@ -78,20 +80,30 @@ func TestWriteLocksGolden(t *testing.T) {
 		file       string
 		format     output.Format
 		tty, color bool
+		width      int
 	}{
-		{"locks.tsv.golden", output.Table, false, false},
-		{"locks.tty.golden", output.Table, true, false},
-		{"locks.color.golden", output.Table, true, true},
-		{"locks.json.golden", output.JSON, false, false},
-		{"locks.yaml.golden", output.YAML, false, false},
+		{"locks.tsv.golden", output.Table, false, false, 80},
+		{"locks.tty.golden", output.Table, true, false, 0},
+		{"locks.tty80.golden", output.Table, true, false, 80},
+		{"locks.tty120.golden", output.Table, true, true, 120},
+		{"locks.color.golden", output.Table, true, true, 0},
+		{"locks.json.golden", output.JSON, false, false, 0},
+		{"locks.yaml.golden", output.YAML, false, false, 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.file, func(t *testing.T) {
 			var buf bytes.Buffer
-			if err := writeLocks(&buf, sampleLocks(), tc.format, tc.tty, tc.color); err != nil {
+			if err := writeLocks(&buf, sampleLocks(), tc.format, tc.tty, tc.color, tc.width); err != nil {
 				t.Fatal(err)
 			}
 			goldenFile(t, tc.file, buf.Bytes())
+			if tc.tty && tc.width > 0 {
+				for _, line := range strings.Split(strings.TrimRight(buf.String(), "\n"), "\n") {
+					if w := twwidth.Width(line); w > tc.width {
+						t.Errorf("line of %d columns on a %d-column terminal: %q", w, tc.width, line)
+					}
+				}
+			}
 		})
 	}
 }
@@ -109,7 +121,7 @@ func TestWriteLocksEmpty(t *testing.T) {
 	}
 	for _, tc := range cases {
 		var buf bytes.Buffer
-		if err := writeLocks(&buf, []dialects.LockEntry{}, tc.format, tc.tty, false); err != nil {
+		if err := writeLocks(&buf, []dialects.LockEntry{}, tc.format, tc.tty, false, 80); err != nil {
 			t.Fatal(err)
 		}
 		if buf.String() != tc.want {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/schedlock/schedlock/internal/buildinfo"
 	"github.com/schedlock/schedlock/internal/output"
 )
 
@@ -25,7 +26,7 @@ const (
 )
 
 // formatsAnnotation lists, on a command, the -o formats it accepts
-// (comma-separated); commands without it accept output.Common.
+// (comma-separated); addSharedFlags sets it from commandFlags.
 const formatsAnnotation = "schedlock/formats"
 
 // formatsValue writes formats as a formatsAnnotation value.
@@ -37,7 +38,9 @@ func formatsValue(formats []output.Format) string {
 	return strings.Join(names, ",")
 }
 
-// GlobalOptions are the flags every command has.
+// GlobalOptions are the flags several commands share: -q, -v and
+// --no-color on every command, --dsn, --timeout and -o where commandFlags
+// says.
 type GlobalOptions struct {
 	DSN     string
 	Output  string
@@ -127,18 +130,18 @@ func Execute(ctx context.Context, f *Factory, args []string) error {
 // validate checks the global flags for command c and applies --no-color.
 func (g *GlobalOptions) validate(c *cobra.Command, f *Factory) error {
 	path := c.CommandPath()
-	allowed := output.Common
-	if a := c.Annotations[formatsAnnotation]; a != "" {
-		allowed = nil
+	g.Format = output.Table
+	if a := c.Annotations[formatsAnnotation]; a != "" && c.Flags().Lookup("output") != nil {
+		var allowed []output.Format
 		for _, s := range strings.Split(a, ",") {
 			allowed = append(allowed, output.Format(s))
 		}
+		format, err := output.ParseFormat(g.Output, allowed)
+		if err != nil {
+			return &UsageError{Err: err, Command: path}
+		}
+		g.Format = format
 	}
-	format, err := output.ParseFormat(g.Output, allowed)
-	if err != nil {
-		return &UsageError{Err: err, Command: path}
-	}
-	g.Format = format
 	switch {
 	case g.Timeout < 0:
 		return usageErrorf(path, "--timeout must not be negative, got %s", g.Timeout)
@@ -180,23 +183,29 @@ or declined.`,
 
   # Who holds what
   schedlock locks ls --dsn 'postgres://ops@db1:5432/jobs'`,
+		Version:       buildinfo.Get().Version,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}
+	// --version is the first line of `schedlock version`.
+	root.SetVersionTemplate("schedlock {{.Version}}\n")
 	root.SetIn(f.IO.In)
 	root.SetOut(f.IO.Out)
 	root.SetErr(f.IO.ErrOut)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return &UsageError{Err: err, Command: c.CommandPath()}
+		return &UsageError{Err: withSharedFlagHint(c, err), Command: c.CommandPath()}
 	})
 
+	// --dsn, --timeout and -o belong to the commands they apply to
+	// (addSharedFlags); these apply everywhere.
 	pf := root.PersistentFlags()
-	pf.StringVar(&g.DSN, "dsn", "", "database URL, e.g. postgres://user@host:5432/db (default $SCHEDLOCK_DSN, then $DATABASE_URL)")
-	pf.StringVarP(&g.Output, "output", "o", string(output.Table), "output format: table, json or yaml (selfcheck adds markdown and junit)")
-	pf.DurationVar(&g.Timeout, "timeout", 0, "give up after this long, e.g. 30s or 2m (0: no limit)")
 	pf.BoolVarP(&g.Quiet, "quiet", "q", false, "print nothing on stderr but errors")
 	pf.BoolVarP(&g.Verbose, "verbose", "v", false, "explain what is done on stderr")
 	pf.BoolVar(&g.NoColor, "no-color", false, "no colour in output (also when $NO_COLOR is set)")
+
+	// After the persistent flags, so -v stays --verbose.
+	root.InitDefaultVersionFlag()
+	root.Flags().Lookup("version").Usage = "print the version and exit (details: schedlock version)"
 
 	root.AddCommand(NewCmdVersion(f, g, nil))
 	root.AddCommand(NewCmdDetect(f, g, nil))
@@ -205,8 +214,9 @@ or declined.`,
 	root.AddCommand(NewCmdUnlock(f, g, nil))
 	root.AddCommand(NewCmdRun(f, g, nil))
 	root.AddCommand(NewCmdBench(f, g, nil))
-	registerOutputCompletion(root)
 	addDefaultCommandExamples(root)
+	addSharedFlags(root, g)
+	registerCompletions(root)
 	return root
 }
 

@@ -165,7 +165,7 @@ func TestRunBadInput(t *testing.T) {
 		{"bad table name", append(base, "--table", "a b", "--", "true"), "not a plain identifier"},
 		{"unknown preset", append(base, "--preset", "quartz", "--", "true"), `unknown preset "quartz"`},
 		{"no DSN", []string{"run", "--name", "bad", "--", "true"}, "no database"},
-		{"output format", append([]string{"-o", "json"}, append(base, "--", "true")...), `unknown output format "json"`},
+		{"output format", append([]string{"-o", "json"}, append(base, "--", "true")...), `schedlock run takes no -o/--output`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -45,8 +46,10 @@ With no DSN it runs on an embedded SQLite file in the user cache directory
 ($XDG_CACHE_HOME/schedlock/selfcheck.db), so it works with no server at all.
 
 The report goes to stdout (-o table, json, yaml, markdown or junit). Table and
-markdown end with the line "N passed, N failed, N skipped"; for json, yaml
-and junit that line goes to stderr. Exit code 3 means a check failed.`,
+markdown end with the line "N passed, N warned, N failed, N skipped"; for
+json, yaml and junit that line goes to stderr. On a terminal, a line on
+stderr shows the running check, "[N/total] ID: title". Exit code 3 means a
+check failed.`,
 		Example: `  # No server needed: the embedded SQLite database
   schedlock selfcheck
 
@@ -58,8 +61,7 @@ and junit that line goes to stderr. Exit code 3 means a check failed.`,
 
   # Options in the DSN itself
   schedlock selfcheck --dsn 'postgres://app@db1/jobs?x-strategy=table&x-table=ops.job_lock'`,
-		Args:        cobra.NoArgs,
-		Annotations: map[string]string{formatsAnnotation: formatsValue(output.ReportFormats)},
+		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			opts.Command = c.CommandPath()
 			if runF != nil {
@@ -146,8 +148,9 @@ func selfcheckRun(ctx context.Context, o *SelfcheckOptions) error {
 	cfg := checks.Config{Backend: db, Strategies: p.strategies, Tables: p.tables, Only: o.Checks}
 	var progress *progressLine
 	if io.IsStderrTTY() && !g.Quiet {
-		progress = &progressLine{w: io.ErrOut}
+		progress = &progressLine{w: io.ErrOut, width: io.TerminalWidth}
 		cfg.Progress = progress.update
+		cfg.Total = progress.setTotal
 	}
 	report, runErr := checks.Run(ctx, cfg)
 	if progress != nil {
@@ -164,7 +167,9 @@ func selfcheckRun(ctx context.Context, o *SelfcheckOptions) error {
 	cliResults(report)
 
 	var buf bytes.Buffer
-	if err := output.WriteReport(&buf, report, g.Format, output.ReportOptions{TTY: io.IsStdoutTTY(), Color: io.ColorEnabled()}); err != nil {
+	hostname, _ := os.Hostname()
+	ropts := output.ReportOptions{TTY: io.IsStdoutTTY(), Color: io.ColorEnabled(), Width: io.TerminalWidth(), Hostname: hostname}
+	if err := output.WriteReport(&buf, report, g.Format, ropts); err != nil {
 		return err
 	}
 	if _, err := io.Out.Write([]byte(f.Scrubber.String(buf.String()))); err != nil {

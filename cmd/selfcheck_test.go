@@ -31,7 +31,7 @@ func TestSelfcheckSQLite(t *testing.T) {
 				t.Fatalf("%v\nstdout:\n%s\nstderr:\n%s", r.err, r.stdout, r.stderr)
 			}
 			// detect, table.acquire, table.contend, then the table cleanup.
-			if got := lastLine(r.stdout); got != "4 passed, 0 failed, 0 skipped" {
+			if got := lastLine(r.stdout); got != "4 passed, 0 warned, 0 failed, 0 skipped" {
 				t.Errorf("last line %q\n%s", got, r.stdout)
 			}
 			if tty {
@@ -148,7 +148,7 @@ func TestSelfcheckJSONFields(t *testing.T) {
 		}
 	}
 	// The summary line goes to stderr so stdout stays one document.
-	if strings.TrimSpace(r.stderr) != "4 passed, 0 failed, 0 skipped" {
+	if strings.TrimSpace(r.stderr) != "4 passed, 0 warned, 0 failed, 0 skipped" {
 		t.Errorf("stderr = %q", r.stderr)
 	}
 	r = runCmd(t, false, nil, append([]string{"selfcheck", "--dsn", path, "-o", "json", "-q"}, quickChecks...)...)

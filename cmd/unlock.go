@@ -71,10 +71,11 @@ Every change is confirmed: a y/N prompt on a terminal, or --yes. Without a
 terminal and without --yes, unlock refuses (exit 2). --dry-run shows the lock
 before and after and changes nothing.
 
-Exit codes: 0 freed (or --dry-run), 1 error, 2 usage error or no
-confirmation, 3 the lock is not held, is held by another owner than
---owner, changed hands before the change, or is a session lock and
---kill-session was not given, 130 declined at the prompt or interrupted.`,
+Exit codes: 0 freed (with --dry-run: it would be freed), 1 error, 2 usage
+error or no confirmation, 3 the lock is not held, is held by another owner
+than --owner, changed hands before the change, or is a session lock and
+--kill-session was not given (--dry-run exits 3 too when unlock would
+refuse), 130 declined at the prompt or interrupted.`,
 		Example: `  # See what would change
   schedlock unlock nightly-report --dry-run
 

@@ -55,3 +55,16 @@ func TestVersionYAML(t *testing.T) {
 		t.Errorf("yaml:\n%s", r.stdout)
 	}
 }
+
+func TestVersionFlag(t *testing.T) {
+	old := buildinfo.Version
+	buildinfo.Version = "v9.8.7"
+	defer func() { buildinfo.Version = old }()
+	r := runCmd(t, false, nil, "--version")
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if r.stdout != "schedlock v9.8.7\n" || r.stderr != "" {
+		t.Errorf("--version: stdout %q, stderr %q", r.stdout, r.stderr)
+	}
+}

@@ -9,7 +9,7 @@ import (
 // ProductSupport is what schedlock does on one product (and range of
 // versions) and how this repository's tests prove it. Dialect packages
 // register their rows with RegisterSupport; docs/dialects.md is generated
-// from SupportTable (go run ./scripts/gendocs), so the documentation says
+// from SupportTable (go run scripts/gendocs/main.go), so the documentation says
 // what the code's own data says.
 //
 // Text fields are Markdown fragments on one line: code in backticks, no

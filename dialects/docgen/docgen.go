@@ -2,13 +2,13 @@
 // dialect packages register (dialects.SupportTable), so the page always
 // says what the code's own data says. Regenerate the page with
 //
-//	go run ./scripts/gendocs
+//	go run scripts/gendocs/main.go
 //
 // (or go generate ./dialects/docgen); TestDialectsDocIsCurrent fails while
 // the committed page differs from what Markdown writes now.
 package docgen
 
-//go:generate go run ../../scripts/gendocs -o ../../docs/dialects.md
+//go:generate go run ../../scripts/gendocs/main.go -o ../../docs/dialects.md
 
 import (
 	"bytes"
@@ -24,7 +24,7 @@ const Path = "docs/dialects.md"
 
 // Command regenerates the page; it is named in the page and in the
 // staleness test's failure.
-const Command = "go run ./scripts/gendocs"
+const Command = "go run scripts/gendocs/main.go"
 
 // Markdown renders rows as the docs/dialects.md page: a summary table with
 // one line per product, then one section per product with every detail.

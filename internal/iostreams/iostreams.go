@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"io"
 	"os"
+	"strconv"
 
 	"golang.org/x/term"
 )
@@ -22,7 +23,16 @@ type IOStreams struct {
 	stdoutTTY bool
 	stderrTTY bool
 	noColor   bool
+
+	// termWidth measures the terminal; nil: unknown. width overrides it
+	// when positive (tests).
+	termWidth func() int
+	width     int
 }
+
+// DefaultTerminalWidth is the width of a terminal that cannot be measured
+// and sets no $COLUMNS.
+const DefaultTerminalWidth = 80
 
 // System returns the process's streams, with terminal detection on the real
 // file descriptors and colour disabled when NO_COLOR is set to a non-empty
@@ -37,7 +47,22 @@ func System() *IOStreams {
 		stdoutTTY: isTerminal(os.Stdout),
 		stderrTTY: isTerminal(os.Stderr),
 		noColor:   noColor,
+		termWidth: systemTerminalWidth,
 	}
+}
+
+// systemTerminalWidth is the column count of the terminal on stdout, else
+// on stderr, else $COLUMNS, else DefaultTerminalWidth.
+func systemTerminalWidth() int {
+	for _, f := range []*os.File{os.Stdout, os.Stderr} {
+		if w, _, err := term.GetSize(int(f.Fd())); err == nil && w > 0 {
+			return w
+		}
+	}
+	if w, err := strconv.Atoi(os.Getenv("COLUMNS")); err == nil && w > 0 {
+		return w
+	}
+	return DefaultTerminalWidth
 }
 
 func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
@@ -66,6 +91,24 @@ func (s *IOStreams) SetStdoutTTY(v bool) { s.stdoutTTY = v }
 
 // SetStderrTTY overrides terminal detection for diagnostics.
 func (s *IOStreams) SetStderrTTY(v bool) { s.stderrTTY = v }
+
+// TerminalWidth is the number of columns of the terminal that stdout or
+// stderr is, measured at each call (the window may have been resized);
+// 0 when neither is a terminal or the width is unknown (test streams
+// without SetTerminalWidth): no limit.
+func (s *IOStreams) TerminalWidth() int {
+	switch {
+	case s.width > 0:
+		return s.width
+	case s.termWidth == nil || !(s.stdoutTTY || s.stderrTTY):
+		return 0
+	}
+	return s.termWidth()
+}
+
+// SetTerminalWidth fixes the terminal width TerminalWidth reports; 0 goes
+// back to measuring it.
+func (s *IOStreams) SetTerminalWidth(columns int) { s.width = columns }
 
 // DisableColor turns colour off whatever the terminal (the --no-color
 // flag). Nothing turns it back on: NO_COLOR and --no-color both win.

@@ -5,7 +5,7 @@
 // JSON and YAML carry the same field names (YAML is written from the JSON
 // encoding). Documents written here keep two rules that callers' types must
 // keep too: lists are never null (use empty slices), and times are RFC 3339
-// in UTC (format them with Time).
+// in UTC with milliseconds (format them with Time).
 package output
 
 import (

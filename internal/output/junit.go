@@ -22,7 +22,10 @@ type junitSuites struct {
 }
 
 type junitSuite struct {
+	ID         int             `xml:"id,attr"`
 	Name       string          `xml:"name,attr"`
+	Timestamp  string          `xml:"timestamp,attr"`
+	Hostname   string          `xml:"hostname,attr"`
 	Tests      int             `xml:"tests,attr"`
 	Failures   int             `xml:"failures,attr"`
 	Errors     int             `xml:"errors,attr"`
@@ -63,11 +66,27 @@ func suiteName(strategy string) string {
 
 func seconds(d time.Duration) string { return fmt.Sprintf("%.3f", d.Seconds()) }
 
+// junitTimeLayout is the timestamp of the JUnit schema (Ant's
+// junit.xsd, ISO8601_DATETIME_PATTERN): no zone, no fraction; the time is
+// UTC.
+const junitTimeLayout = "2006-01-02T15:04:05"
+
 // writeReportJUnit writes one testsuite per strategy (probes first, in the
 // order the checks ran), one testcase per check. A failed check carries a
 // failure element with its detail and remedy, a skipped one a skipped
-// element; a warning passes with the warning in system-out.
-func writeReportJUnit(w io.Writer, r *checks.Report) error {
+// element; a warning passes with the warning in system-out. Each suite
+// carries the attributes the common schema requires: id (0, 1, …),
+// timestamp (UTC, when its first check started: the report's start plus
+// the checks before it) and hostname.
+func writeReportJUnit(w io.Writer, r *checks.Report, hostname string) error {
+	if hostname == "" {
+		hostname = "localhost"
+	}
+	start := r.StartedAt
+	if start.IsZero() {
+		start = time.Now()
+	}
+	var before time.Duration // run time of the checks before the current one
 	doc := junitSuites{Name: "schedlock selfcheck", Time: seconds(r.Elapsed), Suites: []junitSuite{}}
 	index := map[string]int{}
 	props := []junitProperty{
@@ -84,7 +103,7 @@ func writeReportJUnit(w io.Writer, r *checks.Report) error {
 		if !ok {
 			i = len(doc.Suites)
 			index[name] = i
-			doc.Suites = append(doc.Suites, junitSuite{Name: name, Properties: props})
+			doc.Suites = append(doc.Suites, junitSuite{ID: i, Name: name, Timestamp: start.Add(before).UTC().Format(junitTimeLayout), Hostname: hostname, Properties: props})
 		}
 		s := &doc.Suites[i]
 		c := junitCase{Name: res.ID + ": " + res.Title, Classname: name, Time: seconds(res.Duration)}
@@ -112,6 +131,7 @@ func writeReportJUnit(w io.Writer, r *checks.Report) error {
 		s.Tests++
 		doc.Tests++
 		suiteTime[name] += res.Duration
+		before += res.Duration
 		s.Cases = append(s.Cases, c)
 	}
 	for i := range doc.Suites {

@@ -16,6 +16,27 @@ type ReportOptions struct {
 	TTY bool
 	// Color: ANSI colour is allowed (a terminal without NO_COLOR).
 	Color bool
+	// Width of the terminal the table is fitted into; 0: no limit.
+	Width int
+	// Hostname is the machine the checks ran on, for JUnit; "" is
+	// written as "localhost".
+	Hostname string
+}
+
+// reportDocument is a report as JSON and YAML write it: the start time
+// first, then the fields of checks.Report.
+type reportDocument struct {
+	StartedAt *string `json:"started_at,omitempty"`
+	*checks.Report
+}
+
+func document(r *checks.Report) reportDocument {
+	d := reportDocument{Report: r}
+	if !r.StartedAt.IsZero() {
+		s := Time(r.StartedAt)
+		d.StartedAt = &s
+	}
+	return d
 }
 
 // WriteReport renders r in format f. Table and Markdown end with the
@@ -26,21 +47,21 @@ func WriteReport(w io.Writer, r *checks.Report, f Format, o ReportOptions) error
 	case Table:
 		return writeReportTable(w, r, o)
 	case JSON:
-		return WriteJSON(w, r)
+		return WriteJSON(w, document(r))
 	case YAML:
-		return WriteYAML(w, r)
+		return WriteYAML(w, document(r))
 	case Markdown:
 		return writeReportMarkdown(w, r)
 	case JUnit:
-		return writeReportJUnit(w, r)
+		return writeReportJUnit(w, r, o.Hostname)
 	}
 	return fmt.Errorf("unknown output format %q: use one of %s", f, List(ReportFormats))
 }
 
-// Summary is the closing line of a report: "N passed, N failed, N skipped".
-// Checks that passed with a warning count as passed.
+// Summary is the closing line of a report: "N passed, N warned, N failed,
+// N skipped", each check counted once.
 func Summary(r *checks.Report) string {
-	return fmt.Sprintf("%d passed, %d failed, %d skipped", r.Passed+r.Warned, r.Failed, r.Skipped)
+	return fmt.Sprintf("%d passed, %d warned, %d failed, %d skipped", r.Passed, r.Warned, r.Failed, r.Skipped)
 }
 
 // normalize returns a copy of r whose lists are never nil, so JSON shows
@@ -111,7 +132,9 @@ func statusText(s checks.Status, color bool) string {
 
 func writeReportTable(w io.Writer, r *checks.Report, o ReportOptions) error {
 	var b strings.Builder
-	t := TableData{Header: []string{"CHECK", "STRATEGY", "STATUS", "TIME", "DETAIL"}}
+	// On a narrow terminal the strategy goes first (the check ID starts
+	// with it), then the time; the detail wraps.
+	t := TableData{Header: []string{"CHECK", "STRATEGY", "STATUS", "TIME", "DETAIL"}, Width: o.Width, Drop: []string{"STRATEGY", "TIME"}}
 	if !o.TTY {
 		t.Header = append(t.Header, "REMEDY")
 	}

@@ -30,7 +30,8 @@ func sampleReport() *checks.Report {
 			{ID: "table.cleanup", Title: "leave no lock table behind", Strategy: "table", Status: checks.StatusWarn, Duration: 2 * time.Millisecond, Detail: "table left behind", Remedy: "drop the table schedlock_selfcheck_1 by hand"},
 		},
 		Passed: 2, Failed: 1, Skipped: 1, Warned: 1,
-		Elapsed: 1234 * time.Millisecond,
+		Elapsed:   1234 * time.Millisecond,
+		StartedAt: time.Date(2025, 3, 4, 5, 6, 7, 891_234_567, time.FixedZone("CET", 3600)),
 	}
 }
 
@@ -43,10 +44,11 @@ func TestWriteReportGolden(t *testing.T) {
 		{"selfcheck.tsv.golden", Table, ReportOptions{}},
 		{"selfcheck.tty.golden", Table, ReportOptions{TTY: true}},
 		{"selfcheck.color.golden", Table, ReportOptions{TTY: true, Color: true}},
+		{"selfcheck.tty60.golden", Table, ReportOptions{TTY: true, Width: 60}},
 		{"selfcheck.json.golden", JSON, ReportOptions{}},
 		{"selfcheck.yaml.golden", YAML, ReportOptions{}},
 		{"selfcheck.md.golden", Markdown, ReportOptions{}},
-		{"selfcheck.junit.xml.golden", JUnit, ReportOptions{}},
+		{"selfcheck.junit.xml.golden", JUnit, ReportOptions{Hostname: "ci-runner-1"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.file, func(t *testing.T) {
@@ -67,7 +69,7 @@ func TestSummaryIsLastLineOfHumanFormats(t *testing.T) {
 				t.Fatal(err)
 			}
 			lines := strings.Split(strings.TrimRight(buf.String(), "\n"), "\n")
-			if last := lines[len(lines)-1]; last != "3 passed, 1 failed, 1 skipped" {
+			if last := lines[len(lines)-1]; last != "2 passed, 1 warned, 1 failed, 1 skipped" {
 				t.Errorf("%s (tty=%v): last line %q", f, tty, last)
 			}
 		}
@@ -103,10 +105,13 @@ func TestJSONFields(t *testing.T) {
 	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"target", "database", "checks", "passed", "failed", "skipped", "warned", "elapsed_ns"} {
+	for _, k := range []string{"started_at", "target", "database", "checks", "passed", "failed", "skipped", "warned", "elapsed_ns"} {
 		if _, ok := doc[k]; !ok {
 			t.Errorf("JSON report lacks %q: %s", k, buf.String())
 		}
+	}
+	if doc["started_at"] != "2025-03-04T04:06:07.891Z" {
+		t.Errorf("started_at = %v, want RFC 3339 UTC with milliseconds", doc["started_at"])
 	}
 	check := doc["checks"].([]any)[3].(map[string]any)
 	for _, k := range []string{"id", "title", "strategy", "status", "duration_ns", "detail", "remedy"} {
@@ -194,6 +199,16 @@ func TestJUnitCounts(t *testing.T) {
 	if got := strings.Join(names, ","); got != "selfcheck.probes,selfcheck.session,selfcheck.table" {
 		t.Errorf("suites %s", got)
 	}
+	// Ant's junit.xsd requires id, timestamp (no zone) and hostname; each
+	// suite starts after the checks of the suites before it.
+	for i, s := range doc.Suites {
+		if s.ID != i || s.Hostname != "localhost" {
+			t.Errorf("suite %d: id %d, hostname %q", i, s.ID, s.Hostname)
+		}
+	}
+	if ts := []string{doc.Suites[0].Timestamp, doc.Suites[1].Timestamp, doc.Suites[2].Timestamp}; ts[0] != "2025-03-04T04:06:07" || ts[1] != "2025-03-04T04:06:07" || ts[2] != "2025-03-04T04:06:07" {
+		t.Errorf("suite timestamps %v", ts)
+	}
 	fail := doc.Suites[2].Cases[0].Failure
 	if fail == nil || !strings.Contains(fail.Text, "remedy: use --strategy session") {
 		t.Errorf("failure element %+v lacks detail and remedy", fail)
@@ -212,7 +227,7 @@ func TestParseFormat(t *testing.T) {
 
 func TestTimeIsUTC(t *testing.T) {
 	at := time.Date(2025, 3, 4, 5, 6, 7, 800_000_000, time.FixedZone("CET", 3600))
-	if got := Time(at); got != "2025-03-04T04:06:07.8Z" {
+	if got := Time(at); got != "2025-03-04T04:06:07.800Z" {
 		t.Errorf("Time = %q", got)
 	}
 	if got := Time(time.Time{}); got != "" {

@@ -61,11 +61,28 @@ func blockStyle(n *yaml.Node) {
 	}
 }
 
-// Time formats t for JSON and YAML documents: RFC 3339 with fractional
-// seconds, in UTC; "" for the zero time.
+// TimeLayout is the layout of every time in JSON and YAML documents:
+// RFC 3339 in UTC with exactly three fractional digits,
+// "2025-01-02T03:04:05.600Z".
+const TimeLayout = "2006-01-02T15:04:05.000Z07:00"
+
+// Time formats t for JSON and YAML documents in TimeLayout; "" for the
+// zero time.
 func Time(t time.Time) string {
 	if t.IsZero() {
 		return ""
 	}
-	return t.UTC().Format(time.RFC3339Nano)
+	return t.UTC().Format(TimeLayout)
+}
+
+// WriteJSONLine writes v as one line of compact JSON: a record of a JSON
+// Lines stream (jsonlines.org), as `--watch -o json` writes one per
+// refresh.
+func WriteJSONLine(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("write json: %w", err)
+	}
+	return nil
 }

@@ -9,28 +9,37 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 )
 
-// TableData is a header and rows of cells.
+// TableData is a header and rows of cells, with how to fit them into a
+// terminal.
 type TableData struct {
 	Header []string
 	Rows   [][]string
+
+	// Width is the terminal's width in columns; a boxed table is fitted
+	// into it (see fitTable). 0: no limit but MaxCellWidth.
+	Width int
+	// Drop names the header cells of the columns a too-wide table leaves
+	// out, first to last, before it wraps the cells of the rest.
+	Drop []string
 }
 
 // MaxCellWidth is where a terminal table wraps a long cell.
 const MaxCellWidth = 72
 
-// WriteTable writes t for a person when tty is true (a boxed table, cells
-// wrapped at MaxCellWidth; cells may carry ANSI colour) and for a pipe
-// otherwise: the header and one line per row, cells separated by tabs, with
-// tabs and newlines inside cells turned into spaces and no colour.
+// WriteTable writes t for a person when tty is true (a boxed table fitted
+// into t.Width; cells may carry ANSI colour) and for a pipe otherwise: the
+// header and one line per row with every column, cells separated by tabs,
+// with tabs and newlines inside cells turned into spaces and no colour.
 func WriteTable(w io.Writer, t TableData, tty bool) error {
 	if !tty {
 		return writeTSV(w, t)
 	}
+	t = fitTable(t)
 	tbl := tablewriter.NewTable(w,
 		tablewriter.WithHeaderAutoFormat(tw.Off),
 		tablewriter.WithHeaderAlignment(tw.AlignLeft),
-		tablewriter.WithRowAutoWrap(tw.WrapNormal),
-		tablewriter.WithRowMaxWidth(MaxCellWidth),
+		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
+		tablewriter.WithRowAutoWrap(tw.WrapNone),
 		tablewriter.WithTrimSpace(tw.Off),
 	)
 	tbl.Header(toAny(t.Header)...)
