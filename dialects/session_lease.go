@@ -95,7 +95,7 @@ func (s *sessionLease) Refresh(ctx context.Context) error {
 			_, _ = s.conn.stmts.Unlock(ctx, s.name)
 		}
 		return err
-	}, nil)
+	})
 	if done, _ := s.ended(); done {
 		return s.afterEnd("refresh")
 	}
@@ -109,8 +109,9 @@ func (s *sessionLease) Refresh(ctx context.Context) error {
 }
 
 // Release frees the lock on its own connection; the other locks of that
-// connection stay held. When ctx ends first, the release still happens and
-// Done closes once it has.
+// connection stay held. The statement runs on the caller's goroutine once
+// the connection is free; when ctx ends before that, Release returns ctx's
+// error, the release still happens, and Done closes once it has.
 func (s *sessionLease) Release(ctx context.Context) error {
 	s.mu.Lock()
 	if s.finished {
@@ -132,36 +133,32 @@ func (s *sessionLease) Release(ctx context.Context) error {
 
 	c := s.conn
 	c.pending.Add(1)
-	result := make(chan error, 1)
-	go func() {
-		// The release is not abandoned with ctx: it runs to its end.
-		result <- c.do(context.Background(), 0, func(sctx context.Context) error { return s.unlock(sctx) }, nil)
-		close(s.releasing)
-	}()
-	select {
-	case err := <-result:
-		if err != nil {
-			var gone errConnGone
-			if errors.As(err, &gone) {
-				// The connection went away: so did the lock.
-				if _, lostErr := s.ended(); lostErr != nil {
-					return lostErr
-				}
-			}
-			return s.lost(fmt.Sprintf("release failed: %v", err))
-		}
-		if _, e := s.ended(); e != nil {
-			return e
-		}
-		return nil
-	case <-ctx.Done():
-		// The release may have ended the lease just now (Done closes
-		// before this call returns): its outcome stands.
-		if done, err := s.ended(); done {
-			return err
-		}
-		return Wrap(s.locker.Dialect, "release", ctx.Err())
+	err := c.do(ctx, 0, s.unlock)
+	if err != nil && err == ctx.Err() { //nolint:errorlint // do returns ctx's own error, unwrapped, only when the statement never started
+		// ctx ended before the release could start: it still happens,
+		// in the background, and Done closes once it has.
+		c.pending.Add(1)
+		go func() {
+			_ = c.do(context.Background(), 0, s.unlock)
+			close(s.releasing)
+		}()
+		return Wrap(s.locker.Dialect, "release", err)
 	}
+	close(s.releasing)
+	if err != nil {
+		var gone errConnGone
+		if errors.As(err, &gone) {
+			// The connection went away: so did the lock.
+			if _, lostErr := s.ended(); lostErr != nil {
+				return lostErr
+			}
+		}
+		return s.lost(fmt.Sprintf("release failed: %v", err))
+	}
+	if _, e := s.ended(); e != nil {
+		return e
+	}
+	return nil
 }
 
 // unlock runs on the connection's goroutine: it frees the lock, retrying
