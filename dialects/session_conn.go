@@ -51,9 +51,11 @@ type lockConn struct {
 	busyFor   atomic.Int64 // the patience of the statement running now
 	watchdog  *time.Timer
 
-	mu      sync.Mutex // guards peeking, lost
-	peeking bool       // serve is in the blocking read of sock
-	lost    error      // why the connection was given up; nil while usable
+	mu       sync.Mutex // guards peeking, lost, batch, flushing
+	peeking  bool       // serve is in the blocking read of sock
+	lost     error      // why the connection was given up; nil while usable
+	batch    []*batchOp // try-locks and unlocks waiting to be sent
+	flushing bool       // a caller is sending the batch
 	wake    chan struct{}
 
 	leases   map[*sessionLease]struct{} // guarded by l.mu
@@ -343,15 +345,10 @@ func (c *lockConn) shutdown() {
 	discard(c.conn)
 }
 
-// tryLock runs TryLock; route counted it in pending.
+// tryLock runs TryLock, batched with the others asked for meanwhile;
+// route counted it in pending.
 func (c *lockConn) tryLock(ctx context.Context, name string) (bool, error) {
-	var granted bool
-	err := c.do(ctx, 0, func(ctx context.Context) error {
-		ok, err := c.stmts.TryLock(ctx, name)
-		granted = ok
-		return err
-	})
-	return granted && err == nil, err
+	return c.batched(ctx, batchTry, name)
 }
 
 // wait runs the server-side wait on c, which holds no lock. When ctx ends

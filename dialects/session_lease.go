@@ -133,17 +133,19 @@ func (s *sessionLease) Release(ctx context.Context) error {
 
 	c := s.conn
 	c.pending.Add(1)
-	err := c.do(ctx, 0, s.unlock)
-	if err != nil && err == ctx.Err() { //nolint:errorlint // do returns ctx's own error, unwrapped, only when the statement never started
-		// ctx ended before the release could start: it still happens,
+	ok, err := c.batched(ctx, batchUnlock, s.name)
+	if err != nil && err == ctx.Err() { //nolint:errorlint // batched returns ctx's own error, unwrapped, only when the unlock was never sent
+		// ctx ended before the release could be sent: it still happens,
 		// in the background, and Done closes once it has.
 		c.pending.Add(1)
 		go func() {
-			_ = c.do(context.Background(), 0, s.unlock)
+			ok, err := c.batched(context.Background(), batchUnlock, s.name)
+			_ = s.unlocked(ok, err)
 			close(s.releasing)
 		}()
 		return Wrap(s.locker.Dialect, "release", err)
 	}
+	err = s.unlocked(ok, err)
 	close(s.releasing)
 	if err != nil {
 		var gone errConnGone
@@ -161,19 +163,11 @@ func (s *sessionLease) Release(ctx context.Context) error {
 	return nil
 }
 
-// unlock runs on the connection's goroutine: it frees the lock, retrying
-// once after an error; a lock it cannot free costs the connection (which
-// frees it) rather than staying held.
-func (s *sessionLease) unlock(ctx context.Context) error {
-	c := s.conn
-	ok, err := c.stmts.Unlock(ctx, s.name)
-	if err != nil && c.lostErr() == nil && ctx.Err() == nil {
-		ok, err = c.stmts.Unlock(ctx, s.name)
-	}
+// unlocked ends the lease after its unlock answered ok, err (the
+// connection retried a failed unlock once, and dropped itself when that
+// failed too).
+func (s *sessionLease) unlocked(ok bool, err error) error {
 	switch {
-	case err != nil && c.lostErr() == nil:
-		c.lose(fmt.Errorf("release of %q failed twice, connection dropped to free it: %w", s.name, err))
-		return err
 	case err != nil:
 		return err
 	case !ok:

@@ -155,7 +155,12 @@ func Run(ctx context.Context, db *dialects.DB, p Plan) (*Report, error) {
 		wait.Wait = handOverWait
 		for _, l := range lockers {
 			step(string(l.Strategy()) + ": hand-over latency")
-			h, err := MeasureHandOver(ctx, l, prefix+"-handover-"+string(l.Strategy()), wait, p.Budget)
+			waiters, closeWaiters, err := workerLockers(db, l, 1)
+			if err != nil {
+				return r, err
+			}
+			h, err := MeasureHandOver(ctx, l, waiters[0], prefix+"-handover-"+string(l.Strategy()), wait, p.Budget)
+			closeWaiters()
 			r.HandOver = append(r.HandOver, h)
 			if err != nil {
 				return r, err
