@@ -351,12 +351,9 @@ func (o *RunOptions) supervise(runCtx context.Context, lease dialects.Lease, sig
 	st.started = true
 	// A session lock ends with its connection: once it is lost the server
 	// has already freed it, so the command is killed at once. --kill-grace
-	// applies where a lease still covers the command (table strategy).
-	grace := o.KillGrace
-	if lease.Until().IsZero() {
-		grace = 0
-	}
-	st.outcome = proc.Supervise(child, proc.Watch{Lost: runCtx.Done(), Until: lease.Until, Grace: grace, Signals: sigs})
+	// applies where a lease still covers the command (table strategy), and
+	// to what a command that exited cleanly left running in its group.
+	st.outcome = proc.Supervise(child, proc.Watch{Lost: runCtx.Done(), Until: lease.Until, Grace: o.KillGrace, KillOnLoss: lease.Until().IsZero(), Signals: sigs})
 	if st.outcome.Stopped {
 		st.stopped = context.Cause(runCtx)
 		st.until = lease.Until()
