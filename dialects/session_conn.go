@@ -56,7 +56,7 @@ type lockConn struct {
 	lost     error      // why the connection was given up; nil while usable
 	batch    []*batchOp // try-locks and unlocks waiting to be sent
 	flushing bool       // a caller is sending the batch
-	wake    chan struct{}
+	wake     chan struct{}
 
 	leases   map[*sessionLease]struct{} // guarded by l.mu
 	finished chan struct{}              // closed when serve has returned
