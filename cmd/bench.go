@@ -295,7 +295,7 @@ func benchTable(r *benchkit.Report) output.TableData {
 		taken := fmt.Sprintf("%d of %d in %s", h.Acquired, h.Locks, seconds(h.TakeAllSeconds))
 		row(what, h.Strategy, "take all", taken, rateOf(h.Acquired, h.TakeAllSeconds, "locks"))
 		row(what, h.Strategy, "release all", seconds(h.ReleaseAllSeconds), rateOf(h.Acquired, h.ReleaseAllSeconds, "locks"))
-		row(what, h.Strategy, "connections", fmt.Sprintf("%d (%s)", h.Connections, h.ConnectionsSource), fmt.Sprintf("client pool: %d open", h.ClientOpenConnections))
+		row(what, h.Strategy, "connections", fmt.Sprintf("%d (%s)", h.Connections, h.ConnectionsSource), fmt.Sprintf("client pool: %d in use", h.ClientOpenConnections))
 		row(what, h.Strategy, "extra client memory", "heap "+bytesText(h.ExtraHeapAllocBytes), "from the OS "+bytesText(h.ExtraSysBytes))
 		if h.Error != nil {
 			row(what, h.Strategy, "error", *h.Error, "")

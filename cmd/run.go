@@ -64,8 +64,11 @@ type RunOptions struct {
 	AtLeast     time.Duration
 	Wait        time.Duration
 	KillGrace   time.Duration
-	SkippedCode int
-	Owner       string
+	// PartitionBound is --partition-bound, else x-partition-bound (session
+	// strategy); 0 means the default.
+	PartitionBound time.Duration
+	SkippedCode    int
+	Owner          string
 
 	// Argv is the command and its arguments (everything after --).
 	Argv []string
@@ -142,7 +145,8 @@ acquiring, not COMMAND. See docs/run.md.`,
 	fl.DurationVar(&opts.AtMost, "at-most", dialects.DefaultAtMost, "lease length: how long a crashed holder keeps the lock; refreshed every third of it (table strategy)")
 	fl.DurationVar(&opts.AtLeast, "at-least", 0, "keep the lock at least this long after it was taken, even when COMMAND ends sooner")
 	fl.DurationVar(&opts.Wait, "wait", 0, "wait up to this long for a held lock (default: try once)")
-	fl.DurationVar(&opts.KillGrace, "kill-grace", DefaultKillGrace, "time between SIGTERM and SIGKILL when a table lease is lost; under half of --at-most (a lost session lock kills at once)")
+	fl.DurationVar(&opts.KillGrace, "kill-grace", DefaultKillGrace, "time between SIGTERM and SIGKILL when a table lease is lost or the command left processes behind; under half of --at-most (a lost session lock kills at once)")
+	fl.DurationVar(&opts.PartitionBound, "partition-bound", 0, "session strategy: the server frees the lock within this of the holder being cut off silently, and the command is stopped before (default 30s, or x-partition-bound)")
 	fl.IntVar(&opts.SkippedCode, "skipped-exit-code", 0, "exit code when the lock is held elsewhere and COMMAND did not run")
 	fl.StringVar(&opts.Owner, "owner", "", "owner recorded for the lock (default host:pid:random)")
 	return c
@@ -185,6 +189,8 @@ func (o *RunOptions) validate() error {
 		return usage("--at-least must not be negative, got %s", o.AtLeast)
 	case o.Wait < 0:
 		return usage("--wait must not be negative, got %s", o.Wait)
+	case o.PartitionBound != 0 && (o.PartitionBound < dsn.MinPartitionBound || o.PartitionBound > dsn.MaxPartitionBound):
+		return usage("--partition-bound must lie between %s and %s, got %s", dsn.MinPartitionBound, dsn.MaxPartitionBound, o.PartitionBound)
 	case o.KillGrace < 0:
 		return usage("--kill-grace must not be negative, got %s", o.KillGrace)
 	case o.AtLeast > o.AtMost:
@@ -260,6 +266,13 @@ func (o *RunOptions) locker(ctx context.Context, db dialects.Backend, target *ds
 			return nil, &UsageError{Err: target.Scrub(err), Command: o.Command}
 		}
 		return nil, target.Scrub(err)
+	}
+	bound := o.PartitionBound
+	if bound == 0 {
+		bound = target.Options.PartitionBound()
+	}
+	if !dialects.ApplyPartitionBound(locker, bound) && o.PartitionBound != 0 {
+		return nil, usageErrorf(o.Command, "--partition-bound applies to the session strategy, not the %s strategy", strategy)
 	}
 	if o.CreateTable {
 		tl, ok := locker.(dialects.TableLocker)
@@ -351,12 +364,9 @@ func (o *RunOptions) supervise(runCtx context.Context, lease dialects.Lease, sig
 	st.started = true
 	// A session lock ends with its connection: once it is lost the server
 	// has already freed it, so the command is killed at once. --kill-grace
-	// applies where a lease still covers the command (table strategy).
-	grace := o.KillGrace
-	if lease.Until().IsZero() {
-		grace = 0
-	}
-	st.outcome = proc.Supervise(child, proc.Watch{Lost: runCtx.Done(), Until: lease.Until, Grace: grace, Signals: sigs})
+	// applies where a lease still covers the command (table strategy), and
+	// to what a command that exited cleanly left running in its group.
+	st.outcome = proc.Supervise(child, proc.Watch{Lost: runCtx.Done(), Until: lease.Until, Grace: o.KillGrace, KillOnLoss: lease.Until().IsZero(), Signals: sigs})
 	if st.outcome.Stopped {
 		st.stopped = context.Cause(runCtx)
 		st.until = lease.Until()

@@ -11,10 +11,19 @@ import (
 	"time"
 )
 
-// lockConn is one lock connection of a SessionLocker. One goroutine
-// (serve) owns it: it runs the queued statements one at a time and, while
-// there is none, watches the connection (a blocking read of its socket,
-// and a ping when idle for CheckEvery).
+// quietBeforeWatch is how long a lock connection stays unused before its
+// goroutine starts watching its socket. While statements follow one
+// another more closely, each runs on its caller's goroutine with no
+// hand-off to the watcher (a statement's own answer proves the connection
+// alive); a connection that closes while idle is noticed within this
+// delay of its last statement.
+const quietBeforeWatch = 20 * time.Millisecond
+
+// lockConn is one lock connection of a SessionLocker. Whoever holds its
+// turn uses it: a statement runs on its caller's goroutine, one at a time,
+// in the order the turns were asked for; while no statement is asked for,
+// the connection's own goroutine (serve) takes the turn to watch it (a
+// blocking read of its socket, and a ping when idle for CheckEvery).
 type lockConn struct {
 	l     *SessionLocker
 	conn  *sql.Conn
@@ -25,26 +34,32 @@ type lockConn struct {
 	// close the connection, which frees every lock on it).
 	ctx    context.Context
 	cancel context.CancelFunc
+	// stmtCtx is the context statements run under: ctx, or, when the
+	// socket is known, a context that never ends (a statement is then
+	// interrupted through the socket's deadline, and the drivers skip
+	// the goroutine they start per statement to watch a context).
+	stmtCtx context.Context
 
-	pending atomic.Int32 // statements asked for and not finished
-	busy    atomic.Bool  // a statement is running
+	turn chan struct{} // holding its one slot is the right to use conn
 
-	mu      sync.Mutex // guards queue, peeking, lost
-	queue   []*connOp
-	peeking bool  // serve is in the blocking read of sock
-	lost    error // why the connection was given up; nil while usable
-	wake    chan struct{}
+	pending  atomic.Int32 // statements asked for and not finished
+	lastUsed atomic.Int64 // unix nanoseconds of the end of the last statement
+	// busyUntil is the patience deadline (unix nanoseconds) of the
+	// statement running now, 0 when none runs; watchdog gives the
+	// connection up when it passes.
+	busyUntil atomic.Int64
+	busyFor   atomic.Int64 // the patience of the statement running now
+	watchdog  *time.Timer
+
+	mu       sync.Mutex // guards peeking, lost, batch, flushing
+	peeking  bool       // serve is in the blocking read of sock
+	lost     error      // why the connection was given up; nil while usable
+	batch    []*batchOp // try-locks and unlocks waiting to be sent
+	flushing bool       // a caller is sending the batch
+	wake     chan struct{}
 
 	leases   map[*sessionLease]struct{} // guarded by l.mu
 	finished chan struct{}              // closed when serve has returned
-}
-
-// connOp is one statement to run on the connection.
-type connOp struct {
-	run      func(ctx context.Context) error
-	patience time.Duration
-	done     chan struct{}
-	err      error
 }
 
 // errConnGone reports a statement that could not run because its
@@ -69,7 +84,7 @@ func newLockConn(ctx context.Context, l *SessionLocker, conn *sql.Conn) (*lockCo
 		}
 		stmts = s
 	}
-	c := &lockConn{l: l, conn: conn, stmts: stmts, wake: make(chan struct{}, 1), leases: map[*sessionLease]struct{}{}, finished: make(chan struct{})}
+	c := &lockConn{l: l, conn: conn, stmts: stmts, turn: make(chan struct{}, 1), wake: make(chan struct{}, 1), leases: map[*sessionLease]struct{}{}, finished: make(chan struct{})}
 	if s, ok := l.Ops.(SessionSocket); ok {
 		_ = conn.Raw(func(dc any) error {
 			if nc, found := s.NetConn(dc); found && canWatch(nc) {
@@ -79,6 +94,13 @@ func newLockConn(ctx context.Context, l *SessionLocker, conn *sql.Conn) (*lockCo
 		})
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.stmtCtx = c.ctx
+	if c.sock != nil {
+		c.stmtCtx = context.Background()
+	}
+	c.watchdog = time.AfterFunc(time.Hour, c.overdue)
+	c.watchdog.Stop()
+	c.lastUsed.Store(time.Now().UnixNano())
 	go c.serve()
 	return c, nil
 }
@@ -92,109 +114,148 @@ func (c *lockConn) lostErr() error {
 
 func (c *lockConn) load() int32 { return c.pending.Load() }
 
-// do runs fn on the connection and waits for it, or for ctx. The caller
-// has counted the statement in pending. When ctx ends first, fn still
-// runs; abandon, when set, is then called after it (on the connection's
-// goroutine) with fn's error.
-func (c *lockConn) do(ctx context.Context, patience time.Duration, fn func(ctx context.Context) error, abandon func(error)) error {
-	op := &connOp{run: fn, patience: patience, done: make(chan struct{})}
-	// state: 0 running or queued, 1 finished, 2 abandoned by the caller.
-	var state atomic.Int32
-	inner := op.run
-	op.run = func(ctx context.Context) error {
-		err := inner(ctx)
-		if !state.CompareAndSwap(0, 1) && abandon != nil {
-			abandon(err)
-		}
+// do runs fn on the connection, on the caller's goroutine, once it has the
+// connection's turn. The caller has counted the statement in pending. ctx
+// bounds the wait for the turn only: a statement once sent is awaited (its
+// patience bounds it: an unanswered statement gives the connection up,
+// which unblocks it), since cancelling it would make the driver close the
+// connection and free every lock on it. When ctx ends before fn started,
+// fn never runs and ctx's error is returned.
+func (c *lockConn) do(ctx context.Context, patience time.Duration, fn func(ctx context.Context) error) error {
+	defer c.pending.Add(-1)
+	if err := c.takeTurn(ctx); err != nil {
 		return err
 	}
-	c.mu.Lock()
-	if c.lost != nil {
-		err := c.lost
-		c.mu.Unlock()
-		c.pending.Add(-1)
-		return errConnGone{err}
-	}
-	c.queue = append(c.queue, op)
-	if c.peeking {
-		_ = c.sock.SetReadDeadline(time.Now()) // end the blocking read
-	}
-	c.mu.Unlock()
-	select {
-	case c.wake <- struct{}{}:
-	default:
-	}
-	select {
-	case <-op.done:
-		return op.err
-	case <-ctx.Done():
-		if state.CompareAndSwap(0, 2) {
-			return ctx.Err()
-		}
-		<-op.done // finished meanwhile: its result stands
-		return op.err
-	}
+	defer c.giveTurn()
+	return c.run(patience, fn)
 }
 
-// serve runs the queued statements and watches the idle connection until
-// it is given up, then closes it.
-func (c *lockConn) serve() {
-	defer close(c.finished)
-	defer c.shutdown()
-	every := c.l.checkEvery()
-	lastUsed := time.Now()
-	emptySince := time.Now()
-	for {
+// takeTurn waits for the connection's turn, interrupting the watcher's
+// blocking read. pending already counts the caller, so the watcher does
+// not start a new read meanwhile (it checks pending under c.mu).
+func (c *lockConn) takeTurn(ctx context.Context) error {
+	select {
+	case c.turn <- struct{}{}:
+	default:
 		c.mu.Lock()
 		if c.lost != nil {
-			queue := c.queue
-			c.queue = nil
-			lost := c.lost
+			err := c.lost
 			c.mu.Unlock()
-			for _, op := range queue {
-				op.err = errConnGone{lost}
-				c.pending.Add(-1)
-				close(op.done)
-			}
+			return errConnGone{err}
+		}
+		if c.peeking {
+			_ = c.sock.SetReadDeadline(time.Now()) // end the blocking read
+		}
+		c.mu.Unlock()
+		select {
+		case c.turn <- struct{}{}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	if err := c.lostErr(); err != nil {
+		<-c.turn
+		return errConnGone{err}
+	}
+	return nil
+}
+
+func (c *lockConn) giveTurn() { <-c.turn }
+
+// run runs fn, the caller holding the turn, under patience (default the
+// locker's): a statement unanswered in time gives the connection up.
+func (c *lockConn) run(patience time.Duration, fn func(ctx context.Context) error) error {
+	if patience <= 0 {
+		patience = c.l.patience()
+	}
+	c.busyFor.Store(int64(patience))
+	c.busyUntil.Store(time.Now().Add(patience).UnixNano())
+	if lost := c.lostErr(); lost != nil {
+		// Given up between the turn and now: lose may have missed this
+		// statement when it interrupted the one running.
+		c.busyUntil.Store(0)
+		return errConnGone{lost}
+	}
+	c.watchdog.Reset(patience)
+	err := fn(c.stmtCtx)
+	c.watchdog.Stop()
+	c.busyUntil.Store(0)
+	c.lastUsed.Store(time.Now().UnixNano())
+	if lost := c.lostErr(); lost != nil && err != nil {
+		err = errConnGone{lost}
+	}
+	return err
+}
+
+// overdue runs when the watchdog fires: the statement running now has
+// outlived its patience (a stale firing, the statement having ended or a
+// later one started, does nothing).
+func (c *lockConn) overdue() {
+	until := c.busyUntil.Load()
+	if until == 0 {
+		return
+	}
+	if late := time.Now().UnixNano() - until; late >= 0 {
+		c.lose(fmt.Errorf("no answer from the server within %s", time.Duration(c.busyFor.Load()).Round(time.Millisecond)))
+		c.interrupt()
+		return
+	}
+	c.watchdog.Reset(time.Duration(until - time.Now().UnixNano()))
+}
+
+// serve watches the connection while no statement is asked for, until it
+// is given up, then closes it.
+func (c *lockConn) serve() {
+	defer close(c.finished)
+	every := c.l.checkEvery()
+	emptySince := time.Now()
+	for {
+		if c.lostErr() != nil {
+			c.turn <- struct{}{} // the statement running now, if any, ends first
+			c.shutdown()
+			<-c.turn
 			return
 		}
-		if len(c.queue) > 0 {
-			op := c.queue[0]
-			c.queue = c.queue[1:]
-			c.mu.Unlock()
-			c.execute(op)
-			lastUsed, emptySince = time.Now(), time.Now()
+		lastUsed := time.Unix(0, c.lastUsed.Load())
+		idle := time.Since(lastUsed)
+		if c.load() > 0 || idle < quietBeforeWatch {
+			c.pause(max(quietBeforeWatch-idle, time.Millisecond))
+			continue
+		}
+		select {
+		case c.turn <- struct{}{}:
+		default: // a statement runs
+			c.pause(quietBeforeWatch)
 			continue
 		}
 		now := time.Now()
 		if !now.Before(lastUsed.Add(every)) {
-			c.mu.Unlock()
 			if c.hasLeasesOrWork() {
 				emptySince = now
 			} else if now.Sub(emptySince) >= c.l.idleLinger() && c.l.idleExpired(c) {
+				c.giveTurn()
 				c.lose(errors.New("closed after holding no lock for a while"))
 				continue
 			}
 			c.ping()
-			lastUsed = time.Now()
+			c.giveTurn()
 			continue
 		}
 		next := lastUsed.Add(every)
-		watching := c.sock != nil
-		if watching {
-			_ = c.sock.SetReadDeadline(next)
-			c.peeking = true
-		}
-		c.mu.Unlock()
-		if !watching {
-			t := time.NewTimer(time.Until(next))
-			select {
-			case <-c.wake:
-			case <-t.C:
-			}
-			t.Stop()
+		if c.sock == nil {
+			c.giveTurn()
+			c.pause(time.Until(next))
 			continue
 		}
+		c.mu.Lock()
+		if c.lost != nil || c.load() > 0 {
+			c.mu.Unlock()
+			c.giveTurn()
+			continue
+		}
+		_ = c.sock.SetReadDeadline(next)
+		c.peeking = true
+		c.mu.Unlock()
 		state, err := peek(c.sock)
 		c.mu.Lock()
 		c.peeking = false
@@ -202,13 +263,26 @@ func (c *lockConn) serve() {
 		c.mu.Unlock()
 		switch state {
 		case sockClosed:
+			c.giveTurn()
 			c.lose(fmt.Errorf("the server closed the connection: %w", err))
 		case sockData:
 			// Nothing was asked, yet the server speaks: it is about to
 			// close the connection (a FATAL error, a kill notice).
 			c.ping()
-			lastUsed = time.Now()
+			c.giveTurn()
+		default:
+			c.giveTurn()
 		}
+	}
+}
+
+// pause sleeps for d or until lose wakes the watcher.
+func (c *lockConn) pause(d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-c.wake:
+	case <-t.C:
 	}
 }
 
@@ -220,34 +294,11 @@ func (c *lockConn) hasLeasesOrWork() bool {
 	return len(c.leases) > 0 || c.load() > 0
 }
 
-// execute runs op under its patience: a statement unanswered in time
-// gives the connection up.
-func (c *lockConn) execute(op *connOp) {
-	patience := op.patience
-	if patience <= 0 {
-		patience = c.l.patience()
-	}
-	t := time.AfterFunc(patience, func() {
-		c.lose(fmt.Errorf("no answer from the server within %s", patience.Round(time.Millisecond)))
-	})
-	c.busy.Store(true)
-	op.err = op.run(c.ctx)
-	c.busy.Store(false)
-	t.Stop()
-	if lost := c.lostErr(); lost != nil && op.err != nil {
-		op.err = errConnGone{lost}
-	}
-	c.pending.Add(-1)
-	close(op.done)
-}
-
-// ping proves the connection answers; a failure gives it up.
+// ping proves the connection answers; a failure gives it up. The caller
+// holds the turn.
 func (c *lockConn) ping() {
-	c.pending.Add(1)
-	op := &connOp{run: func(ctx context.Context) error { return c.conn.PingContext(ctx) }, done: make(chan struct{})}
-	c.execute(op)
-	if op.err != nil {
-		c.lose(fmt.Errorf("ping: %w", op.err))
+	if err := c.run(0, func(ctx context.Context) error { return c.conn.PingContext(ctx) }); err != nil {
+		c.lose(fmt.Errorf("ping: %w", err))
 	}
 }
 
@@ -266,9 +317,8 @@ func (c *lockConn) lose(cause error) {
 	c.mu.Unlock()
 	c.l.connLost(c, cause)
 	c.cancel()
-	if c.sock != nil && c.busy.Load() {
-		// Unblock a statement stuck on a silent network.
-		_ = c.sock.SetDeadline(time.Now())
+	if c.busyUntil.Load() != 0 {
+		c.interrupt()
 	}
 	select {
 	case c.wake <- struct{}{}:
@@ -276,36 +326,29 @@ func (c *lockConn) lose(cause error) {
 	}
 }
 
+// interrupt unblocks the statement running on a given-up connection
+// (stuck on a silent network, or waiting on the server).
+func (c *lockConn) interrupt() {
+	if c.sock != nil {
+		_ = c.sock.SetDeadline(time.Now())
+	}
+}
+
 // close gives up a connection that holds no lock.
 func (c *lockConn) close() { c.lose(errors.New("closed")) }
 
-// shutdown frees the statements and closes the physical connection.
+// shutdown frees the statements and closes the physical connection; the
+// caller holds the turn.
 func (c *lockConn) shutdown() {
+	c.watchdog.Stop()
 	_ = c.stmts.Close()
 	discard(c.conn)
 }
 
-// tryLock runs TryLock; route counted it in pending. A lock granted after
-// the caller gave up is released at once.
+// tryLock runs TryLock, batched with the others asked for meanwhile;
+// route counted it in pending.
 func (c *lockConn) tryLock(ctx context.Context, name string) (bool, error) {
-	var granted bool
-	err := c.do(ctx, 0, func(ctx context.Context) error {
-		ok, err := c.stmts.TryLock(ctx, name)
-		granted = ok
-		return err
-	}, func(err error) {
-		if err == nil && granted {
-			if ok, uerr := c.stmts.Unlock(c.ctx, name); uerr != nil || !ok {
-				c.lose(fmt.Errorf("could not free a lock whose acquire was abandoned"))
-			}
-		}
-	})
-	if err != nil {
-		// Abandoned or failed: granted belongs to the connection's
-		// goroutine, which may still be writing it.
-		return false, err
-	}
-	return granted, nil
+	return c.batched(ctx, batchTry, name)
 }
 
 // wait runs the server-side wait on c, which holds no lock. When ctx ends
@@ -320,7 +363,7 @@ func (c *lockConn) wait(ctx context.Context, w SessionWaiter, name string, wait 
 		ok, err := w.Lock(sctx, c.conn, name, wait)
 		granted = ok
 		return err
-	}, nil)
+	})
 	if ctx.Err() != nil {
 		return false, ctx.Err()
 	}

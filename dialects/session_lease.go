@@ -95,7 +95,7 @@ func (s *sessionLease) Refresh(ctx context.Context) error {
 			_, _ = s.conn.stmts.Unlock(ctx, s.name)
 		}
 		return err
-	}, nil)
+	})
 	if done, _ := s.ended(); done {
 		return s.afterEnd("refresh")
 	}
@@ -109,8 +109,9 @@ func (s *sessionLease) Refresh(ctx context.Context) error {
 }
 
 // Release frees the lock on its own connection; the other locks of that
-// connection stay held. When ctx ends first, the release still happens and
-// Done closes once it has.
+// connection stay held. The statement runs on the caller's goroutine once
+// the connection is free; when ctx ends before that, Release returns ctx's
+// error, the release still happens, and Done closes once it has.
 func (s *sessionLease) Release(ctx context.Context) error {
 	s.mu.Lock()
 	if s.finished {
@@ -132,51 +133,41 @@ func (s *sessionLease) Release(ctx context.Context) error {
 
 	c := s.conn
 	c.pending.Add(1)
-	result := make(chan error, 1)
-	go func() {
-		// The release is not abandoned with ctx: it runs to its end.
-		result <- c.do(context.Background(), 0, func(sctx context.Context) error { return s.unlock(sctx) }, nil)
-		close(s.releasing)
-	}()
-	select {
-	case err := <-result:
-		if err != nil {
-			var gone errConnGone
-			if errors.As(err, &gone) {
-				// The connection went away: so did the lock.
-				if _, lostErr := s.ended(); lostErr != nil {
-					return lostErr
-				}
-			}
-			return s.lost(fmt.Sprintf("release failed: %v", err))
-		}
-		if _, e := s.ended(); e != nil {
-			return e
-		}
-		return nil
-	case <-ctx.Done():
-		// The release may have ended the lease just now (Done closes
-		// before this call returns): its outcome stands.
-		if done, err := s.ended(); done {
-			return err
-		}
-		return Wrap(s.locker.Dialect, "release", ctx.Err())
+	ok, err := c.batched(ctx, batchUnlock, s.name)
+	if err != nil && err == ctx.Err() { //nolint:errorlint // batched returns ctx's own error, unwrapped, only when the unlock was never sent
+		// ctx ended before the release could be sent: it still happens,
+		// in the background, and Done closes once it has.
+		c.pending.Add(1)
+		go func() {
+			ok, err := c.batched(context.Background(), batchUnlock, s.name)
+			_ = s.unlocked(ok, err)
+			close(s.releasing)
+		}()
+		return Wrap(s.locker.Dialect, "release", err)
 	}
+	err = s.unlocked(ok, err)
+	close(s.releasing)
+	if err != nil {
+		var gone errConnGone
+		if errors.As(err, &gone) {
+			// The connection went away: so did the lock.
+			if _, lostErr := s.ended(); lostErr != nil {
+				return lostErr
+			}
+		}
+		return s.lost(fmt.Sprintf("release failed: %v", err))
+	}
+	if _, e := s.ended(); e != nil {
+		return e
+	}
+	return nil
 }
 
-// unlock runs on the connection's goroutine: it frees the lock, retrying
-// once after an error; a lock it cannot free costs the connection (which
-// frees it) rather than staying held.
-func (s *sessionLease) unlock(ctx context.Context) error {
-	c := s.conn
-	ok, err := c.stmts.Unlock(ctx, s.name)
-	if err != nil && c.lostErr() == nil && ctx.Err() == nil {
-		ok, err = c.stmts.Unlock(ctx, s.name)
-	}
+// unlocked ends the lease after its unlock answered ok, err (the
+// connection retried a failed unlock once, and dropped itself when that
+// failed too).
+func (s *sessionLease) unlocked(ok bool, err error) error {
 	switch {
-	case err != nil && c.lostErr() == nil:
-		c.lose(fmt.Errorf("release of %q failed twice, connection dropped to free it: %w", s.name, err))
-		return err
 	case err != nil:
 		return err
 	case !ok:

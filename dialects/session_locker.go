@@ -43,17 +43,20 @@ const (
 //     lock; the dialect's TryLock also refuses a lock its session already
 //     holds under another spelling.
 //   - Statements on one connection run one at a time, in the order they
-//     were asked for; each is one round trip (SessionPreparer). The
-//     caller's context bounds how long it waits for the answer, never the
-//     statement itself: cancelling it would make the driver close the
-//     connection and free every lock on it.
+//     were asked for, each on its caller's goroutine (no hand-off to
+//     another goroutine on the way to the server and back); each is one
+//     round trip (SessionPreparer). The caller's context bounds how long
+//     it waits for the connection, never a statement once sent:
+//     cancelling it would make the driver close the connection and free
+//     every lock on it. A statement unanswered within its patience gives
+//     the connection up instead.
 //   - Waiting (Options.Wait) uses the server's own blocking wait
 //     (SessionWaiter) on a connection of its own, holding no other lock,
 //     so a wait never delays the statements of other locks; once granted,
 //     that connection carries the lock like any other. A lock released
 //     by this process goes to its waiters at once.
-//   - Liveness is watched per connection, never per lock: an idle
-//     connection sits in a blocking read of its socket (SessionSocket), so
+//   - Liveness is watched per connection, never per lock: a connection
+//     idle for 20 ms sits in a blocking read of its socket (SessionSocket), so
 //     a closed connection (session killed, server restarted, connection
 //     cut) ends every lease on it at once; and it is pinged when idle for
 //     CheckEvery. A ping or statement unanswered for 3×CheckEvery (a first

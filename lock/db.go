@@ -60,6 +60,7 @@ func Open(ctx context.Context, dsnText string) (*DB, error) {
 		_ = backend.Close()
 		return nil, target.Scrub(fmt.Errorf("%s %s strategy: %w", backend.Detected().Dialect, strategy, err))
 	}
+	dialects.ApplyPartitionBound(locker, target.Options.PartitionBound())
 	return &DB{backend: backend, locker: locker, strategy: strategy, held: map[*trackedLease]struct{}{}, pruneAt: minPruneAt, done: make(chan struct{})}, nil
 }
 

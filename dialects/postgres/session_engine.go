@@ -120,14 +120,110 @@ func (o SessionOps) Prepare(ctx context.Context, conn *sql.Conn) (dialects.Sessi
 			return nil, err
 		}
 	}
+	// The batch statements are an optimisation: a server that cannot
+	// prepare them (an older fork) is driven one lock at a time.
+	tryMany, err1 := conn.PrepareContext(ctx, c.tryLockManySQL())
+	unlockMany, err2 := conn.PrepareContext(ctx, c.unlockManySQL())
+	if err1 == nil && err2 == nil {
+		s.tryMany, s.unlockMany = tryMany, unlockMany
+	} else {
+		for _, st := range []*sql.Stmt{tryMany, unlockMany} {
+			if st != nil {
+				_ = st.Close()
+			}
+		}
+	}
 	s.catalog = c
+	if s.tryMany == nil {
+		return singleSession{s}, nil
+	}
 	return s, nil
+}
+
+// tryLockManySQL takes every key of the array $1, answering each key
+// with its result (one statement: one transaction end for the batch).
+func (c Catalog) tryLockManySQL() string {
+	return "SELECT t.k, " + c.TryLock + "(t.k) FROM unnest($1::bigint[]) AS t(k)"
+}
+
+// unlockManySQL frees every key of the array $1 like tryLockManySQL
+// takes them.
+func (c Catalog) unlockManySQL() string {
+	return "SELECT t.k, " + c.Unlock + "(t.k) FROM unnest($1::bigint[]) AS t(k)"
+}
+
+// singleSession is a preparedSession without batch statements.
+type singleSession struct{ p *preparedSession }
+
+func (s singleSession) TryLock(ctx context.Context, name string) (bool, error) {
+	return s.p.TryLock(ctx, name)
+}
+func (s singleSession) Unlock(ctx context.Context, name string) (bool, error) {
+	return s.p.Unlock(ctx, name)
+}
+func (s singleSession) Holds(ctx context.Context, name string) (bool, error) {
+	return s.p.Holds(ctx, name)
+}
+func (s singleSession) Close() error { return s.p.Close() }
+
+// TryLockMany takes the keys of names in one statement.
+func (s *preparedSession) TryLockMany(ctx context.Context, names []string) ([]bool, error) {
+	results, err := s.many(ctx, s.tryMany, names)
+	if err != nil {
+		return nil, fmt.Errorf("%s of %d keys: %w", s.catalog.TryLock, len(names), err)
+	}
+	return results, nil
+}
+
+// UnlockMany frees the keys of names in one statement.
+func (s *preparedSession) UnlockMany(ctx context.Context, names []string) ([]bool, error) {
+	results, err := s.many(ctx, s.unlockMany, names)
+	if err != nil {
+		return nil, fmt.Errorf("%s of %d keys: %w", s.catalog.Unlock, len(names), err)
+	}
+	return results, nil
+}
+
+// many runs a batch statement on the keys of names and maps its answers
+// back to them. The SessionLocker never puts one key twice in a batch.
+func (s *preparedSession) many(ctx context.Context, stmt *sql.Stmt, names []string) ([]bool, error) {
+	keys := make([]int64, len(names))
+	for i, name := range names {
+		keys[i] = Key(name)
+	}
+	rows, err := stmt.QueryContext(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	answers := make(map[int64]bool, len(keys))
+	for rows.Next() {
+		var k int64
+		var ok bool
+		if err := rows.Scan(&k, &ok); err != nil {
+			return nil, err
+		}
+		answers[k] = ok
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	results := make([]bool, len(keys))
+	for i, k := range keys {
+		got, found := answers[k]
+		if !found {
+			return nil, fmt.Errorf("no answer for key %d", k)
+		}
+		results[i] = got
+	}
+	return results, nil
 }
 
 // preparedSession is SessionOps prepared on one lock connection.
 type preparedSession struct {
-	catalog            Catalog
-	try, unlock, holds *sql.Stmt
+	catalog             Catalog
+	try, unlock, holds  *sql.Stmt
+	tryMany, unlockMany *sql.Stmt // nil when the server could not prepare them
 }
 
 func (s *preparedSession) TryLock(ctx context.Context, name string) (bool, error) {
@@ -156,7 +252,7 @@ func (s *preparedSession) Holds(ctx context.Context, name string) (bool, error) 
 }
 
 func (s *preparedSession) Close() error {
-	for _, st := range []*sql.Stmt{s.try, s.unlock, s.holds} {
+	for _, st := range []*sql.Stmt{s.try, s.unlock, s.holds, s.tryMany, s.unlockMany} {
 		if st != nil {
 			_ = st.Close()
 		}

@@ -84,12 +84,16 @@ func (t *tally) success() {
 	}
 }
 
-// EngineContention measures workers goroutines trying, without waiting,
-// to take name through locker and releasing it at once.
-func EngineContention(ctx context.Context, locker dialects.Locker, name string, opts dialects.Options, workers int, b Budget) (Contended, error) {
+// EngineContention measures one goroutine per locker (lockers[i] is worker
+// i's) trying, without waiting, to take name and releasing it at once.
+// Each worker has a locker of its own, as separate processes would: the
+// workers then meet on the server, as the raw loop's connections do.
+// (Workers sharing one session locker meet in process instead, where a
+// refusal costs no round trip and a worker retrying at once only spins.)
+func EngineContention(ctx context.Context, lockers []dialects.Locker, name string, opts dialects.Options, b Budget) (Contended, error) {
 	opts.Wait = 0
-	return contend(ctx, workers, b, false, func(mctx context.Context, worker int, t *tally) {
-		opts := workerOptions(opts, worker)
+	return contend(ctx, len(lockers), b, false, func(mctx context.Context, worker int, t *tally) {
+		opts, locker := workerOptions(opts, worker), lockers[worker]
 		for t.m.more() && mctx.Err() == nil {
 			lease, err := locker.Acquire(mctx, name, opts)
 			switch {
@@ -111,17 +115,17 @@ func EngineContention(ctx context.Context, locker dialects.Locker, name string, 
 	})
 }
 
-// EngineWaitingContention measures workers goroutines that wait for name
-// (opts.Wait, handOverWait when zero) and release it at once: contended
+// EngineWaitingContention measures one goroutine per locker, each waiting
+// for name (opts.Wait, handOverWait when zero) and releasing it at once: contended
 // throughput when every worker waits instead of retrying. The waits still
 // running when the budget is spent are cut off and not counted; one that
 // runs out is a refusal.
-func EngineWaitingContention(ctx context.Context, locker dialects.Locker, name string, opts dialects.Options, workers int, b Budget) (Contended, error) {
+func EngineWaitingContention(ctx context.Context, lockers []dialects.Locker, name string, opts dialects.Options, b Budget) (Contended, error) {
 	if opts.Wait <= 0 {
 		opts.Wait = handOverWait
 	}
-	return contend(ctx, workers, b, true, func(mctx context.Context, worker int, t *tally) {
-		opts := workerOptions(opts, worker)
+	return contend(ctx, len(lockers), b, true, func(mctx context.Context, worker int, t *tally) {
+		opts, locker := workerOptions(opts, worker), lockers[worker]
 		for t.m.more() && mctx.Err() == nil {
 			lease, err := locker.Acquire(mctx, name, opts)
 			switch {

@@ -71,8 +71,9 @@ func TestTryContentionLeavesTheNameFree(t *testing.T) {
 	l := &cutOffLocker{held: map[string]bool{}}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
+	lockers := []dialects.Locker{l, l, l, l, l, l, l, l}
 	for round := 0; round < 20; round++ {
-		c, err := EngineContention(ctx, l, "n", dialects.Options{}, 8, Budget{Cycles: 50})
+		c, err := EngineContention(ctx, lockers, "n", dialects.Options{}, Budget{Cycles: 50})
 		if err != nil || c.Successes < 50 {
 			t.Fatalf("round %d: %+v %v", round, c, err)
 		}
@@ -80,7 +81,7 @@ func TestTryContentionLeavesTheNameFree(t *testing.T) {
 			t.Fatalf("round %d: the try measurement left the lock held", round)
 		}
 	}
-	w, err := EngineWaitingContention(ctx, l, "n", dialects.Options{}, 8, Budget{Cycles: 50})
+	w, err := EngineWaitingContention(ctx, lockers, "n", dialects.Options{}, Budget{Cycles: 50})
 	if err != nil || w.Successes < 50 {
 		t.Fatalf("waiting contention after the try rounds: %+v %v", w, err)
 	}

@@ -30,20 +30,22 @@ const (
 	holdPauseRange = 100 * time.Millisecond
 )
 
-// MeasureHandOver runs hand-overs of name between one holder and one
-// waiter through locker: the holder takes the lock, the waiter starts
+// MeasureHandOver runs hand-overs of name between a holder and a waiter,
+// each through its own locker as two processes would (so a session lock
+// is handed over by the server's own wait, not inside this process): the
+// holder takes the lock, the waiter starts
 // Acquire with opts.Wait, the holder releases after a pause of 20–120 ms,
 // and the latency runs from the holder's call to Release to the return of
 // the waiter's Acquire. The budget's cycles count hand-overs; a duration
 // budget runs at least one.
-func MeasureHandOver(ctx context.Context, locker dialects.Locker, name string, opts dialects.Options, b Budget) (HandOver, error) {
-	res := HandOver{Strategy: string(locker.Strategy())}
+func MeasureHandOver(ctx context.Context, holderLocker, waiterLocker dialects.Locker, name string, opts dialects.Options, b Budget) (HandOver, error) {
+	res := HandOver{Strategy: string(holderLocker.Strategy())}
 	m := b.begin()
 	var latencies []time.Duration
 	hold, wait := workerOptions(opts, 0), workerOptions(opts, 1)
 	hold.Wait = 0
 	for len(latencies) == 0 || m.more() {
-		d, err := handOverOnce(ctx, locker, name, hold, wait)
+		d, err := handOverOnce(ctx, holderLocker, waiterLocker, name, hold, wait)
 		if err != nil {
 			return summarise(res, latencies), fmt.Errorf("hand-over %d: %w", len(latencies)+1, err)
 		}
@@ -59,8 +61,8 @@ type acquired struct {
 	err   error
 }
 
-func handOverOnce(ctx context.Context, locker dialects.Locker, name string, hold, wait dialects.Options) (time.Duration, error) {
-	holder, err := locker.Acquire(ctx, name, hold)
+func handOverOnce(ctx context.Context, holderLocker, waiterLocker dialects.Locker, name string, hold, wait dialects.Options) (time.Duration, error) {
+	holder, err := holderLocker.Acquire(ctx, name, hold)
 	if err != nil {
 		return 0, fmt.Errorf("holder acquire: %w", err)
 	}
@@ -68,7 +70,7 @@ func handOverOnce(ctx context.Context, locker dialects.Locker, name string, hold
 	defer cancel()
 	got := make(chan acquired, 1)
 	go func() {
-		l, err := locker.Acquire(wctx, name, wait)
+		l, err := waiterLocker.Acquire(wctx, name, wait)
 		got <- acquired{lease: l, at: time.Now(), err: err}
 	}()
 	pause := minHoldPause + rand.N(holdPauseRange)

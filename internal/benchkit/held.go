@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"runtime"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
@@ -20,7 +22,7 @@ const (
 	SourceClient = "client"
 )
 
-// Held is N distinct session locks taken one after the other by this
+// Held is N distinct session locks taken 64 at a time by this
 // process, held all at once, then released.
 type Held struct {
 	Strategy string `json:"strategy"`
@@ -44,7 +46,7 @@ type Held struct {
 }
 
 // HoldMany takes locks distinct session locks named prefix-0, prefix-1, …
-// through db's locker, one after the other; counts the connections that
+// through db's locker, 64 at a time; counts the connections that
 // hold them (server-side when the backend registered a SessionCounter, on
 // a connection taken first) and the extra client memory; then releases
 // them all. A failed Acquire ends
@@ -70,22 +72,30 @@ func HoldMany(ctx context.Context, db *dialects.DB, locker dialects.Locker, pref
 	before := memory()
 
 	start := time.Now()
-	var takeErr error
-	for _, name := range names {
-		lease, err := locker.Acquire(ctx, name, opts)
+	taken := make([]dialects.Lease, locks)
+	takeErr := inParallel(locks, func(i int) error {
+		lease, err := locker.Acquire(ctx, names[i], opts)
 		if err != nil {
-			takeErr = fmt.Errorf("acquire lock %d of %d: %w", len(leases)+1, locks, err)
-			break
+			return fmt.Errorf("acquire lock %s: %w", names[i], err)
 		}
-		leases = append(leases, lease)
-	}
+		taken[i] = lease
+		return nil
+	})
 	h.TakeAllSeconds = round(time.Since(start).Seconds(), 6)
+	for _, lease := range taken {
+		if lease != nil {
+			leases = append(leases, lease)
+		}
+	}
 	h.Acquired = len(leases)
 
 	after := memory()
 	h.ExtraHeapAllocBytes = int64(after.HeapAlloc) - int64(before.HeapAlloc)
 	h.ExtraSysBytes = int64(after.Sys) - int64(before.Sys)
-	h.ClientOpenConnections = db.SQL.Stats().OpenConnections
+	// The lock connections are taken from the pool and kept: they are its
+	// connections in use (idle ones left by earlier measurements are not
+	// counted).
+	h.ClientOpenConnections = db.SQL.Stats().InUse
 	if countConn != nil {
 		h.ClientOpenConnections-- // the counting connection holds no lock
 	}
@@ -102,13 +112,13 @@ func HoldMany(ctx context.Context, db *dialects.DB, locker dialects.Locker, pref
 	}
 
 	start = time.Now()
-	var releaseErr error
 	rctx := context.WithoutCancel(ctx)
-	for i, lease := range leases {
-		if err := lease.Release(rctx); err != nil && releaseErr == nil {
-			releaseErr = fmt.Errorf("release lock %d of %d: %w", i+1, len(leases), err)
+	releaseErr := inParallel(len(leases), func(i int) error {
+		if err := leases[i].Release(rctx); err != nil {
+			return fmt.Errorf("release lock %s: %w", leases[i].Name(), err)
 		}
-	}
+		return nil
+	})
 	h.ReleaseAllSeconds = round(time.Since(start).Seconds(), 6)
 
 	for _, err := range []error{takeErr, releaseErr, countErr} {
@@ -119,6 +129,36 @@ func HoldMany(ctx context.Context, db *dialects.DB, locker dialects.Locker, pref
 		}
 	}
 	return h, nil
+}
+
+// takers is how many goroutines HoldMany takes and releases the locks
+// with, as a process running many jobs at once would.
+const takers = 64
+
+// inParallel runs fn(0..n-1) on takers goroutines; the first error stops
+// the calls not yet started and is returned.
+func inParallel(n int, fn func(i int) error) error {
+	var next atomic.Int64
+	var failed atomic.Bool
+	var first error
+	var once sync.Once
+	var wg sync.WaitGroup
+	for range min(takers, n) {
+		wg.Go(func() {
+			for !failed.Load() {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				if err := fn(i); err != nil {
+					once.Do(func() { first = err })
+					failed.Store(true)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return first
 }
 
 // memory reads the runtime's memory statistics after a full collection.

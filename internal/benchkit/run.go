@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
@@ -154,7 +155,12 @@ func Run(ctx context.Context, db *dialects.DB, p Plan) (*Report, error) {
 		wait.Wait = handOverWait
 		for _, l := range lockers {
 			step(string(l.Strategy()) + ": hand-over latency")
-			h, err := MeasureHandOver(ctx, l, prefix+"-handover-"+string(l.Strategy()), wait, p.Budget)
+			waiters, closeWaiters, err := workerLockers(db, l, 1)
+			if err != nil {
+				return r, err
+			}
+			h, err := MeasureHandOver(ctx, l, waiters[0], prefix+"-handover-"+string(l.Strategy()), wait, p.Budget)
+			closeWaiters()
 			r.HandOver = append(r.HandOver, h)
 			if err != nil {
 				return r, err
@@ -259,6 +265,11 @@ func measureContention(ctx context.Context, db *dialects.DB, l dialects.Locker, 
 			c.EngineToRaw = ratio(c.Engine.SuccessesPerSecond, c.Raw.SuccessesPerSecond)
 		}
 	}()
+	lockers, closeLockers, err := workerLockers(db, l, workers)
+	if err != nil {
+		return fmt.Errorf("%s contention: %w", st, err)
+	}
+	defer closeLockers()
 	slices := b.slices()
 	for n, slice := range slices {
 		turn := fmt.Sprintf("round %d of %d: %s, %d ", n+1, len(slices), st, workers)
@@ -275,16 +286,60 @@ func measureContention(ctx context.Context, db *dialects.DB, l dialects.Locker, 
 			}
 		}
 		step(turn + "engine workers on one name")
-		engine, err := EngineContention(ctx, l, name, opts, workers, slice)
+		if err := warm(ctx, lockers, name+"-warm", opts); err != nil {
+			return fmt.Errorf("%s contention: %w", st, err)
+		}
+		engine, err := EngineContention(ctx, lockers, name, opts, slice)
 		c.Engine.add(engine)
 		if err != nil {
 			return fmt.Errorf("%s contention: %w", st, err)
 		}
 		step(turn + "waiting engine workers on one name")
-		waiting, err := EngineWaitingContention(ctx, l, name, opts, workers, slice)
+		waiting, err := EngineWaitingContention(ctx, lockers, name, opts, slice)
 		c.EngineWaiting.add(waiting)
 		if err != nil {
 			return fmt.Errorf("%s contention with waiting workers: %w", st, err)
+		}
+	}
+	return nil
+}
+
+// workerLockers returns one locker per worker: for session locks a
+// locker of its own each (as separate processes would have), closed by
+// closeAll; a table locker, holding no state between statements, is
+// shared.
+func workerLockers(db *dialects.DB, l dialects.Locker, workers int) (lockers []dialects.Locker, closeAll func(), err error) {
+	closeAll = func() {
+		for _, w := range lockers {
+			if c, ok := w.(io.Closer); ok && w != l {
+				_ = c.Close()
+			}
+		}
+	}
+	for range workers {
+		w := l
+		if l.Strategy() == dialects.StrategySession {
+			if w, err = db.SessionLocker(); err != nil {
+				closeAll()
+				return nil, func() {}, err
+			}
+		}
+		lockers = append(lockers, w)
+	}
+	return lockers, closeAll, nil
+}
+
+// warm takes and releases a lock through each locker, so that the
+// measurement that follows finds their lock connections open and
+// prepared.
+func warm(ctx context.Context, lockers []dialects.Locker, name string, opts dialects.Options) error {
+	for i, l := range lockers {
+		lease, err := l.Acquire(ctx, fmt.Sprintf("%s-%d", name, i), opts)
+		if err != nil {
+			return fmt.Errorf("warm-up acquire: %w", err)
+		}
+		if err := lease.Release(ctx); err != nil {
+			return fmt.Errorf("warm-up release: %w", err)
 		}
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/schedlock/schedlock/dialects"
 )
@@ -22,9 +23,19 @@ const (
 	OptPreset = "preset"
 	// OptStrategy picks session or table locks (x-strategy=table).
 	OptStrategy = "strategy"
+	// OptPartitionBound bounds how long the server keeps the session
+	// locks of a client cut off by a silent network partition
+	// (x-partition-bound=20s; default dialects.DefaultPartitionBound).
+	OptPartitionBound = "partition-bound"
 )
 
-var knownOptions = []string{OptPreset, OptStrategy, OptTable}
+// Bounds of x-partition-bound.
+const (
+	MinPartitionBound = time.Second
+	MaxPartitionBound = time.Hour
+)
+
+var knownOptions = []string{OptPartitionBound, OptPreset, OptStrategy, OptTable}
 
 // Options are the schedlock-only settings a DSN carried as x- query
 // parameters, keyed by name without the prefix ("table", not "x-table").
@@ -37,6 +48,29 @@ func (o Options) Table() dialects.Table {
 
 // Strategy returns the strategy the options select, or "" when none.
 func (o Options) Strategy() dialects.Strategy { return dialects.Strategy(o[OptStrategy]) }
+
+// PartitionBound returns x-partition-bound, 0 when the DSN has none (the
+// value was validated by Parse).
+func (o Options) PartitionBound() time.Duration {
+	d, _ := ParsePartitionBound(o[OptPartitionBound])
+	return d
+}
+
+// ParsePartitionBound parses a partition bound ("" is 0: the default); it
+// must lie between MinPartitionBound and MaxPartitionBound.
+func ParsePartitionBound(s string) (time.Duration, error) {
+	if s == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(s)
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("%q is not a duration such as 30s", s)
+	case d < MinPartitionBound || d > MaxPartitionBound:
+		return 0, fmt.Errorf("%s is outside %s..%s", d, MinPartitionBound, MaxPartitionBound)
+	}
+	return d, nil
+}
 
 // splitOptions removes the x- parameters from raw's query and returns what
 // is left and the options. The rest of the query keeps the spelling and
@@ -122,6 +156,9 @@ func (o Options) validate() error {
 		if _, err := dialects.ParseStrategy(s); err != nil {
 			return fmt.Errorf("option x-strategy: %w", err)
 		}
+	}
+	if _, err := ParsePartitionBound(o[OptPartitionBound]); err != nil {
+		return fmt.Errorf("option x-partition-bound: %w", err)
 	}
 	if _, err := o.Table().Schema(); err != nil {
 		return fmt.Errorf("option x-table/x-preset: %w", err)

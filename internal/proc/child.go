@@ -118,20 +118,28 @@ func (c *Child) Signal(sig os.Signal) error { return signalGroup(c.cmd.Process, 
 // more (or, should one survive SIGKILL, a second after it). Stop also works
 // after the child exited on its own: it then ends what the child left
 // running in its group (background jobs), if anything.
-func (c *Child) Stop(grace time.Duration) {
+func (c *Child) Stop(grace time.Duration) { c.StopOrKill(grace, nil) }
+
+// StopOrKill is Stop, except that the group is killed (SIGKILL) at once
+// when kill closes during the grace.
+func (c *Child) StopOrKill(grace time.Duration, kill <-chan struct{}) {
 	deadline := time.Now().Add(grace)
 	if c.exited() && !groupRunning(c.Pid()) {
 		return
 	}
 	_ = terminateGroup(c.cmd.Process)
+	t := time.NewTimer(grace)
+	defer t.Stop()
 	select {
 	case <-c.done:
-	case <-time.After(grace):
+	case <-t.C:
+	case <-kill:
+		deadline = time.Now()
 	}
-	if !c.waitGroup(deadline) {
+	if !c.waitGroup(deadline, kill) {
 		_ = killGroup(c.cmd.Process)
 		<-c.done
-		c.waitGroup(time.Now().Add(time.Second))
+		c.waitGroup(time.Now().Add(time.Second), nil)
 	}
 }
 
@@ -150,8 +158,8 @@ func (c *Child) exited() bool {
 }
 
 // waitGroup waits until the child has exited and no process of its group
-// runs, or until deadline; it reports whether the group is gone.
-func (c *Child) waitGroup(deadline time.Time) bool {
+// runs, or until deadline or abort; it reports whether the group is gone.
+func (c *Child) waitGroup(deadline time.Time, abort <-chan struct{}) bool {
 	for {
 		if !c.GroupRunning() {
 			return true
@@ -159,7 +167,11 @@ func (c *Child) waitGroup(deadline time.Time) bool {
 		if !time.Now().Before(deadline) {
 			return false
 		}
-		time.Sleep(groupPoll)
+		select {
+		case <-abort:
+			return false
+		case <-time.After(groupPoll):
+		}
 	}
 }
 

@@ -14,6 +14,11 @@ type Watch struct {
 	Until func() time.Time
 	// Grace is the time between SIGTERM and SIGKILL.
 	Grace time.Duration
+	// KillOnLoss says that once Lost is closed nothing covers the child
+	// any more (a session lock, freed by the server with its connection):
+	// the group then gets SIGKILL at once, without Grace, also when Lost
+	// closes while leftovers of a child that exited are being stopped.
+	KillOnLoss bool
 	// Signals are forwarded to the child's process group.
 	Signals <-chan os.Signal
 	// Tick is how often Until is compared with the clock (default 50ms).
@@ -39,7 +44,8 @@ type Outcome struct {
 // lease end, whichever is sooner), SIGKILL — so the child never runs past
 // the end of its lease. When the child exits on its own but leaves
 // processes running in its group, those are stopped the same way before
-// Supervise returns: nothing of the job outlives the lock.
+// Supervise returns: nothing of the job outlives the lock. With
+// KillOnLoss a loss kills the group at once instead.
 func Supervise(c *Child, w Watch) Outcome {
 	tick := w.Tick
 	if tick <= 0 {
@@ -54,14 +60,22 @@ func Supervise(c *Child, w Watch) Outcome {
 			out.ExitCode = c.ExitCode()
 			if c.GroupRunning() {
 				out.Leftovers = true
-				c.Stop(stopGrace(w, time.Now(), tick))
+				var kill <-chan struct{}
+				if w.KillOnLoss {
+					kill = w.Lost
+				}
+				c.StopOrKill(stopGrace(w, time.Now(), tick), kill)
 			}
 			return out
 		case sig := <-w.Signals:
 			out.Forwarded = sig
 			_ = c.Signal(sig)
 		case <-w.Lost:
-			c.Stop(w.Grace)
+			grace := w.Grace
+			if w.KillOnLoss {
+				grace = 0
+			}
+			c.Stop(grace)
 			out.Stopped, out.ExitCode = true, c.ExitCode()
 			return out
 		case now := <-t.C:

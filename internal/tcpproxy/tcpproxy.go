@@ -1,13 +1,15 @@
 // Package tcpproxy is a loopback TCP proxy for tests that must lose the
 // database in the middle of a lock: it forwards 127.0.0.1:port to a server
-// and can cut every connection (the network drops, the server restarts) or
-// stall them (packets vanish, nothing answers) on request.
+// and can cut every connection (the network drops, the server restarts),
+// stall them (packets vanish, nothing answers) or delay them (a slow path
+// or a slow server) on request.
 package tcpproxy
 
 import (
 	"fmt"
 	"net"
 	"sync"
+	"time"
 )
 
 // Proxy forwards connections accepted on Addr to a target address.
@@ -19,6 +21,7 @@ type Proxy struct {
 	conns   map[net.Conn]struct{} // both sides of every forwarded connection
 	cut     bool                  // refuse and close everything
 	stalled bool                  // forward nothing, answer nothing
+	delay   time.Duration         // how long each chunk is held before it is forwarded
 	resume  chan struct{}         // closed when a stall ends
 	wg      sync.WaitGroup
 }
@@ -81,6 +84,16 @@ func (p *Proxy) Restore() {
 		p.stalled = false
 		close(p.resume)
 	}
+}
+
+// Delay holds every chunk read from then on, in both directions, for d
+// before forwarding it (0 ends the delay): a request and its answer then
+// take 2×d more. Chunks keep their order and are not slowed by each
+// other: each is forwarded d after it arrived.
+func (p *Proxy) Delay(d time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.delay = d
 }
 
 // Conns is the number of client connections being forwarded.
@@ -180,24 +193,46 @@ func (p *Proxy) untrack(client, server net.Conn) {
 	delete(p.conns, server)
 }
 
+// chunk is what one read from a side returned, and when.
+type chunk struct {
+	data []byte
+	at   time.Time
+}
+
 // copy moves bytes from src to dst, holding each chunk while the proxy is
-// stalled, and closes both when either side ends.
+// stalled and for the delay after its arrival, and closes both when either
+// side ends.
 func (p *Proxy) copy(dst, src net.Conn) {
-	defer func() { _ = dst.Close(); _ = src.Close() }()
-	buf := make([]byte, 32*1024)
-	for {
-		n, err := src.Read(buf)
-		if n > 0 {
-			p.mu.Lock()
-			resume := p.resume
-			p.mu.Unlock()
-			<-resume
-			if _, werr := dst.Write(buf[:n]); werr != nil {
-				return
+	chunks := make(chan chunk, 16)
+	defer func() {
+		_ = dst.Close()
+		_ = src.Close()
+		for range chunks { // let the reader end
+		}
+	}()
+	go func() {
+		defer close(chunks)
+		for {
+			buf := make([]byte, 32*1024)
+			n, err := src.Read(buf)
+			if n > 0 {
+				chunks <- chunk{data: buf[:n], at: time.Now()}
+			}
+			if err != nil {
+				return // EOF, a reset, or a Cut closed the connection
 			}
 		}
-		if err != nil {
-			return // EOF, a reset, or a Cut closed the connection
+	}()
+	for c := range chunks {
+		p.mu.Lock()
+		resume, delay := p.resume, p.delay
+		p.mu.Unlock()
+		<-resume
+		if wait := time.Until(c.at.Add(delay)); delay > 0 && wait > 0 {
+			time.Sleep(wait)
+		}
+		if _, err := dst.Write(c.data); err != nil {
+			return
 		}
 	}
 }

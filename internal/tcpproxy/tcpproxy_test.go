@@ -135,3 +135,23 @@ func TestCutEndsStall(t *testing.T) {
 		t.Fatal("Close hangs")
 	}
 }
+
+// A delayed proxy forwards every chunk late, in both directions, and
+// still forwards all of it in order.
+func TestDelayHoldsEveryChunk(t *testing.T) {
+	p := startProxy(t)
+	c, r := dial(t, p)
+	const d = 300 * time.Millisecond
+	p.Delay(d)
+	start := time.Now()
+	if got, err := roundTrip(c, r, 10*time.Second); err != nil || got != "ping\n" {
+		t.Fatalf("delayed round trip: %q, %v", got, err)
+	}
+	if took := time.Since(start); took < 2*d-50*time.Millisecond {
+		t.Fatalf("a round trip took %s through a proxy delaying each chunk by %s", took, d)
+	}
+	p.Delay(0)
+	if got, err := roundTrip(c, r, 10*time.Second); err != nil || got != "ping\n" {
+		t.Fatalf("round trip after the delay ended: %q, %v", got, err)
+	}
+}
