@@ -351,6 +351,10 @@ func (c *lockConn) tryLock(ctx context.Context, name string) (bool, error) {
 	return c.batched(ctx, batchTry, name)
 }
 
+// waitRounding is the most a server-side wait may outlast the wait asked
+// for, on servers that count it in whole seconds.
+const waitRounding = time.Second
+
 // wait runs the server-side wait on c, which holds no lock. When ctx ends
 // during the wait the connection is given up, which frees anything the
 // wait might have been granted.
@@ -359,7 +363,9 @@ func (c *lockConn) wait(ctx context.Context, w SessionWaiter, name string, wait 
 	c.pending.Add(1)
 	stop := context.AfterFunc(ctx, func() { c.lose(fmt.Errorf("wait abandoned: %w", context.Cause(ctx))) })
 	defer stop()
-	err := c.do(context.WithoutCancel(ctx), wait+c.l.patience(), func(sctx context.Context) error {
+	// Some servers count a wait in whole seconds and round it up (GET_LOCK
+	// on MySQL, DBMS_LOCK.REQUEST): allow that second on top of the wait.
+	err := c.do(context.WithoutCancel(ctx), wait+waitRounding+c.l.patience(), func(sctx context.Context) error {
 		ok, err := w.Lock(sctx, c.conn, name, wait)
 		granted = ok
 		return err
