@@ -51,16 +51,23 @@ func NewCmdUnlock(f *Factory, g *GlobalOptions, runF func(context.Context, *Unlo
 		Short: "Free a stuck lock, safely",
 		Long: `unlock frees the lock called NAME.
 
-A table lock (schedlock, shedlock, sys_sched_lock tables) is released only
-while it is still held by the owner it was read with — the one named by
---owner, else the one unlock just read (and, with the native table, the same
-fencing token) — so a lock that changed hands in the meantime is left alone.
---force releases it whoever holds it. Releasing ends the lease now; the row
-and its owner stay, as they do when a job releases its lock.
+A lock whose holder may still be working is never freed by accident: a
+table lock whose lease has not run out (and Liquibase's lock, which has no
+lease end) is released only with --owner naming its current owner, or with
+--force; without either, unlock refuses (exit 3) and says who holds it and
+until when. A lock that is stale (its holder is known to be gone) is
+released under the owner and token just read.
+
+A table lock (schedlock, shedlock, sys_sched_lock tables) is released in one
+statement that changes the row only while it is still held by the owner of
+--owner (and, with the native table, the fencing token read), so a lock
+that changed hands in the meantime is left alone. --force releases it
+whoever holds it. Releasing ends the lease now; the row and its owner stay,
+as they do when a job releases its lock.
 
 Liquibase's DATABASECHANGELOGLOCK is the lock "liquibase" and goes through
 the same guard: LOCKED, LOCKGRANTED and LOCKEDBY are cleared only while
-LOCKEDBY is still the owner read (any owner with --force).
+LOCKEDBY is the owner of --owner (any owner with --force).
 
 A session lock (PostgreSQL advisory lock, MySQL GET_LOCK) can only be freed
 by terminating the session that holds it: --kill-session shows that session
@@ -69,14 +76,16 @@ transaction is rolled back and every lock it holds is freed.
 
 Every change is confirmed: a y/N prompt on a terminal, or --yes. Without a
 terminal and without --yes, unlock refuses (exit 2). --dry-run shows the lock
-before and after and changes nothing.
+before and after and changes nothing; it refuses what unlock would refuse,
+with the same exit code.
 
-Exit codes: 0 freed (or --dry-run), 1 error, 2 usage error or no
-confirmation, 3 the lock is not held, is held by another owner than
+Exit codes: 0 freed (or --dry-run of a change unlock would make), 1 error,
+2 usage error or no confirmation, 3 the lock is not held, is live and
+neither --owner nor --force was given, is held by another owner than
 --owner, changed hands before the change, or is a session lock and
 --kill-session was not given, 130 declined at the prompt or interrupted.`,
 		Example: `  # See what would change
-  schedlock unlock nightly-report --dry-run
+  schedlock unlock nightly-report --owner host-a --dry-run
 
   # Release it if host-a still holds it, without a prompt (scripts)
   schedlock unlock nightly-report --owner host-a --yes
@@ -84,8 +93,8 @@ confirmation, 3 the lock is not held, is held by another owner than
   # Release it whoever holds it (asks first)
   schedlock unlock nightly-report --preset shedlock --force
 
-  # Liquibase's stuck DATABASECHANGELOGLOCK
-  schedlock unlock liquibase
+  # Liquibase's stuck DATABASECHANGELOGLOCK, if build-7 still holds it
+  schedlock unlock liquibase --owner 'build-7 (10.0.0.5)'
 
   # A PostgreSQL advisory lock: terminate the backend that holds it
   schedlock unlock nightly-report --dsn 'postgres://ops@db1/jobs' --kill-session`,
@@ -107,8 +116,8 @@ confirmation, 3 the lock is not held, is held by another owner than
 	fl := c.Flags()
 	fl.StringVar(&opts.Table, "table", "", "lock table, optionally schema.table (default: every known table that exists)")
 	fl.StringVar(&opts.Preset, "preset", "", "table layout: "+strings.Join(dialects.AdminPresets(), ", ")+" (default: from the table name or its columns)")
-	fl.StringVar(&opts.Owner, "owner", "", "release only while this owner holds the lock (default: the owner just read)")
-	fl.BoolVar(&opts.Force, "force", false, "release a table lock whoever holds it (still asks)")
+	fl.StringVar(&opts.Owner, "owner", "", "release a live lock only while this owner holds it")
+	fl.BoolVar(&opts.Force, "force", false, "release a table lock whoever holds it, even a live one (still asks)")
 	fl.BoolVar(&opts.KillSession, "kill-session", false, "free a session lock by terminating the session that holds it")
 	fl.BoolVarP(&opts.Yes, "yes", "y", false, "do not ask for confirmation")
 	fl.BoolVar(&opts.DryRun, "dry-run", false, "show what would change and change nothing")
@@ -209,7 +218,7 @@ func (o *UnlockOptions) plan(found *dialects.Listing) (*unlockPlan, error) {
 	var tableHeld, sessionHeld []dialects.LockEntry
 	for _, e := range found.Locks {
 		switch {
-		case e.State != dialects.StateHeld:
+		case e.State != dialects.StateHeld && e.State != dialects.StateStale:
 		case e.Strategy == dialects.StrategySession:
 			sessionHeld = append(sessionHeld, e)
 		default:
@@ -250,8 +259,42 @@ func (o *UnlockOptions) plan(found *dialects.Listing) (*unlockPlan, error) {
 		return nil, negative(fmt.Sprintf("refused: lock %q is held by %q, not by %q; nothing changed", o.Name, e.Owner, o.Owner))
 	case e.Owner == "":
 		return nil, negative(fmt.Sprintf("lock %q in table %s records no owner, so no owner check can guard its release: use --force", o.Name, e.Source))
+	case o.Owner == "" && e.State == dialects.StateHeld:
+		return nil, negative(liveLockMessage(o.Name, e))
 	}
 	return p, nil
+}
+
+// liveLockMessage refuses, in one line, to free a lock whose holder may
+// still be working: a lease that has not run out, or Liquibase's lock,
+// which has no lease end. It names the owner, the lease end and the two
+// ways on: --owner (released only while that owner still holds it) and
+// --force.
+func liveLockMessage(name string, e dialects.LockEntry) string {
+	lease := "until " + untilCell(e, false)
+	if e.Until.IsZero() {
+		lease = "with no lease end"
+		if !e.LockedAt.IsZero() {
+			lease = "since " + shortTime(e.LockedAt) + ", with no lease end"
+		}
+	}
+	return fmt.Sprintf("refused: lock %q in table %s is held by %q %s, so its job may still be running; nothing changed: add --owner %s to release it while that owner holds it, or --force",
+		name, e.Source, e.Owner, lease, shellWord(e.Owner))
+}
+
+// shellWord quotes s for a POSIX shell when it is not a plain word.
+func shellWord(s string) string {
+	plain := s != ""
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_.:/@%+=,", r)) {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // notHeldMessage says a lock is not held, and what was found instead.

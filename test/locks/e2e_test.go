@@ -315,8 +315,19 @@ func (c shedLockCase) run(t *testing.T) {
 	if r.code != 3 || !strings.Contains(r.stderr, `held by "host-a", not by "host-z"`) || !c.isLive(t, "report") {
 		t.Errorf("unlock --owner host-z: exit %d %s", r.code, r.stderr)
 	}
+	// A live lease without --owner or --force: refused in one line that
+	// names the owner, the lease end and --force; nothing changes.
+	for _, args := range [][]string{{"--yes"}, {"--dry-run"}} {
+		r = schedlock(t, append([]string{"unlock", "report", "--dsn", c.dsn, "--table", c.table}, args...)...)
+		line := strings.TrimSpace(r.stderr)
+		if r.code != 3 || strings.Contains(line, "\n") || !strings.Contains(line, `is held by "host-a" until `) ||
+			!strings.Contains(line, "--owner host-a") || !strings.Contains(line, "--force") || r.stdout != "" ||
+			!c.isLive(t, "report") || c.owner(t, "report") != "host-a" {
+			t.Errorf("unlock %v of a live lease: exit %d %q %q", args, r.code, r.stdout, r.stderr)
+		}
+	}
 	// --dry-run changes nothing.
-	r = schedlock(t, "unlock", "report", "--dsn", c.dsn, "--table", c.table, "--dry-run")
+	r = schedlock(t, "unlock", "report", "--dsn", c.dsn, "--table", c.table, "--owner", "host-a", "--dry-run")
 	if r.code != 0 || !strings.Contains(r.stdout, "Nothing changed (--dry-run).") || !c.isLive(t, "report") {
 		t.Errorf("dry run: exit %d %s %s", r.code, r.stdout, r.stderr)
 	}
@@ -561,7 +572,10 @@ func TestSQLiteShedLockAndLiquibase(t *testing.T) {
 	if r := schedlock(t, "unlock", "liquibase", "--dsn", path, "--owner", "build-8", "--yes"); r.code != 3 {
 		t.Errorf("unlock liquibase --owner build-8: exit %d %s", r.code, r.stderr)
 	}
-	if r := schedlock(t, "unlock", "liquibase", "--dsn", path, "--yes"); r.code != 0 {
+	if r := schedlock(t, "unlock", "liquibase", "--dsn", path, "--yes"); r.code != 3 || !strings.Contains(r.stderr, "with no lease end") || !strings.Contains(r.stderr, "--force") {
+		t.Errorf("unlock liquibase without --owner: exit %d %s", r.code, r.stderr)
+	}
+	if r := schedlock(t, "unlock", "liquibase", "--dsn", path, "--owner", "build-7 (10.0.0.5)", "--yes"); r.code != 0 {
 		t.Errorf("unlock liquibase: exit %d %s", r.code, r.stderr)
 	}
 	var locked int
