@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/internal/elide"
 	"github.com/schedlock/schedlock/internal/iostreams"
 	"github.com/schedlock/schedlock/internal/output"
 )
@@ -227,9 +228,9 @@ func (o *UnlockOptions) plan(found *dialects.Listing) (*unlockPlan, error) {
 	}
 	if o.KillSession {
 		if len(sessionHeld) == 0 {
-			msg := fmt.Sprintf("lock %q is not held as a session lock", o.Name)
+			msg := shortf("lock %q is not held as a session lock", o.Name)
 			if len(tableHeld) > 0 {
-				msg += fmt.Sprintf("; it is held in table %s: unlock it without --kill-session", tableHeld[0].Source)
+				msg += shortf("; it is held in table %s: unlock it without --kill-session", tableHeld[0].Source)
 			}
 			return nil, negative(msg)
 		}
@@ -240,7 +241,7 @@ func (o *UnlockOptions) plan(found *dialects.Listing) (*unlockPlan, error) {
 	}
 	switch {
 	case len(tableHeld) == 0 && len(sessionHeld) > 0:
-		return nil, negative(fmt.Sprintf("lock %q is a session lock held by %s; only ending that session frees it: add --kill-session", o.Name, describeSession(sessionHeld[0].Holder)))
+		return nil, negativef("lock %q is a session lock held by %s; only ending that session frees it: add --kill-session", o.Name, describeSession(sessionHeld[0].Holder))
 	case len(tableHeld) == 0:
 		return nil, negative(notHeldMessage(o.Name, found))
 	case len(tableHeld) > 1:
@@ -256,9 +257,9 @@ func (o *UnlockOptions) plan(found *dialects.Listing) (*unlockPlan, error) {
 	case o.Force:
 		p.action, p.owner = actionForceRelease, ""
 	case o.Owner != "" && o.Owner != e.Owner:
-		return nil, negative(fmt.Sprintf("refused: lock %q is held by %q, not by %q; nothing changed", o.Name, e.Owner, o.Owner))
+		return nil, negativef("refused: lock %q is held by %q, not by %q; nothing changed", o.Name, e.Owner, o.Owner)
 	case e.Owner == "":
-		return nil, negative(fmt.Sprintf("lock %q in table %s records no owner, so no owner check can guard its release: use --force", o.Name, e.Source))
+		return nil, negativef("lock %q in table %s records no owner, so no owner check can guard its release: use --force", o.Name, e.Source)
 	case o.Owner == "" && e.State == dialects.StateHeld:
 		return nil, negative(liveLockMessage(o.Name, e))
 	}
@@ -278,8 +279,8 @@ func liveLockMessage(name string, e dialects.LockEntry) string {
 			lease = "since " + shortTime(e.LockedAt) + ", with no lease end"
 		}
 	}
-	return fmt.Sprintf("refused: lock %q in table %s is held by %q %s, so its job may still be running; nothing changed: add --owner %s to release it while that owner holds it, or --force",
-		name, e.Source, e.Owner, lease, shellWord(e.Owner))
+	return shortf("refused: lock %q in table %s is held by %q %s, so its job may still be running; nothing changed: add --owner %s to release it while that owner holds it, or --force",
+		name, e.Source, e.Owner, lease, elide.String(shellWord(e.Owner), elide.MaxArgRunes))
 }
 
 // shellWord quotes s for a POSIX shell when it is not a plain word.
@@ -299,16 +300,16 @@ func shellWord(s string) string {
 
 // notHeldMessage says a lock is not held, and what was found instead.
 func notHeldMessage(name string, found *dialects.Listing) string {
-	msg := fmt.Sprintf("lock %q is not held", name)
+	msg := shortf("lock %q is not held", name)
 	for _, e := range found.Locks {
 		if e.Strategy != dialects.StrategyTable {
 			continue
 		}
 		switch {
 		case !e.Until.IsZero() && e.Owner != "":
-			return msg + fmt.Sprintf(": its lease in table %s ended at %s (last owner %s); nothing to unlock", e.Source, shortTime(e.Until), e.Owner)
+			return msg + shortf(": its lease in table %s ended at %s (last owner %s); nothing to unlock", e.Source, shortTime(e.Until), e.Owner)
 		default:
-			return msg + fmt.Sprintf(": table %s shows it %s; nothing to unlock", e.Source, e.State)
+			return msg + shortf(": table %s shows it %s; nothing to unlock", e.Source, e.State)
 		}
 	}
 	if len(found.Tables) == 0 {
@@ -319,6 +320,17 @@ func notHeldMessage(name string, found *dialects.Listing) string {
 
 func negative(msg string) error {
 	return &ExitError{Code: CodeNegative, Err: errors.New(msg)}
+}
+
+// negativef is negative with a formatted message whose long string
+// arguments (names, owners) are cut to a readable start.
+func negativef(format string, args ...any) error {
+	return negative(shortf(format, args...))
+}
+
+// shortf is fmt.Sprintf with long string arguments cut (elide.Args).
+func shortf(format string, args ...any) string {
+	return fmt.Sprintf(format, elide.Args(args)...)
 }
 
 // confirm shows the plan on stderr and asks; anything but y or yes
@@ -485,16 +497,16 @@ func (o *UnlockOptions) explainRefusal(ctx context.Context, db dialects.LockBrea
 		return err
 	}
 	if len(now) == 0 || now[0].State != dialects.StateHeld {
-		return negative(fmt.Sprintf("lock %q is not held any more: it was released or expired before the change; nothing changed", o.Name))
+		return negativef("lock %q is not held any more: it was released or expired before the change; nothing changed", o.Name)
 	}
 	e := now[0]
 	switch {
 	case e.Owner != p.owner:
-		return negative(fmt.Sprintf("refused: lock %q changed hands before the change: now held by %q, not %q; nothing changed", o.Name, e.Owner, p.owner))
+		return negativef("refused: lock %q changed hands before the change: now held by %q, not %q; nothing changed", o.Name, e.Owner, p.owner)
 	case e.HasToken && e.Token != p.lock.Token:
-		return negative(fmt.Sprintf("refused: lock %q was acquired again by %q (token %d, read with token %d); nothing changed", o.Name, e.Owner, e.Token, p.lock.Token))
+		return negativef("refused: lock %q was acquired again by %q (token %d, read with token %d); nothing changed", o.Name, e.Owner, e.Token, p.lock.Token)
 	}
-	return negative(fmt.Sprintf("refused: lock %q could not be released; nothing changed", o.Name))
+	return negativef("refused: lock %q could not be released; nothing changed", o.Name)
 }
 
 // holderID is the session id of h, or "" when the holder is unknown.
@@ -515,9 +527,9 @@ func (o *UnlockOptions) killHolder(ctx context.Context, db dialects.LockBreaker,
 	case err != nil:
 		return err
 	case !held:
-		return negative(fmt.Sprintf("lock %q is not held any more; no session was terminated", o.Name))
+		return negativef("lock %q is not held any more; no session was terminated", o.Name)
 	case holderID(current.Holder) != id:
-		return negative(fmt.Sprintf("refused: lock %q is now held by %s, not session %s; no session was terminated", o.Name, describeSession(current.Holder), id))
+		return negativef("refused: lock %q is now held by %s, not session %s; no session was terminated", o.Name, describeSession(current.Holder), id)
 	}
 	if err := admin.Kill(ctx, id); err != nil {
 		return err

@@ -225,6 +225,9 @@ func (a *LockAdmin) unavailable(perfSchemaOn, hasMDLTable bool) error {
 // client come from the processlist (other users' connections need the
 // PROCESS privilege to show them).
 func (a *LockAdmin) SessionLock(ctx context.Context, name string) (dialects.LockEntry, bool, error) {
+	if err := dialects.CheckName(name); err != nil {
+		return dialects.LockEntry{}, false, dialects.Wrap(Name, "find session lock", err)
+	}
 	var (
 		id         sql.NullInt64
 		user, host string
