@@ -435,8 +435,11 @@ func mysqlTarget(t *testing.T) (string, *mysql.Config, *sql.DB) {
 func TestMySQLSessionLockHeldByClient(t *testing.T) {
 	dsn, cfg, db := mysqlTarget(t)
 	name := unique("e2e-nightly-")
+	// GET_LOCK names are server-wide: schedlock scopes them to the DSN's
+	// database as "<database>/<name>" (docs/strategies.md).
+	stored := cfg.DBName + "/" + name
 	host, port, _ := strings.Cut(cfg.Addr, ":")
-	args := []string{"-h", host, "-u", cfg.User, "-e", fmt.Sprintf("SELECT GET_LOCK('%s', 0); SELECT SLEEP(120)", name)}
+	args := []string{"-h", host, "-u", cfg.User, "-e", fmt.Sprintf("SELECT GET_LOCK('%s', 0); SELECT SLEEP(120)", stored)}
 	if port != "" {
 		args = append(args, "-P", port)
 	}
@@ -447,7 +450,7 @@ func TestMySQLSessionLockHeldByClient(t *testing.T) {
 	cl := startClient(t, env, "mariadb", args...)
 	var id sql.NullInt64
 	waitFor(t, "the mariadb client to take the lock", func() bool {
-		return db.QueryRow("SELECT IS_USED_LOCK(?)", name).Scan(&id) == nil && id.Valid
+		return db.QueryRow("SELECT IS_USED_LOCK(?)", stored).Scan(&id) == nil && id.Valid
 	})
 
 	var perfSchema, plugin int
@@ -464,7 +467,7 @@ func TestMySQLSessionLockHeldByClient(t *testing.T) {
 		t.Fatalf("locks ls --name %s: %+v", name, locks)
 	}
 	l := locks[0]
-	if str(l.Name) != name || l.State != "held" || str(l.Holder.SessionID) != strconv.FormatInt(id.Int64, 10) || str(l.Holder.User) != cfg.User || l.Key != nil {
+	if str(l.Name) != name || l.State != "held" || str(l.Holder.SessionID) != strconv.FormatInt(id.Int64, 10) || str(l.Holder.User) != cfg.User || str(l.Key) != stored {
 		t.Errorf("listed %+v holder %+v; want connection %d of %s", l, l.Holder, id.Int64, cfg.User)
 	}
 
@@ -477,7 +480,7 @@ func TestMySQLSessionLockHeldByClient(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the mariadb client still runs after KILL")
 	}
-	if err := db.QueryRow("SELECT IS_USED_LOCK(?)", name).Scan(&id); err != nil || id.Valid {
+	if err := db.QueryRow("SELECT IS_USED_LOCK(?)", stored).Scan(&id); err != nil || id.Valid {
 		t.Errorf("the lock is still held by %v (%v)", id, err)
 	}
 }
