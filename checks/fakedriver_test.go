@@ -44,6 +44,7 @@ type faults struct {
 	noSession      bool          // the database has no session locks
 	refreshNoMove  bool          // refresh leaves lock-until where it was
 	releaseAnyName bool          // release frees every lock of the table
+	cutAtNUL       bool          // table names are not checked and end at a NUL byte, as in C strings
 }
 
 func newFakeServer(f faults) *fakeServer {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -63,6 +64,9 @@ func (t *fakeTable) rowsLocked() (map[string]*fakeRow, error) {
 }
 
 func (t *fakeTable) Inspect(_ context.Context, name string) (dialects.Row, bool, error) {
+	if err := t.checkName(&name); err != nil {
+		return dialects.Row{}, false, err
+	}
 	s := t.server
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -78,9 +82,22 @@ func (t *fakeTable) Inspect(_ context.Context, name string) (dialects.Row, bool,
 		LockedAt: r.lockedAt, Until: r.until, DBNow: s.now()}, true, nil
 }
 
+// checkName refuses a bad name, or with the cutAtNUL fault lets it through
+// cut at its first NUL byte.
+func (t *fakeTable) checkName(name *string) error {
+	if t.server.faults.cutAtNUL {
+		*name, _, _ = strings.Cut(*name, "\x00")
+		return nil
+	}
+	return dialects.CheckName(*name)
+}
+
 func (t *fakeTable) Acquire(ctx context.Context, name string, opts dialects.Options) (dialects.Lease, error) {
-	if err := dialects.CheckName(name); err != nil {
+	if err := t.checkName(&name); err != nil {
 		return nil, err
+	}
+	if t.server.faults.cutAtNUL && opts.Owner != "" {
+		opts.Owner, _, _ = strings.Cut(opts.Owner, "\x00")
 	}
 	opts, err := opts.Normalize()
 	if err != nil {

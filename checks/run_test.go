@@ -174,6 +174,7 @@ func TestBrokenDialectsFail(t *testing.T) {
 		{"kill needs a grant", faults{killPrivilege: true}, []string{"session.kill"}, StatusFail},
 		{"refresh does not extend", faults{refreshNoMove: true}, []string{"table.refresh"}, StatusFail},
 		{"release frees other names", faults{releaseAnyName: true}, []string{"table.names.special", "table.names.distinct"}, StatusFail},
+		{"names cut at NUL", faults{cutAtNUL: true}, []string{"table.names.invalid"}, StatusFail},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

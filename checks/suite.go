@@ -174,6 +174,7 @@ func strategyChecks(tg target) []Check {
 	add(tg.check("names.distinct", "names that differ only in escaping are different locks", checkDistinctNames))
 	add(tg.check("names.length", "one-character and long names are exact", checkNameLengths))
 	add(tg.check("invalid", "empty names and negative durations are refused", checkInvalid))
+	add(tg.check("names.invalid", "names and owners with a NUL byte, invalid UTF-8 or only white space are refused", checkBadNamesAndOwners))
 	return cs
 }
 

@@ -3,6 +3,7 @@ package cmd
 import (
 	"errors"
 	"fmt"
+	"github.com/schedlock/schedlock/internal/elide"
 )
 
 // Exit codes. main.go maps errors to them; nothing else exits.
@@ -50,5 +51,5 @@ func (e *UsageError) Unwrap() error { return e.Err }
 
 // usageErrorf returns a *UsageError for command path.
 func usageErrorf(command, format string, args ...any) error {
-	return &UsageError{Err: fmt.Errorf(format, args...), Command: command}
+	return &UsageError{Err: fmt.Errorf(format, elide.Args(args)...), Command: command}
 }

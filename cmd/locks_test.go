@@ -61,11 +61,11 @@ func sampleLocks() []dialects.LockEntry {
 			LockedAt: now.Add(-2 * time.Hour), DBNow: now,
 		},
 		{
-			Name: "nightly-report", Key: "3043134503785307926", State: dialects.StateHeld, Strategy: dialects.StrategySession, Source: "pg_locks", DBNow: now,
+			Name: "nightly-report", Key: "7440995589958059143", State: dialects.StateHeld, Strategy: dialects.StrategySession, Source: "pg_locks", DBNow: now,
 			Holder: &dialects.Holder{SessionID: "4242", User: "app", Client: "local", Application: "reports", Since: now.Add(-90 * time.Second)},
 		},
 		{
-			Name: "nightly-report", Key: "3043134503785307926", State: dialects.StateWaiting, Strategy: dialects.StrategySession, Source: "pg_locks", DBNow: now,
+			Name: "nightly-report", Key: "7440995589958059143", State: dialects.StateWaiting, Strategy: dialects.StrategySession, Source: "pg_locks", DBNow: now,
 			Holder: &dialects.Holder{SessionID: "4243", User: "app", Client: "10.0.0.8"},
 		},
 		{

@@ -109,8 +109,9 @@ func mustBackend(t *testing.T, dsn string) *memory.Backend {
 	return b
 }
 
-// TestMemoryUnlock: unlock releases a memory lease under the owner guard
-// (the holder's lease then ends), refuses another owner and a lock that
+// TestMemoryUnlock: unlock refuses a live lease without --owner or
+// --force, releases a memory lease under the owner guard (the holder's
+// lease then ends), refuses another owner and a lock that
 // changed hands before the change, and --force ends a lease whoever holds
 // it.
 func TestMemoryUnlock(t *testing.T) {
@@ -127,7 +128,21 @@ func TestMemoryUnlock(t *testing.T) {
 	default:
 	}
 
+	// A live lease without --owner or --force: refused, the lease goes on.
 	r = runCmd(t, false, nil, "unlock", "job", "--dsn", dsn, "--yes")
+	if unlockExitCode(r.err) != CodeNegative || !strings.Contains(r.err.Error(), `is held by "host-a" until `) || !strings.Contains(r.err.Error(), "--force") {
+		t.Fatalf("unlock of a live lease without --owner: %v", r.err)
+	}
+	select {
+	case <-held.Done():
+		t.Fatal("a refused unlock ended the lease")
+	default:
+	}
+	if err := held.Refresh(context.Background()); err != nil {
+		t.Fatalf("the holder lost its lease to a refused unlock: %v", err)
+	}
+
+	r = runCmd(t, false, nil, "unlock", "job", "--dsn", dsn, "--yes", "--owner", "host-a")
 	if r.err != nil {
 		t.Fatalf("unlock: %v\n%s", r.err, r.stderr)
 	}
@@ -149,7 +164,7 @@ func TestMemoryUnlock(t *testing.T) {
 		}
 		acquireT(t, tl, "job", "host-d")
 	}
-	hr := runUnlockHooked(t, dsn, takeOver, "job", "--yes")
+	hr := runUnlockHooked(t, dsn, takeOver, "job", "--yes", "--owner", "host-c")
 	if unlockExitCode(hr.err) != CodeNegative || !strings.Contains(hr.err.Error(), "changed hands") {
 		t.Fatalf("unlock of a lock that changed hands: %v", hr.err)
 	}

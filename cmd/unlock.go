@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/internal/elide"
 	"github.com/schedlock/schedlock/internal/iostreams"
 	"github.com/schedlock/schedlock/internal/output"
 )
@@ -51,16 +52,23 @@ func NewCmdUnlock(f *Factory, g *GlobalOptions, runF func(context.Context, *Unlo
 		Short: "Free a stuck lock, safely",
 		Long: `unlock frees the lock called NAME.
 
-A table lock (schedlock, shedlock, sys_sched_lock tables) is released only
-while it is still held by the owner it was read with — the one named by
---owner, else the one unlock just read (and, with the native table, the same
-fencing token) — so a lock that changed hands in the meantime is left alone.
---force releases it whoever holds it. Releasing ends the lease now; the row
-and its owner stay, as they do when a job releases its lock.
+A lock whose holder may still be working is never freed by accident: a
+table lock whose lease has not run out (and Liquibase's lock, which has no
+lease end) is released only with --owner naming its current owner, or with
+--force; without either, unlock refuses (exit 3) and says who holds it and
+until when. A lock that is stale (its holder is known to be gone) is
+released under the owner and token just read.
+
+A table lock (schedlock, shedlock, sys_sched_lock tables) is released in one
+statement that changes the row only while it is still held by the owner of
+--owner (and, with the native table, the fencing token read), so a lock
+that changed hands in the meantime is left alone. --force releases it
+whoever holds it. Releasing ends the lease now; the row and its owner stay,
+as they do when a job releases its lock.
 
 Liquibase's DATABASECHANGELOGLOCK is the lock "liquibase" and goes through
 the same guard: LOCKED, LOCKGRANTED and LOCKEDBY are cleared only while
-LOCKEDBY is still the owner read (any owner with --force).
+LOCKEDBY is the owner of --owner (any owner with --force).
 
 A session lock (PostgreSQL advisory lock, MySQL GET_LOCK) can only be freed
 by terminating the session that holds it: --kill-session shows that session
@@ -69,15 +77,16 @@ transaction is rolled back and every lock it holds is freed.
 
 Every change is confirmed: a y/N prompt on a terminal, or --yes. Without a
 terminal and without --yes, unlock refuses (exit 2). --dry-run shows the lock
-before and after and changes nothing.
+before and after and changes nothing; it refuses what unlock would refuse,
+with the same exit code.
 
-Exit codes: 0 freed (with --dry-run: it would be freed), 1 error, 2 usage
-error or no confirmation, 3 the lock is not held, is held by another owner
-than --owner, changed hands before the change, or is a session lock and
---kill-session was not given (--dry-run exits 3 too when unlock would
-refuse), 130 declined at the prompt or interrupted.`,
+Exit codes: 0 freed (or --dry-run of a change unlock would make), 1 error,
+2 usage error or no confirmation, 3 the lock is not held, is live and
+neither --owner nor --force was given, is held by another owner than
+--owner, changed hands before the change, or is a session lock and
+--kill-session was not given, 130 declined at the prompt or interrupted.`,
 		Example: `  # See what would change
-  schedlock unlock nightly-report --dry-run
+  schedlock unlock nightly-report --owner host-a --dry-run
 
   # Release it if host-a still holds it, without a prompt (scripts)
   schedlock unlock nightly-report --owner host-a --yes
@@ -85,8 +94,8 @@ refuse), 130 declined at the prompt or interrupted.`,
   # Release it whoever holds it (asks first)
   schedlock unlock nightly-report --preset shedlock --force
 
-  # Liquibase's stuck DATABASECHANGELOGLOCK
-  schedlock unlock liquibase
+  # Liquibase's stuck DATABASECHANGELOGLOCK, if build-7 still holds it
+  schedlock unlock liquibase --owner 'build-7 (10.0.0.5)'
 
   # A PostgreSQL advisory lock: terminate the backend that holds it
   schedlock unlock nightly-report --dsn 'postgres://ops@db1/jobs' --kill-session`,
@@ -108,8 +117,8 @@ refuse), 130 declined at the prompt or interrupted.`,
 	fl := c.Flags()
 	fl.StringVar(&opts.Table, "table", "", "lock table, optionally schema.table (default: every known table that exists)")
 	fl.StringVar(&opts.Preset, "preset", "", "table layout: "+strings.Join(dialects.AdminPresets(), ", ")+" (default: from the table name or its columns)")
-	fl.StringVar(&opts.Owner, "owner", "", "release only while this owner holds the lock (default: the owner just read)")
-	fl.BoolVar(&opts.Force, "force", false, "release a table lock whoever holds it (still asks)")
+	fl.StringVar(&opts.Owner, "owner", "", "release a live lock only while this owner holds it")
+	fl.BoolVar(&opts.Force, "force", false, "release a table lock whoever holds it, even a live one (still asks)")
 	fl.BoolVar(&opts.KillSession, "kill-session", false, "free a session lock by terminating the session that holds it")
 	fl.BoolVarP(&opts.Yes, "yes", "y", false, "do not ask for confirmation")
 	fl.BoolVar(&opts.DryRun, "dry-run", false, "show what would change and change nothing")
@@ -210,7 +219,7 @@ func (o *UnlockOptions) plan(found *dialects.Listing) (*unlockPlan, error) {
 	var tableHeld, sessionHeld []dialects.LockEntry
 	for _, e := range found.Locks {
 		switch {
-		case e.State != dialects.StateHeld:
+		case e.State != dialects.StateHeld && e.State != dialects.StateStale:
 		case e.Strategy == dialects.StrategySession:
 			sessionHeld = append(sessionHeld, e)
 		default:
@@ -219,9 +228,9 @@ func (o *UnlockOptions) plan(found *dialects.Listing) (*unlockPlan, error) {
 	}
 	if o.KillSession {
 		if len(sessionHeld) == 0 {
-			msg := fmt.Sprintf("lock %q is not held as a session lock", o.Name)
+			msg := shortf("lock %q is not held as a session lock", o.Name)
 			if len(tableHeld) > 0 {
-				msg += fmt.Sprintf("; it is held in table %s: unlock it without --kill-session", tableHeld[0].Source)
+				msg += shortf("; it is held in table %s: unlock it without --kill-session", tableHeld[0].Source)
 			}
 			return nil, negative(msg)
 		}
@@ -232,7 +241,7 @@ func (o *UnlockOptions) plan(found *dialects.Listing) (*unlockPlan, error) {
 	}
 	switch {
 	case len(tableHeld) == 0 && len(sessionHeld) > 0:
-		return nil, negative(fmt.Sprintf("lock %q is a session lock held by %s; only ending that session frees it: add --kill-session", o.Name, describeSession(sessionHeld[0].Holder)))
+		return nil, negativef("lock %q is a session lock held by %s; only ending that session frees it: add --kill-session", o.Name, describeSession(sessionHeld[0].Holder))
 	case len(tableHeld) == 0:
 		return nil, negative(notHeldMessage(o.Name, found))
 	case len(tableHeld) > 1:
@@ -248,25 +257,59 @@ func (o *UnlockOptions) plan(found *dialects.Listing) (*unlockPlan, error) {
 	case o.Force:
 		p.action, p.owner = actionForceRelease, ""
 	case o.Owner != "" && o.Owner != e.Owner:
-		return nil, negative(fmt.Sprintf("refused: lock %q is held by %q, not by %q; nothing changed", o.Name, e.Owner, o.Owner))
+		return nil, negativef("refused: lock %q is held by %q, not by %q; nothing changed", o.Name, e.Owner, o.Owner)
 	case e.Owner == "":
-		return nil, negative(fmt.Sprintf("lock %q in table %s records no owner, so no owner check can guard its release: use --force", o.Name, e.Source))
+		return nil, negativef("lock %q in table %s records no owner, so no owner check can guard its release: use --force", o.Name, e.Source)
+	case o.Owner == "" && e.State == dialects.StateHeld:
+		return nil, negative(liveLockMessage(o.Name, e))
 	}
 	return p, nil
 }
 
+// liveLockMessage refuses, in one line, to free a lock whose holder may
+// still be working: a lease that has not run out, or Liquibase's lock,
+// which has no lease end. It names the owner, the lease end and the two
+// ways on: --owner (released only while that owner still holds it) and
+// --force.
+func liveLockMessage(name string, e dialects.LockEntry) string {
+	lease := "until " + untilCell(e, false)
+	if e.Until.IsZero() {
+		lease = "with no lease end"
+		if !e.LockedAt.IsZero() {
+			lease = "since " + shortTime(e.LockedAt) + ", with no lease end"
+		}
+	}
+	return shortf("refused: lock %q in table %s is held by %q %s, so its job may still be running; nothing changed: add --owner %s to release it while that owner holds it, or --force",
+		name, e.Source, e.Owner, lease, elide.String(shellWord(e.Owner), elide.MaxArgRunes))
+}
+
+// shellWord quotes s for a POSIX shell when it is not a plain word.
+func shellWord(s string) string {
+	plain := s != ""
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_.:/@%+=,", r)) {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
 // notHeldMessage says a lock is not held, and what was found instead.
 func notHeldMessage(name string, found *dialects.Listing) string {
-	msg := fmt.Sprintf("lock %q is not held", name)
+	msg := shortf("lock %q is not held", name)
 	for _, e := range found.Locks {
 		if e.Strategy != dialects.StrategyTable {
 			continue
 		}
 		switch {
 		case !e.Until.IsZero() && e.Owner != "":
-			return msg + fmt.Sprintf(": its lease in table %s ended at %s (last owner %s); nothing to unlock", e.Source, shortTime(e.Until), e.Owner)
+			return msg + shortf(": its lease in table %s ended at %s (last owner %s); nothing to unlock", e.Source, shortTime(e.Until), e.Owner)
 		default:
-			return msg + fmt.Sprintf(": table %s shows it %s; nothing to unlock", e.Source, e.State)
+			return msg + shortf(": table %s shows it %s; nothing to unlock", e.Source, e.State)
 		}
 	}
 	if len(found.Tables) == 0 {
@@ -277,6 +320,17 @@ func notHeldMessage(name string, found *dialects.Listing) string {
 
 func negative(msg string) error {
 	return &ExitError{Code: CodeNegative, Err: errors.New(msg)}
+}
+
+// negativef is negative with a formatted message whose long string
+// arguments (names, owners) are cut to a readable start.
+func negativef(format string, args ...any) error {
+	return negative(shortf(format, args...))
+}
+
+// shortf is fmt.Sprintf with long string arguments cut (elide.Args).
+func shortf(format string, args ...any) string {
+	return fmt.Sprintf(format, elide.Args(args)...)
 }
 
 // confirm shows the plan on stderr and asks; anything but y or yes
@@ -443,16 +497,16 @@ func (o *UnlockOptions) explainRefusal(ctx context.Context, db dialects.LockBrea
 		return err
 	}
 	if len(now) == 0 || now[0].State != dialects.StateHeld {
-		return negative(fmt.Sprintf("lock %q is not held any more: it was released or expired before the change; nothing changed", o.Name))
+		return negativef("lock %q is not held any more: it was released or expired before the change; nothing changed", o.Name)
 	}
 	e := now[0]
 	switch {
 	case e.Owner != p.owner:
-		return negative(fmt.Sprintf("refused: lock %q changed hands before the change: now held by %q, not %q; nothing changed", o.Name, e.Owner, p.owner))
+		return negativef("refused: lock %q changed hands before the change: now held by %q, not %q; nothing changed", o.Name, e.Owner, p.owner)
 	case e.HasToken && e.Token != p.lock.Token:
-		return negative(fmt.Sprintf("refused: lock %q was acquired again by %q (token %d, read with token %d); nothing changed", o.Name, e.Owner, e.Token, p.lock.Token))
+		return negativef("refused: lock %q was acquired again by %q (token %d, read with token %d); nothing changed", o.Name, e.Owner, e.Token, p.lock.Token)
 	}
-	return negative(fmt.Sprintf("refused: lock %q could not be released; nothing changed", o.Name))
+	return negativef("refused: lock %q could not be released; nothing changed", o.Name)
 }
 
 // holderID is the session id of h, or "" when the holder is unknown.
@@ -473,9 +527,9 @@ func (o *UnlockOptions) killHolder(ctx context.Context, db dialects.LockBreaker,
 	case err != nil:
 		return err
 	case !held:
-		return negative(fmt.Sprintf("lock %q is not held any more; no session was terminated", o.Name))
+		return negativef("lock %q is not held any more; no session was terminated", o.Name)
 	case holderID(current.Holder) != id:
-		return negative(fmt.Sprintf("refused: lock %q is now held by %s, not session %s; no session was terminated", o.Name, describeSession(current.Holder), id))
+		return negativef("refused: lock %q is now held by %s, not session %s; no session was terminated", o.Name, describeSession(current.Holder), id)
 	}
 	if err := admin.Kill(ctx, id); err != nil {
 		return err

@@ -67,6 +67,10 @@ func TestUnlockRefusals(t *testing.T) {
 		{"expired", false, []string{"dead-job", "--yes"}, CodeNegative, []string{`lock "dead-job" is not held: its lease in table shedlock ended at`, "(last owner host-b)"}},
 		{"unknown name", false, []string{"no-such-job", "--yes"}, CodeNegative, []string{`lock "no-such-job" is not held`}},
 		{"another owner", false, []string{"held-job", "--yes", "--owner", "host-z"}, CodeNegative, []string{`refused: lock "held-job" is held by "host-a", not by "host-z"; nothing changed`}},
+		{"live lease, no --owner", false, []string{"held-job", "--yes"}, CodeNegative, []string{`refused: lock "held-job" in table shedlock is held by "host-a" until `, "(in 10m)", "nothing changed", "--owner host-a", "--force"}},
+		{"live lease, dry run", false, []string{"held-job", "--dry-run"}, CodeNegative, []string{`is held by "host-a" until `, "--force"}},
+		{"live lease, at the prompt", true, []string{"held-job"}, CodeNegative, []string{`is held by "host-a" until `, "--force"}},
+		{"Liquibase, no --owner", false, []string{"liquibase", "--yes"}, CodeNegative, []string{`refused: lock "liquibase" in table DATABASECHANGELOGLOCK is held by "build-7 (10.0.0.5)" since `, "with no lease end", `--owner 'build-7 (10.0.0.5)'`, "--force"}},
 		{"no session locks on SQLite", false, []string{"held-job", "--yes", "--kill-session"}, CodeNegative, []string{`lock "held-job" is not held as a session lock; it is held in table shedlock: unlock it without --kill-session`}},
 	}
 	for _, tc := range cases {
@@ -80,8 +84,18 @@ func TestUnlockRefusals(t *testing.T) {
 					t.Errorf("error %q does not say %q", r.err, w)
 				}
 			}
+			if msg := r.err.Error(); strings.Contains(msg, "\n") || len(msg) > 300 {
+				t.Errorf("the refusal is not one short line (%d bytes): %q", len(msg), msg)
+			}
+			if r.stdout != "" || r.stderr != "" {
+				t.Errorf("a refusal printed %q / %q", r.stdout, r.stderr)
+			}
 			if owner, until := shedRow(t, db, "held-job"); owner != "host-a" || until != untilBefore {
 				t.Errorf("held-job changed: %s until %s", owner, until)
+			}
+			var locked int
+			if err := db.QueryRow(`SELECT LOCKED FROM DATABASECHANGELOGLOCK WHERE ID = 1`).Scan(&locked); err != nil || locked != 1 {
+				t.Errorf("Liquibase's lock changed: LOCKED=%d %v", locked, err)
 			}
 		})
 	}
@@ -90,7 +104,7 @@ func TestUnlockRefusals(t *testing.T) {
 func TestUnlockDryRunChangesNothing(t *testing.T) {
 	path, db := lockFile(t)
 	_, untilBefore := shedRow(t, db, "held-job")
-	r := runWithInput(t, false, "", "unlock", "held-job", "--dsn", path, "--dry-run")
+	r := runWithInput(t, false, "", "unlock", "held-job", "--dsn", path, "--owner", "host-a", "--dry-run")
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
@@ -135,7 +149,7 @@ func TestUnlockDryRunChangesNothing(t *testing.T) {
 func TestUnlockPrompt(t *testing.T) {
 	for _, answer := range []string{"n\n", "\n", "", "nope\n"} {
 		path, db := lockFile(t)
-		r := runWithInput(t, true, answer, "unlock", "held-job", "--dsn", path)
+		r := runWithInput(t, true, answer, "unlock", "held-job", "--dsn", path, "--owner", "host-a")
 		if unlockExitCode(r.err) != CodeInterrupted || !strings.Contains(r.err.Error(), "declined; nothing changed") {
 			t.Errorf("answer %q: %v", answer, r.err)
 		}
@@ -148,7 +162,7 @@ func TestUnlockPrompt(t *testing.T) {
 	}
 	for _, answer := range []string{"y\n", "YES\n"} {
 		path, db := lockFile(t)
-		r := runWithInput(t, true, answer, "unlock", "held-job", "--dsn", path)
+		r := runWithInput(t, true, answer, "unlock", "held-job", "--dsn", path, "--owner", "host-a")
 		if r.err != nil {
 			t.Fatalf("answer %q: %v", answer, r.err)
 		}
@@ -205,7 +219,7 @@ func TestUnlockYesAndForce(t *testing.T) {
 	}
 
 	// Liquibase: guarded like the rest.
-	r = runWithInput(t, false, "", "unlock", "liquibase", "--dsn", path, "--yes")
+	r = runWithInput(t, false, "", "unlock", "liquibase", "--dsn", path, "--yes", "--owner", "build-7 (10.0.0.5)")
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
@@ -248,7 +262,7 @@ func TestUnlockRefusesWhenTheOwnerChangedInBetween(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	r := runUnlockHooked(t, path, takeOver, "held-job", "--yes")
+	r := runUnlockHooked(t, path, takeOver, "held-job", "--yes", "--owner", "host-a")
 	if unlockExitCode(r.err) != CodeNegative || !strings.Contains(r.err.Error(), `refused: lock "held-job" changed hands before the change: now held by "host-c", not "host-a"; nothing changed`) {
 		t.Fatalf("error %v", r.err)
 	}
@@ -263,7 +277,7 @@ func TestUnlockRefusesWhenTheOwnerChangedInBetween(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	r = runUnlockHooked(t, path, release, "held-job", "--yes")
+	r = runUnlockHooked(t, path, release, "held-job", "--yes", "--owner", "host-a")
 	if unlockExitCode(r.err) != CodeNegative || !strings.Contains(r.err.Error(), "is not held any more") {
 		t.Errorf("released in between: %v", r.err)
 	}
@@ -275,7 +289,7 @@ func TestUnlockRefusesWhenTheOwnerChangedInBetween(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	r = runUnlockHooked(t, path, relock, "liquibase", "--yes")
+	r = runUnlockHooked(t, path, relock, "liquibase", "--yes", "--owner", "build-7 (10.0.0.5)")
 	if unlockExitCode(r.err) != CodeNegative || !strings.Contains(r.err.Error(), `now held by "build-8 (10.0.0.6)", not "build-7 (10.0.0.5)"`) {
 		t.Errorf("Liquibase changed hands in between: %v", r.err)
 	}
@@ -304,8 +318,17 @@ func TestUnlockNativeTokenGuard(t *testing.T) {
 	if err := tl.CreateTable(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tl.Acquire(ctx, "sync", dialects.Options{AtMost: time.Hour, Owner: "worker-1"}); err != nil {
+	running, err := tl.Acquire(ctx, "sync", dialects.Options{AtMost: time.Hour, Owner: "worker-1"})
+	if err != nil {
 		t.Fatal(err)
+	}
+	// A running job's lease: refused without --owner, and the job keeps it.
+	r := runWithInput(t, false, "", "unlock", "sync", "--dsn", path, "--yes")
+	if unlockExitCode(r.err) != CodeNegative || !strings.Contains(r.err.Error(), `is held by "worker-1" until `) {
+		t.Fatalf("unlock of a running job's lease: %v", r.err)
+	}
+	if err := running.Refresh(ctx); err != nil {
+		t.Fatalf("the running job lost its lease to a refused unlock: %v", err)
 	}
 	// The same owner acquires again in between: a new token, so the
 	// release read with the old one is refused.
@@ -317,7 +340,7 @@ func TestUnlockNativeTokenGuard(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	r := runUnlockHooked(t, path, again, "sync", "--yes", "--table", "schedlock")
+	r = runUnlockHooked(t, path, again, "sync", "--yes", "--table", "schedlock", "--owner", "worker-1")
 	if unlockExitCode(r.err) != CodeNegative || !strings.Contains(r.err.Error(), `refused: lock "sync" was acquired again by "worker-1" (token 2, read with token 1); nothing changed`) {
 		t.Fatalf("error %v", r.err)
 	}

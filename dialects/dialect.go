@@ -60,13 +60,17 @@
 //  8. Connection binding: a session lock lives on one dedicated connection that
 //     is never shared while it holds the lock; a dropped connection closes
 //     Lease.Done and Lease.Err reports ErrLeaseLost.
-//  9. Names are data: any non-empty UTF-8 name is passed as a bind parameter;
-//     where a backend limits names the mapping is deterministic (see MapName).
+//  9. Names are data: any name CheckName accepts (non-empty UTF-8, no NUL
+//     byte, not only white space) is passed as a bind parameter; where a
+//     backend limits names the mapping is deterministic (see MapName).
+//     Owners are checked alike (CheckOwner).
 package dialects
 
 import (
 	"context"
+	"strings"
 	"time"
+	"unicode"
 )
 
 // Strategy names how a lock is held.
@@ -163,7 +167,7 @@ const DefaultRetryEvery = 100 * time.Millisecond
 
 // Normalize validates o and fills in the defaults. It returns an error
 // matching ErrInvalid for negative durations, AtLeast > AtMost, or an owner
-// longer than 255 bytes.
+// that CheckOwner refuses.
 func (o Options) Normalize() (Options, error) {
 	switch {
 	case o.AtMost < 0:
@@ -174,8 +178,11 @@ func (o Options) Normalize() (Options, error) {
 		return o, invalidf("wait must not be negative, got %s", o.Wait)
 	case o.RetryEvery < 0:
 		return o, invalidf("retry interval must not be negative, got %s", o.RetryEvery)
-	case len(o.Owner) > 255:
-		return o, invalidf("owner is %d bytes, at most 255 are allowed", len(o.Owner))
+	}
+	if o.Owner != "" {
+		if err := CheckOwner(o.Owner); err != nil {
+			return o, err
+		}
 	}
 	if o.AtMost == 0 {
 		o.AtMost = DefaultAtMost
@@ -192,14 +199,50 @@ func (o Options) Normalize() (Options, error) {
 	return o, nil
 }
 
-// CheckName returns an error matching ErrInvalid for a name no lock may have:
-// empty, or not valid UTF-8.
+// MaxOwnerBytes is the longest owner a lock records (the owner columns of
+// the lock-table presets are VARCHAR(255)).
+const MaxOwnerBytes = 255
+
+// CheckName returns an error matching ErrInvalid for a name no lock may
+// have, on any backend: empty, not valid UTF-8, holding a NUL byte (servers
+// cut C strings there, so "x\x00y" would be the lock "x"), or only white
+// space. The message does not quote the name.
 func CheckName(name string) error {
 	if name == "" {
 		return invalidf("lock name is empty: give a non-empty name")
 	}
-	if !validUTF8(name) {
-		return invalidf("lock name is not valid UTF-8")
+	if why := badText(name); why != "" {
+		return invalidf("lock name %s: give a name of printable UTF-8 text", why)
 	}
 	return nil
+}
+
+// CheckOwner returns an error matching ErrInvalid for an owner no lock may
+// record: one CheckName would refuse as a name (an empty owner is refused
+// too; Options.Normalize generates one instead), or longer than
+// MaxOwnerBytes. The message does not quote the owner.
+func CheckOwner(owner string) error {
+	if owner == "" {
+		return invalidf("owner is empty: give the holder's identity")
+	}
+	if why := badText(owner); why != "" {
+		return invalidf("owner %s: give an owner of printable UTF-8 text", why)
+	}
+	if len(owner) > MaxOwnerBytes {
+		return invalidf("owner is %d bytes, at most %d are allowed", len(owner), MaxOwnerBytes)
+	}
+	return nil
+}
+
+// badText says what is wrong with a non-empty name or owner, or "".
+func badText(s string) string {
+	switch {
+	case !validUTF8(s):
+		return "is not valid UTF-8"
+	case strings.IndexByte(s, 0) >= 0:
+		return "contains a NUL byte"
+	case strings.TrimFunc(s, unicode.IsSpace) == "":
+		return "is only white space"
+	}
+	return ""
 }

@@ -3,6 +3,7 @@ package dialects
 import (
 	"errors"
 	"fmt"
+	"github.com/schedlock/schedlock/internal/elide"
 	"strings"
 	"time"
 )
@@ -65,9 +66,9 @@ type HeldError struct {
 }
 
 func (e *HeldError) Error() string {
-	msg := fmt.Sprintf("lock %q is held", e.Name)
+	msg := "lock " + elide.Quote(e.Name) + " is held"
 	if e.Holder != "" {
-		msg += " by " + e.Holder
+		msg += " by " + elide.String(e.Holder, elide.MaxRunes)
 	}
 	if !e.Until.IsZero() {
 		msg += " until " + e.Until.UTC().Format(time.RFC3339Nano)
@@ -198,8 +199,11 @@ func Classify(c any, err error) error {
 	return err
 }
 
+// invalidf is an error matching ErrInvalid; string arguments longer than
+// elide.MaxArgRunes are cut, so a message quoting user input stays one
+// short line.
 func invalidf(format string, args ...any) error {
-	return fmt.Errorf("%w: "+format, append([]any{ErrInvalid}, args...)...)
+	return fmt.Errorf("%w: "+format, append([]any{ErrInvalid}, elide.Args(args)...)...)
 }
 
 // Invalidf returns an error matching ErrInvalid with a formatted message.

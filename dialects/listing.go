@@ -182,8 +182,10 @@ type LockEntry struct {
 	// Name is the lock name; empty when only a key is known (a PostgreSQL
 	// advisory lock whose name was not among the names to label).
 	Name string
-	// Key is the raw key where the backend uses numeric keys: a PostgreSQL
-	// bigint advisory key in decimal, or "k1,k2" for a two-int4 key.
+	// Key is the raw key where the backend does not lock the name itself: a
+	// PostgreSQL bigint advisory key in decimal, "k1,k2" for a two-int4
+	// key, or the GET_LOCK name a MySQL lock is taken under ("jobs/nightly",
+	// or another tool's name, listed with no Name).
 	Key      string
 	State    LockState
 	Owner    string // lease-table owner, Liquibase's LOCKEDBY

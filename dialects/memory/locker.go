@@ -124,6 +124,9 @@ func (l *Locker) try(name string, opts dialects.Options) (dialects.Lease, error)
 
 // Inspect implements dialects.TableLocker.
 func (l *Locker) Inspect(_ context.Context, name string) (dialects.Row, bool, error) {
+	if err := dialects.CheckName(name); err != nil {
+		return dialects.Row{}, false, err
+	}
 	l.store.mu.Lock()
 	defer l.store.mu.Unlock()
 	t, err := l.tableLocked()
@@ -152,6 +155,9 @@ func (l *Locker) Handle(name, owner string, token int64, opts dialects.Options) 
 	if owner == "" {
 		return nil, dialects.Invalidf("a handle needs the owner")
 	}
+	if err := dialects.CheckOwner(owner); err != nil {
+		return nil, err
+	}
 	if opts.Owner == "" {
 		opts.Owner = owner
 	}
@@ -165,6 +171,9 @@ func (l *Locker) Handle(name, owner string, token int64, opts dialects.Options) 
 // Expire implements dialects.TableExpirer: it ends name's lease whoever
 // holds it.
 func (l *Locker) Expire(_ context.Context, name string) (bool, error) {
+	if err := dialects.CheckName(name); err != nil {
+		return false, err
+	}
 	l.store.mu.Lock()
 	defer l.store.mu.Unlock()
 	t, err := l.tableLocked()

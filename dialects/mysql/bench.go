@@ -34,13 +34,13 @@ func (benchSupport) RawSessionOps(_ *sql.DB, info dialects.Info) dialects.Sessio
 
 // CountHoldingSessions counts the distinct connection ids IS_USED_LOCK
 // reports for LockName of names.
-func (benchSupport) CountHoldingSessions(ctx context.Context, conn *sql.Conn, _ dialects.Info, names []string) (int, error) {
+func (benchSupport) CountHoldingSessions(ctx context.Context, conn *sql.Conn, info dialects.Info, names []string) (int, error) {
 	ids := map[int64]bool{}
 	for start := 0; start < len(names); start += holderBatch {
 		batch := names[start:min(start+holderBatch, len(names))]
 		args := make([]any, len(batch))
 		for i, n := range batch {
-			args[i] = LockName(n)
+			args[i] = LockName(databaseOf(info), n)
 		}
 		rows, err := conn.QueryContext(ctx, holdingSessionsSQL(len(batch)), args...)
 		if err != nil {

@@ -23,22 +23,24 @@ const (
 )
 
 // Detect identifies the server behind db from SELECT VERSION(),
-// @@version_comment (never from the handshake, whose MariaDB version carries
+// @@version_comment and records DATABASE() in Facts, the scope of LockName
+// (never from the handshake, whose MariaDB version carries
 // a "5.5.5-" prefix before 11.0.1). On MySQL it then probes
 // SELECT AURORA_VERSION(): success marks Variant "aurora", an error means a
 // plain MySQL.
 func Detect(ctx context.Context, db *sql.DB) (dialects.Info, error) {
-	var version, comment sql.NullString
-	err := db.QueryRowContext(ctx, "SELECT VERSION(), @@version_comment").Scan(&version, &comment)
+	var version, comment, database sql.NullString
+	err := db.QueryRowContext(ctx, "SELECT VERSION(), @@version_comment, DATABASE()").Scan(&version, &comment, &database)
 	var me *mysql.MySQLError
 	if errors.As(err, &me) && me.Number == errUnknownSystemVariable {
 		// A proxy or fork without @@version_comment: the version alone.
-		err = db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&version)
+		err = db.QueryRowContext(ctx, "SELECT VERSION(), DATABASE()").Scan(&version, &database)
 	}
 	if err != nil {
 		return dialects.Info{}, fmt.Errorf("read server version: %w", ClassifyError(err))
 	}
 	info := ParseVersion(version.String, comment.String)
+	info.Facts = &Facts{Database: database.String}
 	if info.Product != dialects.ProductMySQL {
 		return info, nil
 	}

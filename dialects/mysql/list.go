@@ -117,8 +117,11 @@ const isUsedLockSQL = `SELECT l.id, COALESCE(p.USER, ''), COALESCE(p.HOST, ''), 
 FROM (SELECT IS_USED_LOCK(?) AS id) l LEFT JOIN information_schema.PROCESSLIST p ON p.ID = l.id`
 
 // SessionLocks lists the GET_LOCK locks of the whole server (they are not
-// per database). A stored name that is LockName(n) for one of names is
-// shown as n. Where neither performance_schema nor the metadata_lock_info
+// per database), each with its GET_LOCK name as the entry's Key. A stored
+// name that is LockName of one of names is shown as that name; another
+// name of this database (see NameFromLock) as the name it reverses to; a
+// name of another database or of another tool (Atlas, Flyway,
+// golang-migrate) has no Name, only its Key. Where neither performance_schema nor the metadata_lock_info
 // plugin can list them, the error is a *dialects.ListingUnavailableError
 // saying what to enable.
 func (a *LockAdmin) SessionLocks(ctx context.Context, names []string) ([]dialects.LockEntry, error) {
@@ -128,7 +131,7 @@ func (a *LockAdmin) SessionLocks(ctx context.Context, names []string) ([]dialect
 	}
 	labels := make(map[string]string, len(names))
 	for _, n := range names {
-		labels[LockName(n)] = n
+		labels[LockName(databaseOf(a.Info), n)] = n
 	}
 	rows, err := a.DB.QueryContext(ctx, query)
 	if err != nil {
@@ -149,11 +152,10 @@ func (a *LockAdmin) SessionLocks(ctx context.Context, names []string) ([]dialect
 		if status == "PENDING" {
 			state = dialects.StateWaiting
 		}
-		if label, ok := labels[name]; ok {
-			name = label
-		}
+		stored := name
+		name = a.lockNameOf(stored, labels)
 		out = append(out, dialects.LockEntry{
-			Name: name, State: state, Strategy: dialects.StrategySession, Source: source,
+			Name: name, Key: stored, State: state, Strategy: dialects.StrategySession, Source: source,
 			DBNow:  dialects.NullMillis(dbNow),
 			Holder: &dialects.Holder{SessionID: strconv.FormatInt(id, 10), User: user, Client: host, Application: app},
 		})
@@ -220,24 +222,37 @@ func (a *LockAdmin) unavailable(perfSchemaOn, hasMDLTable bool) error {
 	}
 }
 
+// lockNameOf is the lock name a listed GET_LOCK name stands for (see
+// SessionLocks): "" when it is not a name of this database.
+func (a *LockAdmin) lockNameOf(stored string, labels map[string]string) string {
+	if label, ok := labels[stored]; ok {
+		return label
+	}
+	name, _ := NameFromLock(databaseOf(a.Info), stored)
+	return name
+}
+
 // SessionLock returns the connection holding the lock called name, from
 // IS_USED_LOCK(LockName(name)), which every server answers; its user and
 // client come from the processlist (other users' connections need the
 // PROCESS privilege to show them).
 func (a *LockAdmin) SessionLock(ctx context.Context, name string) (dialects.LockEntry, bool, error) {
+	if err := dialects.CheckName(name); err != nil {
+		return dialects.LockEntry{}, false, dialects.Wrap(Name, "find session lock", err)
+	}
 	var (
 		id         sql.NullInt64
 		user, host string
 		dbNow      sql.NullInt64
 	)
-	if err := a.DB.QueryRowContext(ctx, isUsedLockSQL, LockName(name)).Scan(&id, &user, &host, &dbNow); err != nil {
+	if err := a.DB.QueryRowContext(ctx, isUsedLockSQL, LockName(databaseOf(a.Info), name)).Scan(&id, &user, &host, &dbNow); err != nil {
 		return dialects.LockEntry{}, false, dialects.Wrap(Name, "find session lock", fmt.Errorf("IS_USED_LOCK: %w", err))
 	}
 	if !id.Valid {
 		return dialects.LockEntry{}, false, nil
 	}
 	return dialects.LockEntry{
-		Name: name, State: dialects.StateHeld, Strategy: dialects.StrategySession, Source: SourceIsUsedLock,
+		Name: name, Key: LockName(databaseOf(a.Info), name), State: dialects.StateHeld, Strategy: dialects.StrategySession, Source: SourceIsUsedLock,
 		DBNow:  dialects.NullMillis(dbNow),
 		Holder: &dialects.Holder{SessionID: strconv.FormatInt(id.Int64, 10), User: user, Client: host},
 	}, true, nil

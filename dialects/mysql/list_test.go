@@ -179,12 +179,17 @@ func serverListing(t *testing.T, db *sql.DB) (perfSchema, plugin bool) {
 	return perfSchema, n > 0
 }
 
-// holdUserLock takes GET_LOCK(LockName(name)) on a connection of its own.
+// holdUserLock takes GET_LOCK(LockName(database, name)) on a connection of
+// its own, database being DATABASE() of db.
 func holdUserLock(t *testing.T, db *sql.DB, name string) (*sql.Conn, string) {
 	t.Helper()
 	c := conn(t, db)
 	var got int
-	if err := c.QueryRowContext(testContext(t), "SELECT GET_LOCK(?, 0)", LockName(name)).Scan(&got); err != nil || got != 1 {
+	var database sql.NullString
+	if err := c.QueryRowContext(testContext(t), "SELECT DATABASE()").Scan(&database); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.QueryRowContext(testContext(t), "SELECT GET_LOCK(?, 0)", LockName(database.String, name)).Scan(&got); err != nil || got != 1 {
 		t.Fatalf("GET_LOCK: %v, %v", got, err)
 	}
 	return c, connectionID(t, c)
@@ -305,30 +310,34 @@ func TestSessionLocksFromPerformanceSchema(t *testing.T) {
 	now := time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC).UnixMilli()
 	long := "nightly-" + strings.Repeat("r", 70)
 	srv := &perfSchemaServer{locks: [][]any{
-		{LockName(long), "GRANTED", int64(42), "app", "10.0.0.7", "report-runner", now},
-		{LockName(long), "PENDING", int64(43), "app", "10.0.0.8", "", now},
-		{"other-tool-lock", "GRANTED", int64(44), "etl", "10.0.0.9", "", now},
+		{LockName("jobs", long), "GRANTED", int64(42), "app", "10.0.0.7", "report-runner", now},
+		{LockName("jobs", long), "PENDING", int64(43), "app", "10.0.0.8", "", now},
+		{"atlas_migrate_execute", "GRANTED", int64(44), "etl", "10.0.0.9", "", now},
+		{"jobs/cleanup", "GRANTED", int64(45), "app", "10.0.0.7", "", now},
+		{"staging/cleanup", "GRANTED", int64(46), "app", "10.0.0.7", "", now},
 	}}
 	raw, _ := fakesql.Open(srv)
 	defer raw.Close()
-	admin := NewLockAdmin(raw, dialects.Info{Product: dialects.ProductMySQL, Version: "8.0.36"})
+	admin := NewLockAdmin(raw, dialects.Info{Product: dialects.ProductMySQL, Version: "8.0.36", Facts: &Facts{Database: "jobs"}})
 	entries, err := admin.SessionLocks(context.Background(), []string{long})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(entries) != 3 {
+	if len(entries) != 5 {
 		t.Fatalf("entries: %+v", entries)
 	}
 	want := []struct {
-		name, state, session, app string
+		name, key, state, session, app string
 	}{
-		{long, "held", "42", "report-runner"},
-		{long, "waiting", "43", ""},
-		{"other-tool-lock", "held", "44", ""},
+		{long, LockName("jobs", long), "held", "42", "report-runner"},
+		{long, LockName("jobs", long), "waiting", "43", ""},
+		{"", "atlas_migrate_execute", "held", "44", ""}, // another tool's: key only
+		{"cleanup", "jobs/cleanup", "held", "45", ""},   // this database's, reversed
+		{"", "staging/cleanup", "held", "46", ""},       // another database's: key only
 	}
 	for i, w := range want {
 		e := entries[i]
-		if e.Name != w.name || string(e.State) != w.state || e.Holder.SessionID != w.session || e.Holder.Application != w.app || e.Source != SourcePerformanceSchema || !e.DBNow.Equal(time.UnixMilli(now)) {
+		if e.Name != w.name || e.Key != w.key || string(e.State) != w.state || e.Holder.SessionID != w.session || e.Holder.Application != w.app || e.Source != SourcePerformanceSchema || !e.DBNow.Equal(time.UnixMilli(now)) {
 			t.Errorf("entry %d = %+v %+v, want %+v", i, e, e.Holder, w)
 		}
 	}

@@ -9,8 +9,9 @@
 //     drops. Recommended on MySQL >= 5.7.5 and MariaDB >= 10.0.2; refused on
 //     older servers, where a second GET_LOCK silently released the first, and
 //     on TiDB, whose GET_LOCK waits at least one second and cannot name the
-//     holder. Lock names go through LockName (at most 64 characters and 192
-//     bytes). The holder is the connection id from IS_USED_LOCK, and KILL of
+//     holder. Lock names go through LockName: scoped to the DSN's database
+//     ("jobs/nightly"; GET_LOCK names are server-wide) and at most 64
+//     characters and 192 bytes. The holder is the connection id from IS_USED_LOCK, and KILL of
 //     that id frees the lock.
 //   - table: the lease table of package locktable. Times are DATETIME(3)
 //     (ShedLock's table: TIMESTAMP(3)) holding UTC wall-clock time from

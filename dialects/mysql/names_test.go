@@ -21,60 +21,127 @@ var longNames = map[string]string{
 	"mixed 200 byte": strings.Repeat("é", 40) + strings.Repeat("x", 120),
 }
 
-func checkLockName(t *testing.T, name string) string {
+// checkLockName maps name in database and checks the limits, validity
+// and determinism of the result.
+func checkLockName(t *testing.T, database, name string) string {
 	t.Helper()
-	got := LockName(name)
+	got := LockName(database, name)
 	if n := utf8.RuneCountInString(got); n > MaxLockNameRunes {
-		t.Errorf("LockName(%q) has %d characters, more than %d", name, n, MaxLockNameRunes)
+		t.Errorf("LockName(%q, %q) has %d characters, more than %d", database, name, n, MaxLockNameRunes)
 	}
 	if len(got) > MaxLockNameBytes {
-		t.Errorf("LockName(%q) has %d bytes, more than %d", name, len(got), MaxLockNameBytes)
+		t.Errorf("LockName(%q, %q) has %d bytes, more than %d", database, name, len(got), MaxLockNameBytes)
 	}
 	if !utf8.ValidString(got) {
-		t.Errorf("LockName(%q) = %q is not valid UTF-8", name, got)
+		t.Errorf("LockName(%q, %q) = %q is not valid UTF-8", database, name, got)
 	}
-	if again := LockName(name); again != got {
+	if again := LockName(database, name); again != got {
 		t.Errorf("LockName is not deterministic: %q then %q", got, again)
+	}
+	if !strings.Contains(got, "/") && !looksShortened(got) {
+		t.Errorf("LockName(%q, %q) = %q has neither a / nor a hash: it could be another tool's name", database, name, got)
 	}
 	return got
 }
 
 func TestLockName(t *testing.T) {
-	for _, short := range []string{"a", "nightly-report", strings.Repeat("b", 64), strings.Repeat("é", 64), strings.Repeat("中", 64)} {
-		if got := checkLockName(t, short); got != short {
-			t.Errorf("LockName(%q) = %q, want it unchanged", short, got)
+	for _, c := range []struct{ database, name, want string }{
+		{"jobs", "nightly-report", "jobs/nightly-report"},
+		{"", "nightly-report", "/nightly-report"},
+		{"jobs", "a/b", "jobs/a/b"},
+		{"jobs/a", "b", `jobs\/a/b`},
+		{`we\ird`, "x", `we\\ird/x`},
+		{"jobs", "atlas_migrate_execute", "jobs/atlas_migrate_execute"},
+	} {
+		if got := checkLockName(t, c.database, c.name); got != c.want {
+			t.Errorf("LockName(%q, %q) = %q, want %q", c.database, c.name, got, c.want)
+		}
+		if name, exact := NameFromLock(c.database, c.want); name != c.name || !exact {
+			t.Errorf("NameFromLock(%q, %q) = %q, %v; want %q, true", c.database, c.want, name, exact, c.name)
 		}
 	}
-	seen := map[string]string{}
 	for label, long := range longNames {
-		got := checkLockName(t, long)
-		if got == long {
+		got := checkLockName(t, "jobs", long)
+		if got == "jobs/"+long {
 			t.Errorf("%s: LockName left a too-long name unchanged", label)
 		}
-		if other, dup := seen[got]; dup {
-			t.Errorf("%s and %s map to the same lock %q", label, other, got)
+		if name, exact := NameFromLock("jobs", got); exact || !strings.HasPrefix("jobs/"+long, "jobs/"+strings.TrimSuffix(name, name[strings.LastIndexByte(name, '#'):])) {
+			t.Errorf("%s: NameFromLock(%q) = %q, %v; want the start of the name, not exact", label, got, name, exact)
 		}
-		seen[got] = label
 	}
-	// Two long names that share their readable prefix stay apart.
-	a, b := LockName(strings.Repeat("x", 100)+"1"), LockName(strings.Repeat("x", 100)+"2")
+	// A database name as long as MySQL allows (64) still leaves a
+	// distinct, bounded lock name.
+	longDB := strings.Repeat("d", 64)
+	if a, b := checkLockName(t, longDB, "x"), checkLockName(t, longDB, "y"); a == b {
+		t.Errorf("two names in a 64-character database map to one lock %q", a)
+	}
+}
+
+// TestLockNamesOfDatabasesDiffer: the same name in two databases, and
+// names that an unescaped "/" would confuse, are different locks.
+func TestLockNamesOfDatabasesDiffer(t *testing.T) {
+	pairs := [][4]string{
+		{"jobs", "nightly", "staging", "nightly"},
+		{"jobs/a", "b", "jobs", "a/b"},
+		{`jobs\`, "b", "jobs", `\b`},
+		{"", "jobs/x", "jobs", "x"},
+		{"Jobs" + strings.Repeat("x", 60), "n", "Jobs" + strings.Repeat("x", 60) + "y", "n"},
+	}
+	for _, p := range pairs {
+		if a, b := LockName(p[0], p[1]), LockName(p[2], p[3]); a == b {
+			t.Errorf("(%q, %q) and (%q, %q) are one GET_LOCK name %q", p[0], p[1], p[2], p[3], a)
+		}
+	}
+}
+
+// TestLockNamesNeverAPeersName: schedlock's GET_LOCK names never equal
+// the names golang-migrate, Flyway and Atlas take (their values from
+// /work/shared/reference/peers-sql.md: golang-migrate's decimal id,
+// Flyway-<hashCode>, atlas_migrate_execute / atlas_migrate_diff), whatever
+// the lock is called and in whichever database.
+func TestLockNamesNeverAPeersName(t *testing.T) {
+	peers := []string{"2851680549", "Flyway-1519089272", "Flyway--42", "atlas_migrate_execute", "atlas_migrate_diff"}
+	for _, database := range []string{"", "admintest", "jobs", strings.Repeat("d", 64)} {
+		for _, peer := range peers {
+			for _, name := range []string{peer, "", "x"} {
+				if name == "" {
+					continue
+				}
+				if got := LockName(database, name); got == peer || strings.EqualFold(got, peer) {
+					t.Errorf("LockName(%q, %q) = %q is %s's lock", database, name, got, peer)
+				}
+			}
+			if name, _ := NameFromLock(database, peer); name != "" {
+				t.Errorf("NameFromLock(%q, %q) = %q: another tool's lock read as schedlock's", database, peer, name)
+			}
+		}
+	}
+}
+
+func TestLockNameSharedPrefixes(t *testing.T) {
+	a, b := LockName("jobs", strings.Repeat("x", 100)+"1"), LockName("jobs", strings.Repeat("x", 100)+"2")
 	if a == b {
-		t.Errorf("names differing after the prefix collide: %q", a)
+		t.Errorf("two long names with a shared prefix map to one lock %q", a)
 	}
 }
 
 func FuzzLockName(f *testing.F) {
-	for _, n := range longNames {
-		f.Add(n)
-	}
-	f.Add("short")
-	f.Fuzz(func(t *testing.T, name string) {
-		if !utf8.ValidString(name) || name == "" {
-			return // not a lock name: dialects.CheckName refuses it first
+	f.Add("jobs", "nightly")
+	f.Add("", strings.Repeat("é", 100))
+	f.Add("a/b", `c\d`)
+	f.Fuzz(func(t *testing.T, database, name string) {
+		if !utf8.ValidString(database) || !utf8.ValidString(name) || name == "" {
+			return
 		}
-		got := checkLockName(t, name)
-		if utf8.RuneCountInString(name) <= MaxLockNameRunes && len(name) <= MaxLockNameBytes && got != name {
-			t.Errorf("LockName(%q) = %q, want it unchanged", name, got)
+		got := checkLockName(t, database, name)
+		scoped := lockScope(database) + name
+		if utf8.RuneCountInString(scoped) <= MaxLockNameRunes && len(scoped) <= MaxLockNameBytes {
+			if got != scoped {
+				t.Errorf("LockName(%q, %q) = %q, want %q", database, name, got, scoped)
+			}
+			if back, exact := NameFromLock(database, got); back != name || (exact == looksShortened(got)) {
+				t.Errorf("NameFromLock(%q, %q) = %q, %v; want %q", database, got, back, exact, name)
+			}
 		}
 	})
 }

@@ -72,7 +72,7 @@ const tryLockSQL = "SELECT IF(IS_USED_LOCK(?) = CONNECTION_ID(), 2, GET_LOCK(?, 
 
 // TryLock runs tryLockSQL: true only when the lock was free.
 func (o *SessionOps) TryLock(ctx context.Context, conn *sql.Conn, name string) (bool, error) {
-	mapped := LockName(name)
+	mapped := LockName(databaseOf(o.Info), name)
 	return scanTryLock(conn.QueryRowContext(ctx, tryLockSQL, mapped, mapped))
 }
 
@@ -101,7 +101,7 @@ const (
 // left untouched, or nobody does (NULL).
 func (o *SessionOps) Unlock(ctx context.Context, conn *sql.Conn, name string) (bool, error) {
 	var released sql.NullInt64
-	if err := conn.QueryRowContext(ctx, unlockSQL, LockName(name)).Scan(&released); err != nil {
+	if err := conn.QueryRowContext(ctx, unlockSQL, LockName(databaseOf(o.Info), name)).Scan(&released); err != nil {
 		return false, fmt.Errorf("RELEASE_LOCK: %w", err)
 	}
 	return released.Valid && released.Int64 == 1, nil
@@ -111,7 +111,7 @@ func (o *SessionOps) Unlock(ctx context.Context, conn *sql.Conn, name string) (b
 // SELECT IS_USED_LOCK(name) = CONNECTION_ID(), NULL (free) meaning false.
 func (o *SessionOps) Holds(ctx context.Context, conn *sql.Conn, name string) (bool, error) {
 	var mine sql.NullBool
-	if err := conn.QueryRowContext(ctx, holdsSQL, LockName(name)).Scan(&mine); err != nil {
+	if err := conn.QueryRowContext(ctx, holdsSQL, LockName(databaseOf(o.Info), name)).Scan(&mine); err != nil {
 		return false, fmt.Errorf("IS_USED_LOCK: %w", err)
 	}
 	return mine.Valid && mine.Bool, nil
@@ -121,7 +121,7 @@ func (o *SessionOps) Holds(ctx context.Context, conn *sql.Conn, name string) (bo
 // name, or "" when the lock is free.
 func (o *SessionOps) Holder(ctx context.Context, db *sql.DB, name string) (string, error) {
 	var id sql.NullInt64
-	if err := db.QueryRowContext(ctx, "SELECT IS_USED_LOCK(?)", LockName(name)).Scan(&id); err != nil {
+	if err := db.QueryRowContext(ctx, "SELECT IS_USED_LOCK(?)", LockName(databaseOf(o.Info), name)).Scan(&id); err != nil {
 		return "", dialects.Wrap(Name, "holder", fmt.Errorf("IS_USED_LOCK: %w", err))
 	}
 	if !id.Valid {

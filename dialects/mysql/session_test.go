@@ -29,7 +29,7 @@ func TestSessionPoolTrap(t *testing.T) {
 		t.Fatalf("B GET_LOCK while A holds = %v, %v; want false", got, err)
 	}
 	var raw sql.NullInt64
-	if err := b.QueryRowContext(ctx, "SELECT RELEASE_LOCK(?)", name).Scan(&raw); err != nil || !raw.Valid || raw.Int64 != 0 {
+	if err := b.QueryRowContext(ctx, "SELECT RELEASE_LOCK(?)", ops.LockKey(name)).Scan(&raw); err != nil || !raw.Valid || raw.Int64 != 0 {
 		t.Fatalf("B RELEASE_LOCK = %v, %v; want 0 (held by another session)", raw, err)
 	}
 	if got, err := ops.Unlock(ctx, b, name); err != nil || got {
@@ -83,7 +83,7 @@ func TestSessionLockerLive(t *testing.T) {
 	if !errors.As(err, &held) || held.Holder != "" {
 		t.Fatalf("second Acquire = %v; want a HeldError naming no holder", err)
 	}
-	holder, err := (&SessionOps{}).Holder(ctx, d.SQL, name)
+	holder, err := (&SessionOps{Info: d.Info}).Holder(ctx, d.SQL, name)
 	if looked, lerr := dialects.LookupHolder(ctx, l, name); err != nil || lerr != nil || holder == "" || looked != holder {
 		t.Errorf("LookupHolder %q, %v; Holder() %q, %v", looked, lerr, holder, err)
 	}

@@ -108,6 +108,9 @@ func (a *LockAdmin) SessionLocks(ctx context.Context, names []string) ([]dialect
 // SessionLock returns the backend holding the advisory lock of name in
 // the current database.
 func (a *LockAdmin) SessionLock(ctx context.Context, name string) (dialects.LockEntry, bool, error) {
+	if err := dialects.CheckName(name); err != nil {
+		return dialects.LockEntry{}, false, dialects.Wrap(Name, "find session lock", err)
+	}
 	key := Key(name)
 	classid, objid := KeyParts(key)
 	entries, err := a.query(ctx, advisoryLocksSQL(catalogOf(a.Info))+advisoryKeyFilter+advisoryOrder, map[int64]string{key: name}, int64(classid), int64(objid))

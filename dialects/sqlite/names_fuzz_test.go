@@ -2,10 +2,10 @@ package sqlite_test
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/sqlite"
@@ -13,7 +13,7 @@ import (
 
 // FuzzNameRoundTrip proves any valid name is data: it is held, found by
 // Inspect under its stored form, kept apart from a name that differs in its
-// last byte, and released.
+// last byte, and released; a name CheckName refuses is refused as invalid.
 func FuzzNameRoundTrip(f *testing.F) {
 	for _, seed := range []string{
 		"nightly", "it's", `"quoted"`, "'; DROP TABLE schedlock; --", "a\x00b", "ключ 名前 ✓ 🔒",
@@ -32,7 +32,12 @@ func FuzzNameRoundTrip(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, name string) {
-		if name == "" || !utf8.ValidString(name) {
+		if dialects.CheckName(name) != nil {
+			// Empty, not UTF-8, a NUL byte, only white space: refused
+			// before anything is sent.
+			if _, err := l.Acquire(ctx, name, dialects.Options{Owner: "fuzz"}); !errors.Is(err, dialects.ErrInvalid) {
+				t.Fatalf("acquire %q: %v; want ErrInvalid", name, err)
+			}
 			return
 		}
 		lease, err := l.Acquire(ctx, name, dialects.Options{Owner: "fuzz"})

@@ -35,6 +35,7 @@ import (
 	"github.com/xo/dburl"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/internal/elide"
 )
 
 // DSN is a parsed data source name.
@@ -82,16 +83,29 @@ func (d *DSN) Scrubber() *Scrubber { return d.scrub }
 // Scrub returns err with this DSN's password removed from its message.
 func (d *DSN) Scrub(err error) error { return d.scrub.Error(err) }
 
-// Parse parses raw. Every error it returns is scrubbed of the password and
-// names the DSN only in redacted form.
+// MaxBytes is the longest DSN Parse accepts (64 KiB): no real connection
+// string comes near it, and a longer one is refused before it is parsed.
+const MaxBytes = 64 << 10
+
+// dsnQuoteRunes is how much of a DSN a parse error quotes: its start (the
+// scheme and host), leaving room on the line for what is wrong with it.
+const dsnQuoteRunes = 32
+
+// Parse parses raw. Every error it returns is scrubbed of the password,
+// names the DSN only in redacted form, and quotes at most
+// elide.MaxRunes characters of it. A DSN longer than MaxBytes is refused
+// before it is parsed.
 func Parse(raw string) (*DSN, error) {
 	raw = strings.TrimSpace(raw)
+	if len(raw) > MaxBytes {
+		return nil, fmt.Errorf("invalid DSN: it is %d bytes long, more than the %d (64 KiB) allowed", len(raw), MaxBytes)
+	}
 	guess := &Scrubber{}
 	for _, p := range guessPasswords(raw) {
 		guess.Add(p)
 	}
 	fail := func(err error) (*DSN, error) {
-		return nil, fmt.Errorf("invalid DSN %q: %w", redactRaw(raw), guess.Error(err))
+		return nil, fmt.Errorf("invalid DSN %s: %w", elide.QuoteN(redactRaw(raw), dsnQuoteRunes), guess.Error(err))
 	}
 	if raw == "" {
 		return fail(errors.New("it is empty"))
@@ -184,7 +198,11 @@ func parsePath(body string) (*DSN, error) {
 	if d, found := dialects.FileDialect(); found {
 		file, exts = "a "+d.Title+" file", d.Files.Extensions
 	}
-	return nil, fmt.Errorf("cannot tell what database %q is: %s needs the extension %s, or write sqlite:%s; servers take a URL such as postgres://host/db", path, file, extensionList(exts), path)
+	spelled := "sqlite:" + path
+	if len(path) > dsnQuoteRunes {
+		spelled = "sqlite:PATH"
+	}
+	return nil, fmt.Errorf("cannot tell what database %s is: %s needs the extension %s, or write %s; servers take a URL such as postgres://host/db", elide.QuoteN(path, dsnQuoteRunes), file, extensionList(exts), spelled)
 }
 
 // extensionList says ".db, .sqlite or .sqlite3".
@@ -286,7 +304,7 @@ func explainDburl(body string, err error) error {
 	var ue *url.Error
 	switch {
 	case errors.Is(err, dburl.ErrUnknownDatabaseScheme):
-		return fmt.Errorf("unknown scheme %q: use %s", scheme, supportedSchemes())
+		return fmt.Errorf("unknown scheme %s: use %s", elide.QuoteN(scheme, 16), supportedSchemes())
 	case errors.Is(err, dburl.ErrInvalidDatabaseScheme):
 		return fmt.Errorf("no scheme: use %s", supportedSchemes())
 	case errors.As(err, &ue):

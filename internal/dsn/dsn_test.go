@@ -219,3 +219,19 @@ func TestDialectLookup(t *testing.T) {
 		t.Errorf("entryFor(nosuch) error = %v", err)
 	}
 }
+
+// TestParseRefusesHugeDSNs: a DSN over MaxBytes is refused before it is
+// parsed, in a short line without the password; one just under it that
+// does not parse quotes only its start.
+func TestParseRefusesHugeDSNs(t *testing.T) {
+	huge := "postgres://ops:s3cr3t-pw@db1/jobs?application_name=" + strings.Repeat("x", 131072)
+	_, err := Parse(huge)
+	if err == nil || !strings.Contains(err.Error(), "more than the 65536 (64 KiB) allowed") || len(err.Error()) > 120 || strings.Contains(err.Error(), "s3cr3t") {
+		t.Errorf("Parse of a %d-byte DSN: %v", len(huge), err)
+	}
+	under := "nosuch://ops:s3cr3t-pw@db1/" + strings.Repeat("y", MaxBytes-100)
+	_, err = Parse(under)
+	if err == nil || len(err.Error()) > 300 || strings.Contains(err.Error(), "s3cr3t") || !strings.Contains(err.Error(), "…") {
+		t.Errorf("Parse of a %d-byte bad DSN: %.400v", len(under), err)
+	}
+}

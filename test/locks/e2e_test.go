@@ -315,8 +315,19 @@ func (c shedLockCase) run(t *testing.T) {
 	if r.code != 3 || !strings.Contains(r.stderr, `held by "host-a", not by "host-z"`) || !c.isLive(t, "report") {
 		t.Errorf("unlock --owner host-z: exit %d %s", r.code, r.stderr)
 	}
+	// A live lease without --owner or --force: refused in one line that
+	// names the owner, the lease end and --force; nothing changes.
+	for _, args := range [][]string{{"--yes"}, {"--dry-run"}} {
+		r = schedlock(t, append([]string{"unlock", "report", "--dsn", c.dsn, "--table", c.table}, args...)...)
+		line := strings.TrimSpace(r.stderr)
+		if r.code != 3 || strings.Contains(line, "\n") || !strings.Contains(line, `is held by "host-a" until `) ||
+			!strings.Contains(line, "--owner host-a") || !strings.Contains(line, "--force") || r.stdout != "" ||
+			!c.isLive(t, "report") || c.owner(t, "report") != "host-a" {
+			t.Errorf("unlock %v of a live lease: exit %d %q %q", args, r.code, r.stdout, r.stderr)
+		}
+	}
 	// --dry-run changes nothing.
-	r = schedlock(t, "unlock", "report", "--dsn", c.dsn, "--table", c.table, "--dry-run")
+	r = schedlock(t, "unlock", "report", "--dsn", c.dsn, "--table", c.table, "--owner", "host-a", "--dry-run")
 	if r.code != 0 || !strings.Contains(r.stdout, "Nothing changed (--dry-run).") || !c.isLive(t, "report") {
 		t.Errorf("dry run: exit %d %s %s", r.code, r.stdout, r.stderr)
 	}
@@ -424,8 +435,11 @@ func mysqlTarget(t *testing.T) (string, *mysql.Config, *sql.DB) {
 func TestMySQLSessionLockHeldByClient(t *testing.T) {
 	dsn, cfg, db := mysqlTarget(t)
 	name := unique("e2e-nightly-")
+	// GET_LOCK names are server-wide: schedlock scopes them to the DSN's
+	// database as "<database>/<name>" (docs/strategies.md).
+	stored := cfg.DBName + "/" + name
 	host, port, _ := strings.Cut(cfg.Addr, ":")
-	args := []string{"-h", host, "-u", cfg.User, "-e", fmt.Sprintf("SELECT GET_LOCK('%s', 0); SELECT SLEEP(120)", name)}
+	args := []string{"-h", host, "-u", cfg.User, "-e", fmt.Sprintf("SELECT GET_LOCK('%s', 0); SELECT SLEEP(120)", stored)}
 	if port != "" {
 		args = append(args, "-P", port)
 	}
@@ -436,7 +450,7 @@ func TestMySQLSessionLockHeldByClient(t *testing.T) {
 	cl := startClient(t, env, "mariadb", args...)
 	var id sql.NullInt64
 	waitFor(t, "the mariadb client to take the lock", func() bool {
-		return db.QueryRow("SELECT IS_USED_LOCK(?)", name).Scan(&id) == nil && id.Valid
+		return db.QueryRow("SELECT IS_USED_LOCK(?)", stored).Scan(&id) == nil && id.Valid
 	})
 
 	var perfSchema, plugin int
@@ -453,7 +467,7 @@ func TestMySQLSessionLockHeldByClient(t *testing.T) {
 		t.Fatalf("locks ls --name %s: %+v", name, locks)
 	}
 	l := locks[0]
-	if str(l.Name) != name || l.State != "held" || str(l.Holder.SessionID) != strconv.FormatInt(id.Int64, 10) || str(l.Holder.User) != cfg.User || l.Key != nil {
+	if str(l.Name) != name || l.State != "held" || str(l.Holder.SessionID) != strconv.FormatInt(id.Int64, 10) || str(l.Holder.User) != cfg.User || str(l.Key) != stored {
 		t.Errorf("listed %+v holder %+v; want connection %d of %s", l, l.Holder, id.Int64, cfg.User)
 	}
 
@@ -466,7 +480,7 @@ func TestMySQLSessionLockHeldByClient(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the mariadb client still runs after KILL")
 	}
-	if err := db.QueryRow("SELECT IS_USED_LOCK(?)", name).Scan(&id); err != nil || id.Valid {
+	if err := db.QueryRow("SELECT IS_USED_LOCK(?)", stored).Scan(&id); err != nil || id.Valid {
 		t.Errorf("the lock is still held by %v (%v)", id, err)
 	}
 }
@@ -561,7 +575,10 @@ func TestSQLiteShedLockAndLiquibase(t *testing.T) {
 	if r := schedlock(t, "unlock", "liquibase", "--dsn", path, "--owner", "build-8", "--yes"); r.code != 3 {
 		t.Errorf("unlock liquibase --owner build-8: exit %d %s", r.code, r.stderr)
 	}
-	if r := schedlock(t, "unlock", "liquibase", "--dsn", path, "--yes"); r.code != 0 {
+	if r := schedlock(t, "unlock", "liquibase", "--dsn", path, "--yes"); r.code != 3 || !strings.Contains(r.stderr, "with no lease end") || !strings.Contains(r.stderr, "--force") {
+		t.Errorf("unlock liquibase without --owner: exit %d %s", r.code, r.stderr)
+	}
+	if r := schedlock(t, "unlock", "liquibase", "--dsn", path, "--owner", "build-7 (10.0.0.5)", "--yes"); r.code != 0 {
 		t.Errorf("unlock liquibase: exit %d %s", r.code, r.stderr)
 	}
 	var locked int
