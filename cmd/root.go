@@ -193,7 +193,7 @@ or declined.`,
 	pf := root.PersistentFlags()
 	pf.StringVar(&g.DSN, "dsn", "", "database URL, e.g. postgres://user@host:5432/db (default $SCHEDLOCK_DSN, then $DATABASE_URL)")
 	pf.StringVarP(&g.Output, "output", "o", string(output.Table), "output format: table, json or yaml (selfcheck adds markdown and junit)")
-	pf.DurationVar(&g.Timeout, "timeout", 0, "give up after this long, e.g. 30s or 2m (0: no limit)")
+	pf.DurationVar(&g.Timeout, "timeout", 0, "give up after this long, e.g. 30s or 2m (0: no limit; run: bounds connecting and acquiring only, default 30s plus --wait)")
 	pf.BoolVarP(&g.Quiet, "quiet", "q", false, "print nothing on stderr but errors")
 	pf.BoolVarP(&g.Verbose, "verbose", "v", false, "explain what is done on stderr")
 	pf.BoolVar(&g.NoColor, "no-color", false, "no colour in output (also when $NO_COLOR is set)")

@@ -66,6 +66,10 @@ type RunOptions struct {
 	KillGrace   time.Duration
 	SkippedCode int
 	Owner       string
+	// TimeoutGiven is set when --timeout was on the command line; without
+	// it connecting and acquiring are bounded by DefaultRunTimeout (plus
+	// --wait).
+	TimeoutGiven bool
 
 	// Argv is the command and its arguments (everything after --).
 	Argv []string
@@ -106,8 +110,12 @@ was freed by the server already, so COMMAND is killed at once.
 
 Exit codes: COMMAND's own; 0 (or --skipped-exit-code) when the lock is held
 elsewhere; 113 lease lost; 126 COMMAND not executable; 127 COMMAND not found;
-1 error; 2 usage error; 130 interrupted. --timeout bounds connecting and
-acquiring, not COMMAND. See docs/run.md.`,
+1 error (also when connecting and acquiring took longer than --timeout);
+2 usage error; 130 interrupted.
+
+--timeout bounds connecting and acquiring, not COMMAND; its default for run
+is 30s plus --wait, so a frozen database cannot hold a cron slot for ever
+(--timeout 0: no bound). See docs/run.md.`,
 		Example: `  # Nightly report on every node, run on one: crontab line
   0 2 * * * schedlock run -q --dsn 'postgres://app@db1/jobs' --name nightly-report --at-most 1h -- /opt/jobs/report.sh
 
@@ -117,6 +125,9 @@ acquiring, not COMMAND. See docs/run.md.`,
   # Wait up to 10 minutes for the lock instead of skipping
   schedlock run --name backup --wait 10m -- pg_dump -Fc -f /backup/jobs.dump jobs
 
+  # Give up after 10s if the database does not answer (default 30s)
+  schedlock run --timeout 10s --name cleanup -- ./cleanup.sh
+
   # Tell "skipped" from success in a wrapper script
   schedlock run --name sync --skipped-exit-code 99 -- ./sync.sh; echo "exit $?"`,
 		Args:        cobra.ArbitraryArgs,
@@ -124,6 +135,7 @@ acquiring, not COMMAND. See docs/run.md.`,
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Command = c.CommandPath()
 			opts.Argv = args
+			opts.TimeoutGiven = c.Flags().Changed("timeout")
 			if runF != nil {
 				return runF(c.Context(), opts)
 			}
@@ -158,6 +170,8 @@ func runRun(ctx context.Context, o *RunOptions) error {
 	if err != nil {
 		return err
 	}
+	ctx, cancel := o.withAcquireDeadline(ctx)
+	defer cancel()
 	db, err := target.Connect(ctx)
 	if err != nil {
 		return o.dbError(ctx, err)
@@ -430,8 +444,8 @@ func (o *RunOptions) result(ctx context.Context, err error, st *runState) error 
 func (o *RunOptions) acquireError(ctx context.Context, err error) error {
 	var held *dialects.HeldError
 	switch {
-	case ctx.Err() != nil && errors.Is(context.Cause(ctx), context.DeadlineExceeded):
-		return fmt.Errorf("gave up on lock %q after --timeout %s", o.Name, o.Global.Timeout)
+	case timedOut(ctx):
+		return o.timeoutError(nil)
 	case ctx.Err() != nil:
 		return interruption(fmt.Sprintf("gave up on lock %q", o.Name))
 	case errors.As(err, &held):
@@ -447,7 +461,10 @@ func (o *RunOptions) acquireError(ctx context.Context, err error) error {
 // dbError is err from connecting or preparing, said as an interruption
 // when SIGINT/SIGTERM caused it.
 func (o *RunOptions) dbError(ctx context.Context, err error) error {
-	if ctx.Err() != nil && !errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
+	switch {
+	case timedOut(ctx):
+		return o.timeoutError(err)
+	case ctx.Err() != nil:
 		return interruption(fmt.Sprintf("gave up before lock %q was acquired: %v", o.Name, err))
 	}
 	return err
