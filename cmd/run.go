@@ -296,6 +296,8 @@ type runState struct {
 	outcome  proc.Outcome
 	stopped  error // why the command was stopped (Outcome.Stopped)
 	until    time.Time
+	// refreshErr is the lease's last refresh error when it was stopped.
+	refreshErr error
 }
 
 // runLocked runs the command under the lock. SIGINT/SIGTERM cancel ctx:
@@ -374,6 +376,7 @@ func (o *RunOptions) supervise(runCtx context.Context, lease dialects.Lease, sig
 	if st.outcome.Stopped {
 		st.stopped = context.Cause(runCtx)
 		st.until = lease.Until()
+		st.refreshErr = dialects.LastRefreshError(lease)
 		return
 	}
 	if st.outcome.Leftovers {
@@ -415,11 +418,7 @@ func (o *RunOptions) result(ctx context.Context, err error, st *runState) error 
 	case !st.started:
 		return interruption(fmt.Sprintf("lock %q was acquired, then released without starting %s", o.Name, cmdName))
 	case st.outcome.Stopped:
-		why := fmt.Sprintf("the lease of lock %q was about to end at %s and could not be refreshed", o.Name, st.until.UTC().Format(time.RFC3339Nano))
-		if st.stopped != nil && errors.Is(st.stopped, dialects.ErrLeaseLost) {
-			why = fmt.Sprintf("lock %q was lost (%v)", o.Name, st.stopped)
-		}
-		return &ExitError{Code: CodeLeaseLost, Err: fmt.Errorf("%s: stopped %s (exit %d)", why, cmdName, st.outcome.ExitCode)}
+		return o.stoppedError(st)
 	}
 	code := st.outcome.ExitCode
 	switch {

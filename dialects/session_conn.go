@@ -244,7 +244,11 @@ func (c *lockConn) execute(op *connOp) {
 // ping proves the connection answers; a failure gives it up.
 func (c *lockConn) ping() {
 	c.pending.Add(1)
-	op := &connOp{run: func(ctx context.Context) error { return c.conn.PingContext(ctx) }, done: make(chan struct{})}
+	run := func(ctx context.Context) error { return c.conn.PingContext(ctx) }
+	if p, ok := c.l.Ops.(SessionPinger); ok {
+		run = func(ctx context.Context) error { return p.Ping(ctx, c.conn) }
+	}
+	op := &connOp{run: run, done: make(chan struct{})}
 	c.execute(op)
 	if op.err != nil {
 		c.lose(fmt.Errorf("ping: %w", op.err))
