@@ -196,6 +196,7 @@ func resolveAdminDSN(f *Factory, g *GlobalOptions, command string) (*dsn.DSN, er
 		return nil, &UsageError{Err: fmt.Errorf("%s: %w", source, err), Command: command}
 	}
 	f.Scrubber.Merge(d.Scrubber())
+	nameConnections(d, command)
 	return d, nil
 }
 

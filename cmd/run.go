@@ -241,6 +241,7 @@ func (o *RunOptions) target() (*dsn.DSN, error) {
 		return nil, &UsageError{Err: fmt.Errorf("%s: %w", source, err), Command: o.Command}
 	}
 	f.Scrubber.Merge(d.Scrubber())
+	nameConnections(d, o.Command, o.Name)
 	return d, nil
 }
 

@@ -100,6 +100,7 @@ func (o *SelfcheckOptions) plan() (*selfcheckPlan, error) {
 		return nil, &UsageError{Err: fmt.Errorf("%s: %w", source, err), Command: o.Command}
 	}
 	f.Scrubber.Merge(d.Scrubber())
+	nameConnections(d, o.Command)
 	p := &selfcheckPlan{target: d, source: source}
 
 	strategy := firstNonEmpty(o.Strategy, d.Options[dsn.OptStrategy])
