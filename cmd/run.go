@@ -70,6 +70,8 @@ type RunOptions struct {
 	// it connecting and acquiring are bounded by DefaultRunTimeout (plus
 	// --wait).
 	TimeoutGiven bool
+	// KeepEnv passes the DSN variables on to COMMAND (see unsetEnv).
+	KeepEnv bool
 
 	// Argv is the command and its arguments (everything after --).
 	Argv []string
@@ -89,7 +91,9 @@ the others find the lock held, print one line naming the holder and exit 0
 
 COMMAND gets stdin, stdout and stderr as they are, and the environment
 variables SCHEDLOCK_LOCK_NAME, SCHEDLOCK_OWNER and, where the strategy has
-one, SCHEDLOCK_FENCING_TOKEN. It runs in a process group of its own; signals
+one, SCHEDLOCK_FENCING_TOKEN. SCHEDLOCK_DSN, SCHEDLOCK_DSN_FILE and
+DATABASE_URL, which may hold a password, are removed from its environment
+unless --keep-env; --dsn-file keeps the password out of argv too. It runs in a process group of its own; signals
 sent to schedlock (INT, TERM, HUP, QUIT) are passed to that group, and the
 lock is released after COMMAND has exited, with anything it left running in
 its group stopped first. If schedlock itself is killed, Linux kills COMMAND
@@ -128,6 +132,12 @@ is 30s plus --wait, so a frozen database cannot hold a cron slot for ever
   # Give up after 10s if the database does not answer (default 30s)
   schedlock run --timeout 10s --name cleanup -- ./cleanup.sh
 
+  # Password in a root-only file; COMMAND sees neither it nor $DATABASE_URL
+  schedlock run --dsn-file /etc/schedlock/jobs.dsn --name sync -- ./sync.sh
+
+  # A job that needs the database URL itself
+  DATABASE_URL=postgres://app@db1/jobs schedlock run --keep-env --name migrate -- ./migrate.sh
+
   # Tell "skipped" from success in a wrapper script
   schedlock run --name sync --skipped-exit-code 99 -- ./sync.sh; echo "exit $?"`,
 		Args:        cobra.ArbitraryArgs,
@@ -157,6 +167,7 @@ is 30s plus --wait, so a frozen database cannot hold a cron slot for ever
 	fl.DurationVar(&opts.KillGrace, "kill-grace", DefaultKillGrace, "time between SIGTERM and SIGKILL when a table lease is lost; under half of --at-most (a lost session lock kills at once)")
 	fl.IntVar(&opts.SkippedCode, "skipped-exit-code", 0, "exit code when the lock is held elsewhere and COMMAND did not run")
 	fl.StringVar(&opts.Owner, "owner", "", "owner recorded for the lock (default host:pid:random)")
+	fl.BoolVar(&opts.KeepEnv, "keep-env", false, "pass $SCHEDLOCK_DSN, $SCHEDLOCK_DSN_FILE and $DATABASE_URL on to COMMAND (default: removed, they may hold a password)")
 	return c
 }
 
@@ -232,9 +243,12 @@ func (o *RunOptions) options() dialects.Options {
 // target resolves and parses the DSN.
 func (o *RunOptions) target() (*dsn.DSN, error) {
 	f := o.Factory
-	raw, source := o.Global.ResolveDSN(f.Getenv)
-	if raw == "" {
-		return nil, usageErrorf(o.Command, "no database: give --dsn, or set $%s or $%s", EnvDSN, EnvDatabaseURL)
+	raw, source, err := o.Global.ResolveDSN(f)
+	switch {
+	case err != nil:
+		return nil, &UsageError{Err: err, Command: o.Command}
+	case raw == "":
+		return nil, usageErrorf(o.Command, "no database: give --dsn or --dsn-file, or set $%s, $%s or $%s", EnvDSN, EnvDSNFile, EnvDatabaseURL)
 	}
 	d, err := dsn.Parse(raw)
 	if err != nil {
@@ -360,7 +374,7 @@ func (o *RunOptions) supervise(runCtx context.Context, lease dialects.Lease, sig
 		}
 		o.note(true, "acquired lock %q (%s)", o.Name, detail)
 	}
-	child, err := proc.Start(o.Argv, env, proc.IO{In: o.IO.In, Out: o.IO.Out, Err: o.IO.ErrOut})
+	child, err := proc.Start(o.Argv, env, proc.IO{In: o.IO.In, Out: o.IO.Out, Err: o.IO.ErrOut, Unset: o.unsetEnv()})
 	if err != nil {
 		st.startErr = err
 		return

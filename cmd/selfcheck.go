@@ -87,7 +87,10 @@ type selfcheckPlan struct {
 // plan resolves the DSN and the options; every error is a usage error.
 func (o *SelfcheckOptions) plan() (*selfcheckPlan, error) {
 	f := o.Factory
-	raw, source := o.Global.ResolveDSN(f.Getenv)
+	raw, source, err := o.Global.ResolveDSN(f)
+	if err != nil {
+		return nil, &UsageError{Err: err, Command: o.Command}
+	}
 	if raw == "" {
 		path, err := selfcheckDBPath(f)
 		if err != nil {
