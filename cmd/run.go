@@ -104,7 +104,8 @@ freed at once if schedlock dies, no fencing token) or table (a lease table:
 lease of --at-most refreshed every third of it, fencing token, survives
 connection blips, but a crashed holder keeps the lock until its lease ends).
 The default is what the database recommends (see 'schedlock detect');
---table, --preset or --create-table select the table strategy.
+--table, --preset or --create-table select the table strategy. A SQLite
+file that does not exist is refused unless --create-table.
 
 If the lock is lost while COMMAND runs — refresh refused, connection gone,
 session killed — or its lease is about to end with the database out of reach,
@@ -179,6 +180,9 @@ func runRun(ctx context.Context, o *RunOptions) error {
 	}
 	target, err := o.target()
 	if err != nil {
+		return err
+	}
+	if err := o.existingFile(target); err != nil {
 		return err
 	}
 	ctx, cancel := o.withAcquireDeadline(ctx)
