@@ -36,25 +36,30 @@ var commandFlags = map[string]sharedFlags{
 // addSharedFlags gives every command of the tree under root the shared
 // flags commandFlags lists for it, bound to g.
 func addSharedFlags(root *cobra.Command, g *GlobalOptions) {
-	walkCommands(root, func(c *cobra.Command) {
-		sf, ok := commandFlags[c.CommandPath()]
-		if !ok {
-			return
+	walkCommands(root, func(c *cobra.Command) { addSharedFlagsTo(c, g) })
+}
+
+// addSharedFlagsTo gives c the shared flags commandFlags lists for it.
+func addSharedFlagsTo(c *cobra.Command, g *GlobalOptions) {
+	sf, ok := commandFlags[c.CommandPath()]
+	if !ok {
+		return
+	}
+	fl := c.Flags()
+	if sf.connects {
+		fl.StringVar(&g.DSN, "dsn", "", "database URL, e.g. postgres://user@host:5432/db (default $SCHEDLOCK_DSN, then $DATABASE_URL)")
+		fl.StringVar(&g.DSNFile, "dsn-file", "", "read the database URL from this file (one line; chmod 600), e.g. /etc/schedlock/jobs.dsn (default $SCHEDLOCK_DSN_FILE)")
+		_ = c.MarkFlagFilename("dsn-file")
+		fl.DurationVar(&g.Timeout, "timeout", 0, "give up after this long, e.g. 30s or 2m (0: no limit; run: bounds connecting and acquiring only, default 30s plus --wait)")
+	}
+	if len(sf.formats) > 0 {
+		fl.StringVarP(&g.Output, "output", "o", string(output.Table), fmt.Sprintf("output format: %s", output.List(sf.formats)))
+		if c.Annotations == nil {
+			c.Annotations = map[string]string{}
 		}
-		fl := c.Flags()
-		if sf.connects {
-			fl.StringVar(&g.DSN, "dsn", "", "database URL, e.g. postgres://user@host:5432/db (default $SCHEDLOCK_DSN, then $DATABASE_URL)")
-			fl.DurationVar(&g.Timeout, "timeout", 0, "give up after this long, e.g. 30s or 2m (0: no limit)")
-		}
-		if len(sf.formats) > 0 {
-			fl.StringVarP(&g.Output, "output", "o", string(output.Table), fmt.Sprintf("output format: %s", output.List(sf.formats)))
-			if c.Annotations == nil {
-				c.Annotations = map[string]string{}
-			}
-			c.Annotations[formatsAnnotation] = formatsValue(sf.formats)
-			_ = c.RegisterFlagCompletionFunc("output", valuesCompletion(formatNames(sf.formats)))
-		}
-	})
+		c.Annotations[formatsAnnotation] = formatsValue(sf.formats)
+		_ = c.RegisterFlagCompletionFunc("output", valuesCompletion(formatNames(sf.formats)))
+	}
 }
 
 // walkCommands calls fn on root and every command below it, parents first.
@@ -76,10 +81,11 @@ func formatNames(formats []output.Format) []string {
 // sharedFlagSpellings are the ways a shared flag is written, as pflag names
 // them in "unknown flag" errors.
 var sharedFlagSpellings = map[string]string{
-	"'o' in -o": "-o/--output",
-	"--output":  "-o/--output",
-	"--dsn":     "--dsn",
-	"--timeout": "--timeout",
+	"'o' in -o":  "-o/--output",
+	"--output":   "-o/--output",
+	"--dsn":      "--dsn",
+	"--dsn-file": "--dsn-file",
+	"--timeout":  "--timeout",
 }
 
 // withSharedFlagHint adds, to pflag's "unknown flag" error for a shared

@@ -184,15 +184,19 @@ func (o *LocksOptions) plan() (*locksQuery, error) {
 // resolveAdminDSN parses the DSN of an administrative command; there is no
 // default database.
 func resolveAdminDSN(f *Factory, g *GlobalOptions, command string) (*dsn.DSN, error) {
-	raw, source := g.ResolveDSN(f.Getenv)
-	if raw == "" {
-		return nil, usageErrorf(command, "no database given: use --dsn URL, or set $%s or $%s", EnvDSN, EnvDatabaseURL)
+	raw, source, err := g.ResolveDSN(f)
+	switch {
+	case err != nil:
+		return nil, &UsageError{Err: err, Command: command}
+	case raw == "":
+		return nil, usageErrorf(command, "no database given: use --dsn URL or --dsn-file PATH, or set $%s, $%s or $%s", EnvDSN, EnvDSNFile, EnvDatabaseURL)
 	}
 	d, err := dsn.Parse(raw)
 	if err != nil {
 		return nil, &UsageError{Err: fmt.Errorf("%s: %w", source, err), Command: command}
 	}
 	f.Scrubber.Merge(d.Scrubber())
+	nameConnections(d, command)
 	return d, nil
 }
 

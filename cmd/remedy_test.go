@@ -3,6 +3,7 @@ package cmd
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -76,6 +77,9 @@ func TestCLIErrorKeepsChain(t *testing.T) {
 // strategy" reaches the command line as --strategy table.
 func TestSessionOnSQLiteAdvisesTheFlag(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "locks.db")
+	if err := os.WriteFile(db, nil, 0o600); err != nil { // run refuses a missing file first
+		t.Fatal(err)
+	}
 	r := runCmd(t, false, nil, "run", "--dsn", db, "--strategy", "session", "--name", "x", "--", "true")
 	if r.err == nil {
 		t.Fatal("session strategy on SQLite succeeded")

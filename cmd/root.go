@@ -43,6 +43,7 @@ func formatsValue(formats []output.Format) string {
 // says.
 type GlobalOptions struct {
 	DSN     string
+	DSNFile string
 	Output  string
 	Timeout time.Duration
 	Quiet   bool
@@ -51,20 +52,6 @@ type GlobalOptions struct {
 
 	// Format is Output, validated for the running command.
 	Format output.Format
-}
-
-// ResolveDSN returns the DSN to use and where it came from: --dsn, then
-// $SCHEDLOCK_DSN, then $DATABASE_URL. Both are empty when none is set.
-func (g *GlobalOptions) ResolveDSN(getenv func(string) string) (dsn, source string) {
-	switch {
-	case g.DSN != "":
-		return g.DSN, "--dsn"
-	case getenv(EnvDSN) != "":
-		return getenv(EnvDSN), "$" + EnvDSN
-	case getenv(EnvDatabaseURL) != "":
-		return getenv(EnvDatabaseURL), "$" + EnvDatabaseURL
-	}
-	return "", ""
 }
 
 // Run executes schedlock with args on f, with SIGINT and SIGTERM cancelling
@@ -163,8 +150,10 @@ func NewCmdRoot(f *Factory, g *GlobalOptions) *cobra.Command {
 job from running on two nodes at once: PostgreSQL advisory locks, MySQL
 GET_LOCK, and a portable lease table (ShedLock-compatible) on any database.
 
-The database comes from --dsn, else $SCHEDLOCK_DSN, else $DATABASE_URL.
-Passwords are never shown: every DSN is printed as user:xxxxx@host.
+The database comes from --dsn, else --dsn-file, else $SCHEDLOCK_DSN, else
+$SCHEDLOCK_DSN_FILE, else $DATABASE_URL. A DSN file keeps the password out
+of the command line; passwords are never shown: every DSN is printed as
+user:xxxxx@host.
 
 Exit codes: 0 ok, 1 error, 2 usage error, 3 ran fine but the answer is
 negative (a check failed, a lock is held by a live owner), 130 interrupted
@@ -177,6 +166,9 @@ or declined.`,
 
   # Same, DSN from the environment
   SCHEDLOCK_DSN='mysql://app@db2:3306/jobs' schedlock selfcheck
+
+  # Password kept in a file, out of argv and the environment
+  schedlock selfcheck --dsn-file /etc/schedlock/jobs.dsn
 
   # Run a cron job on one node of many
   schedlock run --name nightly-report --at-most 1h -- /opt/jobs/report.sh

@@ -53,27 +53,6 @@ func TestUsageErrors(t *testing.T) {
 	}
 }
 
-func TestResolveDSNOrder(t *testing.T) {
-	env := map[string]string{}
-	getenv := func(k string) string { return env[k] }
-	g := &GlobalOptions{}
-	if d, src := g.ResolveDSN(getenv); d != "" || src != "" {
-		t.Errorf("nothing set: %q from %q", d, src)
-	}
-	env[EnvDatabaseURL] = "postgres://c/db"
-	if d, src := g.ResolveDSN(getenv); d != "postgres://c/db" || src != "$DATABASE_URL" {
-		t.Errorf("DATABASE_URL only: %q from %q", d, src)
-	}
-	env[EnvDSN] = "postgres://b/db"
-	if d, src := g.ResolveDSN(getenv); d != "postgres://b/db" || src != "$SCHEDLOCK_DSN" {
-		t.Errorf("SCHEDLOCK_DSN over DATABASE_URL: %q from %q", d, src)
-	}
-	g.DSN = "postgres://a/db"
-	if d, src := g.ResolveDSN(getenv); d != "postgres://a/db" || src != "--dsn" {
-		t.Errorf("--dsn over both: %q from %q", d, src)
-	}
-}
-
 func TestEveryCommandHasExamples(t *testing.T) {
 	f := testFactory(nil, nil, t.TempDir())
 	f.IO, _, _, _ = testStreams()

@@ -69,6 +69,12 @@ type RunOptions struct {
 	PartitionBound time.Duration
 	SkippedCode    int
 	Owner          string
+	// TimeoutGiven is set when --timeout was on the command line; without
+	// it connecting and acquiring are bounded by DefaultRunTimeout (plus
+	// --wait).
+	TimeoutGiven bool
+	// KeepEnv passes the DSN variables on to COMMAND (see unsetEnv).
+	KeepEnv bool
 
 	// Argv is the command and its arguments (everything after --).
 	Argv []string
@@ -88,7 +94,9 @@ the others find the lock held, print one line naming the holder and exit 0
 
 COMMAND gets stdin, stdout and stderr as they are, and the environment
 variables SCHEDLOCK_LOCK_NAME, SCHEDLOCK_OWNER and, where the strategy has
-one, SCHEDLOCK_FENCING_TOKEN. It runs in a process group of its own; signals
+one, SCHEDLOCK_FENCING_TOKEN. SCHEDLOCK_DSN, SCHEDLOCK_DSN_FILE and
+DATABASE_URL, which may hold a password, are removed from its environment
+unless --keep-env; --dsn-file keeps the password out of argv too. It runs in a process group of its own; signals
 sent to schedlock (INT, TERM, HUP, QUIT) are passed to that group, and the
 lock is released after COMMAND has exited, with anything it left running in
 its group stopped first. If schedlock itself is killed, Linux kills COMMAND
@@ -99,7 +107,8 @@ freed at once if schedlock dies, no fencing token) or table (a lease table:
 lease of --at-most refreshed every third of it, fencing token, survives
 connection blips, but a crashed holder keeps the lock until its lease ends).
 The default is what the database recommends (see 'schedlock detect');
---table, --preset or --create-table select the table strategy.
+--table, --preset or --create-table select the table strategy. A SQLite
+file that does not exist is refused unless --create-table.
 
 If the lock is lost while COMMAND runs — refresh refused, connection gone,
 session killed — or its lease is about to end with the database out of reach,
@@ -109,8 +118,12 @@ was freed by the server already, so COMMAND is killed at once.
 
 Exit codes: COMMAND's own; 0 (or --skipped-exit-code) when the lock is held
 elsewhere; 113 lease lost; 126 COMMAND not executable; 127 COMMAND not found;
-1 error; 2 usage error; 130 interrupted. --timeout bounds connecting and
-acquiring, not COMMAND. See docs/run.md.`,
+1 error (also when connecting and acquiring took longer than --timeout);
+2 usage error; 130 interrupted.
+
+--timeout bounds connecting and acquiring, not COMMAND; its default for run
+is 30s plus --wait, so a frozen database cannot hold a cron slot for ever
+(--timeout 0: no bound). See docs/run.md.`,
 		Example: `  # Nightly report on every node, run on one: crontab line
   0 2 * * * schedlock run -q --dsn 'postgres://app@db1/jobs' --name nightly-report --at-most 1h -- /opt/jobs/report.sh
 
@@ -120,6 +133,15 @@ acquiring, not COMMAND. See docs/run.md.`,
   # Wait up to 10 minutes for the lock instead of skipping
   schedlock run --name backup --wait 10m -- pg_dump -Fc -f /backup/jobs.dump jobs
 
+  # Give up after 10s if the database does not answer (default 30s)
+  schedlock run --timeout 10s --name cleanup -- ./cleanup.sh
+
+  # Password in a root-only file; COMMAND sees neither it nor $DATABASE_URL
+  schedlock run --dsn-file /etc/schedlock/jobs.dsn --name sync -- ./sync.sh
+
+  # A job that needs the database URL itself
+  DATABASE_URL=postgres://app@db1/jobs schedlock run --keep-env --name migrate -- ./migrate.sh
+
   # Tell "skipped" from success in a wrapper script
   schedlock run --name sync --skipped-exit-code 99 -- ./sync.sh; echo "exit $?"`,
 		Args:        cobra.ArbitraryArgs,
@@ -127,6 +149,7 @@ acquiring, not COMMAND. See docs/run.md.`,
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Command = c.CommandPath()
 			opts.Argv = args
+			opts.TimeoutGiven = c.Flags().Changed("timeout")
 			if runF != nil {
 				return runF(c.Context(), opts)
 			}
@@ -149,6 +172,7 @@ acquiring, not COMMAND. See docs/run.md.`,
 	fl.DurationVar(&opts.PartitionBound, "partition-bound", 0, "session strategy: the server frees the lock within this of the holder being cut off silently, and the command is stopped before (default 30s, or x-partition-bound)")
 	fl.IntVar(&opts.SkippedCode, "skipped-exit-code", 0, "exit code when the lock is held elsewhere and COMMAND did not run")
 	fl.StringVar(&opts.Owner, "owner", "", "owner recorded for the lock (default host:pid:random)")
+	fl.BoolVar(&opts.KeepEnv, "keep-env", false, "pass $SCHEDLOCK_DSN, $SCHEDLOCK_DSN_FILE and $DATABASE_URL on to COMMAND (default: removed, they may hold a password)")
 	return c
 }
 
@@ -162,6 +186,11 @@ func runRun(ctx context.Context, o *RunOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := o.existingFile(target); err != nil {
+		return err
+	}
+	ctx, cancel := o.withAcquireDeadline(ctx)
+	defer cancel()
 	db, err := target.Connect(ctx)
 	if err != nil {
 		return o.dbError(ctx, err)
@@ -224,15 +253,19 @@ func (o *RunOptions) options() dialects.Options {
 // target resolves and parses the DSN.
 func (o *RunOptions) target() (*dsn.DSN, error) {
 	f := o.Factory
-	raw, source := o.Global.ResolveDSN(f.Getenv)
-	if raw == "" {
-		return nil, usageErrorf(o.Command, "no database: give --dsn, or set $%s or $%s", EnvDSN, EnvDatabaseURL)
+	raw, source, err := o.Global.ResolveDSN(f)
+	switch {
+	case err != nil:
+		return nil, &UsageError{Err: err, Command: o.Command}
+	case raw == "":
+		return nil, usageErrorf(o.Command, "no database: give --dsn or --dsn-file, or set $%s, $%s or $%s", EnvDSN, EnvDSNFile, EnvDatabaseURL)
 	}
 	d, err := dsn.Parse(raw)
 	if err != nil {
 		return nil, &UsageError{Err: fmt.Errorf("%s: %w", source, err), Command: o.Command}
 	}
 	f.Scrubber.Merge(d.Scrubber())
+	nameConnections(d, o.Command, o.Name)
 	return d, nil
 }
 
@@ -295,6 +328,8 @@ type runState struct {
 	outcome  proc.Outcome
 	stopped  error // why the command was stopped (Outcome.Stopped)
 	until    time.Time
+	// refreshErr is the lease's last refresh error when it was stopped.
+	refreshErr error
 }
 
 // runLocked runs the command under the lock. SIGINT/SIGTERM cancel ctx:
@@ -356,7 +391,7 @@ func (o *RunOptions) supervise(runCtx context.Context, lease dialects.Lease, sig
 		}
 		o.note(true, "acquired lock %q (%s)", o.Name, detail)
 	}
-	child, err := proc.Start(o.Argv, env, proc.IO{In: o.IO.In, Out: o.IO.Out, Err: o.IO.ErrOut})
+	child, err := proc.Start(o.Argv, env, proc.IO{In: o.IO.In, Out: o.IO.Out, Err: o.IO.ErrOut, Unset: o.unsetEnv()})
 	if err != nil {
 		st.startErr = err
 		return
@@ -370,6 +405,7 @@ func (o *RunOptions) supervise(runCtx context.Context, lease dialects.Lease, sig
 	if st.outcome.Stopped {
 		st.stopped = context.Cause(runCtx)
 		st.until = lease.Until()
+		st.refreshErr = dialects.LastRefreshError(lease)
 		return
 	}
 	if st.outcome.Leftovers {
@@ -411,11 +447,7 @@ func (o *RunOptions) result(ctx context.Context, err error, st *runState) error 
 	case !st.started:
 		return interruption(fmt.Sprintf("lock %q was acquired, then released without starting %s", o.Name, cmdName))
 	case st.outcome.Stopped:
-		why := fmt.Sprintf("the lease of lock %q was about to end at %s and could not be refreshed", o.Name, st.until.UTC().Format(time.RFC3339Nano))
-		if st.stopped != nil && errors.Is(st.stopped, dialects.ErrLeaseLost) {
-			why = fmt.Sprintf("lock %q was lost (%v)", o.Name, st.stopped)
-		}
-		return &ExitError{Code: CodeLeaseLost, Err: fmt.Errorf("%s: stopped %s (exit %d)", why, cmdName, st.outcome.ExitCode)}
+		return o.stoppedError(st)
 	}
 	code := st.outcome.ExitCode
 	switch {
@@ -440,8 +472,8 @@ func (o *RunOptions) result(ctx context.Context, err error, st *runState) error 
 func (o *RunOptions) acquireError(ctx context.Context, err error) error {
 	var held *dialects.HeldError
 	switch {
-	case ctx.Err() != nil && errors.Is(context.Cause(ctx), context.DeadlineExceeded):
-		return fmt.Errorf("gave up on lock %q after --timeout %s", o.Name, o.Global.Timeout)
+	case timedOut(ctx):
+		return o.timeoutError(nil)
 	case ctx.Err() != nil:
 		return interruption(fmt.Sprintf("gave up on lock %q", o.Name))
 	case errors.As(err, &held):
@@ -457,7 +489,10 @@ func (o *RunOptions) acquireError(ctx context.Context, err error) error {
 // dbError is err from connecting or preparing, said as an interruption
 // when SIGINT/SIGTERM caused it.
 func (o *RunOptions) dbError(ctx context.Context, err error) error {
-	if ctx.Err() != nil && !errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
+	switch {
+	case timedOut(ctx):
+		return o.timeoutError(err)
+	case ctx.Err() != nil:
 		return interruption(fmt.Sprintf("gave up before lock %q was acquired: %v", o.Name, err))
 	}
 	return err

@@ -89,7 +89,10 @@ type selfcheckPlan struct {
 // plan resolves the DSN and the options; every error is a usage error.
 func (o *SelfcheckOptions) plan() (*selfcheckPlan, error) {
 	f := o.Factory
-	raw, source := o.Global.ResolveDSN(f.Getenv)
+	raw, source, err := o.Global.ResolveDSN(f)
+	if err != nil {
+		return nil, &UsageError{Err: err, Command: o.Command}
+	}
 	if raw == "" {
 		path, err := selfcheckDBPath(f)
 		if err != nil {
@@ -102,6 +105,7 @@ func (o *SelfcheckOptions) plan() (*selfcheckPlan, error) {
 		return nil, &UsageError{Err: fmt.Errorf("%s: %w", source, err), Command: o.Command}
 	}
 	f.Scrubber.Merge(d.Scrubber())
+	nameConnections(d, o.Command)
 	p := &selfcheckPlan{target: d, source: source}
 
 	strategy := firstNonEmpty(o.Strategy, d.Options[dsn.OptStrategy])

@@ -111,12 +111,19 @@ func (e *PrivilegeError) Remedy() Remedy {
 type MissingTableError struct {
 	Table     string
 	CreateSQL string
+	// Err is the server's error (`relation "schedlock" does not exist`);
+	// nil when the table was found missing otherwise. Error does not
+	// repeat it; Unwrap returns it.
+	Err error
 }
 
 func (e *MissingTableError) Error() string {
 	// The statement on one line: the message is one line wherever it goes.
 	return fmt.Sprintf("lock table %s does not exist; %s", e.Table, e.Remedy())
 }
+
+// Unwrap returns the server's error.
+func (e *MissingTableError) Unwrap() error { return e.Err }
 
 // Remedy is creating the table.
 func (e *MissingTableError) Remedy() Remedy {

@@ -44,6 +44,15 @@ type Dialect struct {
 	// x- options are removed and whose query went through DriverQuery. Nil
 	// takes dburl's (u.DSN).
 	ConnString func(u *dburl.URL) (string, error)
+	// NameConnections returns conn — the driver's connection string, as
+	// ConnString and DriverQuery built it — with its connections named app
+	// in the server's own session views (PostgreSQL application_name,
+	// the MySQL/MariaDB program_name connection attribute, SQL Server app
+	// name, Oracle's program), unless conn names them already: a name the
+	// user wrote in the DSN wins. The caller chooses app ("schedlock run
+	// nightly-report"); a backend never makes one up. Nil: the backend's
+	// connections carry no name.
+	NameConnections func(conn, app string) string
 	// ConnectHint says what to check when connecting failed with err (a
 	// wrong password, a missing database), or "" when it knows nothing
 	// better than the generic hints (refused, timed out, unknown host).

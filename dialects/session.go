@@ -80,6 +80,16 @@ type SessionSocket interface {
 	NetConn(driverConn any) (net.Conn, bool)
 }
 
+// SessionPinger is implemented by SessionOps whose driver hides the
+// server's reason when a ping fails (pgx answers driver.ErrBadConn for any
+// failed Ping). Ping runs the cheapest statement on conn and returns the
+// server's own error: "terminating connection due to administrator
+// command", an idle-session timeout. The lock connection's liveness checks
+// use it instead of sql.Conn.PingContext, so that a lost lease says why.
+type SessionPinger interface {
+	Ping(ctx context.Context, conn *sql.Conn) error
+}
+
 // HolderFinder is optionally implemented by SessionOps that can name the
 // session holding a lock (for messages such as "held by session 42").
 type HolderFinder interface {

@@ -297,7 +297,11 @@ func (c *lockConn) hasLeasesOrWork() bool {
 // ping proves the connection answers; a failure gives it up. The caller
 // holds the turn.
 func (c *lockConn) ping() {
-	if err := c.run(0, func(ctx context.Context) error { return c.conn.PingContext(ctx) }); err != nil {
+	run := func(ctx context.Context) error { return c.conn.PingContext(ctx) }
+	if p, ok := c.l.Ops.(SessionPinger); ok {
+		run = func(ctx context.Context) error { return p.Ping(ctx, c.conn) }
+	}
+	if err := c.run(0, run); err != nil {
 		c.lose(fmt.Errorf("ping: %w", err))
 	}
 }

@@ -111,6 +111,7 @@ func keepAlive(ctx context.Context, lease Lease, every, margin time.Duration, st
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	var refreshed <-chan error // the refresh in flight; nil when none
+	var refreshErr error       // the last refresh's error; nil after a success
 	abandon := func() {}
 	defer func() { abandon() }()
 	for {
@@ -126,7 +127,7 @@ func keepAlive(ctx context.Context, lease Lease, every, margin time.Duration, st
 			deadline.Stop()
 			return lease.Err() // nil after a clean Release by fn
 		case <-deadline.C:
-			return marginErr(lease, stopAt, margin)
+			return marginErr(lease, stopAt, margin, refreshErr)
 		case <-tick.C:
 			deadline.Stop()
 			if refreshed == nil {
@@ -136,6 +137,7 @@ func keepAlive(ctx context.Context, lease Lease, every, margin time.Duration, st
 		case err := <-refreshed:
 			deadline.Stop()
 			refreshed = nil
+			refreshErr = err
 			if err != nil && (errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrNotOwner)) {
 				return leaseLoss(lease, err)
 			}
@@ -172,13 +174,18 @@ func stopDeadline(lease Lease, margin time.Duration) (time.Time, *time.Timer) {
 	return at, time.NewTimer(time.Until(at))
 }
 
-// marginErr says why fn was stopped before the lease's end.
-func marginErr(lease Lease, stopAt time.Time, margin time.Duration) error {
+// marginErr says why fn was stopped before the lease's end, quoting the
+// last refresh's error (the database's own reason) when there was one.
+func marginErr(lease Lease, stopAt time.Time, margin time.Duration, refreshErr error) error {
 	if e := lease.Err(); e != nil {
 		return e
 	}
-	return fmt.Errorf("%w: lease of %q ends at %s and could not be refreshed; stopped %s before its end",
-		ErrLeaseLost, lease.Name(), stopAt.Add(margin).UTC().Format(time.RFC3339Nano), margin)
+	why := ""
+	if refreshErr != nil {
+		why = fmt.Sprintf(" (%v)", refreshErr)
+	}
+	return fmt.Errorf("%w: lease of %q ends at %s and could not be refreshed%s; stopped %s before its end",
+		ErrLeaseLost, lease.Name(), stopAt.Add(margin).UTC().Format(time.RFC3339Nano), why, margin)
 }
 
 func leaseLoss(lease Lease, err error) error {

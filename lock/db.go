@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -12,6 +14,20 @@ import (
 	_ "github.com/schedlock/schedlock/dialects/all" // every backend of this build
 	"github.com/schedlock/schedlock/internal/dsn"
 )
+
+// DefaultApplicationName is the name Open gives the connections it opens
+// in the server's own session views (PostgreSQL application_name, the
+// MySQL/MariaDB program_name connection attribute, SQL Server app name,
+// Oracle program): the program's base name, as `ps` shows it. Set
+// another in the DSN (application_name=billing-worker on PostgreSQL,
+// connectionAttributes=program_name:billing-worker on MySQL, app+name= on
+// SQL Server, PROGRAM= on Oracle): a name the DSN sets always wins.
+func DefaultApplicationName() string {
+	if len(os.Args) == 0 || os.Args[0] == "" {
+		return "schedlock"
+	}
+	return filepath.Base(os.Args[0])
+}
 
 // closeTimeout bounds the releases Close sends for leases still held.
 const closeTimeout = 10 * time.Second
@@ -41,12 +57,14 @@ var _ Locker = (*DB)(nil)
 // DSN's strategy: x-strategy, else the backend's recommendation. A DSN no
 // backend can open, a server that cannot be reached or a strategy the
 // database cannot do fails here, in one line naming the backend and what
-// to do. The password never appears in an error.
+// to do. The password never appears in an error. Its connections name
+// themselves DefaultApplicationName() unless the DSN names them.
 func Open(ctx context.Context, dsnText string) (*DB, error) {
 	target, err := dsn.Parse(dsnText)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
+	target.NameConnections(DefaultApplicationName())
 	backend, err := target.Connect(ctx)
 	if err != nil {
 		return nil, err

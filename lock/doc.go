@@ -23,6 +23,12 @@
 // table's prepared statements and the connections that hold session locks;
 // Close releases the leases still held and then all of those.
 //
+// Its connections name themselves in the server's session views
+// (pg_stat_activity.application_name, MySQL's program_name connection
+// attribute, SQL Server's app name, Oracle's program) after the program:
+// DefaultApplicationName, the executable's base name. A name written in
+// the DSN (application_name=billing-worker) wins.
+//
 // Every type here is an alias of the engine's, so values pass freely
 // between this package and dialects; the lock contract (mutual exclusion,
 // leases, owner checks, fencing tokens) is documented on package dialects.

@@ -2,6 +2,7 @@ package locktable
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -36,7 +37,10 @@ type lease struct {
 	gen      uint64 // bumped on every re-arm; a stale timer sees another value
 	finished bool
 	err      error
-	done     chan struct{}
+	// refreshErr is the last Refresh's error when it failed and none has
+	// succeeded since; an expiry quotes it.
+	refreshErr error
+	done       chan struct{}
 }
 
 func (l *Locker) newLease(name, stored, owner string, token int64, opts dialects.Options, handle bool) *lease {
@@ -81,6 +85,33 @@ func (s *lease) Err() error {
 	return s.err
 }
 
+// LastRefreshError implements dialects.RefreshFailure.
+func (s *lease) LastRefreshError() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.refreshErr
+}
+
+// refreshCause is err as a failed refresh reports it: a lock table that
+// has gone since the lock was taken is said in the database's own words
+// (`relation "schedlock" does not exist`), not as the remedy that creates
+// a missing table.
+func refreshCause(err error) error {
+	var missing *dialects.MissingTableError
+	if errors.As(err, &missing) && missing.Err != nil {
+		return fmt.Errorf("lock table %s is gone: %w", missing.Table, missing.Err)
+	}
+	return err
+}
+
+// refreshFailed records err as the last Refresh's and returns it.
+func (s *lease) refreshFailed(err error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.refreshErr = err
+	return err
+}
+
 func (s *lease) binding() binding {
 	return binding{name: s.stored, owner: s.owner, token: s.token, atMost: s.atMost, atLeast: s.atLeast}
 }
@@ -98,7 +129,7 @@ func (s *lease) Refresh(ctx context.Context) error {
 	start := time.Now()
 	_, done, err := s.locker.exec(ctx, opRefresh, s.binding())
 	if err != nil {
-		return dialects.Wrap(s.dialect(), "refresh", err)
+		return s.refreshFailed(dialects.Wrap(s.dialect(), "refresh", refreshCause(err)))
 	}
 	if !done {
 		return s.explain(ctx, "refresh")
@@ -110,6 +141,7 @@ func (s *lease) Refresh(ctx context.Context) error {
 		// the holder has been told, so the loss stands.
 		return s.err
 	}
+	s.refreshErr = nil
 	s.armLocked(start.Add(s.atMost))
 	return nil
 }
@@ -158,6 +190,8 @@ func (s *lease) endedErr(op string) error {
 func (s *lease) explain(ctx context.Context, op string) error {
 	row, found, err := s.locker.inspectStored(ctx, s.stored)
 	switch {
+	case err != nil && op == "refresh":
+		return s.refreshFailed(dialects.Wrap(s.dialect(), op, fmt.Errorf("the %s changed no row, and reading the row failed: %w", op, err)))
 	case err != nil:
 		return dialects.Wrap(s.dialect(), op, fmt.Errorf("the %s changed no row, and reading the row failed: %w", op, err))
 	case !found:
@@ -207,8 +241,12 @@ func (s *lease) expire(gen uint64) {
 	if s.finished || gen != s.gen {
 		return
 	}
-	s.endLocked(dialects.Wrap(s.dialect(), "lease", fmt.Errorf("%w: lease of lock %q expired at %s without a refresh",
-		dialects.ErrLeaseLost, s.name, s.until.UTC().Format(time.RFC3339Nano))))
+	why := "without a refresh"
+	if s.refreshErr != nil {
+		why = fmt.Sprintf("without a refresh; the last refresh failed: %v", s.refreshErr)
+	}
+	s.endLocked(dialects.Wrap(s.dialect(), "lease", fmt.Errorf("%w: lease of lock %q expired at %s %s",
+		dialects.ErrLeaseLost, s.name, s.until.UTC().Format(time.RFC3339Nano), why)))
 }
 
 // endLocked finishes the lease with err (nil for a release). s.mu is held.

@@ -102,7 +102,7 @@ func (q *liquibase) Columns(ctx context.Context) ([]string, error) {
 
 func (q *liquibase) classify(err error) error {
 	if err != nil && q.b.IsMissingTable(err) {
-		return &dialects.MissingTableError{Table: q.table, CreateSQL: "(Liquibase creates it)"}
+		return &dialects.MissingTableError{Table: q.table, CreateSQL: "(Liquibase creates it)", Err: err}
 	}
 	return err
 }

@@ -180,7 +180,7 @@ func (l *Locker) query(ctx context.Context, o op, b binding) (*sql.Rows, error) 
 // connection becomes a *dialects.ConnLimitError).
 func (l *Locker) classify(err error) error {
 	if err != nil && l.b.IsMissingTable(err) {
-		return &dialects.MissingTableError{Table: l.schema.Table, CreateSQL: l.CreateSQL()}
+		return &dialects.MissingTableError{Table: l.schema.Table, CreateSQL: l.CreateSQL(), Err: err}
 	}
 	return dialects.Classify(l.b, err)
 }

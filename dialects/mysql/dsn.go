@@ -1,6 +1,7 @@
 package mysql
 
 import (
+	"net/url"
 	"strings"
 
 	"github.com/xo/dburl"
@@ -67,4 +68,56 @@ func ConnectHint(err error) string {
 		return "create the database or name another one"
 	}
 	return ""
+}
+
+// ProgramNameAttribute is the connection attribute that names the client
+// program in performance_schema.session_connect_attrs (MySQL's own clients
+// set it too).
+const ProgramNameAttribute = "program_name"
+
+// NameConnections adds the program_name connection attribute (go-sql-
+// driver's connectionAttributes parameter) to the go-sql-driver DSN conn,
+// unless conn sets program_name already. The server shows it in
+// performance_schema.session_connect_attrs; MariaDB keeps that schema off
+// by default, and then the name is sent but not shown. A comma, which
+// separates attributes, becomes a space.
+func NameConnections(conn, app string) string {
+	if app == "" {
+		return conn
+	}
+	slash := strings.LastIndexByte(conn, '/')
+	if slash < 0 {
+		return conn
+	}
+	head, query, _ := strings.Cut(conn[slash:], "?")
+	head = conn[:slash] + head
+	attr := ProgramNameAttribute + ":" + strings.ReplaceAll(app, ",", " ")
+	var parts []string
+	added := false
+	for _, part := range strings.Split(query, "&") {
+		if part == "" {
+			continue
+		}
+		key, value, _ := strings.Cut(part, "=")
+		if key == "connectionAttributes" && !added {
+			attrs, err := url.QueryUnescape(value)
+			if err != nil {
+				return conn // the driver reports the bad value
+			}
+			for _, a := range strings.Split(attrs, ",") {
+				if k, _, _ := strings.Cut(a, ":"); strings.TrimSpace(k) == ProgramNameAttribute {
+					return conn
+				}
+			}
+			if attrs != "" {
+				attr = attrs + "," + attr
+			}
+			part, added = "connectionAttributes="+url.QueryEscape(attr), true
+		}
+		parts = append(parts, part)
+	}
+	if !added {
+		parts = append(parts, "connectionAttributes="+url.QueryEscape(attr))
+	}
+	return head + "?" + strings.Join(parts, "&")
 }

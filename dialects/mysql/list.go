@@ -254,8 +254,23 @@ func (a *LockAdmin) SessionLock(ctx context.Context, name string) (dialects.Lock
 	return dialects.LockEntry{
 		Name: name, Key: LockName(databaseOf(a.Info), name), State: dialects.StateHeld, Strategy: dialects.StrategySession, Source: SourceIsUsedLock,
 		DBNow:  dialects.NullMillis(dbNow),
-		Holder: &dialects.Holder{SessionID: strconv.FormatInt(id.Int64, 10), User: user, Client: host},
+		Holder: &dialects.Holder{SessionID: strconv.FormatInt(id.Int64, 10), User: user, Client: host, Application: a.programName(ctx, id.Int64)},
 	}, true, nil
+}
+
+// programNameSQL reads the program_name connection attribute of one
+// connection; performance_schema off leaves the view empty.
+const programNameSQL = `SELECT ATTR_VALUE FROM performance_schema.session_connect_attrs
+WHERE PROCESSLIST_ID = ? AND ATTR_NAME = '` + ProgramNameAttribute + `' LIMIT 1`
+
+// programName is the program name connection id announced, or "" when
+// the server does not show it (performance_schema off, no privilege).
+func (a *LockAdmin) programName(ctx context.Context, id int64) string {
+	var app sql.NullString
+	if err := a.DB.QueryRowContext(ctx, programNameSQL, id).Scan(&app); err != nil {
+		return ""
+	}
+	return app.String
 }
 
 // Kill terminates the connection with KILL (see SessionOps.Kill).

@@ -50,6 +50,7 @@ func init() {
 		Products:         map[string]string{dialects.ProductMySQL: "MySQL", dialects.ProductMariaDB: "MariaDB", dialects.ProductTiDB: "TiDB"},
 		DriverQuery:      DriverParams,
 		ConnString:       ConnString,
+		NameConnections:  NameConnections,
 		ConnectHint:      ConnectHint,
 		ClassifyError:    ClassifyError,
 		Driver:           "mysql",

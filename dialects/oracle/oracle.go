@@ -59,6 +59,7 @@ func init() {
 		Schemes:          []dialects.Scheme{{Name: "oracle", DefaultPort: "1521"}},
 		Forms:            "oracle://",
 		Driver:           "oracle",
+		NameConnections:  NameConnections,
 		Detect:           Detect,
 		NewSessionLocker: NewSessionLocker,
 		NewTableLocker:   NewTableLocker,

@@ -2,6 +2,8 @@ package postgres
 
 import (
 	"errors"
+	"regexp"
+	"strings"
 
 	"github.com/xo/dburl"
 
@@ -72,4 +74,26 @@ func ConnectHint(err error) string {
 		return "create the database or name another one"
 	}
 	return ""
+}
+
+// applicationNameKV spots application_name in a key=value connection
+// string.
+var applicationNameKV = regexp.MustCompile(`(^|\s)application_name\s*=`)
+
+// NameConnections sets application_name, which pg_stat_activity and the
+// server log show, unless conn (a URL or libpq key=value string) sets it.
+// The server keeps its first 63 bytes; a PGAPPNAME in the environment is
+// overridden, an application_name in the DSN is not.
+func NameConnections(conn, app string) string {
+	if app == "" {
+		return conn
+	}
+	if strings.Contains(conn, "://") {
+		return dialects.WithURLParam(conn, "application_name", app, func(k string) bool { return k == "application_name" })
+	}
+	if applicationNameKV.MatchString(conn) {
+		return conn
+	}
+	quoted := strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(app)
+	return strings.TrimRight(conn, " \t") + " application_name='" + quoted + "'"
 }

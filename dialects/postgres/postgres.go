@@ -28,6 +28,7 @@ func init() {
 		Forms:            "postgres://, postgresql://, pgx://, kingbase://",
 		Products:         ProductTitles,
 		ConnString:       ConnString,
+		NameConnections:  NameConnections,
 		ConnectHint:      ConnectHint,
 		ClassifyError:    ClassifyError,
 		Driver:           DriverName,

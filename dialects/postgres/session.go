@@ -65,6 +65,7 @@ type SessionOps struct {
 var (
 	_ dialects.SessionOps    = SessionOps{}
 	_ dialects.SessionKiller = SessionOps{}
+	_ dialects.SessionPinger = SessionOps{}
 )
 
 // names is the catalog for statements on a connection.

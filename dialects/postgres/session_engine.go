@@ -106,6 +106,26 @@ func (o SessionOps) NetConn(driverConn any) (net.Conn, bool) {
 	return nc, nc != nil
 }
 
+// Ping proves the session answers with pgconn's own ping, which returns
+// the server's error (a FATAL "terminating connection due to administrator
+// command", an idle_session_timeout) where database/sql's Ping through
+// pgx's stdlib answers only driver.ErrBadConn.
+func (o SessionOps) Ping(ctx context.Context, conn *sql.Conn) error {
+	pgx := false
+	err := conn.Raw(func(driverConn any) error {
+		c, ok := driverConn.(*stdlib.Conn)
+		if !ok {
+			return nil
+		}
+		pgx = true
+		return c.Conn().PgConn().Ping(ctx)
+	})
+	if !pgx && err == nil {
+		return conn.PingContext(ctx)
+	}
+	return err
+}
+
 // Prepare prepares the three lock statements on conn.
 func (o SessionOps) Prepare(ctx context.Context, conn *sql.Conn) (dialects.SessionStatements, error) {
 	c := o.names()

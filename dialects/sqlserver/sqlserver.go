@@ -60,6 +60,7 @@ func init() {
 		Schemes:          []dialects.Scheme{{Name: "sqlserver", DefaultPort: "1433"}},
 		Forms:            "sqlserver://",
 		Driver:           "sqlserver",
+		NameConnections:  NameConnections,
 		Detect:           Detect,
 		NewSessionLocker: NewSessionLocker,
 		NewTableLocker:   NewTableLocker,

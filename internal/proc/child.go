@@ -48,10 +48,15 @@ type Child struct {
 	waitErr  error
 }
 
-// IO is where the child's standard streams go.
+// IO is where the child's standard streams go, and which variables of the
+// current environment it does not inherit.
 type IO struct {
 	In       io.Reader
 	Out, Err io.Writer
+	// Unset names variables of the current environment the child does not
+	// get (a DSN that holds a password); env passed to Start still sets
+	// them.
+	Unset []string
 }
 
 // Start runs argv[0] with argv[1:] in a new process group, with env appended
@@ -70,7 +75,7 @@ func Start(argv []string, env []string, streams IO) (*Child, error) {
 		return nil, &StartError{Command: argv[0], Code: code, Err: err}
 	}
 	cmd := exec.Command(path, argv[1:]...)
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = append(withoutVars(os.Environ(), streams.Unset), env...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = streams.In, streams.Out, streams.Err
 	// Streams that are not files are copied through pipes; a background job
 	// the child leaves behind keeps those pipes open. The child's exit must

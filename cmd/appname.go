@@ -1,0 +1,17 @@
+package cmd
+
+import (
+	"strings"
+
+	"github.com/schedlock/schedlock/internal/dsn"
+)
+
+// nameConnections names the connections of target after the command that
+// opens them, so that the server's session views and `locks ls` show which
+// job holds a session lock: "schedlock run nightly-report", "schedlock
+// selfcheck", "schedlock locks ls". command is the command path; detail
+// (the lock name of run) follows it. An application name written in the
+// DSN wins.
+func nameConnections(target *dsn.DSN, command string, detail ...string) {
+	target.NameConnections(strings.Join(append([]string{command}, detail...), " "))
+}

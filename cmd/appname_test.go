@@ -1,0 +1,163 @@
+//go:build unix
+
+package cmd
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	gomysql "github.com/go-sql-driver/mysql"
+)
+
+// Every command names its connections after itself; run adds the lock
+// name. The name rides in the connection string the driver gets.
+func TestCommandsNameTheirConnections(t *testing.T) {
+	const raw = "postgres://app@db1/jobs"
+	f := testFactory(nil, map[string]string{}, t.TempDir())
+	appName := func(conn string) string {
+		u, err := url.Parse(conn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := url.PathUnescape(u.RawQuery[strings.Index(u.RawQuery, "application_name=")+len("application_name="):])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	run := &RunOptions{Factory: f, Global: &GlobalOptions{DSN: raw}, Command: "schedlock run", Name: "nightly-report"}
+	d, err := run.target()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := appName(d.ConnString()); got != "schedlock run nightly-report" {
+		t.Errorf("run: application_name %q", got)
+	}
+	sc := &SelfcheckOptions{Factory: f, Global: &GlobalOptions{DSN: raw}, Command: "schedlock selfcheck"}
+	p, err := sc.plan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := appName(p.target.ConnString()); got != "schedlock selfcheck" {
+		t.Errorf("selfcheck: application_name %q", got)
+	}
+	d, err = resolveAdminDSN(f, &GlobalOptions{DSN: raw}, "schedlock locks ls")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := appName(d.ConnString()); got != "schedlock locks ls" {
+		t.Errorf("locks ls: application_name %q", got)
+	}
+	d, err = resolveAdminDSN(f, &GlobalOptions{DSN: raw + "?application_name=ops-cron"}, "schedlock locks ls")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := appName(d.ConnString()); got != "ops-cron" {
+		t.Errorf("an application_name in the DSN must win, got %q", got)
+	}
+}
+
+// startHolding starts `schedlock run` of a session lock called name whose
+// command waits; it returns once the command runs, and stops it at the
+// end of the test.
+func startHolding(t *testing.T, raw, name string) {
+	t.Helper()
+	dir := t.TempDir()
+	started, stop := filepath.Join(dir, "started"), filepath.Join(dir, "stop")
+	done := runInBackground(t, "run", "--dsn", raw, "--name", name, "--strategy", "session", "--",
+		"sh", "-c", "touch "+started+"; while [ ! -e "+stop+" ]; do sleep 0.05; done")
+	t.Cleanup(func() {
+		_ = os.WriteFile(stop, nil, 0o600)
+		if r := awaitRun(t, done); r.err != nil {
+			t.Errorf("run: %v", r.err)
+		}
+	})
+	waitForFile(t, started)
+}
+
+// pg_stat_activity and `locks ls` show which job holds a session lock; an
+// application_name in the DSN wins.
+func TestRunNamesItsConnectionPostgres(t *testing.T) {
+	raw := liveSessionDSN(t)
+	db := openPostgres(t, raw)
+	name := "appname-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	startHolding(t, raw, name)
+	var n int
+	if err := db.QueryRow("SELECT count(*) FROM pg_stat_activity WHERE application_name = $1", "schedlock run "+name).Scan(&n); err != nil || n == 0 {
+		t.Fatalf("sessions named %q: %d (%v)", "schedlock run "+name, n, err)
+	}
+	assertListedApplication(t, raw, name, "schedlock run "+name)
+
+	mine := "mine-" + name
+	sep := "?"
+	if strings.Contains(raw, "?") {
+		sep = "&"
+	}
+	startHolding(t, raw+sep+"application_name="+mine, mine)
+	if err := db.QueryRow("SELECT count(*) FROM pg_stat_activity WHERE application_name = $1", mine).Scan(&n); err != nil || n == 0 {
+		t.Errorf("sessions named %q from the DSN: %d (%v)", mine, n, err)
+	}
+}
+
+// MySQL and MariaDB show the program_name connection attribute in
+// performance_schema.session_connect_attrs, when the server keeps that
+// schema on (MariaDB's default is off).
+func TestRunNamesItsConnectionMySQL(t *testing.T) {
+	raw := os.Getenv("SCHEDLOCK_TEST_MYSQL_DSN")
+	if raw == "" {
+		t.Skip("SCHEDLOCK_TEST_MYSQL_DSN is not set")
+	}
+	if _, err := gomysql.ParseDSN(raw); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("mysql", raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	var on int
+	if err := db.QueryRow("SELECT @@performance_schema").Scan(&on); err != nil {
+		t.Fatal(err)
+	}
+	if on == 0 {
+		t.Skip("performance_schema is off on this server (MariaDB's default): connection attributes are sent but not shown; TestNameConnections in dialects/mysql checks what is sent")
+	}
+	name := "appname-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	startHolding(t, raw, name)
+	var n int
+	err = db.QueryRowContext(context.Background(), "SELECT count(*) FROM performance_schema.session_connect_attrs WHERE ATTR_NAME = 'program_name' AND ATTR_VALUE = ?", "schedlock run "+name).Scan(&n)
+	if err != nil || n == 0 {
+		t.Fatalf("connections with program_name %q: %d (%v)", "schedlock run "+name, n, err)
+	}
+	assertListedApplication(t, raw, name, "schedlock run "+name)
+}
+
+// assertListedApplication checks that `locks ls` lists the session lock
+// name held by application app.
+func assertListedApplication(t *testing.T, raw, name, app string) {
+	t.Helper()
+	r := runCmd(t, false, nil, "locks", "ls", "--dsn", raw, "--strategy", "session", "--name", name, "-o", "json")
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	var entries []struct {
+		Name   *string `json:"name"`
+		Holder struct {
+			Application *string `json:"application"`
+		} `json:"holder"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &entries); err != nil {
+		t.Fatalf("%v in %s", err, r.stdout)
+	}
+	if len(entries) != 1 || entries[0].Name == nil || *entries[0].Name != name || entries[0].Holder.Application == nil || *entries[0].Holder.Application != app {
+		t.Errorf("locks ls: %s, want %s held by application %q", r.stdout, name, app)
+	}
+}
