@@ -28,8 +28,8 @@ var commandFlags = map[string]sharedFlags{
 	"schedlock version":   {formats: output.Common},
 	"schedlock detect":    {connects: true, formats: output.Common},
 	"schedlock selfcheck": {connects: true, namespaced: true, formats: output.ReportFormats},
-	"schedlock locks ls":  {connects: true, formats: output.Common},
-	"schedlock unlock":    {connects: true, formats: output.Common},
+	"schedlock locks ls":  {connects: true, namespaced: true, formats: output.Common},
+	"schedlock unlock":    {connects: true, namespaced: true, formats: output.Common},
 	"schedlock bench":     {connects: true, formats: output.Common},
 	// run's stdout is the command's: there is nothing to format.
 	"schedlock run": {connects: true, namespaced: true},
