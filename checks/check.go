@@ -66,6 +66,10 @@ type Config struct {
 	// Prefix makes every lock and table name of this run unique; empty
 	// means a generated "schedlock_selfcheck_<random>".
 	Prefix string
+	// Namespace, when set, is the namespace of the run's lock names
+	// (dialects.NamespacedName): a check on a shared database then stays
+	// inside it, as the jobs of that environment do.
+	Namespace string
 	// Only, when non-empty, runs just the checks whose ID is listed; an ID
 	// the suite of this database does not have makes Run fail with an error
 	// matching dialects.ErrInvalid.

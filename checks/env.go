@@ -28,6 +28,8 @@ type Env struct {
 type runState struct {
 	backend dialects.Backend
 	prefix  string
+	// namespace is Config.Namespace.
+	namespace string
 	// oneRune is the name used by the one-character name check, drawn at
 	// random per run so concurrent runs on one server do not collide.
 	oneRune rune
@@ -50,16 +52,17 @@ type tableState struct {
 	created bool // this run created it, so this run drops it
 }
 
-func newRunState(b dialects.Backend, prefix string) *runState {
-	return &runState{backend: b, prefix: prefix, oneRune: randomRune(), tables: map[dialects.Table]*tableState{}}
+func newRunState(b dialects.Backend, prefix, namespace string) *runState {
+	return &runState{backend: b, prefix: prefix, namespace: namespace, oneRune: randomRune(), tables: map[dialects.Table]*tableState{}}
 }
 
 func (rs *runState) env() *Env { return &Env{Backend: rs.backend, Prefix: rs.prefix, run: rs} }
 
 // Name returns a lock name unique to this call within the run (and, through
-// the run's random prefix, across runs): "<prefix>-<n>-<suffix>".
+// the run's random prefix, across runs): "<prefix>-<n>-<suffix>", in the
+// run's namespace when it has one ("staging::<prefix>-<n>-<suffix>").
 func (e *Env) Name(suffix string) string {
-	return fmt.Sprintf("%s-%d-%s", e.Prefix, e.run.seq.Add(1), suffix)
+	return dialects.NamespacedName(e.run.namespace, fmt.Sprintf("%s-%d-%s", e.Prefix, e.run.seq.Add(1), suffix))
 }
 
 // Owner returns a holder identity for role (e.g. "A", "intruder"), unique

@@ -101,6 +101,9 @@ func NewRunner(cfg Config) (*Runner, error) {
 	if cfg.Backend == nil {
 		return nil, dialects.Invalidf("selfcheck needs an opened database")
 	}
+	if err := dialects.CheckNamespace(cfg.Namespace); err != nil {
+		return nil, err
+	}
 	cfg = withDefaults(cfg)
 	strategies, err := resolveStrategies(cfg)
 	if err != nil {
@@ -112,7 +115,7 @@ func NewRunner(cfg Config) (*Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Runner{cfg: cfg, checks: selected, state: newRunState(cfg.Backend, cfg.Prefix)}, nil
+	return &Runner{cfg: cfg, checks: selected, state: newRunState(cfg.Backend, cfg.Prefix, cfg.Namespace)}, nil
 }
 
 // Config is the configuration with its defaults filled in.

@@ -16,6 +16,8 @@ import (
 type sharedFlags struct {
 	// connects: --dsn and --timeout.
 	connects bool
+	// namespaced: --namespace.
+	namespaced bool
 	// formats of -o/--output; none: the command has no -o.
 	formats []output.Format
 }
@@ -25,12 +27,12 @@ type sharedFlags struct {
 var commandFlags = map[string]sharedFlags{
 	"schedlock version":   {formats: output.Common},
 	"schedlock detect":    {connects: true, formats: output.Common},
-	"schedlock selfcheck": {connects: true, formats: output.ReportFormats},
-	"schedlock locks ls":  {connects: true, formats: output.Common},
-	"schedlock unlock":    {connects: true, formats: output.Common},
+	"schedlock selfcheck": {connects: true, namespaced: true, formats: output.ReportFormats},
+	"schedlock locks ls":  {connects: true, namespaced: true, formats: output.Common},
+	"schedlock unlock":    {connects: true, namespaced: true, formats: output.Common},
 	"schedlock bench":     {connects: true, formats: output.Common},
 	// run's stdout is the command's: there is nothing to format.
-	"schedlock run": {connects: true},
+	"schedlock run": {connects: true, namespaced: true},
 }
 
 // addSharedFlags gives every command of the tree under root the shared
@@ -51,6 +53,10 @@ func addSharedFlagsTo(c *cobra.Command, g *GlobalOptions) {
 		fl.StringVar(&g.DSNFile, "dsn-file", "", "read the database URL from this file (one line; chmod 600), e.g. /etc/schedlock/jobs.dsn (default $SCHEDLOCK_DSN_FILE)")
 		_ = c.MarkFlagFilename("dsn-file")
 		fl.DurationVar(&g.Timeout, "timeout", 0, "give up after this long, e.g. 30s or 2m (0: no limit; run: bounds connecting and acquiring only, default 30s plus --wait)")
+	}
+	if sf.namespaced {
+		fl.StringVar(&g.Namespace, "namespace", "", namespaceUsage(c.Name()))
+		_ = c.RegisterFlagCompletionFunc("namespace", cobra.NoFileCompletions)
 	}
 	if len(sf.formats) > 0 {
 		fl.StringVarP(&g.Output, "output", "o", string(output.Table), fmt.Sprintf("output format: %s", output.List(sf.formats)))
@@ -81,11 +87,12 @@ func formatNames(formats []output.Format) []string {
 // sharedFlagSpellings are the ways a shared flag is written, as pflag names
 // them in "unknown flag" errors.
 var sharedFlagSpellings = map[string]string{
-	"'o' in -o":  "-o/--output",
-	"--output":   "-o/--output",
-	"--dsn":      "--dsn",
-	"--dsn-file": "--dsn-file",
-	"--timeout":  "--timeout",
+	"'o' in -o":   "-o/--output",
+	"--output":    "-o/--output",
+	"--dsn":       "--dsn",
+	"--dsn-file":  "--dsn-file",
+	"--timeout":   "--timeout",
+	"--namespace": "--namespace",
 }
 
 // withSharedFlagHint adds, to pflag's "unknown flag" error for a shared

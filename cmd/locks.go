@@ -137,6 +137,14 @@ func locksCompletion(values []string) cobra.CompletionFunc { return valuesComple
 type locksQuery struct {
 	target *dsn.DSN
 	list   dialects.ListOptions
+	// namespace keeps only that namespace's locks; "": every lock.
+	namespace string
+}
+
+// namespaced fills the entries' namespaces and keeps q's namespace only.
+func (q *locksQuery) namespaced(listing *dialects.Listing) *dialects.Listing {
+	listing.Locks = dialects.ApplyNamespace(listing.Locks, q.namespace)
+	return listing
 }
 
 // plan validates the flags and x- options; every error is a usage error.
@@ -156,7 +164,10 @@ func (o *LocksOptions) plan() (*locksQuery, error) {
 			return nil, usageErrorf(o.Command, "bad --name pattern %q: use a lock name or a glob such as 'report-*'", p)
 		}
 	}
-	q.list.Names = o.Names
+	if q.namespace, err = o.Global.namespace(o.Command, target); err != nil {
+		return nil, err
+	}
+	q.list.Names = dialects.NamespacePatterns(q.namespace, o.Names)
 	for _, s := range o.States {
 		st, err := dialects.ParseLockState(s)
 		if err != nil {
@@ -247,7 +258,7 @@ func locksRun(ctx context.Context, o *LocksOptions) error {
 		if err != nil {
 			return adminError(err, q.target, o.Command)
 		}
-		return o.render(listing, "")
+		return o.render(q.namespaced(listing), "")
 	}
 	return o.watch(ctx, lister, q)
 }
@@ -268,7 +279,7 @@ func (o *LocksOptions) watch(ctx context.Context, db dialects.LockLister, q *loc
 		if tty && o.Global.Format == output.Table {
 			header = fmt.Sprintf("\x1b[H\x1b[2JEvery %s: schedlock locks ls    %s\n\n", o.Watch, time.Now().UTC().Format(time.RFC3339))
 		}
-		if err := o.render(listing, header); err != nil {
+		if err := o.render(q.namespaced(listing), header); err != nil {
 			return err
 		}
 		select {
@@ -341,6 +352,7 @@ func writeLocks(w io.Writer, locks []dialects.LockEntry, f output.Format, tty, c
 // milliseconds (output.Time).
 type lockView struct {
 	Name       *string    `json:"name"`
+	Namespace  *string    `json:"namespace"`
 	Key        *string    `json:"key"`
 	State      string     `json:"state"`
 	Owner      *string    `json:"owner"`
@@ -374,7 +386,7 @@ func locksJSON(locks []dialects.LockEntry) []lockView {
 
 func lockJSON(e dialects.LockEntry) lockView {
 	j := lockView{
-		Name: optString(e.Name), Key: optString(e.Key), State: string(e.State), Owner: optString(e.Owner),
+		Name: optString(e.Name), Namespace: optString(e.Namespace), Key: optString(e.Key), State: string(e.State), Owner: optString(e.Owner),
 		LockedAt: optTime(e.LockedAt), LockUntil: optTime(e.Until),
 		Strategy: string(e.Strategy), Preset: optString(e.Preset), Source: e.Source,
 	}
@@ -410,9 +422,10 @@ func optTime(t time.Time) *string {
 	return &s
 }
 
-// locksTSV has one column per JSON field, holder fields flattened.
+// locksTSV has one column per JSON field, holder fields flattened;
+// namespace, the newest, is last.
 func locksTSV(locks []dialects.LockEntry) output.TableData {
-	t := output.TableData{Header: []string{"name", "key", "state", "owner", "token", "session_id", "user", "client", "application", "since", "locked_at", "lock_until", "age_seconds", "strategy", "preset", "source"}}
+	t := output.TableData{Header: []string{"name", "key", "state", "owner", "token", "session_id", "user", "client", "application", "since", "locked_at", "lock_until", "age_seconds", "strategy", "preset", "source", "namespace"}}
 	for _, e := range locks {
 		j := lockJSON(e)
 		age := ""
@@ -426,7 +439,7 @@ func locksTSV(locks []dialects.LockEntry) output.TableData {
 		t.Rows = append(t.Rows, []string{
 			str(j.Name), str(j.Key), j.State, str(j.Owner), token,
 			str(j.Holder.SessionID), str(j.Holder.User), str(j.Holder.Client), str(j.Holder.Application), str(j.Holder.Since),
-			str(j.LockedAt), str(j.LockUntil), age, j.Strategy, str(j.Preset), j.Source,
+			str(j.LockedAt), str(j.LockUntil), age, j.Strategy, str(j.Preset), j.Source, str(j.Namespace),
 		})
 	}
 	return t
@@ -445,17 +458,24 @@ func str(p *string) string {
 // the age goes first, then the lock time, the key and the source; the
 // owner wraps.
 func locksTTY(locks []dialects.LockEntry, color bool) output.TableData {
-	withKey := false
+	withKey, withNamespace := false, false
 	for _, e := range locks {
 		withKey = withKey || e.Key != ""
+		withNamespace = withNamespace || e.Namespace != ""
 	}
 	t := output.TableData{Header: []string{"NAME"}, Drop: []string{"AGE", "LOCKED AT (UTC)", "KEY", "SOURCE"}}
+	if withNamespace {
+		t.Header = append(t.Header, "NAMESPACE")
+	}
 	if withKey {
 		t.Header = append(t.Header, "KEY")
 	}
 	t.Header = append(t.Header, "STATE", "OWNER / HOLDER", "LOCKED AT (UTC)", "UNTIL (UTC)", "AGE", "SOURCE")
 	for _, e := range locks {
 		row := []string{dash(e.Name)}
+		if withNamespace {
+			row = append(row, dash(e.Namespace))
+		}
 		if withKey {
 			row = append(row, dash(e.Key))
 		}

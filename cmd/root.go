@@ -46,9 +46,11 @@ type GlobalOptions struct {
 	DSNFile string
 	Output  string
 	Timeout time.Duration
-	Quiet   bool
-	Verbose bool
-	NoColor bool
+	// Namespace is --namespace ("" when not given; x-namespace applies).
+	Namespace string
+	Quiet     bool
+	Verbose   bool
+	NoColor   bool
 
 	// Format is Output, validated for the running command.
 	Format output.Format

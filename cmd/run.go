@@ -186,6 +186,10 @@ func runRun(ctx context.Context, o *RunOptions) error {
 	if err != nil {
 		return err
 	}
+	ns, err := o.Global.namespace(o.Command, target)
+	if err != nil {
+		return err
+	}
 	if err := o.existingFile(target); err != nil {
 		return err
 	}
@@ -200,7 +204,10 @@ func runRun(ctx context.Context, o *RunOptions) error {
 	if err != nil {
 		return err
 	}
-	return o.runLocked(ctx, locker)
+	if ns != "" {
+		o.note(o.Global.Verbose, "namespace %q: the lock is stored as %q", ns, dialects.NamespacedName(ns, o.Name))
+	}
+	return o.runLocked(ctx, dialects.WithNamespace(locker, ns))
 }
 
 // validate checks the flags that need no database; every error is a usage

@@ -84,6 +84,7 @@ type selfcheckPlan struct {
 	source     string // where the DSN came from
 	strategies []dialects.Strategy
 	tables     []dialects.Table
+	namespace  string
 }
 
 // plan resolves the DSN and the options; every error is a usage error.
@@ -107,6 +108,9 @@ func (o *SelfcheckOptions) plan() (*selfcheckPlan, error) {
 	f.Scrubber.Merge(d.Scrubber())
 	nameConnections(d, o.Command)
 	p := &selfcheckPlan{target: d, source: source}
+	if p.namespace, err = o.Global.namespace(o.Command, d); err != nil {
+		return nil, err
+	}
 
 	strategy := firstNonEmpty(o.Strategy, d.Options[dsn.OptStrategy])
 	if strategy != "" {
@@ -149,7 +153,7 @@ func selfcheckRun(ctx context.Context, o *SelfcheckOptions) error {
 		fmt.Fprintf(io.ErrOut, "schedlock: connected to %s\n", f.Scrubber.String(output.DescribeDatabase(db.Detected())))
 	}
 
-	cfg := checks.Config{Backend: db, Strategies: p.strategies, Tables: p.tables, Only: o.Checks}
+	cfg := checks.Config{Backend: db, Strategies: p.strategies, Tables: p.tables, Namespace: p.namespace, Only: o.Checks}
 	var progress *progressLine
 	if io.IsStderrTTY() && !g.Quiet {
 		progress = &progressLine{w: io.ErrOut, width: io.TerminalWidth}

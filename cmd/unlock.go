@@ -170,6 +170,12 @@ func unlockRun(ctx context.Context, o *UnlockOptions) error {
 	if err != nil {
 		return err
 	}
+	ns, err := o.Global.namespace(o.Command, target)
+	if err != nil {
+		return err
+	}
+	// From here on the lock is known by its stored name ("staging::nightly").
+	o.Name = dialects.NamespacedName(ns, o.Name)
 	tables, err := adminTables(o.Table, o.Preset, target, o.Command)
 	if err != nil {
 		return err
@@ -591,9 +597,9 @@ func (o *UnlockOptions) report(p *unlockPlan, after []dialects.LockEntry, change
 	var buf bytes.Buffer
 	switch o.Global.Format {
 	case output.JSON, output.YAML:
-		v := unlockView{Action: string(p.action), DryRun: o.DryRun, Changed: changed, Before: lockJSON(p.lock)}
+		v := unlockView{Action: string(p.action), DryRun: o.DryRun, Changed: changed, Before: lockJSON(dialects.ApplyNamespace([]dialects.LockEntry{p.lock}, "")[0])}
 		if len(after) > 0 {
-			a := lockJSON(after[0])
+			a := lockJSON(dialects.ApplyNamespace(after[:1], "")[0])
 			v.After = &a
 		}
 		write := output.WriteJSON

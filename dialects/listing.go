@@ -180,8 +180,12 @@ type Holder struct {
 // LockEntry is one listed lock.
 type LockEntry struct {
 	// Name is the lock name; empty when only a key is known (a PostgreSQL
-	// advisory lock whose name was not among the names to label).
+	// advisory lock whose name was not among the names to label). After
+	// ApplyNamespace it is the name within Namespace.
 	Name string
+	// Namespace is the namespace of the lock (see NamespacedName), filled
+	// by ApplyNamespace; empty for a lock taken without one.
+	Namespace string
 	// Key is the raw key where the backend does not lock the name itself: a
 	// PostgreSQL bigint advisory key in decimal, "k1,k2" for a two-int4
 	// key, or the GET_LOCK name a MySQL lock is taken under ("jobs/nightly",

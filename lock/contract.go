@@ -71,3 +71,12 @@ func NewOwner() string { return dialects.NewOwner() }
 func WithLock(ctx context.Context, locker Locker, name string, opts Options, fn func(ctx context.Context, lease Lease) error) error {
 	return dialects.WithLock(ctx, locker, name, opts, fn)
 }
+
+// WithNamespace returns a Locker that takes the lock called name in
+// namespace ns (stored as ns + "::" + name on every backend), so that
+// environments sharing a database keep their locks apart; leases report the
+// name the caller gave. An empty ns returns locker. A DSN's x-namespace
+// option does the same for Open. A namespace follows the rules of lock
+// names, holds no ':' and has at most 32 characters; a bad one makes every
+// Acquire fail with ErrInvalid.
+func WithNamespace(locker Locker, ns string) Locker { return dialects.WithNamespace(locker, ns) }

@@ -54,7 +54,9 @@ var _ Locker = (*DB)(nil)
 
 // Open parses dsn (every form the schedlock command takes, with its x-
 // options), connects, detects the database and prepares the locker of the
-// DSN's strategy: x-strategy, else the backend's recommendation. A DSN no
+// DSN's strategy: x-strategy, else the backend's recommendation. With
+// x-namespace=NS every lock is taken in namespace NS (see WithNamespace).
+// A DSN no
 // backend can open, a server that cannot be reached or a strategy the
 // database cannot do fails here, in one line naming the backend and what
 // to do. The password never appears in an error. Its connections name
@@ -79,6 +81,7 @@ func Open(ctx context.Context, dsnText string) (*DB, error) {
 		return nil, target.Scrub(fmt.Errorf("%s %s strategy: %w", backend.Detected().Dialect, strategy, err))
 	}
 	dialects.ApplyPartitionBound(locker, target.Options.PartitionBound())
+	locker = dialects.WithNamespace(locker, target.Options.Namespace())
 	return &DB{backend: backend, locker: locker, strategy: strategy, held: map[*trackedLease]struct{}{}, pruneAt: minPruneAt, done: make(chan struct{})}, nil
 }
 

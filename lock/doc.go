@@ -18,7 +18,9 @@
 //
 // Open takes every DSN the schedlock command takes, with the same x-
 // options: x-strategy=session|table (default: the backend's
-// recommendation), x-table and x-preset for the lease table. The handle
+// recommendation), x-table and x-preset for the lease table,
+// x-namespace=staging to keep one environment's locks apart from another's
+// on a shared database (WithNamespace does it for any Locker). The handle
 // it returns owns the connection pool, what detection learned, the lease
 // table's prepared statements and the connections that hold session locks;
 // Close releases the leases still held and then all of those.

@@ -27,6 +27,9 @@ const (
 	// locks of a client cut off by a silent network partition
 	// (x-partition-bound=20s; default dialects.DefaultPartitionBound).
 	OptPartitionBound = "partition-bound"
+	// OptNamespace separates environments that share the database
+	// (x-namespace=staging): see dialects.NamespacedName.
+	OptNamespace = "namespace"
 )
 
 // Bounds of x-partition-bound.
@@ -35,7 +38,7 @@ const (
 	MaxPartitionBound = time.Hour
 )
 
-var knownOptions = []string{OptPartitionBound, OptPreset, OptStrategy, OptTable}
+var knownOptions = []string{OptNamespace, OptPartitionBound, OptPreset, OptStrategy, OptTable}
 
 // Options are the schedlock-only settings a DSN carried as x- query
 // parameters, keyed by name without the prefix ("table", not "x-table").
@@ -48,6 +51,10 @@ func (o Options) Table() dialects.Table {
 
 // Strategy returns the strategy the options select, or "" when none.
 func (o Options) Strategy() dialects.Strategy { return dialects.Strategy(o[OptStrategy]) }
+
+// Namespace returns x-namespace, "" when the DSN has none (the value was
+// validated by Parse).
+func (o Options) Namespace() string { return o[OptNamespace] }
 
 // PartitionBound returns x-partition-bound, 0 when the DSN has none (the
 // value was validated by Parse).
@@ -155,6 +162,14 @@ func (o Options) validate() error {
 	if s, ok := o[OptStrategy]; ok {
 		if _, err := dialects.ParseStrategy(s); err != nil {
 			return fmt.Errorf("option x-strategy: %w", err)
+		}
+	}
+	if v, ok := o[OptNamespace]; ok {
+		if v == "" {
+			return fmt.Errorf("option x-namespace is empty: give a namespace such as staging, or leave the option out")
+		}
+		if err := dialects.CheckNamespace(v); err != nil {
+			return fmt.Errorf("option x-namespace: %w", err)
 		}
 	}
 	if _, err := ParsePartitionBound(o[OptPartitionBound]); err != nil {

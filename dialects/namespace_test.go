@@ -1,0 +1,64 @@
+package dialects
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestCheckNamespace(t *testing.T) {
+	for _, ok := range []string{"", "prod", "eu-prod", "staging/2", "Ünïcode", strings.Repeat("n", MaxNamespaceRunes)} {
+		if err := CheckNamespace(ok); err != nil {
+			t.Errorf("CheckNamespace(%q): %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"a:b", ":", " ", "\t", "x\x00y", "\xff", "job*", "a?", "[x]", `a\b`, strings.Repeat("n", MaxNamespaceRunes+1)} {
+		if err := CheckNamespace(bad); !errors.Is(err, ErrInvalid) {
+			t.Errorf("CheckNamespace(%q): %v; want ErrInvalid", bad, err)
+		}
+	}
+}
+
+// TestNamespacedNameRoundTrip: SplitNamespace reverses NamespacedName for
+// every valid namespace, whatever the name holds, and a name without a
+// namespace that holds no "::" stays a bare name.
+func TestNamespacedNameRoundTrip(t *testing.T) {
+	for _, ns := range []string{"", "prod", "eu/prod"} {
+		for _, name := range []string{"nightly", "a::b", "::", "x:", "jobs/nightly", " n "} {
+			stored := NamespacedName(ns, name)
+			gotNS, gotName := SplitNamespace(stored)
+			if ns != "" && (gotNS != ns || gotName != name) {
+				t.Errorf("SplitNamespace(%q) = %q, %q; want %q, %q", stored, gotNS, gotName, ns, name)
+			}
+		}
+	}
+	if got := NamespacedName("prod", "nightly"); got != "prod::nightly" {
+		t.Errorf("NamespacedName = %q", got)
+	}
+	for _, bare := range []string{"nightly", "::x", "x::", "a:b", "a*::b"} {
+		if ns, name := SplitNamespace(bare); ns != "" || name != bare {
+			t.Errorf("SplitNamespace(%q) = %q, %q; want no namespace", bare, ns, name)
+		}
+	}
+}
+
+func TestApplyNamespace(t *testing.T) {
+	entries := []LockEntry{{Name: "prod::a"}, {Name: "staging::a"}, {Name: "a"}, {Key: "42"}}
+	all := ApplyNamespace(entries, "")
+	if len(all) != 4 || all[0].Namespace != "prod" || all[0].Name != "a" || all[2].Namespace != "" || all[3].Key != "42" {
+		t.Errorf("ApplyNamespace(all) = %+v", all)
+	}
+	if entries[0].Name != "prod::a" {
+		t.Error("ApplyNamespace changed its input")
+	}
+	prod := ApplyNamespace(entries, "prod")
+	if len(prod) != 1 || prod[0].Name != "a" || prod[0].Namespace != "prod" {
+		t.Errorf("ApplyNamespace(prod) = %+v", prod)
+	}
+	if got := NamespacePatterns("prod", nil); len(got) != 1 || got[0] != "prod::*" {
+		t.Errorf("NamespacePatterns(prod, nil) = %q", got)
+	}
+	if got := NamespacePatterns("prod", []string{"a*"}); got[0] != "prod::a*" {
+		t.Errorf("NamespacePatterns(prod, a*) = %q", got)
+	}
+}
