@@ -186,7 +186,11 @@ type LockEntry struct {
 	// PostgreSQL bigint advisory key in decimal, "k1,k2" for a two-int4
 	// key, or the GET_LOCK name a MySQL lock is taken under ("jobs/nightly",
 	// or another tool's name, listed with no Name).
-	Key      string
+	Key string
+	// Tool is the migration tool whose session lock this is, derived for
+	// the current database (ToolGolangMigrate, ToolGoose, ToolFlyway,
+	// ToolAtlas); empty for every other lock.
+	Tool     string
 	State    LockState
 	Owner    string // lease-table owner, Liquibase's LOCKEDBY
 	Token    int64  // fencing token when HasToken
