@@ -743,6 +743,11 @@ func (db *DB) listSessions(ctx context.Context, labels, lookup []string) ([]Lock
 				found = append(found, e)
 			}
 		}
+		known, err := knownSessionLocks(ctx, admin)
+		if err != nil {
+			return nil, "", Wrap(db.Dialect.Name, "find session lock", err)
+		}
+		found = append(found, known...)
 		note := unavailable.Error()
 		if len(lookup) == 0 {
 			note += "; " + string(TermFindLock) + " still finds its holder"

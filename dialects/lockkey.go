@@ -13,3 +13,21 @@ type SessionKeyFinder interface {
 	// form gives ErrInvalid.
 	SessionLockByKey(ctx context.Context, key string) (entry LockEntry, found bool, err error)
 }
+
+// KnownLockFinder is implemented by LockAdmins that, where the server
+// cannot list its session locks, can still look up the locks of known
+// names one by one: migration tools' GET_LOCK names on MySQL.
+type KnownLockFinder interface {
+	// KnownSessionLocks returns the held locks among the known names.
+	KnownSessionLocks(ctx context.Context) ([]LockEntry, error)
+}
+
+// knownSessionLocks is admin's KnownSessionLocks, or none when it has no
+// known names.
+func knownSessionLocks(ctx context.Context, admin LockAdmin) ([]LockEntry, error) {
+	finder, ok := admin.(KnownLockFinder)
+	if !ok {
+		return nil, nil
+	}
+	return finder.KnownSessionLocks(ctx)
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -69,4 +70,28 @@ func (a *LockAdmin) SessionLockByKey(ctx context.Context, key string) (dialects.
 		DBNow:  dialects.NullMillis(dbNow),
 		Holder: &dialects.Holder{SessionID: strconv.FormatInt(id.Int64, 10), User: user, Client: host, Application: a.programName(ctx, id.Int64)},
 	}, true, nil
+}
+
+var _ dialects.KnownLockFinder = (*LockAdmin)(nil)
+
+// KnownSessionLocks returns the held locks among the migration tools'
+// names for this database (ToolNames), one IS_USED_LOCK each, in name
+// order; locks ls shows them where the server cannot list its locks.
+func (a *LockAdmin) KnownSessionLocks(ctx context.Context) ([]dialects.LockEntry, error) {
+	names := make([]string, 0, 4)
+	for n := range ToolNames(databaseOf(a.Info)) {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var out []dialects.LockEntry
+	for _, n := range names {
+		e, held, err := a.SessionLockByKey(ctx, n)
+		if err != nil {
+			return nil, err
+		}
+		if held {
+			out = append(out, e)
+		}
+	}
+	return out, nil
 }
