@@ -543,6 +543,9 @@ func (db *DB) ListLocks(ctx context.Context, opts ListOptions) (*Listing, error)
 	}
 	out.Locks = filterLocks(out.Locks, opts)
 	sortLocks(out.Locks)
+	if note := futureLockNote(out.Locks); note != "" {
+		out.Notes = append(out.Notes, note)
+	}
 	for _, e := range out.Locks {
 		if e.State == StateExpired {
 			out.Notes = append(out.Notes, "lock tables keep the owner when a lock is released, so released and expired rows both show as expired")
