@@ -354,6 +354,7 @@ type lockView struct {
 	Name       *string    `json:"name"`
 	Namespace  *string    `json:"namespace"`
 	Key        *string    `json:"key"`
+	Tool       *string    `json:"tool"`
 	State      string     `json:"state"`
 	Owner      *string    `json:"owner"`
 	Token      *int64     `json:"token"`
@@ -386,7 +387,7 @@ func locksJSON(locks []dialects.LockEntry) []lockView {
 
 func lockJSON(e dialects.LockEntry) lockView {
 	j := lockView{
-		Name: optString(e.Name), Namespace: optString(e.Namespace), Key: optString(e.Key), State: string(e.State), Owner: optString(e.Owner),
+		Name: optString(e.Name), Namespace: optString(e.Namespace), Key: optString(e.Key), Tool: optString(e.Tool), State: string(e.State), Owner: optString(e.Owner),
 		LockedAt: optTime(e.LockedAt), LockUntil: optTime(e.Until),
 		Strategy: string(e.Strategy), Preset: optString(e.Preset), Source: e.Source,
 	}
@@ -423,9 +424,10 @@ func optTime(t time.Time) *string {
 }
 
 // locksTSV has one column per JSON field, holder fields flattened;
-// namespace, the newest, is last.
+// namespace and tool, the newest, are last so that the earlier ones keep
+// their places.
 func locksTSV(locks []dialects.LockEntry) output.TableData {
-	t := output.TableData{Header: []string{"name", "key", "state", "owner", "token", "session_id", "user", "client", "application", "since", "locked_at", "lock_until", "age_seconds", "strategy", "preset", "source", "namespace"}}
+	t := output.TableData{Header: []string{"name", "key", "state", "owner", "token", "session_id", "user", "client", "application", "since", "locked_at", "lock_until", "age_seconds", "strategy", "preset", "source", "namespace", "tool"}}
 	for _, e := range locks {
 		j := lockJSON(e)
 		age := ""
@@ -439,7 +441,7 @@ func locksTSV(locks []dialects.LockEntry) output.TableData {
 		t.Rows = append(t.Rows, []string{
 			str(j.Name), str(j.Key), j.State, str(j.Owner), token,
 			str(j.Holder.SessionID), str(j.Holder.User), str(j.Holder.Client), str(j.Holder.Application), str(j.Holder.Since),
-			str(j.LockedAt), str(j.LockUntil), age, j.Strategy, str(j.Preset), j.Source, str(j.Namespace),
+			str(j.LockedAt), str(j.LockUntil), age, j.Strategy, str(j.Preset), j.Source, str(j.Namespace), str(j.Tool),
 		})
 	}
 	return t
@@ -453,15 +455,16 @@ func str(p *string) string {
 }
 
 // locksTTY is the table for people: the key column only when some lock
-// has a key, owner and holder in one column, times of today as clock times
+// has a key, the tool column only when some lock is a migration tool's, owner and holder in one column, times of today as clock times
 // (UTC), lease ends relative to the database's now. On a narrow terminal
 // the age goes first, then the lock time, the key and the source; the
 // owner wraps.
 func locksTTY(locks []dialects.LockEntry, color bool) output.TableData {
-	withKey, withNamespace := false, false
+	withKey, withNamespace, withTool := false, false, false
 	for _, e := range locks {
 		withKey = withKey || e.Key != ""
 		withNamespace = withNamespace || e.Namespace != ""
+		withTool = withTool || e.Tool != ""
 	}
 	t := output.TableData{Header: []string{"NAME"}, Drop: []string{"AGE", "LOCKED AT (UTC)", "KEY", "SOURCE"}}
 	if withNamespace {
@@ -469,6 +472,9 @@ func locksTTY(locks []dialects.LockEntry, color bool) output.TableData {
 	}
 	if withKey {
 		t.Header = append(t.Header, "KEY")
+	}
+	if withTool {
+		t.Header = append(t.Header, "TOOL")
 	}
 	t.Header = append(t.Header, "STATE", "OWNER / HOLDER", "LOCKED AT (UTC)", "UNTIL (UTC)", "AGE", "SOURCE")
 	for _, e := range locks {
@@ -478,6 +484,9 @@ func locksTTY(locks []dialects.LockEntry, color bool) output.TableData {
 		}
 		if withKey {
 			row = append(row, dash(e.Key))
+		}
+		if withTool {
+			row = append(row, dash(e.Tool))
 		}
 		row = append(row, stateCell(e.State, color), ownerCell(e), dash(clockTime(e.LockedAt, e.DBNow)), untilCell(e, true), dash(humanDuration(e.Age())), e.Source)
 		t.Rows = append(t.Rows, row)

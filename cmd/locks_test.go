@@ -49,7 +49,7 @@ func sampleLocks() []dialects.LockEntry {
 	now := time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC)
 	return []dialects.LockEntry{
 		{
-			Key: "4097083626", State: dialects.StateHeld, Strategy: dialects.StrategySession, Source: "pg_locks", DBNow: now,
+			Key: "4097083626", Tool: dialects.ToolGoose, State: dialects.StateHeld, Strategy: dialects.StrategySession, Source: "pg_locks", DBNow: now,
 			Holder: &dialects.Holder{SessionID: "31337", User: "migrator", Client: "10.0.0.9", Application: "goose", Since: now.Add(-3 * time.Minute)},
 		},
 		{
@@ -116,7 +116,7 @@ func TestWriteLocksEmpty(t *testing.T) {
 	}{
 		{output.JSON, false, "[]\n"},
 		{output.YAML, false, "[]\n"},
-		{output.Table, false, "name\tkey\tstate\towner\ttoken\tsession_id\tuser\tclient\tapplication\tsince\tlocked_at\tlock_until\tage_seconds\tstrategy\tpreset\tsource\tnamespace\n"},
+		{output.Table, false, "name\tkey\tstate\towner\ttoken\tsession_id\tuser\tclient\tapplication\tsince\tlocked_at\tlock_until\tage_seconds\tstrategy\tpreset\tsource\tnamespace\ttool\n"},
 		{output.Table, true, "No locks found (free locks are shown with --all).\n"},
 	}
 	for _, tc := range cases {
@@ -189,7 +189,7 @@ func TestLocksLsPiped(t *testing.T) {
 	want := map[string]string{"dead-job": "expired\thost-b", "held-job": "held\thost-a", "liquibase": "held\tbuild-7 (10.0.0.5)"}
 	for _, l := range lines[1:] {
 		f := strings.Split(l, "\t")
-		if len(f) != 17 {
+		if len(f) != 18 {
 			t.Fatalf("row has %d fields: %q", len(f), l)
 		}
 		if got := f[2] + "\t" + f[3]; got != want[f[0]] {

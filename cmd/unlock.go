@@ -26,6 +26,7 @@ type UnlockOptions struct {
 	Command string // command path, for usage errors
 
 	Name        string
+	Key         string // a session lock's raw key (--key), instead of Name
 	Table       string
 	Preset      string
 	Owner       string
@@ -48,7 +49,7 @@ const killWaitFor = 5 * time.Second
 func NewCmdUnlock(f *Factory, g *GlobalOptions, runF func(context.Context, *UnlockOptions) error) *cobra.Command {
 	opts := &UnlockOptions{IO: f.IO, Factory: f, Global: g}
 	c := &cobra.Command{
-		Use:   "unlock NAME",
+		Use:   "unlock NAME | unlock --key KEY --kill-session",
 		Short: "Free a stuck lock, safely",
 		Long: `unlock frees the lock called NAME.
 
@@ -73,7 +74,10 @@ LOCKEDBY is the owner of --owner (any owner with --force).
 A session lock (PostgreSQL advisory lock, MySQL GET_LOCK) can only be freed
 by terminating the session that holds it: --kill-session shows that session
 first, and terminates it only if it still holds the lock; its open
-transaction is rolled back and every lock it holds is freed.
+transaction is rolled back and every lock it holds is freed. A session lock
+known only by the key locks ls shows (another tool's lock, such as
+golang-migrate's or Flyway's) is named with --key instead of NAME: a
+PostgreSQL advisory key (a bigint, or k1,k2) or a MySQL GET_LOCK name.
 
 Every change is confirmed: a y/N prompt on a terminal, or --yes. Without a
 terminal and without --yes, unlock refuses (exit 2). --dry-run shows the lock
@@ -98,8 +102,14 @@ neither --owner nor --force was given, is held by another owner than
   schedlock unlock liquibase --owner 'build-7 (10.0.0.5)'
 
   # A PostgreSQL advisory lock: terminate the backend that holds it
-  schedlock unlock nightly-report --dsn 'postgres://ops@db1/jobs' --kill-session`,
+  schedlock unlock nightly-report --dsn 'postgres://ops@db1/jobs' --kill-session
+
+  # A migration tool's advisory lock, known only by its key (see locks ls)
+  schedlock unlock --key 3888200822 --dsn 'postgres://ops@db1/jobs' --kill-session`,
 		Args: func(c *cobra.Command, args []string) error {
+			if opts.Key != "" {
+				return keyArgs(c, args)
+			}
 			if len(args) != 1 {
 				return &UsageError{Err: fmt.Errorf("unlock takes one lock name, got %d arguments", len(args)), Command: c.CommandPath()}
 			}
@@ -107,9 +117,14 @@ neither --owner nor --force was given, is held by another owner than
 		},
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Command = c.CommandPath()
-			opts.Name = args[0]
+			if len(args) > 0 {
+				opts.Name = args[0]
+			}
 			if runF != nil {
 				return runF(c.Context(), opts)
+			}
+			if opts.Key != "" {
+				return unlockKeyRun(c.Context(), opts)
 			}
 			return unlockRun(c.Context(), opts)
 		},
@@ -120,6 +135,7 @@ neither --owner nor --force was given, is held by another owner than
 	fl.StringVar(&opts.Owner, "owner", "", "release a live lock only while this owner holds it")
 	fl.BoolVar(&opts.Force, "force", false, "release a table lock whoever holds it, even a live one (still asks)")
 	fl.BoolVar(&opts.KillSession, "kill-session", false, "free a session lock by terminating the session that holds it")
+	fl.StringVar(&opts.Key, "key", "", "the session lock's key as locks ls shows it, instead of NAME (with --kill-session)")
 	fl.BoolVarP(&opts.Yes, "yes", "y", false, "do not ask for confirmation")
 	fl.BoolVar(&opts.DryRun, "dry-run", false, "show what would change and change nothing")
 	_ = c.RegisterFlagCompletionFunc("preset", locksCompletion(dialects.AdminPresets()))
@@ -141,6 +157,7 @@ type unlockPlan struct {
 	lock   dialects.LockEntry
 	table  dialects.Table // table locks
 	owner  string         // the guard of a release
+	byKey  bool           // a session lock named by its key (--key)
 }
 
 // validate checks the flags before anything is read.
@@ -234,7 +251,7 @@ func (o *UnlockOptions) plan(found *dialects.Listing) (*unlockPlan, error) {
 	}
 	if o.KillSession {
 		if len(sessionHeld) == 0 {
-			msg := shortf("lock %q is not held as a session lock", o.Name)
+			msg := shortf("lock %q is not held as a session lock", o.Name) + keyHint(o.Name)
 			if len(tableHeld) > 0 {
 				msg += shortf("; it is held in table %s: unlock it without --kill-session", tableHeld[0].Source)
 			}
@@ -400,6 +417,8 @@ func lockLabel(e dialects.LockEntry) string {
 		return fmt.Sprintf("%q (key %s)", e.Name, e.Key)
 	case e.Name != "":
 		return fmt.Sprintf("%q", e.Name)
+	case e.Tool != "":
+		return "key " + e.Key + " (" + e.Tool + ")"
 	}
 	return "key " + e.Key
 }
@@ -528,21 +547,21 @@ func holderID(h *dialects.Holder) string {
 func (o *UnlockOptions) killHolder(ctx context.Context, db dialects.LockBreaker, p *unlockPlan) error {
 	admin := db.LockAdmin()
 	id := p.lock.Holder.SessionID
-	current, held, err := admin.SessionLock(ctx, o.Name)
+	current, held, err := lookupSession(ctx, admin, p)
 	switch {
 	case err != nil:
 		return err
 	case !held:
-		return negativef("lock %q is not held any more; no session was terminated", o.Name)
+		return negativef("lock %s is not held any more; no session was terminated", lockRef(p))
 	case holderID(current.Holder) != id:
-		return negativef("refused: lock %q is now held by %s, not session %s; no session was terminated", o.Name, describeSession(current.Holder), id)
+		return negativef("refused: lock %s is now held by %s, not session %s; no session was terminated", lockRef(p), describeSession(current.Holder), id)
 	}
 	if err := admin.Kill(ctx, id); err != nil {
 		return err
 	}
 	deadline := time.Now().Add(killWaitFor)
 	for {
-		current, held, err := admin.SessionLock(ctx, o.Name)
+		current, held, err := lookupSession(ctx, admin, p)
 		if err != nil {
 			return err
 		}
@@ -550,7 +569,7 @@ func (o *UnlockOptions) killHolder(ctx context.Context, db dialects.LockBreaker,
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("session %s was terminated but still held lock %q after %s", id, o.Name, killWaitFor)
+			return fmt.Errorf("session %s was terminated but still held lock %s after %s", id, lockRef(p), killWaitFor)
 		}
 		select {
 		case <-ctx.Done():
@@ -564,7 +583,7 @@ func (o *UnlockOptions) killHolder(ctx context.Context, db dialects.LockBreaker,
 // session holding it now (none when free).
 func readAfter(ctx context.Context, db dialects.LockBreaker, p *unlockPlan) ([]dialects.LockEntry, error) {
 	if p.action == actionKillSession {
-		e, held, err := db.LockAdmin().SessionLock(ctx, p.lock.Name)
+		e, held, err := lookupSession(ctx, db.LockAdmin(), p)
 		if err != nil || !held {
 			return nil, err
 		}

@@ -190,7 +190,11 @@ type LockEntry struct {
 	// PostgreSQL bigint advisory key in decimal, "k1,k2" for a two-int4
 	// key, or the GET_LOCK name a MySQL lock is taken under ("jobs/nightly",
 	// or another tool's name, listed with no Name).
-	Key      string
+	Key string
+	// Tool is the migration tool whose session lock this is, derived for
+	// the current database (ToolGolangMigrate, ToolGoose, ToolFlyway,
+	// ToolAtlas); empty for every other lock.
+	Tool     string
 	State    LockState
 	Owner    string // lease-table owner, Liquibase's LOCKEDBY
 	Token    int64  // fencing token when HasToken
@@ -543,6 +547,9 @@ func (db *DB) ListLocks(ctx context.Context, opts ListOptions) (*Listing, error)
 	}
 	out.Locks = filterLocks(out.Locks, opts)
 	sortLocks(out.Locks)
+	if note := futureLockNote(out.Locks); note != "" {
+		out.Notes = append(out.Notes, note)
+	}
 	for _, e := range out.Locks {
 		if e.State == StateExpired {
 			out.Notes = append(out.Notes, "lock tables keep the owner when a lock is released, so released and expired rows both show as expired")
@@ -743,6 +750,11 @@ func (db *DB) listSessions(ctx context.Context, labels, lookup []string) ([]Lock
 				found = append(found, e)
 			}
 		}
+		known, err := knownSessionLocks(ctx, admin)
+		if err != nil {
+			return nil, "", Wrap(db.Dialect.Name, "find session lock", err)
+		}
+		found = append(found, known...)
 		note := unavailable.Error()
 		if len(lookup) == 0 {
 			note += "; " + string(TermFindLock) + " still finds its holder"

@@ -121,7 +121,8 @@ FROM (SELECT IS_USED_LOCK(?) AS id) l LEFT JOIN information_schema.PROCESSLIST p
 // name that is LockName of one of names is shown as that name; another
 // name of this database (see NameFromLock) as the name it reverses to; a
 // name of another database or of another tool (Atlas, Flyway,
-// golang-migrate) has no Name, only its Key. Where neither performance_schema nor the metadata_lock_info
+// golang-migrate) has no Name, only its Key; a migration tool's name for
+// this database (ToolNames) has the tool as its Tool. Where neither performance_schema nor the metadata_lock_info
 // plugin can list them, the error is a *dialects.ListingUnavailableError
 // saying what to enable.
 func (a *LockAdmin) SessionLocks(ctx context.Context, names []string) ([]dialects.LockEntry, error) {
@@ -129,6 +130,7 @@ func (a *LockAdmin) SessionLocks(ctx context.Context, names []string) ([]dialect
 	if err != nil {
 		return nil, dialects.Wrap(Name, "list session locks", err)
 	}
+	tools := ToolNames(databaseOf(a.Info))
 	labels := make(map[string]string, len(names))
 	for _, n := range names {
 		labels[LockName(databaseOf(a.Info), n)] = n
@@ -155,7 +157,7 @@ func (a *LockAdmin) SessionLocks(ctx context.Context, names []string) ([]dialect
 		stored := name
 		name = a.lockNameOf(stored, labels)
 		out = append(out, dialects.LockEntry{
-			Name: name, Key: stored, State: state, Strategy: dialects.StrategySession, Source: source,
+			Name: name, Key: stored, Tool: tools[stored], State: state, Strategy: dialects.StrategySession, Source: source,
 			DBNow:  dialects.NullMillis(dbNow),
 			Holder: &dialects.Holder{SessionID: strconv.FormatInt(id, 10), User: user, Client: host, Application: app},
 		})

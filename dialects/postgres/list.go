@@ -93,7 +93,9 @@ const advisoryOrder = ` ORDER BY l.classid, l.objid, l.objsubid, l.granted DESC,
 
 // SessionLocks lists the advisory locks of the current database, granted
 // (held) and awaited (waiting), each with its session. A bigint key that is
-// Key(n) for one of names is labelled n; other keys have no name. pg_locks
+// Key(n) for one of names is labelled n; other keys have no name. A key a
+// migration tool takes in this database and schema (ToolKeys) gets the
+// tool's name as its Tool. pg_locks
 // is readable by every user; without pg_read_all_stats the session details
 // of other users' backends may be empty.
 func (a *LockAdmin) SessionLocks(ctx context.Context, names []string) ([]dialects.LockEntry, error) {
@@ -102,6 +104,9 @@ func (a *LockAdmin) SessionLocks(ctx context.Context, names []string) ([]dialect
 		labels[Key(n)] = n
 	}
 	entries, err := a.query(ctx, advisoryLocksSQL(catalogOf(a.Info))+advisoryOrder, labels)
+	if err == nil {
+		err = a.labelTools(ctx, entries)
+	}
 	return entries, dialects.Wrap(Name, "list session locks", err)
 }
 

@@ -1,0 +1,33 @@
+package dialects
+
+import "context"
+
+// SessionKeyFinder is implemented by LockAdmins that can find a session
+// lock by its raw key, for locks known only by the key `locks ls` shows
+// (another tool's advisory lock, a key whose name is unknown).
+type SessionKeyFinder interface {
+	// SessionLockByKey returns the session holding the lock whose
+	// LockEntry.Key is key: on PostgreSQL a bigint advisory key in decimal
+	// or "k1,k2" for a pair of int4 keys; on MySQL the GET_LOCK name as the
+	// server stores it. found is false when it is free. A key of the wrong
+	// form gives ErrInvalid.
+	SessionLockByKey(ctx context.Context, key string) (entry LockEntry, found bool, err error)
+}
+
+// KnownLockFinder is implemented by LockAdmins that, where the server
+// cannot list its session locks, can still look up the locks of known
+// names one by one: migration tools' GET_LOCK names on MySQL.
+type KnownLockFinder interface {
+	// KnownSessionLocks returns the held locks among the known names.
+	KnownSessionLocks(ctx context.Context) ([]LockEntry, error)
+}
+
+// knownSessionLocks is admin's KnownSessionLocks, or none when it has no
+// known names.
+func knownSessionLocks(ctx context.Context, admin LockAdmin) ([]LockEntry, error) {
+	finder, ok := admin.(KnownLockFinder)
+	if !ok {
+		return nil, nil
+	}
+	return finder.KnownSessionLocks(ctx)
+}
