@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/mysql"
+	"github.com/schedlock/schedlock/dialects/postgres"
 )
 
 // TestCLITermsComplete: every term the backends use has command line
@@ -90,5 +92,39 @@ func TestSessionOnSQLiteAdvisesTheFlag(t *testing.T) {
 	}
 	if !errors.Is(r.err, dialects.ErrUnsupported) {
 		t.Errorf("error %q does not match ErrUnsupported", msg)
+	}
+}
+
+// TestBackendRefusalsAdviseTheFlag: a backend's refusal of the session
+// strategy carries the table strategy as a structured remedy, which the
+// library words without a flag and the command line as --strategy table.
+func TestBackendRefusalsAdviseTheFlag(t *testing.T) {
+	refusals := map[string]error{}
+	_, refusals["MySQL 5.6"] = mysql.NewSessionLocker(nil, mysql.ParseVersion("5.6.51", ""))
+	_, refusals["TiDB"] = mysql.NewSessionLocker(nil, mysql.ParseVersion("8.0.11-TiDB-v8.5.6", ""))
+	_, refusals["CockroachDB"] = postgres.NewSessionLocker(nil, postgres.ParseBanner("CockroachDB CCL v24.3.0 (x86_64-pc-linux-gnu)"))
+	_, refusals["YugabyteDB 2.18"] = postgres.NewSessionLocker(nil, postgres.ParseBanner("PostgreSQL 11.2-YB-2.18.0.1-b0"))
+	for name, err := range refusals {
+		if !errors.Is(err, dialects.ErrUnsupported) {
+			t.Errorf("%s: %v, want ErrUnsupported", name, err)
+			continue
+		}
+		if fix, ok := dialects.RemedyOf(err); !ok || fix != dialects.UseTableStrategy {
+			t.Errorf("%s: remedy %+v (%v), want the table strategy", name, fix, ok)
+		}
+		if lib := err.Error(); strings.Contains(lib, "--") || !strings.HasSuffix(lib, "; use the table strategy (lock.StrategyTable)") {
+			t.Errorf("%s: library text %q", name, lib)
+		}
+		cli := cliError(err)
+		if msg := cli.Error(); !strings.HasSuffix(msg, "; use --strategy table") || strings.Contains(msg, "lock.Strategy") {
+			t.Errorf("%s: command line text %q", name, msg)
+		}
+		if !errors.Is(cli, dialects.ErrUnsupported) {
+			t.Errorf("%s: the worded error lost ErrUnsupported", name)
+		}
+	}
+	_, why := mysql.Recommend(mysql.ParseVersion("5.6.51", ""))
+	if got := cliText(why); !strings.HasSuffix(got, "; use --strategy table") || strings.Contains(why, "--") {
+		t.Errorf("MySQL 5.6 recommendation: library %q, command line %q", why, got)
 	}
 }

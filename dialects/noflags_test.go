@@ -16,20 +16,6 @@ import (
 // flagLiteral is a command line flag written out: "--strategy", "--force".
 var flagLiteral = regexp.MustCompile(`--[a-z]`)
 
-// session files: remedies pending. Their texts are rewritten with the
-// session engine; until then they may still name flags.
-var flagsAllowed = map[string]bool{
-	"dialects/session.go":           true,
-	"dialects/dameng/session.go":    true,
-	"dialects/mysql/session.go":     true,
-	"dialects/oracle/session.go":    true,
-	"dialects/postgres/session.go":  true,
-	"dialects/sqlserver/session.go": true,
-	// The session locker's refusal, whose text dameng/session_test.go
-	// asserts: converted with the session files.
-	"dialects/dameng/access.go": true,
-}
-
 // TestNoFlagWording fails when a string literal in a non-test Go file of
 // the backends (dialects/…) or of the user API (lock/) names a command
 // line flag: they return structured remedies (Remedy, Term), and only the
@@ -53,9 +39,6 @@ func TestNoFlagWording(t *testing.T) {
 				return err
 			}
 			rel = filepath.ToSlash(rel)
-			if flagsAllowed[rel] {
-				return nil
-			}
 			files++
 			for _, hit := range flagLiterals(t, path) {
 				t.Errorf("%s:%d: string literal names a flag: %s", rel, hit.line, hit.text)

@@ -49,11 +49,11 @@ func probeDBMSLock(ctx context.Context, db *sql.DB) (lockAccess, error) {
 // DBMS_LOCK: what is missing and what installs it.
 func (a lockAccess) refusal() error {
 	if a.known {
-		return fmt.Errorf("%w: the DBMS_LOCK system package is not installed (or this user cannot see it); a DBA installs it with %s (and runs %s if EXECUTE is not granted to PUBLIC); use --strategy table",
-			dialects.ErrUnsupported, installDBMSLock, grantDBMSLock)
+		return dialects.WithRemedy(fmt.Errorf("%w: the DBMS_LOCK system package is not installed (or this user cannot see it); a DBA installs it with %s (and runs %s if EXECUTE is not granted to PUBLIC)",
+			dialects.ErrUnsupported, installDBMSLock, grantDBMSLock), dialects.UseTableStrategy)
 	}
-	return fmt.Errorf("%w: whether the DBMS_LOCK system package is installed could not be checked (%s), and session locks are used only where it is proven; use --strategy table",
-		dialects.ErrUnsupported, oneLine(a.err))
+	return dialects.WithRemedy(fmt.Errorf("%w: whether the DBMS_LOCK system package is installed could not be checked (%s), and session locks are used only where it is proven",
+		dialects.ErrUnsupported, oneLine(a.err)), dialects.UseTableStrategy)
 }
 
 // accessOf returns the probe answer Detect recorded in info.Facts.

@@ -87,10 +87,16 @@ func TestSessionLockerRefusedWithoutDBMSLock(t *testing.T) {
 	if !errors.Is(err, dialects.ErrUnsupported) {
 		t.Fatalf("SessionLocker without DBMS_LOCK: %v; want ErrUnsupported", err)
 	}
-	for _, want := range []string{"SP_CREATE_SYSTEM_PACKAGES(1, 'DBMS_LOCK')", "--strategy table"} {
+	for _, want := range []string{"SP_CREATE_SYSTEM_PACKAGES(1, 'DBMS_LOCK')", "use " + string(dialects.TermStrategyTable)} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("the refusal does not name %q: %v", want, err)
 		}
+	}
+	if strings.Contains(err.Error(), "--") {
+		t.Errorf("the refusal names a flag: %v", err)
+	}
+	if fix, ok := dialects.RemedyOf(err); !ok || fix != dialects.UseTableStrategy {
+		t.Errorf("the refusal carries remedy %+v, want the table strategy", fix)
 	}
 	if got, _ := db.Recommend(); got != dialects.StrategyTable {
 		t.Errorf("Recommend = %s, want table", got)

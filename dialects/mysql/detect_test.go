@@ -96,8 +96,13 @@ func TestSessionSupportAndRecommend(t *testing.T) {
 		if strategy != dialects.StrategyTable || why == "" {
 			t.Errorf("%s: Recommend = %s (%q), want table with a reason", tt.banner, strategy, why)
 		}
-		if err != nil && !strings.Contains(err.Error(), "--strategy table") {
-			t.Errorf("%s: refusal %q does not point to the table strategy", tt.banner, err)
+		if fix, ok := dialects.RemedyOf(err); !ok || fix != dialects.UseTableStrategy {
+			t.Errorf("%s: refusal %v carries remedy %+v, want the table strategy", tt.banner, err, fix)
+		}
+		for _, text := range []string{err.Error(), why} {
+			if !strings.Contains(text, string(dialects.TermStrategyTable)) || strings.Contains(text, "--") {
+				t.Errorf("%s: %q does not name the table strategy in the library's words", tt.banner, text)
+			}
 		}
 	}
 }

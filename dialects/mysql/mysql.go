@@ -67,7 +67,7 @@ func init() {
 // several named locks per session, and the lease table elsewhere.
 func Recommend(info dialects.Info) (dialects.Strategy, string) {
 	if err := sessionSupport(info); err != nil {
-		return dialects.StrategyTable, sessionRefusal(info)
+		return dialects.StrategyTable, sessionRefusal(info) + "; " + dialects.UseTableStrategy.String()
 	}
 	why := "GET_LOCK on a dedicated connection: no table to create, and the lock is freed as soon as its connection drops"
 	if info.Variant == VariantAurora {

@@ -28,12 +28,13 @@ func sessionSupport(info dialects.Info) error {
 	case info.Product == dialects.ProductTiDB,
 		info.Product == dialects.ProductMariaDB && !versionAtLeast(info.Version, 10, 0, 2),
 		info.Product != dialects.ProductMariaDB && !versionAtLeast(info.Version, 5, 7, 5):
-		return fmt.Errorf("%w: %s", dialects.ErrUnsupported, sessionRefusal(info))
+		return dialects.WithRemedy(fmt.Errorf("%w: %s", dialects.ErrUnsupported, sessionRefusal(info)), dialects.UseTableStrategy)
 	}
 	return nil
 }
 
-// sessionRefusal says why info's server gets no session locks.
+// sessionRefusal says why info's server gets no session locks; the
+// remedy (dialects.UseTableStrategy) is not part of it.
 func sessionRefusal(info dialects.Info) string {
 	version := info.Version
 	if version == "" {
@@ -41,11 +42,11 @@ func sessionRefusal(info dialects.Info) string {
 	}
 	switch info.Product {
 	case dialects.ProductTiDB:
-		return "TiDB's GET_LOCK waits at least 1 s even with timeout 0 and IS_USED_LOCK cannot name the holder; use --strategy table"
+		return "TiDB's GET_LOCK waits at least 1 s even with timeout 0 and IS_USED_LOCK cannot name the holder"
 	case dialects.ProductMariaDB:
-		return fmt.Sprintf("MariaDB %s: before 10.0.2 a second GET_LOCK silently releases the first; use --strategy table", version)
+		return fmt.Sprintf("MariaDB %s: before 10.0.2 a second GET_LOCK silently releases the first", version)
 	default:
-		return fmt.Sprintf("MySQL %s: before 5.7.5 a second GET_LOCK silently releases the first; use --strategy table", version)
+		return fmt.Sprintf("MySQL %s: before 5.7.5 a second GET_LOCK silently releases the first", version)
 	}
 }
 

@@ -66,7 +66,7 @@ END;`
 // its first statement reports a missing grant the same way.
 func NewSessionLocker(db *sql.DB, info dialects.Info) (dialects.Locker, error) {
 	if access, ok := accessOf(info); ok && access.known && !access.granted {
-		return nil, fmt.Errorf("%w; or use --strategy table", privilegeDBMSLock(access.user, access.err))
+		return nil, fmt.Errorf("%w; or %s", privilegeDBMSLock(access.user, access.err), dialects.UseTableStrategy)
 	}
 	return &dialects.SessionLocker{Dialect: Name, DB: db, Ops: &SessionOps{}}, nil
 }

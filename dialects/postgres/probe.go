@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
@@ -105,8 +106,13 @@ func probeRefusedSession(ctx context.Context, db *sql.DB, refusal error) dialect
 	return dialects.CapNo(refusalText(refusal)+" ("+c.Detail+")", "").Fixed(dialects.UseTableStrategy, "")
 }
 
-// refusalText is a sessionSupported error without its sentinel prefix.
+// refusalText is a sessionSupported error without its sentinel prefix nor
+// its remedy (the capability carries that apart).
 func refusalText(err error) string {
+	var withFix *dialects.RemedyError
+	if errors.As(err, &withFix) {
+		err = withFix.Err
+	}
 	msg := err.Error()
 	prefix := dialects.ErrUnsupported.Error() + ": "
 	if len(msg) > len(prefix) && msg[:len(prefix)] == prefix {

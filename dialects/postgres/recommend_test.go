@@ -58,8 +58,11 @@ func TestNewSessionLockerRefusesStubs(t *testing.T) {
 			if !errors.Is(err, dialects.ErrUnsupported) || l != nil {
 				t.Fatalf("NewSessionLocker = %v, %v; want ErrUnsupported", l, err)
 			}
-			if !strings.Contains(err.Error(), "use --strategy table") {
-				t.Errorf("error %q does not point to --strategy table", err)
+			if fix, ok := dialects.RemedyOf(err); !ok || fix != dialects.UseTableStrategy {
+				t.Errorf("error %v carries remedy %+v, want the table strategy", err, fix)
+			}
+			if !strings.Contains(err.Error(), "use "+string(dialects.TermStrategyTable)) || strings.Contains(err.Error(), "--") {
+				t.Errorf("error %q does not point to the table strategy in the library's words", err)
 			}
 		})
 	}

@@ -40,9 +40,9 @@ func NewSessionLocker(db *sql.DB, info dialects.Info) (dialects.Locker, error) {
 func sessionSupported(info dialects.Info) error {
 	switch {
 	case info.Product == dialects.ProductCockroachDB:
-		return fmt.Errorf("%w: CockroachDB's pg_try_advisory_lock is a stub that always returns true, so two holders would both get the lock; use --strategy table", dialects.ErrUnsupported)
+		return dialects.WithRemedy(fmt.Errorf("%w: CockroachDB's pg_try_advisory_lock is a stub that always returns true, so two holders would both get the lock", dialects.ErrUnsupported), dialects.UseTableStrategy)
 	case info.Product == dialects.ProductYugabyteDB && !versionAtLeast(info.Version, yugabyteAdvisoryGA...):
-		return fmt.Errorf("%w: YugabyteDB %s has no reliable advisory locks (generally available from 2025.1); use --strategy table", dialects.ErrUnsupported, info.Version)
+		return dialects.WithRemedy(fmt.Errorf("%w: YugabyteDB %s has no reliable advisory locks (generally available from 2025.1)", dialects.ErrUnsupported, info.Version), dialects.UseTableStrategy)
 	}
 	return nil
 }

@@ -100,12 +100,10 @@ func Parse(raw string) (*DSN, error) {
 	if len(raw) > MaxBytes {
 		return nil, fmt.Errorf("invalid DSN: it is %d bytes long, more than the %d (64 KiB) allowed", len(raw), MaxBytes)
 	}
-	guess := &Scrubber{}
-	for _, p := range guessPasswords(raw) {
-		guess.Add(p)
-	}
 	fail := func(err error) (*DSN, error) {
-		return nil, fmt.Errorf("invalid DSN %s: %w", elide.QuoteN(redactRaw(raw), dsnQuoteRunes), guess.Error(err))
+		guess := &Scrubber{}
+		guess.AddAll(guessPasswords(raw)...)
+		return nil, fmt.Errorf("invalid DSN %s: %w", elide.QuoteN(redactLoose(raw), dsnQuoteRunes), guess.Error(err))
 	}
 	if raw == "" {
 		return fail(errors.New("it is empty"))
@@ -314,7 +312,7 @@ func explainDburl(body string, err error) error {
 }
 
 // passwordKeys are query parameters that carry a password in some driver.
-var passwordKeys = []string{"password", "pass", "pwd", "passwd"}
+var passwordKeys = []string{"password", "pass", "pwd", "passwd", "sslpassword"}
 
 func queryPasswords(rawQuery string) []string {
 	var out []string

@@ -97,7 +97,18 @@ func parseKeyValue(body string) (*DSN, error) {
 	}
 	d := &DSN{Family: entry.Name, Scheme: "postgres", Driver: entry.Driver, Where: w, conn: body, scrub: &Scrubber{}, entry: entry}
 	d.scrub.Add(kv["password"], kv["user"], kv["dbname"], host, "postgres")
+	d.scrub.Add(kv["sslpassword"], kv["user"], kv["dbname"], host, "postgres")
 	return d, nil
+}
+
+// keyValuePasswordKeyRE finds a password key of a key=value string and
+// its '=' (with the spaces libpq allows around it).
+var keyValuePasswordKeyRE = regexp.MustCompile(`(?i)(?:^|[\s'])(?:ssl)?password\s*=\s*`)
+
+// isKeyValuePasswordKey reports whether key (of a key=value string) holds
+// a password: libpq's password and sslpassword.
+func isKeyValuePasswordKey(key string) bool {
+	return strings.EqualFold(key, "password") || strings.EqualFold(key, "sslpassword")
 }
 
 // keyValuePasswordSpans locates the password value of a key=value string.
@@ -105,14 +116,14 @@ func keyValuePasswordSpans(s string) []span {
 	pairs, err := splitKeyValue(s)
 	if err != nil {
 		// Unparseable: mask from the password key to the end.
-		if i := strings.Index(s, "password="); i >= 0 {
-			return []span{{i + len("password="), len(s)}}
+		if m := keyValuePasswordKeyRE.FindStringIndex(s); m != nil {
+			return []span{{m[1], len(s)}}
 		}
 		return nil
 	}
 	var spans []span
 	for _, p := range pairs {
-		if p.key == "password" && p.end > p.start {
+		if isKeyValuePasswordKey(p.key) {
 			spans = append(spans, span{p.start, p.end})
 		}
 	}

@@ -8,7 +8,9 @@ import (
 
 // nativeMySQLRE spots go-sql-driver's own DSN form,
 // [user[:password]@][net[(addr)]]/dbname[?params], which is not a URL.
-var nativeMySQLRE = regexp.MustCompile(`^(?:[^/]*@)?(?:tcp|tcp4|tcp6|udp|unix)\(|^[^/:]*(?::[^/]*)?@/`)
+// The password may hold any byte, '/' and '@' included, as the driver
+// finds the last '@' before the last '/'.
+var nativeMySQLRE = regexp.MustCompile(`^(?:.*@)?(?:tcp|tcp4|tcp6|udp|unix)\(|^[^/:]*(?::.*)?@/`)
 
 func isNativeMySQL(s string) bool {
 	return !strings.Contains(s, "://") && nativeMySQLRE.MatchString(s)

@@ -28,6 +28,29 @@ type Scrubber struct {
 // e.g. the user and database names) are replaced only in password position,
 // so "postgres://postgres:postgres@…" still reads sensibly.
 func (s *Scrubber) Add(secret string, public ...string) {
+	s.add(secret, public)
+	s.sort()
+}
+
+// AddAll registers each of secrets as Add does, none of them public.
+func (s *Scrubber) AddAll(secrets ...string) {
+	seen := map[string]bool{}
+	for _, secret := range secrets {
+		if !seen[secret] {
+			seen[secret] = true
+			s.add(secret, nil)
+		}
+	}
+	s.sort()
+}
+
+// sort puts the longest forms first, so a secret is replaced before a
+// shorter one it contains.
+func (s *Scrubber) sort() {
+	sort.SliceStable(s.pairs, func(i, j int) bool { return len(s.pairs[i][0]) > len(s.pairs[j][0]) })
+}
+
+func (s *Scrubber) add(secret string, public []string) {
 	if secret == "" {
 		return
 	}
@@ -56,7 +79,6 @@ func (s *Scrubber) Add(secret string, public ...string) {
 		}
 		s.pairs = append(s.pairs, [2]string{f, Mask})
 	}
-	sort.SliceStable(s.pairs, func(i, j int) bool { return len(s.pairs[i][0]) > len(s.pairs[j][0]) })
 }
 
 // Merge adds every secret other knows.
