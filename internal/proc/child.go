@@ -166,11 +166,14 @@ func (c *Child) exited() bool {
 // runs, or until deadline or abort; it reports whether the group is gone.
 func (c *Child) waitGroup(deadline time.Time, abort <-chan struct{}) bool {
 	for {
+		// The deadline first: once it has come, a child still running is
+		// killed at once, not a scan of /proc later (slow on a busy
+		// machine).
+		if !time.Now().Before(deadline) {
+			return c.exited() && !c.GroupRunning()
+		}
 		if !c.GroupRunning() {
 			return true
-		}
-		if !time.Now().Before(deadline) {
-			return false
 		}
 		select {
 		case <-abort:

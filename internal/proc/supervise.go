@@ -78,10 +78,14 @@ func Supervise(c *Child, w Watch) Outcome {
 			c.Stop(grace)
 			out.Stopped, out.ExitCode = true, c.ExitCode()
 			return out
-		case now := <-t.C:
+		case <-t.C:
 			if w.Until == nil {
 				continue
 			}
+			// The clock, not the tick's time: a tick received late (a
+			// busy machine) is stale, and would leave the child a longer
+			// grace than the lease has left.
+			now := time.Now()
 			until := w.Until()
 			if until.IsZero() || now.Add(w.Grace+2*tick).Before(until) {
 				continue
