@@ -31,7 +31,7 @@ go test -race -count=1 -timeout 20m -v ./... >"$out" 2>&1 || status=$?
 grep -E '^(ok |FAIL|\?|--- SKIP|panic:)' "$out" || true
 if [[ $status != 0 ]]; then
 	echo "---- failures ----"
-	grep -E -B1 -A30 -- '--- FAIL|^panic:|^FAIL\s' "$out" | head -n 400 || true
+	grep -E -B12 -A30 -- '--- FAIL|^panic:|^FAIL\s' "$out" | head -n 600 || true
 	grep -E '\[build failed\]|^#|cannot|undefined' "$out" | head -n 50 || true
 fi
 passed=$(grep -cE '^\s*--- PASS' "$out" || true)
