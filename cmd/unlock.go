@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/internal/dsn"
 	"github.com/schedlock/schedlock/internal/elide"
 	"github.com/schedlock/schedlock/internal/iostreams"
 	"github.com/schedlock/schedlock/internal/output"
@@ -215,25 +216,7 @@ func unlockRun(ctx context.Context, o *UnlockOptions) error {
 	if err != nil {
 		return err
 	}
-	if o.DryRun {
-		return o.report(plan, predictAfter(plan), false)
-	}
-	if !o.Yes {
-		if err := o.confirm(plan); err != nil {
-			return err
-		}
-	}
-	if o.beforeChange != nil {
-		o.beforeChange(ctx, db)
-	}
-	if err := o.apply(ctx, db, plan); err != nil {
-		return adminError(err, target, o.Command)
-	}
-	after, err := readAfter(ctx, db, plan)
-	if err != nil {
-		return adminError(err, target, o.Command)
-	}
-	return o.report(plan, after, true)
+	return o.carryOut(ctx, db, target, plan)
 }
 
 // plan picks the lock to free from what FindLock read, or says why there
@@ -456,6 +439,30 @@ func predictAfter(p *unlockPlan) []dialects.LockEntry {
 		e.State = dialects.TableRowState(dialects.Row{Owner: e.Owner, Until: e.Until, DBNow: e.DBNow})
 	}
 	return []dialects.LockEntry{e}
+}
+
+// carryOut shows plan (--dry-run), or confirms it, applies it and reports
+// the lock as it is after the change.
+func (o *UnlockOptions) carryOut(ctx context.Context, db dialects.LockBreaker, target *dsn.DSN, plan *unlockPlan) error {
+	if o.DryRun {
+		return o.report(plan, predictAfter(plan), false)
+	}
+	if !o.Yes {
+		if err := o.confirm(plan); err != nil {
+			return err
+		}
+	}
+	if o.beforeChange != nil {
+		o.beforeChange(ctx, db)
+	}
+	if err := o.apply(ctx, db, plan); err != nil {
+		return adminError(err, target, o.Command)
+	}
+	after, err := readAfter(ctx, db, plan)
+	if err != nil {
+		return adminError(err, target, o.Command)
+	}
+	return o.report(plan, after, true)
 }
 
 // apply makes the change, each kind with its guard.

@@ -74,25 +74,7 @@ func unlockKeyRun(ctx context.Context, o *UnlockOptions) error {
 		return fmt.Errorf("lock key %s is held by %s: cannot terminate it; run detect to see the grant that allows listing locks", o.Key, describeSession(e.Holder))
 	}
 	plan := &unlockPlan{action: actionKillSession, lock: e, byKey: true}
-	if o.DryRun {
-		return o.report(plan, predictAfter(plan), false)
-	}
-	if !o.Yes {
-		if err := o.confirm(plan); err != nil {
-			return err
-		}
-	}
-	if o.beforeChange != nil {
-		o.beforeChange(ctx, db)
-	}
-	if err := o.apply(ctx, db, plan); err != nil {
-		return adminError(err, target, o.Command)
-	}
-	after, err := readAfter(ctx, db, plan)
-	if err != nil {
-		return adminError(err, target, o.Command)
-	}
-	return o.report(plan, after, true)
+	return o.carryOut(ctx, db, target, plan)
 }
 
 // dialectHasSessions reports whether db has session locks: a SQL database
