@@ -19,7 +19,7 @@ func openSessionLocker(t *testing.T, database string, create bool) dialects.Lock
 	if create {
 		admin := openLive(t, nil)
 		if _, err := admin.ExecContext(testContext(t), "CREATE DATABASE `"+database+"`"); err != nil {
-			t.Skipf("cannot create a second database on the live server: %v", err)
+			t.Fatalf("cannot create a second database on the live server: %v", err)
 		}
 		t.Cleanup(func() { _, _ = admin.ExecContext(context.Background(), "DROP DATABASE IF EXISTS `"+database+"`") })
 	}
@@ -33,7 +33,7 @@ func openSessionLocker(t *testing.T, database string, create bool) dialects.Lock
 	}
 	l, err := d.Locker(dialects.StrategySession, dialects.Table{})
 	if err != nil {
-		t.Skipf("no session locks on this server: %v", err)
+		t.Fatalf("no session locks on this server: %v", err)
 	}
 	return l
 }
@@ -75,7 +75,7 @@ func TestSessionLocksAreScopedToTheDatabase(t *testing.T) {
 	c := conn(t, openLive(t, nil))
 	var got int
 	if err := c.QueryRowContext(ctx, "SELECT GET_LOCK('atlas_migrate_execute', 0)").Scan(&got); err != nil || got != 1 {
-		t.Skipf("atlas_migrate_execute is taken on this server: %v %v", got, err)
+		t.Fatalf("atlas_migrate_execute is taken on this server: %v %v", got, err)
 	}
 	defer c.ExecContext(context.Background(), "DO RELEASE_LOCK('atlas_migrate_execute')")
 	job, err := a.Acquire(ctx, "atlas_migrate_execute", opts)
