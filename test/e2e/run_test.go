@@ -208,8 +208,10 @@ func TestRunCrashTableWaitsForLease(t *testing.T) {
 			lease := []string{"--at-most", atMost.String(), "--kill-grace", "1s"}
 			t0 := time.Now() // the lease cannot start before this
 			r, child := startHolder(t, dir, runArgs(b, name, holdScript, lease...))
-			acquired := time.Now() // nor end after this + at-most
 			crash(t, r, child)
+			// The holder refreshed its lease until it was killed, so the
+			// lease ends at most at-most after the crash.
+			crashed := time.Now()
 
 			refusedInLease := 0
 			for tries := 1; ; tries++ {
@@ -218,14 +220,14 @@ func TestRunCrashTableWaitsForLease(t *testing.T) {
 					if end := t0.Add(atMost); next.ended.Before(end) {
 						t.Fatalf("lock acquired by a run that ended %s before the lease could end", end.Sub(next.ended))
 					}
-					t.Logf("%s: run %d acquired, beginning %s after the holder's lease started; %d runs refused within the lease",
-						b.name, tries, next.began.Sub(acquired).Round(time.Millisecond), refusedInLease)
+					t.Logf("%s: run %d acquired, beginning %s after the holder was killed; %d runs refused within the first lease",
+						b.name, tries, next.began.Sub(crashed).Round(time.Millisecond), refusedInLease)
 					break
 				}
 				if next.code != codeSkipped {
 					t.Fatalf("run after the crash: exit %d; stderr: %s", next.code, next.stderr.String())
 				}
-				if late := next.began.Sub(acquired.Add(atMost)); late > slack {
+				if late := next.began.Sub(crashed.Add(atMost)); late > slack {
 					t.Fatalf("a run that began %s after the lease end was refused; stderr: %s", late, next.stderr.String())
 				}
 				if next.ended.Before(t0.Add(atMost)) {
