@@ -53,6 +53,13 @@ type SessionWaiter interface {
 	Lock(ctx context.Context, conn *sql.Conn, name string, wait time.Duration) (bool, error)
 }
 
+// StatementWaiter is implemented by SessionStatements that can run the
+// server-side wait of SessionWaiter on their own prepared statement. The
+// SessionLocker uses it in preference to SessionWaiter.Lock.
+type StatementWaiter interface {
+	Lock(ctx context.Context, name string, wait time.Duration) (bool, error)
+}
+
 // SessionKeyer is implemented by SessionOps whose server identifies a lock
 // by something other than its name (PostgreSQL: the bigint key; MySQL and
 // SQL Server: the mapped name). Two names with one key are one lock; the

@@ -370,7 +370,13 @@ func (c *lockConn) wait(ctx context.Context, w SessionWaiter, name string, wait 
 	// Some servers count a wait in whole seconds and round it up (GET_LOCK
 	// on MySQL, DBMS_LOCK.REQUEST): allow that second on top of the wait.
 	err := c.do(context.WithoutCancel(ctx), wait+waitRounding+c.l.patience(), func(sctx context.Context) error {
-		ok, err := w.Lock(sctx, c.conn, name, wait)
+		var ok bool
+		var err error
+		if sw, prepared := c.stmts.(StatementWaiter); prepared {
+			ok, err = sw.Lock(sctx, name, wait)
+		} else {
+			ok, err = w.Lock(sctx, c.conn, name, wait)
+		}
 		granted = ok
 		return err
 	})

@@ -4,10 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/internal/dbmslock"
 )
 
 // The session-lock statements. Each is one anonymous DMSQL block, so one
@@ -53,6 +53,16 @@ BEGIN
 END;`
 )
 
+// lockSQL waits on the server: REQUEST in mode 6 (exclusive) for up to
+// the third bind's seconds, release_on_commit FALSE like tryLockSQL.
+// Binds, positional: lock name, OUT return code, timeout.
+const lockSQL = `DECLARE
+  h VARCHAR(128);
+BEGIN
+  SYS.DBMS_LOCK.ALLOCATE_UNIQUE(?, h);
+  ? := SYS.DBMS_LOCK.REQUEST(h, 6, ?, FALSE);
+END;`
+
 // NewSessionLocker returns the DBMS_LOCK locker, only when the DBMS_LOCK
 // system package is proven installed by Detect's probe (info.Facts; see
 // NewSessionLockerContext for a pool that was not detected). Otherwise it refuses with an error
@@ -74,64 +84,60 @@ type SessionOps struct {
 	// KillWait is how long Kill waits for a closed session to be gone
 	// (default DefaultKillWait).
 	KillWait time.Duration
+}
 
-	// waits holds lockSQL prepared on each lock connection (*sql.Conn →
-	// *sql.Stmt), from Prepare until the prepared session's Close, for
-	// Lock.
-	waits sync.Map
+// session runs the blocks; SessionOps delegates to it.
+var session = &dbmslock.Session{
+	Blocks:   dbmslock.Blocks{TryLock: tryLockSQL, Unlock: unlockSQL, Holds: holdsSQL, Lock: lockSQL},
+	LockName: LockName,
+	Failed:   failed,
 }
 
 var (
-	_ dialects.SessionOps    = (*SessionOps)(nil)
-	_ dialects.SessionKiller = (*SessionOps)(nil)
+	_ dialects.SessionOps      = (*SessionOps)(nil)
+	_ dialects.SessionPreparer = (*SessionOps)(nil)
+	_ dialects.SessionWaiter   = (*SessionOps)(nil)
+	_ dialects.SessionKeyer    = (*SessionOps)(nil)
+	_ dialects.SessionKiller   = (*SessionOps)(nil)
 )
 
-// TryLock runs DBMS_LOCK.REQUEST without waiting and maps its answer with
-// RequestResult.
+// TryLock runs DBMS_LOCK.REQUEST without waiting: 0 (granted) and 4
+// (already owned by this session) are true, 1 (another session holds it)
+// false, 2, 3 and 5 a *DBMSLockError (dbmslock.RequestResult).
 func (o *SessionOps) TryLock(ctx context.Context, conn *sql.Conn, name string) (bool, error) {
-	rc, err := run(ctx, conn, "REQUEST", tryLockSQL, name)
-	if err != nil {
-		return false, err
-	}
-	return RequestResult(rc)
+	return session.TryLock(ctx, conn, name)
 }
 
-// Unlock runs DBMS_LOCK.RELEASE and maps its answer with ReleaseResult:
-// another session's lock is never freed.
+// Unlock runs DBMS_LOCK.RELEASE: 0 released (true); 4 this session did
+// not own it (false: another session's lock is never freed).
 func (o *SessionOps) Unlock(ctx context.Context, conn *sql.Conn, name string) (bool, error) {
-	rc, err := run(ctx, conn, "RELEASE", unlockSQL, name)
-	if err != nil {
-		return false, err
-	}
-	return ReleaseResult(rc)
+	return session.Unlock(ctx, conn, name)
 }
 
 // Holds asks DBMS_LOCK.REQUEST whether conn's session already owns name
-// (see holdsSQL) and maps the answer with HoldsResult.
+// (see holdsSQL).
 func (o *SessionOps) Holds(ctx context.Context, conn *sql.Conn, name string) (bool, error) {
-	rc, err := run(ctx, conn, "REQUEST", holdsSQL, name)
-	if err != nil {
-		return false, err
-	}
-	return HoldsResult(rc)
+	return session.Holds(ctx, conn, name)
 }
 
-// run executes one session-lock block on conn and returns its return
-// code.
-func run(ctx context.Context, conn *sql.Conn, call, block, name string) (int64, error) {
-	return runBlock(call, func(args ...any) (sql.Result, error) {
-		return conn.ExecContext(ctx, block, args...)
-	}, name)
+// Lock waits on the server for up to wait, rounded up to whole seconds
+// (dbmslock.Session.Lock).
+func (o *SessionOps) Lock(ctx context.Context, conn *sql.Conn, name string, wait time.Duration) (bool, error) {
+	return session.Lock(ctx, conn, name, wait)
 }
 
-// runBlock executes one session-lock block through exec (on a connection,
-// or a statement prepared on it) with the lock name, the OUT return code
-// and then extra as its binds, and returns the return code.
-func runBlock(call string, exec func(args ...any) (sql.Result, error), name string, extra ...any) (int64, error) {
-	var rc int64
-	args := append([]any{LockName(name), sql.Out{Dest: &rc}}, extra...)
-	if _, err := exec(args...); err != nil {
-		return 0, fmt.Errorf("DBMS_LOCK.%s: %w", call, trimmed(err))
-	}
-	return rc, nil
+// LockKey is the DBMS_LOCK name (LockName): names with one DBMS_LOCK name
+// are one lock.
+func (o *SessionOps) LockKey(name string) string { return session.LockKey(name) }
+
+// Prepare prepares the four blocks on conn, so that every operation is
+// one round trip.
+func (o *SessionOps) Prepare(ctx context.Context, conn *sql.Conn) (dialects.SessionStatements, error) {
+	return session.Prepare(ctx, conn)
+}
+
+// failed is the error of a session-lock block that failed, its server
+// stack trimmed.
+func failed(_ context.Context, _ *sql.Conn, call string, err error) error {
+	return fmt.Errorf("DBMS_LOCK.%s: %w", call, trimmed(err))
 }

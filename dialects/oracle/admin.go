@@ -168,7 +168,7 @@ func (a *LockAdmin) requestTest(ctx context.Context, name string) (bool, error) 
 		return false, err
 	}
 	defer conn.Close()
-	rc, err := a.ops().run(ctx, conn, "REQUEST", holdsSQL, name)
+	rc, err := session.Code(ctx, conn, "REQUEST", holdsSQL, name)
 	if err != nil {
 		return false, err
 	}

@@ -32,7 +32,7 @@ func (m mutatedOps) Kill(ctx context.Context, db *sql.DB, sessionID string) erro
 }
 
 func (m mutatedOps) TryLock(ctx context.Context, conn *sql.Conn, name string) (bool, error) {
-	rc, err := m.SessionOps.run(ctx, conn, "REQUEST", tryLockSQL, name)
+	rc, err := session.Code(ctx, conn, "REQUEST", tryLockSQL, name)
 	if err != nil {
 		return false, err
 	}
@@ -40,7 +40,7 @@ func (m mutatedOps) TryLock(ctx context.Context, conn *sql.Conn, name string) (b
 }
 
 func (m mutatedOps) Unlock(ctx context.Context, conn *sql.Conn, name string) (bool, error) {
-	rc, err := m.SessionOps.run(ctx, conn, "RELEASE", unlockSQL, name)
+	rc, err := session.Code(ctx, conn, "RELEASE", unlockSQL, name)
 	if err != nil {
 		return false, err
 	}
@@ -48,7 +48,7 @@ func (m mutatedOps) Unlock(ctx context.Context, conn *sql.Conn, name string) (bo
 }
 
 func (m mutatedOps) Holds(ctx context.Context, conn *sql.Conn, name string) (bool, error) {
-	rc, err := m.SessionOps.run(ctx, conn, "REQUEST", holdsSQL, name)
+	rc, err := session.Code(ctx, conn, "REQUEST", holdsSQL, name)
 	if err != nil {
 		return false, err
 	}

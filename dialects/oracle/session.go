@@ -4,10 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/internal/dbmslock"
 )
 
 // The session-lock statements. Each is one anonymous PL/SQL block, so one
@@ -59,6 +59,17 @@ BEGIN
 END;`
 )
 
+// lockSQL waits on the server: REQUEST in exclusive mode for up to :3
+// seconds, the lock kept across COMMIT and ROLLBACK like tryLockSQL's.
+// Binds: lock name, OUT return code, timeout (in the order they appear,
+// as go-ora binds).
+const lockSQL = `DECLARE
+  h VARCHAR2(128);
+BEGIN
+  SYS.DBMS_LOCK.ALLOCATE_UNIQUE(lockname => :1, lockhandle => h);
+  :2 := SYS.DBMS_LOCK.REQUEST(lockhandle => h, lockmode => SYS.DBMS_LOCK.X_MODE, timeout => :3, release_on_commit => FALSE);
+END;`
+
 // NewSessionLocker returns the DBMS_LOCK locker. When Detect found that the
 // user may not execute SYS.DBMS_LOCK it refuses with a
 // *dialects.PrivilegeError carrying the GRANT that fixes it (or use the
@@ -79,71 +90,63 @@ type SessionOps struct {
 	// KillWait is how long Kill waits for a killed session to give up its
 	// locks (default DefaultKillWait).
 	KillWait time.Duration
+}
 
-	// waits holds lockSQL prepared on each lock connection (*sql.Conn →
-	// *sql.Stmt), from Prepare until the prepared session's Close, for
-	// Lock.
-	waits sync.Map
+// session runs the blocks; SessionOps delegates to it.
+var session = &dbmslock.Session{
+	Blocks:   dbmslock.Blocks{TryLock: tryLockSQL, Unlock: unlockSQL, Holds: holdsSQL, Lock: lockSQL},
+	LockName: LockName,
+	Failed:   failed,
 }
 
 var (
-	_ dialects.SessionOps    = (*SessionOps)(nil)
-	_ dialects.SessionKiller = (*SessionOps)(nil)
+	_ dialects.SessionOps      = (*SessionOps)(nil)
+	_ dialects.SessionPreparer = (*SessionOps)(nil)
+	_ dialects.SessionWaiter   = (*SessionOps)(nil)
+	_ dialects.SessionKeyer    = (*SessionOps)(nil)
+	_ dialects.SessionKiller   = (*SessionOps)(nil)
 )
 
-// TryLock runs DBMS_LOCK.REQUEST without waiting and maps its answer with
-// RequestResult: 0 (granted) and 4 (already owned by this session) are
-// true, 1 (timeout: another session holds it) false, 2, 3 and 5 errors. A
-// user without EXECUTE on SYS.DBMS_LOCK gets a *dialects.PrivilegeError.
+// TryLock runs DBMS_LOCK.REQUEST without waiting: 0 (granted) and 4
+// (already owned by this session) are true, 1 (another session holds it)
+// false, 2, 3 and 5 a *DBMSLockError (dbmslock.RequestResult).
 func (o *SessionOps) TryLock(ctx context.Context, conn *sql.Conn, name string) (bool, error) {
-	rc, err := o.run(ctx, conn, "REQUEST", tryLockSQL, name)
-	if err != nil {
-		return false, err
-	}
-	return RequestResult(rc)
+	return session.TryLock(ctx, conn, name)
 }
 
-// Unlock runs DBMS_LOCK.RELEASE and maps its answer with ReleaseResult:
-// 0 released (true); 4 this session did not own it (false: another
-// session's lock is never freed); 3 and 5 errors.
+// Unlock runs DBMS_LOCK.RELEASE: 0 released (true); 4 this session did
+// not own it (false: another session's lock is never freed).
 func (o *SessionOps) Unlock(ctx context.Context, conn *sql.Conn, name string) (bool, error) {
-	rc, err := o.run(ctx, conn, "RELEASE", unlockSQL, name)
-	if err != nil {
-		return false, err
-	}
-	return ReleaseResult(rc)
+	return session.Unlock(ctx, conn, name)
 }
 
 // Holds asks DBMS_LOCK.REQUEST whether conn's session already owns name
-// (see holdsSQL) and maps the answer with HoldsResult.
+// (see holdsSQL).
 func (o *SessionOps) Holds(ctx context.Context, conn *sql.Conn, name string) (bool, error) {
-	rc, err := o.run(ctx, conn, "REQUEST", holdsSQL, name)
-	if err != nil {
-		return false, err
-	}
-	return HoldsResult(rc)
+	return session.Holds(ctx, conn, name)
 }
 
-// run executes one session-lock block on conn and returns its return
-// code. A missing EXECUTE grant becomes a *dialects.PrivilegeError.
-func (o *SessionOps) run(ctx context.Context, conn *sql.Conn, call, block, name string) (int64, error) {
-	return runBlock(ctx, conn, call, func(args ...any) (sql.Result, error) {
-		return conn.ExecContext(ctx, block, args...)
-	}, name)
+// Lock waits on the server for up to wait, rounded up to whole seconds
+// (dbmslock.Session.Lock).
+func (o *SessionOps) Lock(ctx context.Context, conn *sql.Conn, name string, wait time.Duration) (bool, error) {
+	return session.Lock(ctx, conn, name, wait)
 }
 
-// runBlock executes one session-lock block through exec (on conn, or a
-// statement prepared on it) with the lock name, the OUT return code and
-// then extra as its binds, and returns the return code. A missing EXECUTE
-// grant becomes a *dialects.PrivilegeError.
-func runBlock(ctx context.Context, conn *sql.Conn, call string, exec func(args ...any) (sql.Result, error), name string, extra ...any) (int64, error) {
-	var rc int64
-	args := append([]any{LockName(name), sql.Out{Dest: &rc}}, extra...)
-	if _, err := exec(args...); err != nil {
-		if missingDBMSLock(err) {
-			return 0, privilegeDBMSLock(sessionUser(ctx, conn), err)
-		}
-		return 0, fmt.Errorf("DBMS_LOCK.%s: %w", call, err)
+// LockKey is the DBMS_LOCK name (LockName): names with one DBMS_LOCK name
+// are one lock.
+func (o *SessionOps) LockKey(name string) string { return session.LockKey(name) }
+
+// Prepare prepares the four blocks on conn, so that every operation is
+// one round trip.
+func (o *SessionOps) Prepare(ctx context.Context, conn *sql.Conn) (dialects.SessionStatements, error) {
+	return session.Prepare(ctx, conn)
+}
+
+// failed is the error of a session-lock block that failed: a missing
+// EXECUTE grant becomes a *dialects.PrivilegeError.
+func failed(ctx context.Context, conn *sql.Conn, call string, err error) error {
+	if missingDBMSLock(err) {
+		return privilegeDBMSLock(sessionUser(ctx, conn), err)
 	}
-	return rc, nil
+	return fmt.Errorf("DBMS_LOCK.%s: %w", call, err)
 }
