@@ -54,28 +54,31 @@ func NewCmdBench(f *Factory, g *GlobalOptions, runF func(context.Context, *Bench
 	opts := &BenchOptions{IO: f.IO, Factory: f, Global: g}
 	c := &cobra.Command{
 		Use:   "bench",
-		Short: "Measure lock throughput, contention, scale and hand-over on a database",
-		Long: `bench measures what the locks cost on a database, each figure beside the
-limit it competes with:
+		Short: "Measure lock throughput, contention, scale and hand-over on a database or lock store",
+		Long: `bench measures what the locks cost on a database or lock store, each figure
+beside the limit it competes with:
 
   - lock cycles (default): acquire+release per second per strategy, beside
     the round trip of "SELECT 1" on one connection (a cycle is two round
     trips, so half of it is the limit) and, for session locks, beside the
-    database's raw try-lock and unlock statements on one connection;
+    database's raw try-lock and unlock statements on one connection; on a
+    lock store, beside its trivial command and its raw take and release
+    on one client;
   - --workers N: N workers on one lock name, successful critical sections
     and refusals per second, the engine beside the raw statements, then the
     same N workers waiting for the lock instead of retrying;
-  - --locks N: N distinct session locks held at once by this process: the
-    connections they use (counted by the server where it can say, else by
-    the client pool), the time to take all and to release all, and the
-    extra client memory;
+  - --locks N: N distinct session locks (on a lock store: leases) held at
+    once by this process: the connections they use (counted by the server
+    where it can say, else by the client pool; not counted on a store),
+    the time to take all and to release all, and the extra client memory;
   - --wait: the latency from a holder's release to a waiting acquire, over
     many hand-overs (min, median, mean, p99, max).
 
 --workers, --locks and --wait choose their measurements instead of the lock
 cycles, and combine. Each measurement runs for --duration (default 3s) or
 --cycles cycles. The table strategy runs on a temporary lock table that is
-created and dropped (--preset picks its layout), or on --table as it is.
+created and dropped (--preset picks its layout; on a store, a fresh key
+prefix), or on --table as it is.
 Lock names start with schedlock-bench-, so they never meet real ones.
 
 Exit codes: 0 measured; 1 error (a lock or statement failed; the figures up
@@ -156,12 +159,8 @@ func (o *BenchOptions) plan() (*dsn.DSN, benchkit.Plan, error) {
 		return nil, p, &UsageError{Err: err, Command: o.Command}
 	}
 	onlySession := len(p.Strategies) == 1 && p.Strategies[0] == dialects.StrategySession
-	onlyTable := len(p.Strategies) == 1 && p.Strategies[0] == dialects.StrategyTable
-	switch {
-	case onlySession && (o.Preset != "" || o.Table != ""):
+	if onlySession && (o.Preset != "" || o.Table != "") {
 		return nil, p, usage("--table and --preset apply to the table strategy, not --strategy session")
-	case onlyTable && o.Locks > 0:
-		return nil, p, usage("--locks measures session locks held at once (a table lock holds no connection); use --strategy session")
 	}
 	p.Workers, p.Locks, p.HandOver = o.Workers, o.Locks, o.Wait
 	p.Cycles = o.Workers == 0 && o.Locks == 0 && !o.Wait
@@ -171,6 +170,11 @@ func (o *BenchOptions) plan() (*dsn.DSN, benchkit.Plan, error) {
 		p.Budget.Duration = o.Duration
 	}
 	return target, p, nil
+}
+
+// onlyTable reports whether p measures the table strategy alone.
+func (o *BenchOptions) onlyTable(p benchkit.Plan) bool {
+	return len(p.Strategies) == 1 && p.Strategies[0] == dialects.StrategyTable
 }
 
 func benchRun(ctx context.Context, o *BenchOptions) error {
@@ -183,11 +187,10 @@ func benchRun(ctx context.Context, o *BenchOptions) error {
 		return err
 	}
 	defer backend.Close()
-	db, ok := backend.(*dialects.DB)
-	if !ok {
-		return missingFeature(backend, "has no bench support: bench measures SQL databases")
+	if _, sql := backend.(*dialects.DB); sql && o.onlyTable(p) && p.Locks > 0 {
+		return usageErrorf(o.Command, "--locks measures session locks held at once (a table lock holds no connection); use --strategy session")
 	}
-	database := o.Factory.Scrubber.String(output.DescribeDatabase(db.Info))
+	database := o.Factory.Scrubber.String(output.DescribeDatabase(backend.Detected()))
 	if o.Global.Verbose {
 		fmt.Fprintf(o.IO.ErrOut, "schedlock: benchmarking %s on %s\n", target.Redacted(), database)
 	}
@@ -196,7 +199,7 @@ func benchRun(ctx context.Context, o *BenchOptions) error {
 		progress = &benchProgress{w: o.IO.ErrOut}
 		p.Progress = progress.step
 	}
-	report, runErr := benchkit.Run(ctx, db, p)
+	report, runErr := benchkit.Run(ctx, backend, p)
 	if progress != nil {
 		progress.clear()
 	}
@@ -295,7 +298,9 @@ func benchTable(r *benchkit.Report) output.TableData {
 		taken := fmt.Sprintf("%d of %d in %s", h.Acquired, h.Locks, seconds(h.TakeAllSeconds))
 		row(what, h.Strategy, "take all", taken, rateOf(h.Acquired, h.TakeAllSeconds, "locks"))
 		row(what, h.Strategy, "release all", seconds(h.ReleaseAllSeconds), rateOf(h.Acquired, h.ReleaseAllSeconds, "locks"))
-		row(what, h.Strategy, "connections", fmt.Sprintf("%d (%s)", h.Connections, h.ConnectionsSource), fmt.Sprintf("client pool: %d in use", h.ClientOpenConnections))
+		if h.ConnectionsSource != benchkit.SourceNone {
+			row(what, h.Strategy, "connections", fmt.Sprintf("%d (%s)", h.Connections, h.ConnectionsSource), fmt.Sprintf("client pool: %d in use", h.ClientOpenConnections))
+		}
 		row(what, h.Strategy, "extra client memory", "heap "+bytesText(h.ExtraHeapAllocBytes), "from the OS "+bytesText(h.ExtraSysBytes))
 		if h.Error != nil {
 			row(what, h.Strategy, "error", *h.Error, "")

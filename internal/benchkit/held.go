@@ -20,10 +20,14 @@ const (
 	// SourceClient: the pool's open connections (sql.DBStats), when the
 	// backend cannot count on the server.
 	SourceClient = "client"
+	// SourceNone: not counted, on a store (not database/sql), whose
+	// client's connections are its own affair.
+	SourceNone = "none"
 )
 
-// Held is N distinct session locks taken 64 at a time by this
-// process, held all at once, then released.
+// Held is N distinct locks (session locks on a SQL database, leases on a
+// store) taken 64 at a time by this process, held all at once, then
+// released.
 type Held struct {
 	Strategy string `json:"strategy"`
 	Locks    int    `json:"locks"`
@@ -45,21 +49,28 @@ type Held struct {
 	Error               *string `json:"error"`
 }
 
-// HoldMany takes locks distinct session locks named prefix-0, prefix-1, …
-// through db's locker, 64 at a time; counts the connections that
-// hold them (server-side when the backend registered a SessionCounter, on
-// a connection taken first) and the extra client memory; then releases
-// them all. A failed Acquire ends
-// the taking: what was taken is still counted and released, and the error
-// is returned beside the result.
-func HoldMany(ctx context.Context, db *dialects.DB, locker dialects.Locker, prefix string, locks int, opts dialects.Options) (Held, error) {
+// HoldMany takes locks distinct locks named prefix-0, prefix-1, …
+// through locker (one of backend's), 64 at a time; counts the connections
+// that hold them on a SQL database (server-side when the backend
+// registered a SessionCounter, on a connection taken first; else the
+// pool's) and the extra client memory; then releases them all. A failed
+// Acquire ends the taking: what was taken is still counted and released,
+// and the error is returned beside the result.
+func HoldMany(ctx context.Context, backend dialects.Backend, locker dialects.Locker, prefix string, locks int, opts dialects.Options) (Held, error) {
 	h := Held{Strategy: string(locker.Strategy()), Locks: locks, ConnectionsSource: SourceClient}
+	db, _ := backend.(*dialects.DB)
+	if db == nil {
+		h.ConnectionsSource = SourceNone
+	}
 	names := make([]string, locks)
 	for i := range names {
 		names[i] = fmt.Sprintf("%s-%d", prefix, i)
 	}
 	leases := make([]dialects.Lease, 0, locks)
-	counter, _ := supportFor(db.Dialect.Name).(SessionCounter)
+	var counter SessionCounter
+	if db != nil {
+		counter, _ = supportFor(db.Dialect.Name).(SessionCounter)
+	}
 	var countConn *sql.Conn
 	if counter != nil {
 		c, err := pin(ctx, db.SQL)
@@ -95,11 +106,13 @@ func HoldMany(ctx context.Context, db *dialects.DB, locker dialects.Locker, pref
 	// The lock connections are taken from the pool and kept: they are its
 	// connections in use (idle ones left by earlier measurements are not
 	// counted).
-	h.ClientOpenConnections = db.SQL.Stats().InUse
-	if countConn != nil {
-		h.ClientOpenConnections-- // the counting connection holds no lock
+	if db != nil {
+		h.ClientOpenConnections = db.SQL.Stats().InUse
+		if countConn != nil {
+			h.ClientOpenConnections-- // the counting connection holds no lock
+		}
+		h.Connections = h.ClientOpenConnections
 	}
-	h.Connections = h.ClientOpenConnections
 	var countErr error
 	if counter != nil && len(leases) > 0 {
 		n, err := counter.CountHoldingSessions(ctx, countConn, db.Info, names[:len(leases)])

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
@@ -61,8 +60,8 @@ type Report struct {
 	Notes []string `json:"notes"`
 }
 
-// RoundTripResult is the physical limit: one trivial statement at a time
-// on one connection.
+// RoundTripResult is the physical limit: one trivial statement (a store:
+// command) at a time on one connection.
 type RoundTripResult struct {
 	Statement string `json:"statement"`
 	Rate
@@ -72,8 +71,9 @@ type RoundTripResult struct {
 type CycleResult struct {
 	Strategy string `json:"strategy"`
 	Engine   Rate   `json:"engine"`
-	// Raw is the backend's raw try-lock and unlock statements on one
-	// connection (session strategy, when the backend offers them).
+	// Raw is the backend's raw try-lock and unlock on one connection or
+	// client, when its bench support offers them: the session statements
+	// of a SQL database, a store's raw take and release (RawStore).
 	Raw *Rate `json:"raw"`
 	// EngineToRaw is Engine over Raw cycles per second.
 	EngineToRaw *float64 `json:"engine_to_raw"`
@@ -89,7 +89,8 @@ type ContentionRun struct {
 	Workers  int    `json:"workers"`
 	// Engine: every worker tries without waiting.
 	Engine Contended `json:"engine"`
-	// Raw: the same loop on the raw statements, one connection per worker.
+	// Raw: the same loop on the raw statements (a store: commands), one
+	// connection or client per worker.
 	Raw *Contended `json:"raw"`
 	// EngineToRaw is Engine over Raw successes per second.
 	EngineToRaw *float64 `json:"engine_to_raw"`
@@ -101,10 +102,16 @@ type ContentionRun struct {
 // hand-over, so a waiter that is never handed the lock shows as an error.
 const handOverWait = time.Minute
 
-// Run measures db as p asks. It returns what was measured so far with the
-// first error; a report is returned whenever db could be measured at all.
-func Run(ctx context.Context, db *dialects.DB, p Plan) (*Report, error) {
-	r := &Report{Dialect: db.Dialect.Name, Cycles: []CycleResult{}, Contention: []ContentionRun{}, HandOver: []HandOver{}, Notes: []string{}}
+// Run measures backend as p asks: any dialects.Backend, through its
+// lockers. The raw figures beside the engine's come from the backend's
+// registered support: for a SQL database (*dialects.DB) the round trip of
+// a trivial statement and the raw session-lock statements; for a lock
+// store its RawStore commands (a trivial command, a raw take and release).
+// It returns what was measured so far with the first error; a report is
+// returned whenever the backend could be measured at all.
+func Run(ctx context.Context, backend dialects.Backend, p Plan) (*Report, error) {
+	t := newTarget(backend)
+	r := &Report{Dialect: t.dialect, Cycles: []CycleResult{}, Contention: []ContentionRun{}, HandOver: []HandOver{}, Notes: []string{}}
 	if p.Budget.Cycles > 0 {
 		c := p.Budget.Cycles
 		r.CyclesPerMeasurement = &c
@@ -116,121 +123,161 @@ func Run(ctx context.Context, db *dialects.DB, p Plan) (*Report, error) {
 		s := d.Seconds()
 		r.DurationSeconds = &s
 	}
-	lockers, cleanup, err := openLockers(ctx, db, p, r)
+	lockers, cleanup, err := openLockers(ctx, t, p, r)
 	defer cleanup()
 	if err != nil {
 		return r, err
 	}
-	prefix := "schedlock-bench-" + randomHex()
-	opts := dialects.Options{Owner: dialects.NewOwner(), AtMost: time.Minute}
-	support := supportFor(db.Dialect.Name)
-	raw, _ := support.(RawSessions)
-	var ops dialects.SessionOps
-	if raw != nil {
-		ops = raw.RawSessionOps(db.SQL, db.Info)
+	m := &measurement{t: t, lockers: lockers, r: r, budget: p.Budget,
+		prefix: "schedlock-bench-" + randomHex(),
+		opts:   dialects.Options{Owner: dialects.NewOwner(), AtMost: time.Minute},
+		step: func(s string) {
+			if p.Progress != nil {
+				p.Progress(s)
+			}
+		}}
+	if t.store == nil && t.db == nil {
+		r.Notes = append(r.Notes, "no raw commands of "+t.dialect+" to compare with: the engine is measured alone")
 	}
-	step := func(s string) {
-		if p.Progress != nil {
-			p.Progress(s)
+	// Each measurement asked for, in the order of the report.
+	for _, measure := range []struct {
+		asked bool
+		run   func(ctx context.Context) error
+	}{
+		{p.Cycles, m.cycles},
+		{p.Workers > 0, func(ctx context.Context) error { return m.contention(ctx, p.Workers) }},
+		{p.HandOver, m.handOver},
+		{p.Locks > 0, func(ctx context.Context) error { return m.held(ctx, p.Locks) }},
+	} {
+		if !measure.asked {
+			continue
 		}
-	}
-
-	if p.Cycles {
-		if err := measureCycles(ctx, db, lockers, ops, support, prefix, opts, p.Budget, r, step); err != nil {
+		if err := measure.run(ctx); err != nil {
 			return r, err
-		}
-	}
-	if p.Workers > 0 {
-		for _, l := range lockers {
-			c := ContentionRun{Strategy: string(l.Strategy()), Workers: p.Workers}
-			err := measureContention(ctx, db, l, ops, prefix+"-contended-"+string(l.Strategy()), opts, p.Budget, &c, step)
-			r.Contention = append(r.Contention, c)
-			if err != nil {
-				return r, err
-			}
-		}
-	}
-	if p.HandOver {
-		wait := opts
-		wait.Wait = handOverWait
-		for _, l := range lockers {
-			step(string(l.Strategy()) + ": hand-over latency")
-			waiters, closeWaiters, err := workerLockers(db, l, 1)
-			if err != nil {
-				return r, err
-			}
-			h, err := MeasureHandOver(ctx, l, waiters[0], prefix+"-handover-"+string(l.Strategy()), wait, p.Budget)
-			closeWaiters()
-			r.HandOver = append(r.HandOver, h)
-			if err != nil {
-				return r, err
-			}
-		}
-	}
-	if p.Locks > 0 {
-		for _, l := range lockers {
-			if l.Strategy() != dialects.StrategySession {
-				continue
-			}
-			step(fmt.Sprintf("session: %d locks held at once", p.Locks))
-			h, err := HoldMany(ctx, db, l, prefix+"-held", p.Locks, opts)
-			r.HeldLocks = &h
-			if err != nil {
-				return r, err
-			}
 		}
 	}
 	return r, nil
 }
 
-// measureCycles measures, in Rounds turns, the round trip and for each
-// locker its raw statements (session locks) and its engine cycles, into r.
-func measureCycles(ctx context.Context, db *dialects.DB, lockers []dialects.Locker, ops dialects.SessionOps, support any, prefix string, opts dialects.Options, b Budget, r *Report, step func(string)) error {
-	statement := ""
-	if rt, ok := support.(RoundTripper); ok {
-		statement = rt.RoundTripSQL()
+// measurement is one Run: the target, its lockers, where the results go.
+type measurement struct {
+	t       *target
+	lockers []dialects.Locker
+	r       *Report
+	budget  Budget
+	prefix  string // of every lock name the run uses
+	opts    dialects.Options
+	step    func(string)
+}
+
+// contention measures workers workers on one name per locker.
+func (m *measurement) contention(ctx context.Context, workers int) error {
+	for _, l := range m.lockers {
+		c := ContentionRun{Strategy: string(l.Strategy()), Workers: workers}
+		err := measureContention(ctx, m.t, l, m.prefix+"-contended-"+string(l.Strategy()), m.opts, m.budget, &c, m.step)
+		m.r.Contention = append(m.r.Contention, c)
+		if err != nil {
+			return err
+		}
 	}
-	r.RoundTrip = &RoundTripResult{}
-	r.Cycles = make([]CycleResult, len(lockers))
-	for i, l := range lockers {
+	return nil
+}
+
+// handOver measures the hand-over latency per locker.
+func (m *measurement) handOver(ctx context.Context) error {
+	wait := m.opts
+	wait.Wait = handOverWait
+	for _, l := range m.lockers {
+		m.step(string(l.Strategy()) + ": hand-over latency")
+		waiters, closeWaiters, err := m.t.workerLockers(l, 1)
+		if err != nil {
+			return err
+		}
+		h, err := MeasureHandOver(ctx, l, waiters[0], m.prefix+"-handover-"+string(l.Strategy()), wait, m.budget)
+		closeWaiters()
+		m.r.HandOver = append(m.r.HandOver, h)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// held holds locks distinct locks at once: session locks on a SQL
+// database, the first strategy's leases on a store.
+func (m *measurement) held(ctx context.Context, locks int) error {
+	l := heldLocker(m.t, m.lockers)
+	if l == nil {
+		return nil
+	}
+	m.step(fmt.Sprintf("%s: %d locks held at once", l.Strategy(), locks))
+	h, err := HoldMany(ctx, m.t.backend, l, m.prefix+"-held", locks, m.opts)
+	m.r.HeldLocks = &h
+	return err
+}
+
+// heldLocker is the locker whose locks are held at once: the session
+// locker, or on a store (whose leases hold no connection each) the first.
+func heldLocker(t *target, lockers []dialects.Locker) dialects.Locker {
+	for _, l := range lockers {
+		if l.Strategy() == dialects.StrategySession {
+			return l
+		}
+	}
+	if t.db == nil && len(lockers) > 0 {
+		return lockers[0]
+	}
+	return nil
+}
+
+// cycles measures, in Rounds turns, the round trip and for each locker
+// its raw commands (where the backend gives them) and its engine cycles.
+func (m *measurement) cycles(ctx context.Context) error {
+	r, t := m.r, m.t
+	if t.hasRoundTrip() {
+		r.RoundTrip = &RoundTripResult{}
+	}
+	r.Cycles = make([]CycleResult, len(m.lockers))
+	for i, l := range m.lockers {
 		r.Cycles[i].Strategy = string(l.Strategy())
-		if l.Strategy() == dialects.StrategySession && ops != nil {
+		if t.hasRaw(l) {
 			r.Cycles[i].Raw = &Rate{}
 		}
 	}
 	defer finishCycles(r)
-	slices := b.slices()
+	var raw rawClient = sqlClient{t}
+	if t.store != nil {
+		ops, err := t.storeOps(ctx)
+		if err != nil {
+			return err
+		}
+		defer ops.close()
+		raw = storeClient{ops: ops, name: t.roundTripName()}
+	}
+	slices := m.budget.slices()
 	for n, slice := range slices {
 		turn := fmt.Sprintf("round %d of %d: ", n+1, len(slices))
-		step(turn + "round trip")
-		conn, err := pin(ctx, db.SQL)
-		if err != nil {
-			return err
+		if r.RoundTrip != nil {
+			m.step(turn + "round trip")
+			s, rate, err := raw.roundTrip(ctx, slice)
+			r.RoundTrip.Statement = s
+			r.RoundTrip.add(rate)
+			if err != nil {
+				return err
+			}
 		}
-		s, rate, err := RoundTrip(ctx, conn, statement, slice)
-		unpin(conn, err != nil)
-		r.RoundTrip.Statement = s
-		r.RoundTrip.add(rate)
-		if err != nil {
-			return err
-		}
-		for i, l := range lockers {
-			c, name := &r.Cycles[i], prefix+"-cycle-"+string(l.Strategy())
+		for i, l := range m.lockers {
+			c, name := &r.Cycles[i], m.prefix+"-cycle-"+string(l.Strategy())
 			if c.Raw != nil {
-				step(turn + c.Strategy + " raw lock cycles")
-				conn, err := pin(ctx, db.SQL)
-				if err != nil {
-					return err
-				}
-				rate, err := RawSessionCycles(ctx, conn, ops, name, slice)
-				unpin(conn, err != nil)
+				m.step(turn + c.Strategy + " raw lock cycles")
+				rate, err := raw.cycles(ctx, name, slice)
 				c.Raw.add(rate)
 				if err != nil {
 					return fmt.Errorf("%s raw lock cycles: %w", c.Strategy, err)
 				}
 			}
-			step(turn + c.Strategy + " engine lock cycles")
-			rate, err := EngineCycles(ctx, l, name, opts, slice)
+			m.step(turn + c.Strategy + " engine lock cycles")
+			rate, err := EngineCycles(ctx, l, name, m.opts, slice)
 			c.Engine.add(rate)
 			if err != nil {
 				return fmt.Errorf("%s lock cycles: %w", c.Strategy, err)
@@ -240,11 +287,60 @@ func measureCycles(ctx context.Context, db *dialects.DB, lockers []dialects.Lock
 	return nil
 }
 
+// rawClient runs the raw figures of the lock cycles: on a SQL database a
+// pinned connection per turn, on a store one client for all turns.
+type rawClient interface {
+	roundTrip(ctx context.Context, b Budget) (statement string, r Rate, err error)
+	cycles(ctx context.Context, name string, b Budget) (Rate, error)
+}
+
+type sqlClient struct{ t *target }
+
+func (c sqlClient) roundTrip(ctx context.Context, b Budget) (string, Rate, error) {
+	statement := ""
+	if rt, ok := c.t.support.(RoundTripper); ok {
+		statement = rt.RoundTripSQL()
+	}
+	conn, err := pin(ctx, c.t.db.SQL)
+	if err != nil {
+		return statement, Rate{}, err
+	}
+	s, rate, err := RoundTrip(ctx, conn, statement, b)
+	unpin(conn, err != nil)
+	return s, rate, err
+}
+
+func (c sqlClient) cycles(ctx context.Context, name string, b Budget) (Rate, error) {
+	conn, err := pin(ctx, c.t.db.SQL)
+	if err != nil {
+		return Rate{}, err
+	}
+	rate, err := RawSessionCycles(ctx, conn, c.t.session, name, b)
+	unpin(conn, err != nil)
+	return rate, err
+}
+
+type storeClient struct {
+	ops  StoreOps
+	name string
+}
+
+func (c storeClient) roundTrip(ctx context.Context, b Budget) (string, Rate, error) {
+	rate, err := StoreRoundTrip(ctx, c.ops, b)
+	return c.name, rate, err
+}
+
+func (c storeClient) cycles(ctx context.Context, name string, b Budget) (Rate, error) {
+	return RawStoreCycles(ctx, c.ops, name, b)
+}
+
 // finishCycles computes the limits and ratios of r's cycles.
 func finishCycles(r *Report) {
 	for i := range r.Cycles {
 		c := &r.Cycles[i]
-		c.LimitCyclesPerSecond = round(r.RoundTrip.CyclesPerSecond/2, 1)
+		if r.RoundTrip != nil {
+			c.LimitCyclesPerSecond = round(r.RoundTrip.CyclesPerSecond/2, 1)
+		}
 		c.EngineToLimit = ratio(c.Engine.CyclesPerSecond, c.LimitCyclesPerSecond)
 		if c.Raw != nil {
 			c.EngineToRaw = ratio(c.Engine.CyclesPerSecond, c.Raw.CyclesPerSecond)
@@ -253,11 +349,11 @@ func finishCycles(r *Report) {
 }
 
 // measureContention measures, in Rounds turns, c.Workers workers on one
-// name per round: the raw statements (session locks), the engine trying,
-// the engine waiting.
-func measureContention(ctx context.Context, db *dialects.DB, l dialects.Locker, ops dialects.SessionOps, name string, opts dialects.Options, b Budget, c *ContentionRun, step func(string)) error {
+// name per round: the raw commands (where the backend gives them), the
+// engine trying, the engine waiting.
+func measureContention(ctx context.Context, t *target, l dialects.Locker, name string, opts dialects.Options, b Budget, c *ContentionRun, step func(string)) error {
 	st, workers := c.Strategy, c.Workers
-	if l.Strategy() == dialects.StrategySession && ops != nil {
+	if t.hasRaw(l) {
 		c.Raw = &Contended{}
 	}
 	defer func() {
@@ -265,7 +361,7 @@ func measureContention(ctx context.Context, db *dialects.DB, l dialects.Locker, 
 			c.EngineToRaw = ratio(c.Engine.SuccessesPerSecond, c.Raw.SuccessesPerSecond)
 		}
 	}()
-	lockers, closeLockers, err := workerLockers(db, l, workers)
+	lockers, closeLockers, err := t.workerLockers(l, workers)
 	if err != nil {
 		return fmt.Errorf("%s contention: %w", st, err)
 	}
@@ -279,7 +375,13 @@ func measureContention(ctx context.Context, db *dialects.DB, l dialects.Locker, 
 		name := fmt.Sprintf("%s-%d", name, n)
 		if c.Raw != nil {
 			step(turn + "raw workers on one name")
-			raw, err := RawContention(ctx, db.SQL, ops, name, workers, slice)
+			var raw Contended
+			var err error
+			if t.db != nil {
+				raw, err = RawContention(ctx, t.db.SQL, t.session, name, workers, slice)
+			} else {
+				raw, err = RawStoreContention(ctx, t.storeOps, name, workers, slice)
+			}
 			c.Raw.add(raw)
 			if err != nil {
 				return fmt.Errorf("%s raw contention: %w", st, err)
@@ -304,31 +406,6 @@ func measureContention(ctx context.Context, db *dialects.DB, l dialects.Locker, 
 	return nil
 }
 
-// workerLockers returns one locker per worker: for session locks a
-// locker of its own each (as separate processes would have), closed by
-// closeAll; a table locker, holding no state between statements, is
-// shared.
-func workerLockers(db *dialects.DB, l dialects.Locker, workers int) (lockers []dialects.Locker, closeAll func(), err error) {
-	closeAll = func() {
-		for _, w := range lockers {
-			if c, ok := w.(io.Closer); ok && w != l {
-				_ = c.Close()
-			}
-		}
-	}
-	for range workers {
-		w := l
-		if l.Strategy() == dialects.StrategySession {
-			if w, err = db.SessionLocker(); err != nil {
-				closeAll()
-				return nil, func() {}, err
-			}
-		}
-		lockers = append(lockers, w)
-	}
-	return lockers, closeAll, nil
-}
-
 // warm takes and releases a lock through each locker, so that the
 // measurement that follows finds their lock connections open and
 // prepared.
@@ -347,7 +424,7 @@ func warm(ctx context.Context, lockers []dialects.Locker, name string, opts dial
 
 // openLockers returns the lockers of p's strategies, creating the
 // temporary lock table when the table strategy needs one; cleanup drops it.
-func openLockers(ctx context.Context, db *dialects.DB, p Plan, r *Report) ([]dialects.Locker, func(), error) {
+func openLockers(ctx context.Context, t *target, p Plan, r *Report) ([]dialects.Locker, func(), error) {
 	cleanup := func() {}
 	strategies, explicit := p.Strategies, len(p.Strategies) > 0
 	if !explicit {
@@ -357,7 +434,7 @@ func openLockers(ctx context.Context, db *dialects.DB, p Plan, r *Report) ([]dia
 	for _, s := range strategies {
 		switch s {
 		case dialects.StrategySession:
-			l, err := db.SessionLocker()
+			l, err := t.backend.Locker(dialects.StrategySession, dialects.Table{})
 			if err != nil {
 				if !explicit && errors.Is(err, dialects.ErrUnsupported) {
 					r.Notes = append(r.Notes, "session strategy skipped: "+err.Error())
@@ -367,10 +444,10 @@ func openLockers(ctx context.Context, db *dialects.DB, p Plan, r *Report) ([]dia
 			}
 			lockers = append(lockers, l)
 		case dialects.StrategyTable:
-			if p.Locks > 0 && !p.Cycles && p.Workers == 0 && !p.HandOver {
-				continue // only session locks are held at once
+			if t.db != nil && p.Locks > 0 && !p.Cycles && p.Workers == 0 && !p.HandOver {
+				continue // only session locks are held at once on a SQL database
 			}
-			l, drop, err := tableLocker(ctx, db, p.Table)
+			l, drop, err := tableLocker(ctx, t.backend, p.Table)
 			cleanup = drop
 			if err != nil {
 				if !explicit && errors.Is(err, dialects.ErrUnsupported) {
@@ -389,24 +466,29 @@ func openLockers(ctx context.Context, db *dialects.DB, p Plan, r *Report) ([]dia
 		if p.Locks > 0 {
 			what = "no session locks to hold at once"
 		}
-		return nil, cleanup, fmt.Errorf("%w: %s has %s", dialects.ErrUnsupported, db.Dialect.Name, what)
+		return nil, cleanup, fmt.Errorf("%w: %s has %s", dialects.ErrUnsupported, t.dialect, what)
 	}
 	return lockers, cleanup, nil
 }
 
-// tableLocker returns the table locker of t; with no name, on a new table
-// that drop removes.
-func tableLocker(ctx context.Context, db *dialects.DB, t dialects.Table) (dialects.TableLocker, func(), error) {
+// tableLocker returns the table-strategy locker of t; with no name, on a
+// new table (on a store: a fresh key prefix) that drop removes where the
+// locker can drop.
+func tableLocker(ctx context.Context, b dialects.Backend, t dialects.Table) (dialects.Locker, func(), error) {
 	drop := func() {}
 	temporary := t.Name == ""
 	if temporary {
 		t.Name = "schedlock_bench_" + randomHex()
 	}
-	l, err := db.TableLocker(t)
+	l, err := b.Locker(dialects.StrategyTable, t)
 	if err != nil || !temporary {
 		return l, drop, err
 	}
-	if err := l.CreateTable(ctx); err != nil {
+	tl, ok := l.(dialects.TableLocker)
+	if !ok {
+		return l, drop, nil
+	}
+	if err := tl.CreateTable(ctx); err != nil {
 		return nil, drop, fmt.Errorf("create the temporary lock table %s: %w", t.Name, err)
 	}
 	drop = func() {

@@ -27,9 +27,32 @@ type SessionCounter interface {
 
 // RoundTripper is implemented by a backend's bench support whose database
 // needs another trivial statement than "SELECT 1" (for example
-// "SELECT 1 FROM DUAL").
+// "SELECT 1 FROM DUAL"). For a store (RawStore) it names the command of
+// StoreOps.RoundTrip in the report ("PING"); without it the report says
+// "round trip".
 type RoundTripper interface {
 	RoundTripSQL() string
+}
+
+// RawStore is implemented by a lock store's bench support: the raw commands
+// the engine competes with, on one client of the store.
+type RawStore interface {
+	RawStoreOps(ctx context.Context, b dialects.Backend) (StoreOps, error)
+}
+
+// StoreOps are a store's raw lock commands on one client.
+type StoreOps struct {
+	RoundTrip func(ctx context.Context) error                      // one trivial command (PING, a Get)
+	TryLock   func(ctx context.Context, name string) (bool, error) // one raw take
+	Unlock    func(ctx context.Context, name string) error         // one raw release
+	Close     func() error
+}
+
+// close closes o's client; nil Close is nothing to close.
+func (o StoreOps) close() {
+	if o.Close != nil {
+		_ = o.Close()
+	}
 }
 
 // DefaultRoundTripSQL is the trivial statement of the round-trip baseline.
@@ -41,7 +64,8 @@ var (
 )
 
 // Register records the bench support of the dialect called name; support
-// implements any of RawSessions, SessionCounter and RoundTripper. Backends
+// implements any of RawSessions, SessionCounter and RoundTripper (SQL
+// databases), or RawStore and RoundTripper (lock stores). Backends
 // call it from init in their own package. A second call for the same name
 // replaces the first.
 func Register(name string, support any) {
