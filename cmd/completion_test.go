@@ -12,7 +12,8 @@ import (
 
 // freeTextFlags take a value that no list can offer: a URL, a name, an
 // owner, a table, a file (completed by the shell's own file names).
-var freeTextFlags = map[string]bool{"dsn": true, "dsn-file": true, "table": true, "name": true, "owner": true, "namespace": true, "key": true}
+var freeTextFlags = map[string]bool{"dsn": true, "dsn-file": true, "table": true, "name": true, "owner": true, "namespace": true, "key": true,
+	"on-start": true, "on-success": true, "on-failure": true, "on-skip": true, "on-lost": true, "ping-url": true, "metrics-textfile": true}
 
 // complete runs the shell-completion request `schedlock __complete args...`
 // and returns the values offered and the directive.

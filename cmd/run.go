@@ -78,6 +78,8 @@ type RunOptions struct {
 
 	// Argv is the command and its arguments (everything after --).
 	Argv []string
+
+	RunOps
 }
 
 // NewCmdRun builds `schedlock run`. runF replaces the run function in
@@ -173,12 +175,13 @@ is 30s plus --wait, so a frozen database cannot hold a cron slot for ever
 	fl.IntVar(&opts.SkippedCode, "skipped-exit-code", 0, "exit code when the lock is held elsewhere and COMMAND did not run")
 	fl.StringVar(&opts.Owner, "owner", "", "owner recorded for the lock (default host:pid:random)")
 	fl.BoolVar(&opts.KeepEnv, "keep-env", false, "pass $SCHEDLOCK_DSN, $SCHEDLOCK_DSN_FILE and $DATABASE_URL on to COMMAND (default: removed, they may hold a password)")
+	addRunOpsFlags(c, opts)
 	return c
 }
 
 // runRun is `schedlock run`: resolve, connect, choose the locker, then run
 // the command under the lock.
-func runRun(ctx context.Context, o *RunOptions) error {
+func runRun(ctx context.Context, o *RunOptions) (err error) {
 	if err := o.validate(); err != nil {
 		return err
 	}
@@ -190,11 +193,15 @@ func runRun(ctx context.Context, o *RunOptions) error {
 	if err != nil {
 		return err
 	}
+	defer o.reportRun(ctx, ns)(&err)
 	if err := o.existingFile(target); err != nil {
 		return err
 	}
 	ctx, cancel := o.withAcquireDeadline(ctx)
 	defer cancel()
+	if err := o.jitterWait(ctx); err != nil {
+		return o.dbError(ctx, err)
+	}
 	db, err := target.Connect(ctx)
 	if err != nil {
 		return o.dbError(ctx, err)
@@ -239,6 +246,9 @@ func (o *RunOptions) validate() error {
 	}
 	if _, err := o.options().Normalize(); err != nil {
 		return &UsageError{Err: err, Command: o.Command}
+	}
+	if err := o.validateRunOps(); err != nil {
+		return err
 	}
 	if o.Strategy != "" {
 		s, err := dialects.ParseStrategy(o.Strategy)
@@ -376,6 +386,7 @@ func (o *RunOptions) runLocked(ctx context.Context, locker dialects.Locker) erro
 	if !st.acquired {
 		err = withHolder(lockCtx, locker, o.Name, err)
 	}
+	o.observeRun(st, err)
 	return o.result(ctx, err, st)
 }
 
@@ -398,6 +409,7 @@ func (o *RunOptions) supervise(runCtx context.Context, lease dialects.Lease, sig
 		}
 		o.note(true, "acquired lock %q (%s)", o.Name, detail)
 	}
+	o.beforeCommand(runCtx, lease)
 	child, err := proc.Start(o.Argv, env, proc.IO{In: o.IO.In, Out: o.IO.Out, Err: o.IO.ErrOut, Unset: o.unsetEnv()})
 	if err != nil {
 		st.startErr = err

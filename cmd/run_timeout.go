@@ -22,7 +22,7 @@ func (o *RunOptions) acquireTimeout() time.Duration {
 	if o.TimeoutGiven {
 		return o.Global.Timeout
 	}
-	return DefaultRunTimeout + o.Wait
+	return DefaultRunTimeout + o.Wait + o.Jitter
 }
 
 // withAcquireDeadline bounds ctx by the default acquire timeout when
@@ -47,8 +47,13 @@ func (o *RunOptions) timeoutError(err error) error {
 	msg := fmt.Sprintf("gave up on lock %q after --timeout %s", o.Name, o.acquireTimeout())
 	if !o.TimeoutGiven {
 		msg = fmt.Sprintf("gave up on lock %q after %s (the default --timeout", o.Name, o.acquireTimeout())
-		if o.Wait > 0 {
+		switch {
+		case o.Wait > 0 && o.Jitter > 0:
+			msg += fmt.Sprintf(", %s plus --wait and --jitter", DefaultRunTimeout)
+		case o.Wait > 0:
 			msg += fmt.Sprintf(", %s plus --wait", DefaultRunTimeout)
+		case o.Jitter > 0:
+			msg += fmt.Sprintf(", %s plus --jitter", DefaultRunTimeout)
 		}
 		msg += ")"
 	}
