@@ -72,11 +72,11 @@ func addRunOpsFlags(c *cobra.Command, o *RunOptions) {
 	fl := c.Flags()
 	for _, h := range o.hookFlags() {
 		name := "on-" + string(h.event)
-		fl.StringArrayVar(h.value, name, nil, "URL to POST a JSON body to, or shell command to run, "+h.help+" (repeatable)")
+		fl.StringArrayVar(h.value, name, nil, "`URL|CMD` to report to "+h.help+": a URL gets a POST with a JSON body, anything else runs through the shell (repeatable)")
 	}
-	fl.StringVar(&o.PingURL, "ping-url", "", "healthchecks.io-style ping URL: URL/start on start, URL on success, URL/<exit code> on failure, URL/fail when lost, URL/log when skipped")
+	fl.StringVar(&o.PingURL, "ping-url", "", "healthchecks.io-style ping `URL`: URL/start on start, URL on success, URL/<exit code> on failure, URL/fail when lost, URL/log when skipped")
 	fl.DurationVar(&o.HookTimeout, "hook-timeout", hooks.DefaultTimeout, "time each event's hooks may take, retries included; a hook still running then is abandoned")
-	fl.StringVar(&o.MetricsTextfile, "metrics-textfile", "", "after the run, record it in this node_exporter textfile (*.prom), e.g. /var/lib/node_exporter/textfile/schedlock.prom")
+	fl.StringVar(&o.MetricsTextfile, "metrics-textfile", "", "after the run, record it in this node_exporter textfile (`PATH` ending in .prom), e.g. /var/lib/node_exporter/textfile/schedlock.prom")
 	_ = c.MarkFlagFilename("metrics-textfile", "prom")
 	fl.DurationVar(&o.Jitter, "jitter", 0, "wait a random time below this before acquiring, so that N nodes do not all reach for the lock at :00, e.g. 30s")
 	c.Long += `
@@ -160,6 +160,9 @@ func (o *RunOptions) validateRunOps() error {
 func (o *RunOptions) jitterWait(ctx context.Context) error {
 	if o.Jitter <= 0 {
 		return nil
+	}
+	if o.AtLeast < o.Jitter {
+		o.note(!o.Global.Quiet, "--jitter %s spreads the nodes' starts over %s but --at-least is %s: a run shorter than that may run on two nodes; give --at-least %s or more", o.Jitter, o.Jitter, o.AtLeast, o.Jitter)
 	}
 	d := rand.N(o.Jitter)
 	o.note(o.Global.Verbose, "--jitter %s: waiting %s before taking lock %q", o.Jitter, d.Round(time.Millisecond), o.Name)

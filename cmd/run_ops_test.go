@@ -304,6 +304,13 @@ func TestRunJitter(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stderr, "--jitter 100ms: waiting") {
 		t.Errorf("exit %d (%v); stderr %q, want a line about the jitter", r.code, r.err, r.stderr)
 	}
+	if !strings.Contains(r.stderr, "give --at-least 100ms or more") {
+		t.Errorf("no warning that --at-least 0s under --jitter lets a short run run twice: %q", r.stderr)
+	}
+	r = execRun(t, context.Background(), "", "run", "--dsn", db, "--name", "jittered", "--jitter", "100ms", "--at-least", "1s", "--", "true")
+	if r.code != 0 || r.stderr != "" {
+		t.Errorf("--jitter 100ms --at-least 1s: exit %d (%v), stderr %q; want 0 and nothing", r.code, r.err, r.stderr)
+	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	marker := filepath.Join(t.TempDir(), "ran")

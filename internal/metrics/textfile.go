@@ -87,6 +87,11 @@ func (s state) add(metric, lock string, v float64) { s.set(metric, lock, s[metri
 
 // apply records r.
 func (s state) apply(r Run) {
+	// Counters exist from a lock's first run on, skipped or not, so that
+	// rate() and absent() see them start at 0.
+	for _, c := range []string{Runs, Failed, Skipped, Lost} {
+		s.add(c, r.Lock, 0)
+	}
 	if r.Skipped {
 		s.add(Skipped, r.Lock, 1)
 		return
@@ -107,11 +112,6 @@ func (s state) apply(r Run) {
 	}
 	if r.Lost {
 		s.add(Lost, r.Lock, 1)
-	}
-	// Counters exist from a lock's first run on, so that rate() sees them
-	// start at 0.
-	for _, c := range []string{Failed, Skipped, Lost} {
-		s.add(c, r.Lock, 0)
 	}
 }
 

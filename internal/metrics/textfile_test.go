@@ -66,6 +66,7 @@ func TestUpdateWritesTheTextFormatAndCarriesCounters(t *testing.T) {
 		{Lock: `odd "name"\x`, Started: t0, Ended: t0.Add(time.Second), ExitCode: 2},
 		{Lock: "nightly", Started: t0.Add(2 * time.Hour), Ended: t0.Add(2*time.Hour + 5*time.Second), ExitCode: 113, Lost: true},
 		{Lock: "nightly", Skipped: true, Ended: t0.Add(3 * time.Hour)},
+		{Lock: "only-skipped", Skipped: true, Ended: t0},
 	}
 	for _, r := range runs {
 		if err := Update(path, r); err != nil {
@@ -101,6 +102,14 @@ func TestUpdateWritesTheTextFormatAndCarriesCounters(t *testing.T) {
 	}
 	if got, ok := value(fams, LastExitCode, `odd "name"\x`); !ok || got != 2 {
 		t.Errorf("the second lock's exit code = %v (%v), want 2", got, ok)
+	}
+	for name, w := range map[string]float64{Runs: 0, Skipped: 1, Failed: 0, Lost: 0} {
+		if got, ok := value(fams, name, "only-skipped"); !ok || got != w {
+			t.Errorf("%s{lock=only-skipped} = %v (%v), want %v", name, got, ok, w)
+		}
+	}
+	if _, ok := value(fams, LastEnd, "only-skipped"); ok {
+		t.Error("a lock that never ran here has a last-end time")
 	}
 	if _, ok := value(fams, LastSuccess, `odd "name"\x`); ok {
 		t.Error("a lock that never succeeded has a last-success time")
