@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/schedlock/schedlock/internal/hooks"
+	"github.com/schedlock/schedlock/internal/iostreams"
 	"github.com/schedlock/schedlock/internal/metrics"
 )
 
@@ -313,17 +314,27 @@ func TestRunJitter(t *testing.T) {
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ios, _, _, _ := iostreams.Test()
+	errOut := &syncBuffer{}
+	ios.ErrOut = errOut
+	f := testFactory(ios, map[string]string{}, t.TempDir())
 	marker := filepath.Join(t.TempDir(), "ran")
-	done := make(chan runResult, 1)
+	done := make(chan error, 1)
 	go func() {
-		done <- execRun(t, ctx, "", "run", "--dsn", db, "--name", "jittered", "--jitter", "1h", "--", "touch", marker)
+		done <- Execute(ctx, f, []string{"run", "-v", "--dsn", db, "--name", "jittered", "--jitter", "1h", "--at-least", "1h", "--at-most", "2h", "--", "touch", marker})
 	}()
-	time.Sleep(100 * time.Millisecond) // let it reach the delay; cancelling earlier is the same
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(errOut.String(), "--jitter 1h0m0s: waiting"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("no jitter line within 30s: %q", errOut.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	cancel()
 	select {
-	case r := <-done:
-		if r.code != CodeInterrupted {
-			t.Errorf("exit %d (%v), want 130", r.code, r.err)
+	case err := <-done:
+		if code := exitCodeOf(err); code != CodeInterrupted {
+			t.Errorf("exit %d (%v), want 130", code, err)
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("--jitter 1h did not give way to the interruption")
