@@ -12,7 +12,7 @@ import (
 
 // freeTextFlags take a value that no list can offer: a URL, a name, an
 // owner, a table, a file (completed by the shell's own file names).
-var freeTextFlags = map[string]bool{"dsn": true, "dsn-file": true, "table": true, "name": true, "owner": true, "namespace": true, "key": true}
+var freeTextFlags = map[string]bool{"dsn": true, "dsn-file": true, "table": true, "name": true, "owner": true, "namespace": true, "key": true, "by": true, "until": true}
 
 // complete runs the shell-completion request `schedlock __complete args...`
 // and returns the values offered and the directive.
