@@ -217,6 +217,9 @@ type LockEntry struct {
 	Source string
 	// Preset is the table layout of a table lock; empty for session locks.
 	Preset string
+	// LastRun is the newest run recorded in the run table beside a native
+	// lock table (see RunHistory); nil when none is known.
+	LastRun *Run
 }
 
 // Age is how long the lock has been taken, on the database clock; 0 when
