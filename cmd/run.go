@@ -337,7 +337,7 @@ func (o *RunOptions) locker(ctx context.Context, db dialects.Backend, target *ds
 		}
 	}
 	o.note(o.Global.Verbose, "lock %q on %s: %s strategy (%s)", o.Name, target.Redacted(), strategy, why)
-	return locker, nil
+	return dialects.WithPauseCheck(db, locker, table), nil
 }
 
 // runState is what happened inside the lock, for the exit code.
