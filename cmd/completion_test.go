@@ -126,7 +126,7 @@ func TestSharedFlagsOnlyWhereTheyApply(t *testing.T) {
 
 func TestCommaListCompletion(t *testing.T) {
 	values, _ := complete(t, "locks", "ls", "--state", "held,expired,")
-	if want := []string{"held,expired,waiting", "held,expired,stale", "held,expired,free"}; !slices.Equal(values, want) {
+	if want := []string{"held,expired,paused", "held,expired,waiting", "held,expired,stale", "held,expired,free"}; !slices.Equal(values, want) {
 		t.Errorf("--state held,expired, completes %v, want %v", values, want)
 	}
 	values, _ = complete(t, "selfcheck", "--check", "table.acquire,table.con")
