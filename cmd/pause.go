@@ -309,8 +309,8 @@ func (o *PauseOptions) plan(found *dialects.Listing, given []dialects.Table) (*p
 		return nil, usageErrorf(o.Command, "lock %q has rows in several tables (%s): choose one with --table", o.Name, strings.Join(where, ", "))
 	case len(rows) == 0 && o.Resume:
 		return nil, negativef("lock %q is not paused: no lock table has a row for it; nothing changed", o.Name)
-	case len(rows) == 0 && session:
-		return nil, usageErrorf(o.Command, "lock %q is a session lock, which ends with its connection: a pause needs the table strategy (run the job with --strategy table)", o.Name)
+	case len(rows) == 0 && session && !o.Create:
+		return nil, usageErrorf(o.Command, "lock %q is a session lock, which ends with its connection: add --create to keep the pause in the lease table, which session runners read before they lock", o.Name)
 	case len(rows) == 0 && !o.Create:
 		return nil, negativef("lock %q has no row in %s: nothing to pause; check the name (schedlock locks ls --all), or add --create to pause a job that has not run yet", o.Name, tableNames(found.Tables))
 	case len(rows) == 0:
