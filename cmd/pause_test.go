@@ -126,6 +126,10 @@ func TestPauseRunResume(t *testing.T) {
 		t.Errorf("locks ls --state paused: %v\n%s", ls.err, ls.stdout)
 	}
 
+	un := runCmd(t, false, nil, "unlock", "nightly", "--dsn", path, "--yes")
+	if unlockExitCode(un.err) != CodeNegative || !strings.Contains(un.err.Error(), "it is paused by ops-oncall until") || !strings.Contains(un.err.Error(), "end the pause with schedlock resume nightly") {
+		t.Errorf("unlock of a paused lock: %v", un.err)
+	}
 	rr := runWithInput(t, true, "y\n", "resume", "nightly", "--dsn", path)
 	if r = (result{stdout: rr.stdout, stderr: rr.stderr, err: rr.err}); r.err != nil || !strings.Contains(r.stderr, "Resume it? [y/N]") || !strings.Contains(r.stdout, `Resumed lock "nightly" in table schedlock.`) {
 		t.Fatalf("resume: %v\n%s\n%s", r.err, r.stderr, r.stdout)
