@@ -594,7 +594,7 @@ func (w *waitNotice) Acquire(ctx context.Context, name string, opts dialects.Opt
 	once := opts
 	once.Wait = 0
 	lease, err := w.Locker.Acquire(ctx, name, once)
-	if err == nil || !errors.Is(err, dialects.ErrHeld) {
+	if err == nil || !errors.Is(err, dialects.ErrHeld) || errors.Is(err, dialects.ErrPaused) {
 		return lease, err
 	}
 	holder := ""
