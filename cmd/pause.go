@@ -189,7 +189,7 @@ func (o *PauseOptions) validate() error {
 		}
 	}
 	if o.By == "" {
-		o.By = defaultPauser()
+		o.By = defaultPauser(o.Factory.Getenv)
 	}
 	if err := dialects.CheckOwner(dialects.PauseOwner(o.By)); err != nil {
 		return &UsageError{Err: fmt.Errorf("--by: %w", err), Command: o.Command}
@@ -206,8 +206,8 @@ func (o *PauseOptions) confirmable() error {
 }
 
 // defaultPauser is $USER@host, or what of it is known.
-func defaultPauser() string {
-	name := os.Getenv("USER")
+func defaultPauser(getenv func(string) string) string {
+	name := getenv("USER")
 	if u, err := user.Current(); name == "" && err == nil {
 		name = u.Username
 	}
