@@ -13,7 +13,7 @@ import (
 // freeTextFlags take a value that no list can offer: a URL, a name, an
 // owner, a table, a file (completed by the shell's own file names).
 var freeTextFlags = map[string]bool{"dsn": true, "dsn-file": true, "table": true, "name": true, "owner": true, "namespace": true, "key": true,
-	"on-start": true, "on-success": true, "on-failure": true, "on-skip": true, "on-lost": true, "ping-url": true, "metrics-textfile": true}
+	"on-start": true, "on-success": true, "on-failure": true, "on-skip": true, "on-lost": true, "ping-url": true, "metrics-textfile": true, "by": true, "until": true}
 
 // complete runs the shell-completion request `schedlock __complete args...`
 // and returns the values offered and the directive.
@@ -127,7 +127,7 @@ func TestSharedFlagsOnlyWhereTheyApply(t *testing.T) {
 
 func TestCommaListCompletion(t *testing.T) {
 	values, _ := complete(t, "locks", "ls", "--state", "held,expired,")
-	if want := []string{"held,expired,waiting", "held,expired,stale", "held,expired,free"}; !slices.Equal(values, want) {
+	if want := []string{"held,expired,paused", "held,expired,waiting", "held,expired,stale", "held,expired,free"}; !slices.Equal(values, want) {
 		t.Errorf("--state held,expired, completes %v, want %v", values, want)
 	}
 	values, _ = complete(t, "selfcheck", "--check", "table.acquire,table.con")

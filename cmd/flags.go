@@ -33,6 +33,10 @@ var commandFlags = map[string]sharedFlags{
 	"schedlock bench":     {connects: true, formats: output.Common},
 	// run's stdout is the command's: there is nothing to format.
 	"schedlock run": {connects: true, namespaced: true},
+	// Pauses and run history.
+	"schedlock pause":         {connects: true, namespaced: true, formats: output.Common},
+	"schedlock resume":        {connects: true, namespaced: true, formats: output.Common},
+	"schedlock locks history": {connects: true, namespaced: true, formats: output.Common},
 }
 
 // addSharedFlags gives every command of the tree under root the shared

@@ -51,7 +51,7 @@ func NewCmdLocks(f *Factory, g *GlobalOptions, runF func(context.Context, *Locks
 			return &UsageError{Err: errors.New("missing subcommand: use 'schedlock locks ls'"), Command: c.CommandPath()}
 		},
 	}
-	locks.AddCommand(newCmdLocksList(f, g, runF))
+	locks.AddCommand(newCmdLocksList(f, g, runF), newCmdLocksHistory(f, g, nil))
 	return locks
 }
 
@@ -253,6 +253,7 @@ func locksRun(ctx context.Context, o *LocksOptions) error {
 	if err != nil {
 		return adminError(err, q.target, o.Command)
 	}
+	lister = withLastRuns(lister, db)
 	if o.Watch == 0 {
 		listing, err := lister.ListLocks(ctx, q.list)
 		if err != nil {
@@ -336,13 +337,16 @@ func writeLocks(w io.Writer, locks []dialects.LockEntry, f output.Format, tty, c
 		return output.WriteYAML(w, locksJSON(locks))
 	}
 	if !tty {
-		return output.WriteTable(w, locksTSV(locks), false)
+		tsv := locksTSV(locks)
+		lastRunTSV(&tsv, locks)
+		return output.WriteTable(w, tsv, false)
 	}
 	if len(locks) == 0 {
 		_, err := io.WriteString(w, "No locks found (free locks are shown with --all).\n")
 		return err
 	}
 	t := locksTTY(locks, color)
+	addLastRunColumn(&t, locks)
 	t.Width = width
 	return output.WriteTable(w, t, true)
 }
@@ -365,6 +369,9 @@ type lockView struct {
 	Strategy   string     `json:"strategy"`
 	Preset     *string    `json:"preset"`
 	Source     string     `json:"source"`
+	// LastRun is the newest recorded run (native lock table with a run
+	// table); null when none.
+	LastRun *runView `json:"last_run"`
 }
 
 // holderView is the session behind a session lock; every field is null for
@@ -390,6 +397,7 @@ func lockJSON(e dialects.LockEntry) lockView {
 		Name: optString(e.Name), Namespace: optString(e.Namespace), Key: optString(e.Key), Tool: optString(e.Tool), State: string(e.State), Owner: optString(e.Owner),
 		LockedAt: optTime(e.LockedAt), LockUntil: optTime(e.Until),
 		Strategy: string(e.Strategy), Preset: optString(e.Preset), Source: e.Source,
+		LastRun: lastRunJSON(e),
 	}
 	if e.HasToken {
 		tok := e.Token

@@ -116,7 +116,7 @@ func TestWriteLocksEmpty(t *testing.T) {
 	}{
 		{output.JSON, false, "[]\n"},
 		{output.YAML, false, "[]\n"},
-		{output.Table, false, "name\tkey\tstate\towner\ttoken\tsession_id\tuser\tclient\tapplication\tsince\tlocked_at\tlock_until\tage_seconds\tstrategy\tpreset\tsource\tnamespace\ttool\n"},
+		{output.Table, false, "name\tkey\tstate\towner\ttoken\tsession_id\tuser\tclient\tapplication\tsince\tlocked_at\tlock_until\tage_seconds\tstrategy\tpreset\tsource\tnamespace\ttool\tlast_run_started_at\tlast_run_duration_ms\tlast_run_at_most_ms\tlast_run_exit_code\n"},
 		{output.Table, true, "No locks found (free locks are shown with --all).\n"},
 	}
 	for _, tc := range cases {
@@ -189,7 +189,7 @@ func TestLocksLsPiped(t *testing.T) {
 	want := map[string]string{"dead-job": "expired\thost-b", "held-job": "held\thost-a", "liquibase": "held\tbuild-7 (10.0.0.5)"}
 	for _, l := range lines[1:] {
 		f := strings.Split(l, "\t")
-		if len(f) != 18 {
+		if len(f) != 22 {
 			t.Fatalf("row has %d fields: %q", len(f), l)
 		}
 		if got := f[2] + "\t" + f[3]; got != want[f[0]] {

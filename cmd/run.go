@@ -75,6 +75,10 @@ type RunOptions struct {
 	TimeoutGiven bool
 	// KeepEnv passes the DSN variables on to COMMAND (see unsetEnv).
 	KeepEnv bool
+	// History is --history: runs kept per name in the run table (0: off).
+	History      int
+	historyGiven bool
+	history      *runHistory // where the run is recorded; nil: nowhere
 
 	// Argv is the command and its arguments (everything after --).
 	Argv []string
@@ -152,6 +156,7 @@ is 30s plus --wait, so a frozen database cannot hold a cron slot for ever
 			opts.Command = c.CommandPath()
 			opts.Argv = args
 			opts.TimeoutGiven = c.Flags().Changed("timeout")
+			opts.historyGiven = c.Flags().Changed("history")
 			if runF != nil {
 				return runF(c.Context(), opts)
 			}
@@ -174,6 +179,7 @@ is 30s plus --wait, so a frozen database cannot hold a cron slot for ever
 	fl.DurationVar(&opts.PartitionBound, "partition-bound", 0, "session strategy: the server frees the lock within this of the holder being cut off silently, and the command is stopped before (default 30s, or x-partition-bound)")
 	fl.IntVar(&opts.SkippedCode, "skipped-exit-code", 0, "exit code when the lock is held elsewhere and COMMAND did not run")
 	fl.StringVar(&opts.Owner, "owner", "", "owner recorded for the lock (default host:pid:random)")
+	addRunHistoryFlags(fl, opts)
 	fl.BoolVar(&opts.KeepEnv, "keep-env", false, "pass $SCHEDLOCK_DSN, $SCHEDLOCK_DSN_FILE and $DATABASE_URL on to COMMAND (default: removed, they may hold a password)")
 	addRunOpsFlags(c, opts)
 	return c
@@ -214,6 +220,7 @@ func runRun(ctx context.Context, o *RunOptions) (err error) {
 	if ns != "" {
 		o.note(o.Global.Verbose, "namespace %q: the lock is stored as %q", ns, dialects.NamespacedName(ns, o.Name))
 	}
+	o.prepareHistory(locker, ns)
 	return o.runLocked(ctx, dialects.WithNamespace(locker, ns))
 }
 
@@ -243,6 +250,9 @@ func (o *RunOptions) validate() error {
 	}
 	if err := dialects.CheckName(o.Name); err != nil {
 		return &UsageError{Err: fmt.Errorf("--name: %w", err), Command: o.Command}
+	}
+	if err := o.validateHistory(); err != nil {
+		return err
 	}
 	if _, err := o.options().Normalize(); err != nil {
 		return &UsageError{Err: err, Command: o.Command}
@@ -332,9 +342,12 @@ func (o *RunOptions) locker(ctx context.Context, db dialects.Backend, target *ds
 		if err := tl.CreateTable(ctx); err != nil {
 			return nil, o.dbError(ctx, target.Scrub(err))
 		}
+		if err := o.createRunTable(ctx, tl); err != nil {
+			return nil, o.dbError(ctx, target.Scrub(err))
+		}
 	}
 	o.note(o.Global.Verbose, "lock %q on %s: %s strategy (%s)", o.Name, target.Redacted(), strategy, why)
-	return locker, nil
+	return dialects.WithPauseCheck(db, locker, table), nil
 }
 
 // runState is what happened inside the lock, for the exit code.
@@ -347,6 +360,9 @@ type runState struct {
 	until    time.Time
 	// refreshErr is the lease's last refresh error when it was stopped.
 	refreshErr error
+	// lease, ranFrom and ranTo are the run's, for its history.
+	lease          dialects.Lease
+	ranFrom, ranTo time.Time
 }
 
 // runLocked runs the command under the lock. SIGINT/SIGTERM cancel ctx:
@@ -387,7 +403,9 @@ func (o *RunOptions) runLocked(ctx context.Context, locker dialects.Locker) erro
 		err = withHolder(lockCtx, locker, o.Name, err)
 	}
 	o.observeRun(st, err)
-	return o.result(ctx, err, st)
+	res := o.result(ctx, err, st)
+	o.recordRun(ctx, st, res)
+	return res
 }
 
 // supervise starts the command with the lock's environment and watches it
@@ -415,12 +433,13 @@ func (o *RunOptions) supervise(runCtx context.Context, lease dialects.Lease, sig
 		st.startErr = err
 		return
 	}
-	st.started = true
+	st.started, st.lease, st.ranFrom = true, lease, time.Now()
 	// A session lock ends with its connection: once it is lost the server
 	// has already freed it, so the command is killed at once. --kill-grace
 	// applies where a lease still covers the command (table strategy), and
 	// to what a command that exited cleanly left running in its group.
 	st.outcome = proc.Supervise(child, proc.Watch{Lost: runCtx.Done(), Until: lease.Until, Grace: o.KillGrace, KillOnLoss: lease.Until().IsZero(), Signals: sigs})
+	st.ranTo = time.Now()
 	if st.outcome.Stopped {
 		st.stopped = context.Cause(runCtx)
 		st.until = lease.Until()
@@ -587,7 +606,7 @@ func (w *waitNotice) Acquire(ctx context.Context, name string, opts dialects.Opt
 	once := opts
 	once.Wait = 0
 	lease, err := w.Locker.Acquire(ctx, name, once)
-	if err == nil || !errors.Is(err, dialects.ErrHeld) {
+	if err == nil || !errors.Is(err, dialects.ErrHeld) || errors.Is(err, dialects.ErrPaused) {
 		return lease, err
 	}
 	holder := ""

@@ -311,7 +311,9 @@ func notHeldMessage(name string, found *dialects.Listing) string {
 		if e.Strategy != dialects.StrategyTable {
 			continue
 		}
-		switch {
+		switch by, paused := dialects.PausedBy(e.Owner); {
+		case paused && e.State == dialects.StatePaused:
+			return msg + shortf(": it is paused by %s until %s in table %s; end the pause with schedlock resume %s", by, shortTime(e.Until), e.Source, shellWord(name))
 		case !e.Until.IsZero() && e.Owner != "":
 			return msg + shortf(": its lease in table %s ended at %s (last owner %s); nothing to unlock", e.Source, shortTime(e.Until), e.Owner)
 		default:

@@ -22,7 +22,9 @@
 //  3. Implement the optional interfaces it can honour: LockLister for
 //     `locks ls`, LockBreaker for `unlock`, Prober for `detect`;
 //     TableLocker (and TableDropper, TableExpirer) for a lease table;
-//     SessionTerminator for session locks whose holder can be killed.
+//     SessionTerminator for session locks whose holder can be killed;
+//     Pauser for `pause`/`resume` (PauseLock and ResumeLock do it over a
+//     TableLocker); RunHistorian on a table locker for run history.
 //  4. Register a Dialect in init: Name, Title, Schemes with their default
 //     ports, Forms, Products, and the DSN rules (DriverQuery, ConnString,
 //     Files) and ConnectHint the command line needs; Open unless it is a

@@ -67,7 +67,9 @@ type HeldError struct {
 
 func (e *HeldError) Error() string {
 	msg := "lock " + elide.Quote(e.Name) + " is held"
-	if e.Holder != "" {
+	if by, paused := e.Paused(); paused {
+		msg = "lock " + elide.Quote(e.Name) + " is paused by " + elide.String(by, elide.MaxRunes)
+	} else if e.Holder != "" {
 		msg += " by " + elide.String(e.Holder, elide.MaxRunes)
 	}
 	if !e.Until.IsZero() {
@@ -76,8 +78,12 @@ func (e *HeldError) Error() string {
 	return msg
 }
 
-// Is makes errors.Is(err, ErrHeld) true.
-func (e *HeldError) Is(target error) bool { return target == ErrHeld }
+// Is makes errors.Is(err, ErrHeld) true, and errors.Is(err, ErrPaused)
+// when the holder is a pause (see PausedBy).
+func (e *HeldError) Is(target error) bool {
+	_, paused := e.Paused()
+	return target == ErrHeld || (paused && target == ErrPaused)
+}
 
 // PrivilegeError names the privilege the database user lacks and the
 // statement that grants it. It matches ErrPrivilege.

@@ -130,11 +130,14 @@ const (
 	// StateFree: released, with no owner recorded (a lease-table row with an
 	// empty owner, Liquibase's row with LOCKED false).
 	StateFree LockState = "free"
+	// StatePaused: a lease-table row held by a pause (see PauseOwner): no
+	// node runs the job until the pause ends.
+	StatePaused LockState = "paused"
 )
 
 // LockStates lists every state in display order.
 func LockStates() []LockState {
-	return []LockState{StateHeld, StateWaiting, StateExpired, StateStale, StateFree}
+	return []LockState{StateHeld, StatePaused, StateWaiting, StateExpired, StateStale, StateFree}
 }
 
 // ParseLockState turns a flag value into a LockState; ErrInvalid lists the
@@ -158,7 +161,10 @@ func ParseLockState(s string) (LockState, error) {
 // release only moves the lease end and keeps the owner, so a released row
 // and an expired one look alike and both are expired.
 func TableRowState(r Row) LockState {
+	_, paused := PausedBy(r.Owner)
 	switch {
+	case r.Until.After(r.DBNow) && paused:
+		return StatePaused
 	case r.Until.After(r.DBNow):
 		return StateHeld
 	case r.Owner != "":
@@ -211,6 +217,9 @@ type LockEntry struct {
 	Source string
 	// Preset is the table layout of a table lock; empty for session locks.
 	Preset string
+	// LastRun is the newest run recorded in the run table beside a native
+	// lock table (see RunHistory); nil when none is known.
+	LastRun *Run
 }
 
 // Age is how long the lock has been taken, on the database clock; 0 when

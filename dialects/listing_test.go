@@ -107,7 +107,7 @@ func TestParseLockState(t *testing.T) {
 		}
 	}
 	_, err := ParseLockState("zombie")
-	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "use one of held, waiting, expired, stale, free") {
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "use one of held, paused, waiting, expired, stale, free") {
 		t.Errorf("ParseLockState(zombie) = %v", err)
 	}
 }

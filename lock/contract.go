@@ -39,6 +39,10 @@ type Info = dialects.Info
 var (
 	// ErrHeld: another owner holds the lock (a *HeldError names it when known).
 	ErrHeld = dialects.ErrHeld
+	// ErrPaused: the lock is paused (`schedlock pause`); the error also
+	// matches ErrHeld, and its *HeldError names who paused it and until
+	// when. A paused lock is not waited for.
+	ErrPaused = dialects.ErrPaused
 	// ErrNotOwner: release or refresh by someone who does not hold the lock.
 	ErrNotOwner = dialects.ErrNotOwner
 	// ErrLeaseLost: the lease ended without Release (expired, taken over,

@@ -81,6 +81,7 @@ func Open(ctx context.Context, dsnText string) (*DB, error) {
 		return nil, target.Scrub(fmt.Errorf("%s %s strategy: %w", backend.Detected().Dialect, strategy, err))
 	}
 	dialects.ApplyPartitionBound(locker, target.Options.PartitionBound())
+	locker = dialects.WithPauseCheck(backend, locker, target.Options.Table())
 	locker = dialects.WithNamespace(locker, target.Options.Namespace())
 	return &DB{backend: backend, locker: locker, strategy: strategy, held: map[*trackedLease]struct{}{}, pruneAt: minPruneAt, done: make(chan struct{})}, nil
 }

@@ -31,6 +31,13 @@
 // DefaultApplicationName, the executable's base name. A name written in
 // the DSN (application_name=billing-worker) wins.
 //
+// A lock paused with `schedlock pause` is refused with an error matching
+// both ErrHeld and ErrPaused that names who paused it and until when; a
+// paused lock is not waited for. On the session strategy the handle reads
+// the lock's row in the DSN's lease table (else the native schedlock
+// table) before each Acquire to see a pause: one query more, none when
+// that table does not exist.
+//
 // Every type here is an alias of the engine's, so values pass freely
 // between this package and dialects; the lock contract (mutual exclusion,
 // leases, owner checks, fencing tokens) is documented on package dialects.

@@ -103,8 +103,8 @@ func (l *Locker) Acquire(ctx context.Context, name string, opts dialects.Options
 	deadline := time.Now().Add(opts.Wait)
 	for {
 		lease, err := l.try(ctx, name, opts)
-		if err == nil || !errors.Is(err, dialects.ErrHeld) {
-			return lease, err
+		if err == nil || !errors.Is(err, dialects.ErrHeld) || errors.Is(err, dialects.ErrPaused) {
+			return lease, err // a pause is not waited out
 		}
 		left := time.Until(deadline)
 		if left <= 0 {

@@ -84,7 +84,7 @@ func (l *Locker) Acquire(ctx context.Context, name string, opts dialects.Options
 	deadline := time.Now().Add(opts.Wait)
 	for {
 		lease, err := l.try(name, opts)
-		if err == nil || !errors.Is(err, dialects.ErrHeld) || !time.Now().Before(deadline) {
+		if err == nil || !errors.Is(err, dialects.ErrHeld) || errors.Is(err, dialects.ErrPaused) || !time.Now().Before(deadline) {
 			return lease, dialects.Wrap(Name, "acquire", err)
 		}
 		pause := min(opts.RetryEvery, time.Until(deadline))

@@ -1,0 +1,123 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/internal/output"
+)
+
+// lastRunLister is a LockLister whose listings carry, for the rows of
+// native lock tables, the newest run recorded in their run tables, and a
+// note for each run that used more than dialects.RunShareWarning of its
+// at-most. A run table that does not exist adds nothing; one that cannot
+// be read adds a note, never an error.
+type lastRunLister struct {
+	dialects.LockLister
+	backend dialects.Backend
+}
+
+func withLastRuns(l dialects.LockLister, b dialects.Backend) dialects.LockLister {
+	return &lastRunLister{LockLister: l, backend: b}
+}
+
+func (l *lastRunLister) ListLocks(ctx context.Context, opts dialects.ListOptions) (*dialects.Listing, error) {
+	listing, err := l.LockLister.ListLocks(ctx, opts)
+	if err != nil {
+		return listing, err
+	}
+	last := map[string]map[string]dialects.Run{} // by source table, by stored name
+	for i := range listing.Locks {
+		e := &listing.Locks[i]
+		if e.Strategy != dialects.StrategyTable || e.Preset != dialects.PresetSchedlock {
+			continue
+		}
+		runs, read := last[e.Source]
+		if !read {
+			runs = l.lastRuns(ctx, e.Source, listing)
+			last[e.Source] = runs
+		}
+		if r, ok := runs[e.Name]; ok {
+			e.LastRun = &r
+			if w := overrunWarning(e.Name, r); w != "" {
+				listing.Notes = append(listing.Notes, w)
+			}
+		}
+	}
+	return listing, nil
+}
+
+// lastRuns reads the newest run of every name beside table; nil when
+// there is no run table.
+func (l *lastRunLister) lastRuns(ctx context.Context, table string, listing *dialects.Listing) map[string]dialects.Run {
+	h, err := runHistoryOf(l.backend, dialects.Table{Preset: dialects.PresetSchedlock, Name: table})
+	if err != nil {
+		return nil
+	}
+	runs, err := h.LastRuns(ctx)
+	switch {
+	case errors.Is(err, dialects.ErrNoTable):
+		return nil
+	case err != nil:
+		listing.Notes = append(listing.Notes, fmt.Sprintf("the last runs in %s could not be read: %v", h.Table(), err))
+		return nil
+	}
+	return runs
+}
+
+// lastRunCell is a lock's last run for people: "09:58:30, 12s of 30m (1%)".
+func lastRunCell(e dialects.LockEntry) string {
+	r := e.LastRun
+	if r == nil {
+		return "-"
+	}
+	s := clockTime(r.StartedAt, e.DBNow) + ", " + dash(humanDuration(r.Duration))
+	if r.AtMost > 0 {
+		s += " of " + humanDuration(r.AtMost) + " (" + usedCell(*r) + ")"
+	}
+	if r.ExitCode != 0 {
+		s += ", exit " + strconv.Itoa(r.ExitCode)
+	}
+	return s
+}
+
+// addLastRunColumn adds LAST RUN to the terminal table when some lock has
+// a recorded run; t's rows are locks' in order.
+func addLastRunColumn(t *output.TableData, locks []dialects.LockEntry) {
+	any := false
+	for _, e := range locks {
+		any = any || e.LastRun != nil
+	}
+	if !any {
+		return
+	}
+	t.Header = append(t.Header, "LAST RUN")
+	for i := range t.Rows {
+		t.Rows[i] = append(t.Rows[i], lastRunCell(locks[i]))
+	}
+}
+
+// lastRunTSV adds the last run's columns to the piped table, after every
+// other column so that those keep their places.
+func lastRunTSV(t *output.TableData, locks []dialects.LockEntry) {
+	t.Header = append(t.Header, "last_run_started_at", "last_run_duration_ms", "last_run_at_most_ms", "last_run_exit_code")
+	for i := range t.Rows {
+		cells := []string{"", "", "", ""}
+		if r := locks[i].LastRun; r != nil {
+			cells = []string{output.Time(r.StartedAt), strconv.FormatInt(r.Duration.Milliseconds(), 10), strconv.FormatInt(r.AtMost.Milliseconds(), 10), strconv.Itoa(r.ExitCode)}
+		}
+		t.Rows[i] = append(t.Rows[i], cells...)
+	}
+}
+
+// lastRunJSON is the last_run field of a lock in `locks ls -o json`.
+func lastRunJSON(e dialects.LockEntry) *runView {
+	if e.LastRun == nil {
+		return nil
+	}
+	v := runJSON(e.Name, *e.LastRun)
+	return &v
+}

@@ -1,0 +1,107 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"os"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/schedlock/schedlock/dialects"
+)
+
+// historyTimeout bounds recording a run after the command has exited.
+const historyTimeout = 5 * time.Second
+
+// runHistory is where `run` records its run: the run table of the native
+// lock table, and the lock's name as stored.
+type runHistory struct {
+	table  dialects.RunHistory
+	stored string
+}
+
+// addRunHistoryFlags adds --history to run.
+func addRunHistoryFlags(fl *pflag.FlagSet, o *RunOptions) {
+	fl.IntVar(&o.History, "history", dialects.DefaultKeepRuns, "record each run in the run table beside the native lock table (schedlock_runs) and keep this many per name; 0: record nothing (table strategy, preset schedlock)")
+}
+
+// historyAsked reports whether --history was on the command line.
+func (o *RunOptions) historyAsked() bool { return o.historyGiven }
+
+// validateHistory checks --history.
+func (o *RunOptions) validateHistory() error {
+	if o.History < 0 {
+		return usageErrorf(o.Command, "--history must not be negative, got %d (0 records nothing)", o.History)
+	}
+	return nil
+}
+
+// createRunTable creates the run table beside the lock table tl, with
+// --create-table, where run would record into it: the native preset and
+// --history not 0.
+func (o *RunOptions) createRunTable(ctx context.Context, tl dialects.TableLocker) error {
+	if o.History == 0 || tl.Schema().Preset != dialects.PresetSchedlock {
+		return nil
+	}
+	rh, ok := tl.(dialects.RunHistorian)
+	if !ok {
+		return nil
+	}
+	h, err := rh.RunHistory()
+	if err != nil {
+		return nil // the backend has none: nothing to create
+	}
+	return h.CreateTable(ctx)
+}
+
+// prepareHistory finds the run table for locker, or notes why runs will
+// not be recorded when --history asked for it. ns is the namespace.
+func (o *RunOptions) prepareHistory(locker dialects.Locker, ns string) {
+	if o.History == 0 {
+		return
+	}
+	rh, ok := locker.(dialects.RunHistorian)
+	if !ok {
+		o.historyNote("run history needs the table strategy with the native table (preset %s)", dialects.PresetSchedlock)
+		return
+	}
+	h, err := rh.RunHistory()
+	if err != nil {
+		o.historyNote("%v", err)
+		return
+	}
+	o.history = &runHistory{table: h, stored: h.StoredName(dialects.NamespacedName(ns, o.Name))}
+}
+
+// historyNote prints one warning about --history when it was asked for.
+func (o *RunOptions) historyNote(format string, args ...any) {
+	o.note(o.historyAsked() && !o.Global.Quiet, "warning: runs are not recorded: "+format, args...)
+}
+
+// recordRun writes the run that st describes, with the exit code that
+// result gives, into the run table. It never changes the result: a
+// missing run table is silent unless --history was given, any other
+// failure is one warning line.
+func (o *RunOptions) recordRun(ctx context.Context, st *runState, result error) {
+	if o.history == nil || !st.started || st.lease == nil {
+		return
+	}
+	token, _ := st.lease.Token()
+	host, _ := os.Hostname()
+	run := dialects.Run{
+		Name: o.history.stored, Token: token, Host: host, Owner: st.lease.Owner(),
+		Duration: st.ranTo.Sub(st.ranFrom), AtMost: o.AtMost, ExitCode: runExitCode(ctx, result),
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), historyTimeout)
+	defer cancel()
+	err := o.history.table.Record(ctx, run, o.History)
+	switch {
+	case err == nil:
+		o.note(o.Global.Verbose, "recorded the run in %s (exit code %d, %s)", o.history.table.Table(), run.ExitCode, humanDuration(run.Duration))
+	case errors.Is(err, dialects.ErrNoTable):
+		o.historyNote("table %s does not exist; create it with --create-table", o.history.table.Table())
+	default:
+		o.note(!o.Global.Quiet, "warning: the run was not recorded in %s: %v", o.history.table.Table(), o.Factory.Scrubber.String(err.Error()))
+	}
+}

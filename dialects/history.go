@@ -1,0 +1,92 @@
+package dialects
+
+import (
+	"context"
+	"time"
+)
+
+// Run history: with the native lock table (preset schedlock), `schedlock
+// run` records every run it started in a table beside the lock table,
+// named RunsTable(lock table) ("schedlock_runs"), one row per run keyed by
+// the lock name and the run's fencing token. Times are the database's
+// clock: the end is its now when the row is written, the start that now
+// minus the duration the host measured. The table is never created
+// implicitly; a missing one is a *MissingTableError.
+
+// RunsSuffix is appended to the lock table's name to name its run table.
+const RunsSuffix = "_runs"
+
+// DefaultKeepRuns is how many runs per lock name a run table keeps when
+// the caller does not say.
+const DefaultKeepRuns = 100
+
+// RunsTable is the name of the run table of lock table table:
+// "schedlock" → "schedlock_runs", "jobs.locks" → "jobs.locks_runs".
+func RunsTable(table string) string { return table + RunsSuffix }
+
+// Run is one recorded run of a job under its lock.
+type Run struct {
+	// Name is the lock name as stored (namespaced, fitted to the column).
+	Name string
+	// Token is the fencing token of the run's lease.
+	Token int64
+	// Host is the host the run was started on.
+	Host string
+	// Owner is the lease's owner.
+	Owner string
+	// StartedAt and EndedAt are UTC on the database clock.
+	StartedAt time.Time
+	EndedAt   time.Time
+	// Duration is the run's length as the host measured it (milliseconds).
+	Duration time.Duration
+	// AtMost is the lease length the run held the lock with.
+	AtMost time.Duration
+	// ExitCode is what the run exited with (CodeLeaseLost-style codes
+	// included: the code the runner reported).
+	ExitCode int
+}
+
+// Share is the part of its at-most the run used: 0.5 is half.
+func (r Run) Share() float64 {
+	if r.AtMost <= 0 {
+		return 0
+	}
+	return float64(r.Duration) / float64(r.AtMost)
+}
+
+// RunShareWarning is the share of at-most past which a run is too close
+// to its lease: the lock timeout should be at least the queue wait plus
+// the run time plus 30%, and 1/1.3 is about 0.77; 0.7 leaves room for the
+// wait.
+const RunShareWarning = 0.7
+
+// RunHistory reads and writes the run table of one lock table.
+type RunHistory interface {
+	// Table is the run table's name.
+	Table() string
+	// CreateSQL is the statement that creates the run table.
+	CreateSQL() string
+	// CreateTable creates the run table when it does not exist.
+	CreateTable(ctx context.Context) error
+	// Record writes run (StartedAt and EndedAt are ignored: the database
+	// clock sets them) and keeps only the newest keep runs of its name
+	// (keep <= 0: DefaultKeepRuns). Rows of the name with a token at or
+	// above run.Token are from before the lock row was recreated and are
+	// removed first.
+	Record(ctx context.Context, run Run, keep int) error
+	// Runs lists the newest runs of name (a lock name as the caller gives
+	// it; it is stored as the lock table stores it), newest first, at most
+	// limit (limit <= 0: DefaultKeepRuns).
+	Runs(ctx context.Context, name string, limit int) ([]Run, error)
+	// LastRuns returns the newest run of every name, by stored name.
+	LastRuns(ctx context.Context) (map[string]Run, error)
+	// StoredName is name as the run and lock tables store it.
+	StoredName(name string) string
+}
+
+// RunHistorian is implemented by table lockers that have a run table:
+// the native lock table on a SQL database whose dialect writes its SQL.
+// Other presets and backends give an error matching ErrUnsupported.
+type RunHistorian interface {
+	RunHistory() (RunHistory, error)
+}

@@ -1,0 +1,303 @@
+package locktable
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/schedlock/schedlock/dialects"
+)
+
+// ParamKind is the type of a bound value, for dialects whose placeholders
+// carry a cast (PostgreSQL's $1::text).
+type ParamKind int
+
+const (
+	// ParamText is a string.
+	ParamText ParamKind = iota
+	// ParamInt is an int64.
+	ParamInt
+)
+
+// RunsSQL is what a dialect tells the engine to write the SQL of a run
+// table (see dialects.RunHistory): the pieces differ, the statements are
+// the same. Every statement runs alone in autocommit mode.
+type RunsSQL struct {
+	// Param is the placeholder of the i-th bound value (from 1, in the
+	// order the values are bound): "$1::text", "?", ":1", "@p1".
+	Param func(i int, kind ParamKind) string
+	// Now is the database clock, UTC, millisecond precision, as the time
+	// type stores it.
+	Now string
+	// PlusMs is ts plus ms milliseconds (ms an integer expression, maybe
+	// negative).
+	PlusMs func(ts, ms string) string
+	// EpochMs renders a time column as integer milliseconds since the Unix
+	// epoch.
+	EpochMs func(expr string) string
+	// Limit is "SELECT selectList rest" keeping the first n rows (rest
+	// ends with ORDER BY).
+	Limit func(selectList, rest, n string) string
+	// Types of the columns.
+	NameType, TextType, TimeType, BigIntType, IntType string
+	// CreateIfMissing turns a plain CREATE TABLE into one that succeeds
+	// when the table exists (IF NOT EXISTS, OBJECT_ID, a PL/SQL block);
+	// nil sends the plain statement and takes "the table is there" as
+	// success.
+	CreateIfMissing func(table, create string) string
+}
+
+// RunsBuilder is implemented by Builders whose dialect has a run table.
+type RunsBuilder interface {
+	RunsSQL() RunsSQL
+}
+
+// Run-table columns.
+const (
+	runName     = "name"
+	runToken    = "token"
+	runHost     = "hostname"
+	runOwner    = "locked_by"
+	runStarted  = "started_at"
+	runEnded    = "ended_at"
+	runDuration = "duration_ms"
+	runAtMost   = "at_most_ms"
+	runExitCode = "exit_code"
+)
+
+// params numbers placeholders in the order they are written.
+type params struct {
+	sql RunsSQL
+	n   int
+}
+
+func (p *params) next(kind ParamKind) string {
+	p.n++
+	return p.sql.Param(p.n, kind)
+}
+
+// RunStatements are the run table's statements, by name: create, clear
+// (rows of a recreated lock row), insert, prune, list, last.
+func RunStatements(r RunsSQL, table string, nameChars int) map[string]string {
+	return map[string]string{
+		"create": runsCreate(r, table, nameChars),
+		"clear":  runsClear(r, table),
+		"insert": runsInsert(r, table),
+		"prune":  runsPrune(r, table),
+		"list":   runsList(r, table),
+		"last":   runsLast(r, table),
+	}
+}
+
+func runsCreate(r RunsSQL, table string, nameChars int) string {
+	nameType := strings.ReplaceAll(r.NameType, "%d", fmt.Sprint(nameChars))
+	cols := []string{
+		runName + " " + nameType + " NOT NULL",
+		runToken + " " + r.BigIntType + " NOT NULL",
+		runHost + " " + r.TextType + " NOT NULL",
+		runOwner + " " + r.TextType + " NOT NULL",
+		runStarted + " " + r.TimeType + " NOT NULL",
+		runEnded + " " + r.TimeType + " NOT NULL",
+		runDuration + " " + r.BigIntType + " NOT NULL",
+		runAtMost + " " + r.BigIntType + " NOT NULL",
+		runExitCode + " " + r.IntType + " NOT NULL",
+		"PRIMARY KEY (" + runName + ", " + runToken + ")",
+	}
+	create := "CREATE TABLE " + table + " (\n  " + strings.Join(cols, ",\n  ") + "\n)"
+	if r.CreateIfMissing != nil {
+		return r.CreateIfMissing(table, create)
+	}
+	return create
+}
+
+// runsClear removes the rows of a name at or above a token: runs recorded
+// before the lock row was recreated and its tokens started again.
+func runsClear(r RunsSQL, table string) string {
+	p := &params{sql: r}
+	return "DELETE FROM " + table + " WHERE " + runName + " = " + p.next(ParamText) + " AND " + runToken + " >= " + p.next(ParamInt)
+}
+
+func runsInsert(r RunsSQL, table string) string {
+	p := &params{sql: r}
+	cols := []string{runName, runToken, runHost, runOwner, runStarted, runEnded, runDuration, runAtMost, runExitCode}
+	name, token, host, owner := p.next(ParamText), p.next(ParamInt), p.next(ParamText), p.next(ParamText)
+	back := p.next(ParamInt)
+	vals := []string{name, token, host, owner, r.PlusMs(r.Now, back), r.Now, p.next(ParamInt), p.next(ParamInt), p.next(ParamInt)}
+	return "INSERT INTO " + table + " (" + strings.Join(cols, ", ") + ")\nVALUES (" + strings.Join(vals, ", ") + ")"
+}
+
+// runsPrune deletes the rows of a name older than its keep newest: those
+// below the smallest token among the newest keep.
+func runsPrune(r RunsSQL, table string) string {
+	p := &params{sql: r}
+	name := p.next(ParamText)
+	inner := r.Limit(runToken, "FROM "+table+" WHERE "+runName+" = "+p.next(ParamText)+" ORDER BY "+runToken+" DESC", p.next(ParamInt))
+	return "DELETE FROM " + table + " WHERE " + runName + " = " + name + " AND " + runToken + " < (SELECT MIN(" + runToken + ") FROM (" + inner + ") k)"
+}
+
+// runColumns are the columns list and last read, times as epoch
+// milliseconds.
+func runColumns(r RunsSQL, alias string) string {
+	c := func(col string) string { return alias + "." + col }
+	return strings.Join([]string{c(runName), c(runToken), c(runHost), c(runOwner), r.EpochMs(c(runStarted)), r.EpochMs(c(runEnded)), c(runDuration), c(runAtMost), c(runExitCode)}, ", ")
+}
+
+func runsList(r RunsSQL, table string) string {
+	p := &params{sql: r}
+	return r.Limit(runColumns(r, "r"), "FROM "+table+" r WHERE r."+runName+" = "+p.next(ParamText)+" ORDER BY r."+runToken+" DESC", p.next(ParamInt))
+}
+
+func runsLast(r RunsSQL, table string) string {
+	return "SELECT " + runColumns(r, "r") + " FROM " + table + " r\nWHERE r." + runToken + " = (SELECT MAX(m." + runToken + ") FROM " + table + " m WHERE m." + runName + " = r." + runName + ")\nORDER BY r." + runName
+}
+
+// Runs is the run table beside a native lock table: a dialects.RunHistory.
+type Runs struct {
+	l     *Locker
+	table string
+	stmts map[string]string
+}
+
+var (
+	_ dialects.RunHistorian = (*Locker)(nil)
+	_ dialects.RunHistory   = (*Runs)(nil)
+)
+
+// RunHistory returns the run table of the lock table, named
+// dialects.RunsTable(table). Only the native preset has one, on a dialect
+// whose Builder is a RunsBuilder; otherwise the error matches
+// dialects.ErrUnsupported.
+func (l *Locker) RunHistory() (dialects.RunHistory, error) {
+	rb, ok := l.b.(RunsBuilder)
+	switch {
+	case l.schema.Preset != dialects.PresetSchedlock:
+		return nil, dialects.Wrap(l.b.Dialect(), "run history", fmt.Errorf("%w: run history needs the native table (preset %s), not preset %s", dialects.ErrUnsupported, dialects.PresetSchedlock, l.schema.Preset))
+	case !ok:
+		return nil, dialects.Wrap(l.b.Dialect(), "run history", fmt.Errorf("%w: no run table for %s", dialects.ErrUnsupported, l.b.Dialect()))
+	}
+	table := dialects.RunsTable(l.schema.Table)
+	return &Runs{l: l, table: table, stmts: RunStatements(rb.RunsSQL(), table, l.maxRunes)}, nil
+}
+
+// Table is the run table's name.
+func (h *Runs) Table() string { return h.table }
+
+// CreateSQL is the statement CreateTable sends.
+func (h *Runs) CreateSQL() string { return h.stmts["create"] }
+
+// Statements are the run table's statements by name (see RunStatements).
+func (h *Runs) Statements() map[string]string { return h.stmts }
+
+// StoredName is name as the lock table stores it.
+func (h *Runs) StoredName(name string) string { return h.l.StoredName(name) }
+
+// CreateTable creates the run table unless it exists. Where the dialect
+// has no conditional CREATE, a failed one is success when the table can be
+// read.
+func (h *Runs) CreateTable(ctx context.Context) error {
+	_, err := h.l.db.ExecContext(ctx, h.stmts["create"])
+	if err != nil {
+		if _, colErr := tableColumns(ctx, h.l.db, h.table); colErr == nil {
+			err = nil
+		}
+	}
+	return dialects.Wrap(h.l.b.Dialect(), "create run table", dialects.Classify(h.l.b, err))
+}
+
+// classify makes a missing run table a *dialects.MissingTableError.
+func (h *Runs) classify(err error) error {
+	if err != nil && h.l.b.IsMissingTable(err) {
+		return &dialects.MissingTableError{Table: h.table, CreateSQL: h.CreateSQL(), Err: err}
+	}
+	return dialects.Classify(h.l.b, err)
+}
+
+// Record writes run and prunes its name to the newest keep runs: three
+// statements (clear, insert, prune), each in autocommit mode.
+func (h *Runs) Record(ctx context.Context, run dialects.Run, keep int) error {
+	if keep <= 0 {
+		keep = dialects.DefaultKeepRuns
+	}
+	db := h.l.db
+	steps := []struct {
+		op   string
+		args []any
+	}{
+		{"clear", []any{run.Name, run.Token}},
+		{"insert", []any{run.Name, run.Token, run.Host, run.Owner, -run.Duration.Milliseconds(), run.Duration.Milliseconds(), run.AtMost.Milliseconds(), int64(run.ExitCode)}},
+		{"prune", []any{run.Name, run.Name, int64(keep)}},
+	}
+	for _, s := range steps {
+		err := h.l.retrying(ctx, func() error {
+			_, err := db.ExecContext(ctx, h.stmts[s.op], s.args...)
+			return err
+		})
+		if err != nil {
+			return dialects.Wrap(h.l.b.Dialect(), "record run", fmt.Errorf("%s: %w", s.op, h.classify(err)))
+		}
+	}
+	return nil
+}
+
+// Runs lists the newest runs of name, newest first.
+func (h *Runs) Runs(ctx context.Context, name string, limit int) ([]dialects.Run, error) {
+	if err := dialects.CheckName(name); err != nil {
+		return nil, dialects.Wrap(h.l.b.Dialect(), "list runs", err)
+	}
+	if limit <= 0 {
+		limit = dialects.DefaultKeepRuns
+	}
+	runs, err := h.query(ctx, h.stmts["list"], h.StoredName(name), int64(limit))
+	return runs, dialects.Wrap(h.l.b.Dialect(), "list runs", err)
+}
+
+// LastRuns returns the newest run of every name, by stored name.
+func (h *Runs) LastRuns(ctx context.Context) (map[string]dialects.Run, error) {
+	runs, err := h.query(ctx, h.stmts["last"])
+	if err != nil {
+		return nil, dialects.Wrap(h.l.b.Dialect(), "last runs", err)
+	}
+	out := make(map[string]dialects.Run, len(runs))
+	for _, r := range runs {
+		out[r.Name] = r
+	}
+	return out, nil
+}
+
+func (h *Runs) query(ctx context.Context, query string, args ...any) ([]dialects.Run, error) {
+	var rows *sql.Rows
+	err := h.l.retrying(ctx, func() error {
+		var err error
+		rows, err = h.l.db.QueryContext(ctx, query, args...)
+		return err
+	})
+	if err != nil {
+		return nil, h.classify(err)
+	}
+	defer rows.Close()
+	out := []dialects.Run{}
+	for rows.Next() {
+		var (
+			name, host, owner sql.NullString
+			token             sql.NullInt64
+			started, ended    sql.NullInt64
+			duration, atMost  sql.NullInt64
+			exitCode          sql.NullInt64
+		)
+		if err := rows.Scan(&name, &token, &host, &owner, &started, &ended, &duration, &atMost, &exitCode); err != nil {
+			return nil, err
+		}
+		out = append(out, dialects.Run{
+			Name: name.String, Token: token.Int64, Host: host.String, Owner: owner.String,
+			StartedAt: msTime(started), EndedAt: msTime(ended),
+			Duration: time.Duration(duration.Int64) * time.Millisecond, AtMost: time.Duration(atMost.Int64) * time.Millisecond,
+			ExitCode: int(exitCode.Int64),
+		})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, h.classify(err)
+	}
+	return out, nil
+}

@@ -1,0 +1,262 @@
+package locktable_test
+
+import (
+	"database/sql/driver"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/dameng"
+	"github.com/schedlock/schedlock/dialects/locktable"
+	"github.com/schedlock/schedlock/dialects/mysql"
+	"github.com/schedlock/schedlock/dialects/oracle"
+	"github.com/schedlock/schedlock/dialects/postgres"
+	"github.com/schedlock/schedlock/dialects/sqlite"
+	"github.com/schedlock/schedlock/dialects/sqlserver"
+	"github.com/schedlock/schedlock/internal/fakesql"
+)
+
+var updateRuns = flag.Bool("update-runs", false, "rewrite dialects/locktable/testdata/runs.*.golden")
+
+// runBuilders are the Builders of every dialect with a run table.
+func runBuilders() map[string]locktable.Builder {
+	return map[string]locktable.Builder{
+		"postgres":  postgres.Builder{},
+		"mysql":     mysql.NewBuilder(dialects.Info{Product: dialects.ProductMariaDB, Version: "11.4.2"}),
+		"sqlite":    sqlite.Builder{},
+		"oracle":    &oracle.Builder{},
+		"sqlserver": sqlserver.Builder{},
+		"dameng":    &dameng.Builder{},
+	}
+}
+
+// TestRunsGolden keeps the run table's SQL of every dialect in
+// testdata/runs.DIALECT.golden (go test ./dialects/locktable -run
+// RunsGolden -update-runs rewrites them).
+func TestRunsGolden(t *testing.T) {
+	for name, b := range runBuilders() {
+		t.Run(name, func(t *testing.T) {
+			rb, ok := b.(locktable.RunsBuilder)
+			if !ok {
+				t.Fatalf("%s's Builder has no run table", name)
+			}
+			stmts := locktable.RunStatements(rb.RunsSQL(), "schedlock_runs", b.MaxNameRunes(mustSchema(t, dialects.Table{})))
+			keys := make([]string, 0, len(stmts))
+			for k := range stmts {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			var out strings.Builder
+			for _, k := range keys {
+				fmt.Fprintf(&out, "-- %s\n%s\n\n", k, stmts[k])
+			}
+			path := filepath.Join("testdata", "runs."+name+".golden")
+			if *updateRuns {
+				if err := os.WriteFile(path, []byte(out.String()), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (-update-runs writes it)", err)
+			}
+			if out.String() != string(want) {
+				t.Errorf("%s differs (-update-runs rewrites it):\n%s", path, out.String())
+			}
+		})
+	}
+}
+
+func mustSchema(t *testing.T, tb dialects.Table) dialects.Schema {
+	t.Helper()
+	s, err := tb.Schema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// placeholderRE finds the bound parameters of every dialect's style.
+var placeholderRE = regexp.MustCompile(`\$\d+|@p\d+|:\d+|\?`)
+
+// literalRE finds string literals, whose text holds no placeholder.
+var literalRE = regexp.MustCompile(`'[^']*'`)
+
+// runsServer is a fake server that keeps a run table and answers the
+// engine's run statements, reading their bound values by position as the
+// engine binds them. It fails a statement whose placeholders do not match
+// its values in number, so a dialect that writes one too many or too few
+// is caught without its server.
+type runsServer struct {
+	mu    sync.Mutex
+	rows  []fakeRun
+	now   time.Time
+	exist bool
+}
+
+type fakeRun struct {
+	name, host, owner              string
+	token, back, dur, atMost, exit int64
+	ended                          time.Time
+}
+
+func (s *runsServer) Close(*fakesql.Session) {}
+
+func (s *runsServer) Handle(_ *fakesql.Session, q string, args []driver.NamedValue) (fakesql.Response, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	marks := placeholderRE.FindAllString(literalRE.ReplaceAllString(q, "''"), -1)
+	distinct := map[string]bool{}
+	for _, m := range marks {
+		if m == "?" {
+			distinct[fmt.Sprint(len(distinct))] = true
+		} else {
+			distinct[m] = true
+		}
+	}
+	if !strings.Contains(q, "CREATE TABLE") && len(distinct) != len(args) {
+		return fakesql.Response{}, fmt.Errorf("statement has %d placeholders and %d values: %s", len(distinct), len(args), q)
+	}
+	v := func(i int) any { return args[i].Value }
+	str := func(i int) string { return v(i).(string) }
+	num := func(i int) int64 { return v(i).(int64) }
+	switch {
+	case strings.Contains(q, "CREATE TABLE"):
+		s.exist = true
+		return fakesql.Response{}, nil
+	case !s.exist:
+		return fakesql.Response{}, errors.New("no such table: schedlock_runs")
+	case strings.HasPrefix(q, "DELETE") && strings.Contains(q, "token >="):
+		s.filter(func(r fakeRun) bool { return !(r.name == str(0) && r.token >= num(1)) })
+	case strings.HasPrefix(q, "INSERT"):
+		s.rows = append(s.rows, fakeRun{name: str(0), token: num(1), host: str(2), owner: str(3), back: num(4), dur: num(5), atMost: num(6), exit: num(7), ended: s.now})
+	case strings.HasPrefix(q, "DELETE"):
+		if str(0) != str(1) {
+			return fakesql.Response{}, fmt.Errorf("prune binds two names: %v", args)
+		}
+		keep := s.newest(str(0), int(num(2)))
+		if len(keep) > 0 {
+			floor := keep[len(keep)-1].token
+			s.filter(func(r fakeRun) bool { return r.name != str(0) || r.token >= floor })
+		}
+	case strings.Contains(q, "MAX("):
+		var out [][]any
+		names := map[string]bool{}
+		for _, r := range s.rows {
+			names[r.name] = true
+		}
+		for n := range names {
+			out = append(out, s.row(s.newest(n, 1)[0]))
+		}
+		return fakesql.Response{Columns: runCols, Rows: out}, nil
+	case strings.HasPrefix(q, "SELECT"):
+		var out [][]any
+		for _, r := range s.newest(str(0), int(num(1))) {
+			out = append(out, s.row(r))
+		}
+		return fakesql.Response{Columns: runCols, Rows: out}, nil
+	default:
+		return fakesql.Response{}, fmt.Errorf("unexpected statement %s", q)
+	}
+	return fakesql.Response{RowsAffected: 1}, nil
+}
+
+var runCols = []string{"name", "token", "hostname", "locked_by", "started", "ended", "duration_ms", "at_most_ms", "exit_code"}
+
+func (s *runsServer) row(r fakeRun) []any {
+	return []any{r.name, r.token, r.host, r.owner, r.ended.Add(time.Duration(r.back) * time.Millisecond).UnixMilli(), r.ended.UnixMilli(), r.dur, r.atMost, r.exit}
+}
+
+func (s *runsServer) filter(keep func(fakeRun) bool) {
+	out := s.rows[:0]
+	for _, r := range s.rows {
+		if keep(r) {
+			out = append(out, r)
+		}
+	}
+	s.rows = out
+}
+
+func (s *runsServer) newest(name string, n int) []fakeRun {
+	var out []fakeRun
+	for _, r := range s.rows {
+		if r.name == name {
+			out = append(out, r)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].token > out[j].token })
+	if len(out) > n {
+		out = out[:n]
+	}
+	return out
+}
+
+// TestRunsFakeDriver runs the engine on every dialect's SQL against the
+// fake server: values bound in the order the placeholders ask for them,
+// pruning to the newest, clearing a recreated row's runs, reading back.
+func TestRunsFakeDriver(t *testing.T) {
+	for name, b := range runBuilders() {
+		t.Run(name, func(t *testing.T) {
+			srv := &runsServer{now: time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC)}
+			db, _ := fakesql.Open(srv)
+			defer db.Close()
+			l, err := locktable.New(db, b, dialects.Table{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			h, err := l.RunHistory()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h.Table() != "schedlock_runs" {
+				t.Errorf("run table %q", h.Table())
+			}
+			ctx := t.Context()
+			if err := h.Record(ctx, dialects.Run{Name: "job", Token: 1}, 2); err == nil {
+				t.Error("Record without a run table succeeded")
+			}
+			if err := h.CreateTable(ctx); err != nil {
+				t.Fatal(err)
+			}
+			for tok := int64(1); tok <= 4; tok++ {
+				run := dialects.Run{Name: "job", Token: tok, Host: "h", Owner: "o", Duration: 90 * time.Second, AtMost: 2 * time.Minute, ExitCode: 2}
+				if err := h.Record(ctx, run, 2); err != nil {
+					t.Fatalf("Record %d: %v", tok, err)
+				}
+			}
+			runs, err := h.Runs(ctx, "job", 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(runs) != 2 || runs[0].Token != 4 || runs[1].Token != 3 {
+				t.Fatalf("runs %+v, want tokens 4 and 3", runs)
+			}
+			r := runs[0]
+			if r.Duration != 90*time.Second || r.AtMost != 2*time.Minute || r.ExitCode != 2 || !r.EndedAt.Equal(srv.now) || !r.StartedAt.Equal(srv.now.Add(-90*time.Second)) {
+				t.Errorf("run read back as %+v", r)
+			}
+			last, err := h.LastRuns(ctx)
+			if err != nil || last["job"].Token != 4 {
+				t.Errorf("LastRuns = %v, %v", last, err)
+			}
+		})
+	}
+	db, _ := fakesql.Open(&runsServer{})
+	defer db.Close()
+	l, err := locktable.New(db, postgres.Builder{}, dialects.Table{Preset: dialects.PresetShedlock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.RunHistory(); !errors.Is(err, dialects.ErrUnsupported) {
+		t.Errorf("run history of the shedlock preset = %v, want ErrUnsupported", err)
+	}
+}
