@@ -1,0 +1,183 @@
+package gocronlock_test
+
+import (
+	"context"
+	"errors"
+	"path"
+	"testing"
+	"time"
+
+	"github.com/go-co-op/gocron/v2"
+	"github.com/jonboulle/clockwork"
+
+	"github.com/schedlock/schedlock/lock"
+	"github.com/schedlock/schedlock/lock/gocronlock"
+)
+
+// Three nodes whose clocks differ: node 0 is right, node 1 runs ahead and
+// node 2 behind, so each fires a tick at its own moment.
+var nodeSkews = []time.Duration{0, 80 * time.Millisecond, -80 * time.Millisecond}
+
+const (
+	tickInterval = time.Second
+	ticksToWatch = 3
+	jobWork      = 20 * time.Millisecond
+)
+
+// TestEachTickRunsOnce runs one job every second on three gocron
+// schedulers sharing one database, the clocks of two of them off by ±80ms,
+// and counts the runs of each tick: every tick runs exactly once, with the
+// Locker (at-least half the interval keeps the nodes that fire late from
+// running the tick again, gocron #841) and with the Elector (only the
+// leader runs).
+func TestEachTickRunsOnce(t *testing.T) {
+	t.Parallel()
+	cases := map[string]string{}
+	for backend, dsn := range liveDSNs(t) {
+		openT(t, dsn) // the table, before the subtests
+		for _, mode := range []string{"locker", "elector"} {
+			cases[backend+"/"+mode] = dsn
+		}
+	}
+	runAll(t, cases, func(t *testing.T, dsn string) {
+		mode := path.Base(t.Name())
+		name := "tick-" + mode + "-" + lock.NewOwner()
+		counter := newTickCounter()
+		origin := time.Now().Truncate(time.Second).Add(-10 * tickInterval)
+		var schedulers []gocron.Scheduler
+		for node, skew := range nodeSkews {
+			clock := skewedClock{Clock: clockwork.NewRealClock(), skew: skew}
+			db := openT(t, dsn)
+			opts := []gocron.SchedulerOption{gocron.WithClock(clock), gocron.WithStopTimeout(10 * time.Second)}
+			if mode == "locker" {
+				opts = append(opts, gocron.WithDistributedLocker(gocronlock.NewLocker(db, gocronlock.Options{AtMost: time.Minute, AtLeast: tickInterval / 2})))
+			} else {
+				e, err := gocronlock.NewElector(t.Context(), db, name, gocronlock.ElectorOptions{Lease: 5 * time.Second})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = e.Close() })
+				opts = append(opts, gocron.WithDistributedElector(e))
+			}
+			s, err := gocron.NewScheduler(opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = s.NewJob(gocron.DurationJob(tickInterval), gocron.NewTask(func() {
+				counter.add(int((clock.Now().Sub(origin)+tickInterval/2)/tickInterval), node)
+				time.Sleep(jobWork) // the job's work
+			}), gocron.WithName(name), gocron.WithStartAt(gocron.WithStartDateTimePast(origin)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			schedulers = append(schedulers, s)
+		}
+		for _, s := range schedulers {
+			s.Start()
+		}
+		counter.waitSpan(t, ticksToWatch, 20*ticksToWatch*tickInterval)
+		for _, s := range schedulers {
+			if err := s.Shutdown(); err != nil {
+				t.Error(err)
+			}
+		}
+		counter.checkOncePerTick(t)
+		t.Logf("runs per tick (nodes): %v", counter.snapshot())
+	})
+}
+
+// TestLeaseOutlivesAtMostWhileTheJobRuns: a run that takes longer than
+// AtMost keeps its lock, refreshed meanwhile, and its Unlock succeeds; a
+// lock still held refuses another node with ErrHeld.
+func TestLeaseOutlivesAtMostWhileTheJobRuns(t *testing.T) {
+	t.Parallel()
+	runAll(t, liveDSNs(t), func(t *testing.T, dsn string) {
+		a, b := openT(t, dsn), openT(t, dsn)
+		const atMost = 900 * time.Millisecond
+		name := "long-run-" + lock.NewOwner()
+		l, err := gocronlock.NewLocker(a, gocronlock.Options{AtMost: atMost}).Lock(t.Context(), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		<-time.After(3 * atMost) // the job runs three leases long
+		if _, err := gocronlock.NewLocker(b, gocronlock.Options{}).Lock(t.Context(), name); !errors.Is(err, lock.ErrHeld) {
+			t.Fatalf("second node after 3×AtMost: %v, want ErrHeld", err)
+		}
+		if err := l.Unlock(t.Context()); err != nil {
+			t.Fatalf("Unlock after a refreshed run: %v", err)
+		}
+		if err := l.Unlock(t.Context()); !errors.Is(err, lock.ErrLeaseLost) {
+			t.Errorf("second Unlock: %v, want ErrLeaseLost", err)
+		}
+		next, err := gocronlock.NewLocker(b, gocronlock.Options{}).Lock(t.Context(), name)
+		if err != nil {
+			t.Fatalf("after Unlock: %v", err)
+		}
+		_ = next.Unlock(t.Context())
+	})
+}
+
+// TestAtLeastHoldsAfterUnlock: Unlock of a quick run keeps the lock until
+// AtLeast, judged by the database, then frees it.
+func TestAtLeastHoldsAfterUnlock(t *testing.T) {
+	t.Parallel()
+	runAll(t, liveDSNs(t), func(t *testing.T, dsn string) {
+		a, b := openT(t, dsn), openT(t, dsn)
+		name := "at-least-" + lock.NewOwner()
+		const atLeast = time.Second
+		l, err := gocronlock.NewLocker(a, gocronlock.Options{AtLeast: atLeast}).Lock(t.Context(), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Unlock(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		other := gocronlock.NewLocker(b, gocronlock.Options{})
+		if _, err := other.Lock(t.Context(), name); !errors.Is(err, lock.ErrHeld) {
+			t.Fatalf("right after Unlock: %v, want ErrHeld (AtLeast %s)", err, atLeast)
+		}
+		deadline := time.Now().Add(10 * atLeast)
+		for {
+			next, err := other.Lock(t.Context(), name)
+			if err == nil {
+				_ = next.Unlock(t.Context())
+				return
+			}
+			if !errors.Is(err, lock.ErrHeld) || time.Now().After(deadline) {
+				t.Fatalf("after AtLeast: %v", err)
+			}
+			<-time.After(100 * time.Millisecond)
+		}
+	})
+}
+
+// TestLockHonoursContext: a Lock whose context has ended takes nothing.
+func TestLockHonoursContext(t *testing.T) {
+	t.Parallel()
+	dsn := liveDSNs(t)["sqlite"]
+	db := openT(t, dsn)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	name := "cancelled-" + lock.NewOwner()
+	if _, err := gocronlock.NewLocker(db, gocronlock.Options{}).Lock(ctx, name); err == nil {
+		t.Fatal("Lock with a cancelled context succeeded")
+	}
+	l, err := gocronlock.NewLocker(db, gocronlock.Options{}).Lock(t.Context(), name)
+	if err != nil {
+		t.Fatalf("the lock was left taken: %v", err)
+	}
+	_ = l.Unlock(t.Context())
+}
+
+// TestInvalidOptions fail every Lock with ErrInvalid.
+func TestInvalidOptions(t *testing.T) {
+	t.Parallel()
+	db := openT(t, liveDSNs(t)["sqlite"])
+	_, err := gocronlock.NewLocker(db, gocronlock.Options{AtMost: time.Second, AtLeast: time.Minute}).Lock(t.Context(), "x")
+	if !errors.Is(err, lock.ErrInvalid) {
+		t.Errorf("AtLeast over AtMost: %v, want ErrInvalid", err)
+	}
+	if _, err := gocronlock.NewElector(t.Context(), db, "x", gocronlock.ElectorOptions{Lease: -time.Second}); !errors.Is(err, lock.ErrInvalid) {
+		t.Errorf("negative lease: %v, want ErrInvalid", err)
+	}
+}
