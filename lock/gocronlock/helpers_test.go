@@ -37,6 +37,19 @@ func liveDSNs(t *testing.T) map[string]string {
 	return dsns
 }
 
+// withSessionDSNs adds to dsns the session strategy of the databases that
+// have one (PostgreSQL advisory locks, MySQL/MariaDB GET_LOCK).
+func withSessionDSNs(t *testing.T, dsns map[string]string) map[string]string {
+	out := map[string]string{}
+	for name, dsn := range dsns {
+		out[name] = dsn
+		if name != "sqlite" {
+			out[name+"/session"] = strings.Replace(dsn, "x-strategy=table", "x-strategy=session", 1)
+		}
+	}
+	return out
+}
+
 // withOption adds an x- option to a DSN of any form.
 func withOption(dsn, option string) string {
 	if strings.Contains(dsn[strings.LastIndexByte(dsn, '/')+1:], "?") {

@@ -25,7 +25,8 @@ const (
 )
 
 // TestEachTickRunsOnce runs one job every second on three gocron
-// schedulers sharing one database, the clocks of two of them off by ±80ms,
+// schedulers sharing one database (SQLite, and PostgreSQL and MariaDB with
+// both strategies), the clocks of two of them off by ±80ms,
 // and counts the runs of each tick: every tick runs exactly once, with the
 // Locker (at-least half the interval keeps the nodes that fire late from
 // running the tick again, gocron #841) and with the Elector (only the
@@ -33,7 +34,7 @@ const (
 func TestEachTickRunsOnce(t *testing.T) {
 	t.Parallel()
 	cases := map[string]string{}
-	for backend, dsn := range liveDSNs(t) {
+	for backend, dsn := range withSessionDSNs(t, liveDSNs(t)) {
 		openT(t, dsn) // the table, before the subtests
 		for _, mode := range []string{"locker", "elector"} {
 			cases[backend+"/"+mode] = dsn
@@ -117,13 +118,32 @@ func TestLeaseOutlivesAtMostWhileTheJobRuns(t *testing.T) {
 	})
 }
 
-// TestAtLeastHoldsAfterUnlock: Unlock of a quick run keeps the lock until
-// AtLeast, judged by the database, then frees it.
+// TestAtLeastHoldsAfterUnlock: without AtLeast the lock is free as soon as
+// a quick run ends, so a node whose clock is behind runs the tick again
+// (gocron #841); with it, Unlock keeps the lock until AtLeast, judged by
+// the database (table) or held by the process (session), then frees it.
 func TestAtLeastHoldsAfterUnlock(t *testing.T) {
 	t.Parallel()
-	runAll(t, liveDSNs(t), func(t *testing.T, dsn string) {
+	runAll(t, withSessionDSNs(t, liveDSNs(t)), func(t *testing.T, dsn string) {
 		a, b := openT(t, dsn), openT(t, dsn)
 		name := "at-least-" + lock.NewOwner()
+		other := gocronlock.NewLocker(b, gocronlock.Options{})
+
+		quick, err := gocronlock.NewLocker(a, gocronlock.Options{}).Lock(t.Context(), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := quick.Unlock(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		again, err := other.Lock(t.Context(), name)
+		if err != nil {
+			t.Fatalf("without AtLeast, right after Unlock: %v, want the lock free", err)
+		}
+		if err := again.Unlock(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+
 		const atLeast = time.Second
 		l, err := gocronlock.NewLocker(a, gocronlock.Options{AtLeast: atLeast}).Lock(t.Context(), name)
 		if err != nil {
@@ -132,7 +152,6 @@ func TestAtLeastHoldsAfterUnlock(t *testing.T) {
 		if err := l.Unlock(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		other := gocronlock.NewLocker(b, gocronlock.Options{})
 		if _, err := other.Lock(t.Context(), name); !errors.Is(err, lock.ErrHeld) {
 			t.Fatalf("right after Unlock: %v, want ErrHeld (AtLeast %s)", err, atLeast)
 		}
@@ -180,4 +199,42 @@ func TestInvalidOptions(t *testing.T) {
 	if _, err := gocronlock.NewElector(t.Context(), db, "x", gocronlock.ElectorOptions{Lease: -time.Second}); !errors.Is(err, lock.ErrInvalid) {
 		t.Errorf("negative lease: %v, want ErrInvalid", err)
 	}
+}
+
+// TestElectorHandsOver: of two electors one leads; when it resigns the
+// other takes over at its next try.
+func TestElectorHandsOver(t *testing.T) {
+	t.Parallel()
+	runAll(t, withSessionDSNs(t, liveDSNs(t)), func(t *testing.T, dsn string) {
+		name := "leader-" + lock.NewOwner()
+		opts := gocronlock.ElectorOptions{Lease: 3 * time.Second, RetryEvery: 200 * time.Millisecond}
+		first, err := gocronlock.NewElector(t.Context(), openT(t, dsn), name, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		second, err := gocronlock.NewElector(t.Context(), openT(t, dsn), name, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer second.Close()
+		if err := first.IsLeader(t.Context()); err != nil {
+			t.Fatalf("first elector: %v, want leader", err)
+		}
+		if err := second.IsLeader(t.Context()); !errors.Is(err, gocronlock.ErrNotLeader) {
+			t.Fatalf("second elector: %v, want ErrNotLeader", err)
+		}
+		if err := first.Close(); err != nil {
+			t.Fatalf("resign: %v", err)
+		}
+		if err := first.IsLeader(t.Context()); !errors.Is(err, gocronlock.ErrNotLeader) {
+			t.Errorf("after Close: %v, want ErrNotLeader", err)
+		}
+		deadline := time.Now().Add(50 * opts.RetryEvery)
+		for second.IsLeader(t.Context()) != nil {
+			if time.Now().After(deadline) {
+				t.Fatalf("second elector not leader %s after the first resigned: %v", 50*opts.RetryEvery, second.IsLeader(t.Context()))
+			}
+			<-time.After(opts.RetryEvery / 4)
+		}
+	})
 }
