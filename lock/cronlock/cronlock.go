@@ -67,6 +67,7 @@ func SkipIfLocked(locker lock.Locker, name string, opts lock.Options, logger cro
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			acquiring := time.AfterFunc(AcquireTimeout+max(opts.Wait, 0), cancel)
+			defer acquiring.Stop()
 			err := lock.WithLock(ctx, locker, name, opts, func(leaseCtx context.Context, _ lock.Lease) error {
 				if !acquiring.Stop() {
 					return context.Canceled // the acquire took too long: no run

@@ -51,10 +51,29 @@ func openT(t *testing.T, dsn string) *lock.DB {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = db.Close() })
+	createTableOnce(t, ctx, db, dsn)
+	return db
+}
+
+// tables are the DSNs whose lease table this process has created; the
+// lock serialises the creation, which PostgreSQL refuses to run twice at
+// once even with IF NOT EXISTS (a duplicate key in pg_type).
+var tables = struct {
+	sync.Mutex
+	created map[string]bool
+}{created: map[string]bool{}}
+
+func createTableOnce(t *testing.T, ctx context.Context, db *lock.DB, dsn string) {
+	t.Helper()
+	tables.Lock()
+	defer tables.Unlock()
+	if tables.created[dsn] {
+		return
+	}
 	if err := db.CreateTable(ctx); err != nil {
 		t.Fatal(err)
 	}
-	return db
+	tables.created[dsn] = true
 }
 
 // recordingLogger keeps what SkipIfLocked logs.

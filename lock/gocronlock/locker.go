@@ -64,6 +64,7 @@ func (l *Locker) Lock(ctx context.Context, key string) (gocron.Lock, error) {
 	stop := context.AfterFunc(ctx, cancel)
 	go func() {
 		defer cancel()
+		defer stop() // a refused try must not stay registered on ctx
 		run.result <- lock.WithLock(held, l.locker, key, opts, func(leaseCtx context.Context, lease lock.Lease) error {
 			if !stop() { // ctx ended while the lock was being taken
 				return fmt.Errorf("gocronlock: lock %q: %w", key, context.Cause(ctx))
