@@ -3,6 +3,7 @@ package cmd
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"slices"
 	"sort"
 	"strconv"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/schedlock/schedlock/internal/dsn"
 )
 
 // EnvPrefix starts the environment variable of every flag: --at-most is
@@ -80,9 +83,16 @@ func flagValueError(err error) string {
 	return msg
 }
 
-// quoteValue quotes an environment value for a message, cut short when long.
+// quoteValue quotes an environment value for a message, cut short when
+// long, with the password of a URL masked (a hook URL may carry one).
 func quoteValue(v string) string {
 	const max = 60
+	if u, err := url.Parse(v); err == nil && u.User != nil {
+		if _, has := u.User.Password(); has {
+			u.User = url.UserPassword(u.User.Username(), dsn.Mask)
+			v = u.String()
+		}
+	}
 	if r := []rune(v); len(r) > max {
 		v = string(r[:max]) + "…"
 	}

@@ -184,3 +184,14 @@ func findCommand(t *testing.T, path string) *cobra.Command {
 	}
 	return found
 }
+
+// TestQuoteValueMasksPasswords: a URL's password never reaches a message.
+func TestQuoteValueMasksPasswords(t *testing.T) {
+	got := quoteValue("https://ping:s3cret-token@hc.example.com/abc")
+	if strings.Contains(got, "s3cret") || !strings.Contains(got, "ping:xxxxx@hc.example.com") {
+		t.Errorf("quoteValue = %s", got)
+	}
+	if got := quoteValue("1hr"); got != `"1hr"` {
+		t.Errorf("quoteValue(1hr) = %s", got)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,28 +20,32 @@ import (
 var nodeSkews = []time.Duration{0, 60 * time.Millisecond, -60 * time.Millisecond}
 
 const (
-	tickInterval = time.Second
-	ticksToWatch = 3
+	// tickInterval is long enough that a node whose lock attempt is late by
+	// most of half of it (a stalled process on a busy machine) still finds
+	// the tick's lock held.
+	tickInterval = 2 * time.Second
+	ticksToWatch = 2
 	jobWork      = 20 * time.Millisecond
 	// tickEarly is how far before its tick a run may start and still count
 	// for it: a timer's slack.
 	tickEarly = 100 * time.Millisecond
 )
 
-// TestEachTickRunsOnce runs one job every second on three gocron
+// TestEachTickRunsOnce runs one job every 2 seconds on three gocron
 // schedulers sharing one database (SQLite, and PostgreSQL and MariaDB with
-// both strategies), the clocks of two of them off by ±60ms,
-// and counts the runs of each tick: every tick runs exactly once, with the
-// Locker (at-least half the interval keeps the nodes that fire late from
-// running the tick again, gocron #841) and with the Elector (only the
-// leader runs).
+// both strategies), the clocks of two of them off by ±60ms, and counts the
+// runs of each tick: every tick runs exactly once, with the Locker
+// (at-least half the interval keeps the nodes that fire late from running
+// the tick again, gocron #841) and with the Elector (only the leader runs;
+// on the table strategy only: an elector is one lease like any other).
 func TestEachTickRunsOnce(t *testing.T) {
 	t.Parallel()
 	cases := map[string]string{}
 	for backend, dsn := range withSessionDSNs(t, liveDSNs(t)) {
 		openT(t, dsn) // the table, before the subtests
-		for _, mode := range []string{"locker", "elector"} {
-			cases[backend+"/"+mode] = dsn
+		cases[backend+"/locker"] = dsn
+		if !strings.HasSuffix(backend, "/session") {
+			cases[backend+"/elector"] = dsn
 		}
 	}
 	runAll(t, cases, func(t *testing.T, dsn string) {
