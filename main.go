@@ -31,7 +31,23 @@ func exitCode(err error, stderr io.Writer) int {
 	if err == nil {
 		return cmd.CodeOK
 	}
-	fmt.Fprintln(stderr, "schedlock: "+oneLine(err.Error()))
+	code := codeOf(err)
+	if log, ok := stderr.(errorLogger); ok { // --log-format json
+		log.LogError(oneLine(err.Error()), code)
+	} else {
+		fmt.Fprintln(stderr, "schedlock: "+oneLine(err.Error()))
+	}
+	return code
+}
+
+// errorLogger is stderr under --log-format json: it logs the final error
+// as a record of its own, with the exit code.
+type errorLogger interface {
+	LogError(msg string, exitCode int)
+}
+
+// codeOf is the exit code err calls for (see exitCode).
+func codeOf(err error) int {
 	var exit *cmd.ExitError
 	var usage *cmd.UsageError
 	switch {

@@ -51,6 +51,8 @@ type GlobalOptions struct {
 	Quiet     bool
 	Verbose   bool
 	NoColor   bool
+	// LogFormat is --log-format: LogText or LogJSON.
+	LogFormat string
 
 	// Format is Output, validated for the running command.
 	Format output.Format
@@ -84,13 +86,26 @@ func (e *interruptedError) Is(target error) bool { return target == ErrInterrupt
 // scrubbed of every password the command saw; its type says the exit code:
 // *UsageError, *ExitError, ErrInterrupted or context.Canceled, else 1.
 func Execute(ctx context.Context, f *Factory, args []string) error {
+	logs := newLogSwitch(f)
+	logs.set(logFormatFromArgs(args, f.Getenv), "")
+	defer logs.flush()
 	g := &GlobalOptions{}
 	root := NewCmdRoot(f, g)
 	root.SetArgs(args)
 	var cancel context.CancelFunc = func() {}
 	started := false
+	var fromEnv envFlags
 	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error {
 		started = true
+		var err error
+		if fromEnv, err = applyFlagEnv(c, f.Getenv); err != nil {
+			return err
+		}
+		if err := checkLogFormat(c.CommandPath(), g.LogFormat); err != nil {
+			return err
+		}
+		logs.set(g.LogFormat, c.CommandPath())
+		c.Root().SetErr(f.IO.ErrOut)
 		if err := g.validate(c, f); err != nil {
 			return err
 		}
@@ -113,7 +128,7 @@ func Execute(ctx context.Context, f *Factory, args []string) error {
 		// arguments the command does not take.
 		err = &UsageError{Err: err, Command: c.CommandPath()}
 	}
-	return cliError(f.Scrubber.Error(err))
+	return cliError(f.Scrubber.Error(fromEnv.explain(err)))
 }
 
 // validate checks the global flags for command c and applies --no-color.
@@ -153,7 +168,8 @@ job from running on two nodes at once: PostgreSQL advisory locks, MySQL
 GET_LOCK, and a portable lease table (ShedLock-compatible) on any database.
 
 The database comes from --dsn, else --dsn-file, else $SCHEDLOCK_DSN, else
-$SCHEDLOCK_DSN_FILE, else $DATABASE_URL. A DSN file keeps the password out
+$SCHEDLOCK_DSN_FILE, else $DATABASE_URL. Every other flag can be set in the
+environment too: --at-most as $SCHEDLOCK_AT_MOST; a flag given wins. A DSN file keeps the password out
 of the command line; passwords are never shown: every DSN is printed as
 user:xxxxx@host.
 
@@ -196,6 +212,8 @@ or declined.`,
 	pf.BoolVarP(&g.Quiet, "quiet", "q", false, "print nothing on stderr but errors")
 	pf.BoolVarP(&g.Verbose, "verbose", "v", false, "explain what is done on stderr")
 	pf.BoolVar(&g.NoColor, "no-color", false, "no colour in output (also when $NO_COLOR is set)")
+	pf.StringVar(&g.LogFormat, "log-format", LogText, "diagnostics on stderr: text (lines for people) or json (one JSON object per line); stdout is unchanged")
+	_ = root.RegisterFlagCompletionFunc("log-format", valuesCompletion(logFormats))
 
 	// After the persistent flags, so -v stays --verbose.
 	root.InitDefaultVersionFlag()
@@ -212,6 +230,7 @@ or declined.`,
 	addDefaultCommandExamples(root)
 	addSharedFlags(root, g)
 	registerCompletions(root)
+	addEnvHelp(root)
 	return root
 }
 

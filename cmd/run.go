@@ -428,7 +428,7 @@ func (o *RunOptions) supervise(runCtx context.Context, lease dialects.Lease, sig
 		o.note(true, "acquired lock %q (%s)", o.Name, detail)
 	}
 	o.beforeCommand(runCtx, lease)
-	child, err := proc.Start(o.Argv, env, proc.IO{In: o.IO.In, Out: o.IO.Out, Err: o.IO.ErrOut, Unset: o.unsetEnv()})
+	child, err := proc.Start(o.Argv, env, proc.IO{In: o.IO.In, Out: o.IO.Out, Err: rawStderr(o.IO.ErrOut), Unset: o.unsetEnv()})
 	if err != nil {
 		st.startErr = err
 		return

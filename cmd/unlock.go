@@ -351,7 +351,7 @@ func (o *UnlockOptions) confirm(p *unlockPlan) error {
 		question = fmt.Sprintf("Terminate session %s? [y/N] ", p.lock.Holder.SessionID)
 	}
 	b.WriteString(question)
-	if _, err := io.WriteString(o.IO.ErrOut, o.Factory.Scrubber.String(b.String())); err != nil {
+	if _, err := io.WriteString(rawStderr(o.IO.ErrOut), o.Factory.Scrubber.String(b.String())); err != nil {
 		return err
 	}
 	answer, err := bufio.NewReader(o.IO.In).ReadString('\n')
@@ -363,7 +363,7 @@ func (o *UnlockOptions) confirm(p *unlockPlan) error {
 		return nil
 	}
 	if !strings.HasSuffix(answer, "\n") {
-		fmt.Fprintln(o.IO.ErrOut)
+		fmt.Fprintln(rawStderr(o.IO.ErrOut))
 	}
 	return fmt.Errorf("%w: declined; nothing changed", ErrInterrupted)
 }
