@@ -31,6 +31,11 @@ type Schema struct {
 	LockedAtCol string
 	UntilCol    string
 	TokenCol    string
+	// TimeZone is the writer time zone of lock_until and locked_at (see
+	// LoadTimeZone), "" for UTC; Zone is its frame when the schema was
+	// resolved, which lease-table SQL renders (see ZoneFrame).
+	TimeZone string
+	Zone     ZoneFrame
 }
 
 var presets = map[string]Schema{
@@ -54,6 +59,10 @@ func Presets() []string {
 type Table struct {
 	Preset string // default PresetSchedlock
 	Name   string // default the preset's table name; may be schema-qualified
+	// TimeZone is the zone whose wall-clock time the table's zone-less
+	// times are written in (a JVM's for ShedLock without usingDbTime()):
+	// an IANA name, UTC or Local; default UTC. See LoadTimeZone.
+	TimeZone string
 }
 
 var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_$]{0,62}(\.[A-Za-z_][A-Za-z0-9_$]{0,62})?$`)
@@ -75,6 +84,9 @@ func (t Table) Schema() (Schema, error) {
 			return Schema{}, invalidf("table name %q is not a plain identifier (letters, digits, _ and $, optionally schema.table)", t.Name)
 		}
 		s.Table = t.Name
+	}
+	if err := s.setTimeZone(t.TimeZone); err != nil {
+		return Schema{}, err
 	}
 	return s, nil
 }

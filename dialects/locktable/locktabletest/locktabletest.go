@@ -15,6 +15,7 @@ package locktabletest
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/locktable"
@@ -134,4 +135,24 @@ func RenderSections(secs []Section) string {
 // b for s, and its CREATE TABLE.
 func Render(b locktable.Builder, s dialects.Schema) string {
 	return RenderSections(Sections(b, s))
+}
+
+// ZoneGoldenTable is the table of the writer-time-zone golden files:
+// ShedLock's, written by a JVM in New York.
+var ZoneGoldenTable = dialects.Table{Preset: dialects.PresetShedlock, TimeZone: "America/New_York"}
+
+// ZoneGoldenAt is the moment the writer-time-zone golden files are
+// rendered at: ten days before New York's clocks go back on 2026-11-01,
+// so the frame holds the change (EDT -4h, then EST -5h from 06:00 UTC).
+var ZoneGoldenAt = time.Date(2026, 10, 22, 12, 0, 0, 0, time.UTC)
+
+// ZonedSchema resolves t with its writer time zone's frame at instant at,
+// so golden files do not depend on the day they run.
+func ZonedSchema(t dialects.Table, at time.Time) (dialects.Schema, error) {
+	s, err := t.Schema()
+	if err != nil {
+		return s, err
+	}
+	s.Zone = dialects.FrameAt(s.Location(), at)
+	return s, nil
 }
