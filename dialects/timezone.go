@@ -160,3 +160,41 @@ func (s Schema) Location() *time.Location {
 	loc, _ := LoadTimeZone(s.TimeZone)
 	return loc
 }
+
+// KnownTablesIn is the Tables of ListOptions (and FindLock) that reads the
+// known lock tables, as an empty list does, with their zone-less times in
+// writer time zone zone; "" or UTC gives nil, the empty list.
+func KnownTablesIn(zone string) []Table {
+	if loc, _ := LoadTimeZone(zone); loc == nil {
+		return nil
+	}
+	return []Table{{TimeZone: zone}}
+}
+
+// knownTablesZone reports whether given asks for the known tables, and in
+// which writer time zone: given is empty, or KnownTablesIn's one Table.
+func knownTablesZone(given []Table) (zone string, discover bool) {
+	switch {
+	case len(given) == 0:
+		return "", true
+	case len(given) == 1 && given[0].Name == "" && given[0].Preset == "" && given[0].TimeZone != "":
+		return given[0].TimeZone, true
+	}
+	return "", false
+}
+
+// inTimeZone sets the writer time zone of every lease table of tables to
+// zone (Liquibase's table has no lease, and keeps none).
+func inTimeZone(tables []Table, zone string) []Table {
+	if zone == "" {
+		return tables
+	}
+	out := make([]Table, len(tables))
+	for i, t := range tables {
+		if t.Preset != PresetLiquibase {
+			t.TimeZone = zone
+		}
+		out[i] = t
+	}
+	return out
+}
