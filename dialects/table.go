@@ -14,7 +14,8 @@ const (
 	// fencing token.
 	PresetSchedlock = "schedlock"
 	// PresetShedlock is ShedLock's table (name, lock_until, locked_at,
-	// locked_by), written in UTC as ShedLock's usingDbTime() does.
+	// locked_by), written in UTC as ShedLock's usingDbTime() does, or in
+	// a writer time zone (Table.TimeZone) as a JVM without it does.
 	PresetShedlock = "shedlock"
 	// PresetSysSchedLock is the common home-grown sys_sched_lock table
 	// (lock_name, lock_owner, acquire_time, expire_time).

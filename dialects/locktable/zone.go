@@ -17,8 +17,9 @@ import (
 // Builders convert every value they write to lock_until or locked_at with
 // ToLocal and every column they compare or compute with ToUTC: the lease
 // arithmetic stays on the database clock. ToLocal and ToUTC name their
-// expression Uses() times; a dialect with positional placeholders binds
-// the expression's arguments that many times.
+// expression Uses() times (when plus names its ms once); a dialect with
+// positional placeholders binds the expression's arguments that many
+// times.
 type Zone struct {
 	on    bool
 	frame dialects.ZoneFrame
