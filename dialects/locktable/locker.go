@@ -22,6 +22,7 @@ type Locker struct {
 	schema   dialects.Schema
 	maxRunes int
 	zone     *time.Location // writer time zone; nil: UTC
+	clock    func() time.Time // picks the zone's frame; nil: time.Now (tests set it)
 
 	retiredMu sync.Mutex
 	retired   []*sql.Stmt // prepared for an earlier zone frame; closed by Close

@@ -89,7 +89,11 @@ func (l *Locker) frameNow() dialects.ZoneFrame {
 	if l.zone == nil {
 		return dialects.ZoneFrame{}
 	}
-	return dialects.FrameAt(l.zone, time.Now())
+	now := time.Now
+	if l.clock != nil {
+		now = l.clock
+	}
+	return dialects.FrameAt(l.zone, now())
 }
 
 // sqlFor is the SQL of o rendered for frame.

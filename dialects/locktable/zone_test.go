@@ -1,10 +1,12 @@
 package locktable_test
 
 import (
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/locktable"
 	"github.com/schedlock/schedlock/dialects/sqlite"
 )
 
@@ -96,4 +98,53 @@ func TestWriterTimeZoneWritesShedLockRows(t *testing.T) {
 	}
 	again := mustAcquire(t, zoned, "report", dialects.Options{Owner: "next", AtMost: time.Minute})
 	_ = again.Release(ctx)
+}
+
+// When the writer time zone's frame changes (the host's clock moves past
+// the midpoint to the zone's next change), the statements are prepared
+// again with the new frame; the old ones stay open until Close, since an
+// operation may still use them.
+func TestWriterTimeZoneFrameChangePreparesAgain(t *testing.T) {
+	db := openDB(t)
+	l, err := locktable.New(db, sqlite.Builder{}, dialects.Table{Preset: dialects.PresetShedlock, TimeZone: "America/New_York"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	at := time.Now()
+	locktable.SetClock(l, func() time.Time { mu.Lock(); defer mu.Unlock(); return at })
+	if err := l.CreateTable(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	ctx := ctxT(t)
+	before := l.Statements()["refresh"]
+	lease := mustAcquire(t, l, "report", dialects.Options{Owner: "a", AtMost: 10 * time.Minute})
+	want := mustInspect(t, l, "report")
+	prepared := locktable.Prepares(l)
+
+	// 200 days on, the frame holds another change of offset.
+	mu.Lock()
+	at = at.Add(200 * 24 * time.Hour)
+	mu.Unlock()
+	if after := l.Statements()["refresh"]; after == before {
+		t.Fatalf("refresh SQL did not change with the frame:\n%s", after)
+	}
+	// Inspect's SQL has no literals of the frame, and its times are read
+	// in Go, so the row reads the same.
+	if got := mustInspect(t, l, "report"); !got.Until.Equal(want.Until) || !got.LockedAt.Equal(want.LockedAt) {
+		t.Errorf("row after the frame changed = %+v, want %+v", got, want)
+	}
+	if got := locktable.Prepares(l); got != prepared+1 {
+		t.Errorf("prepares = %d, want %d (inspect prepared once more)", got, prepared+1)
+	}
+	if n := locktable.Retired(l); n != 1 {
+		t.Errorf("retired statements = %d, want 1", n)
+	}
+	_ = lease.Release(ctx) // the clock is 200 days off: the outcome is not the point
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := locktable.Retired(l); n != 0 {
+		t.Errorf("retired statements after Close = %d, want 0", n)
+	}
 }
