@@ -21,7 +21,7 @@ type Locker struct {
 	b        Builder
 	schema   dialects.Schema
 	maxRunes int
-	zone     *time.Location // writer time zone; nil: UTC
+	zone     *time.Location   // writer time zone; nil: UTC
 	clock    func() time.Time // picks the zone's frame; nil: time.Now (tests set it)
 
 	retiredMu sync.Mutex
