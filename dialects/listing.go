@@ -597,7 +597,7 @@ func (db *DB) FindLock(ctx context.Context, name string, tables []Table) (*Listi
 // resolveTables completes the given tables and checks their shape, or
 // finds the known ones (skipping, with a note, those of the wrong shape).
 func (db *DB) resolveTables(ctx context.Context, given []Table) ([]Table, []string, error) {
-	zone, discover := knownTablesZone(given)
+	zone, discover := KnownTablesZone(given)
 	if discover {
 		found, err := db.LockTables(ctx)
 		if err != nil {

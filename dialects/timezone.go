@@ -171,9 +171,10 @@ func KnownTablesIn(zone string) []Table {
 	return []Table{{TimeZone: zone}}
 }
 
-// knownTablesZone reports whether given asks for the known tables, and in
-// which writer time zone: given is empty, or KnownTablesIn's one Table.
-func knownTablesZone(given []Table) (zone string, discover bool) {
+// KnownTablesZone reports whether given, the Tables of ListOptions, asks
+// for the known tables, and in which writer time zone: given is empty, or
+// KnownTablesIn's one Table.
+func KnownTablesZone(given []Table) (zone string, known bool) {
 	switch {
 	case len(given) == 0:
 		return "", true
