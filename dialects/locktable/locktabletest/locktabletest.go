@@ -156,3 +156,29 @@ func ZonedSchema(t dialects.Table, at time.Time) (dialects.Schema, error) {
 	s.Zone = dialects.FrameAt(s.Location(), at)
 	return s, nil
 }
+
+// ZoneCase is one conversion a dialect's Zone must make in the frame of
+// ZoneGoldenTable at ZoneGoldenAt: From, a zone-less time (a UTC time
+// value), to Want.
+type ZoneCase struct {
+	Name       string
+	From, Want time.Time
+}
+
+func nov1(h, m int) time.Time { return time.Date(2026, 11, 1, h, m, 0, 0, time.UTC) }
+
+// ZoneToUTCCases are New York wall-clock times read as instants: the
+// repeated hour (01:00-02:00 on 2026-11-01) reads as the later instant.
+var ZoneToUTCCases = []ZoneCase{
+	{"summer time", nov1(0, 30), nov1(4, 30)},
+	{"repeated hour, later instant", nov1(1, 30), nov1(6, 30)},
+	{"standard time", nov1(2, 30), nov1(7, 30)},
+}
+
+// ZoneToLocalCases are instants written as New York wall-clock times: both
+// passes of the repeated hour write 01:30.
+var ZoneToLocalCases = []ZoneCase{
+	{"first pass, EDT", nov1(5, 30), nov1(1, 30)},
+	{"second pass, EST", nov1(6, 30), nov1(1, 30)},
+	{"standard time", nov1(8, 0), nov1(3, 0)},
+}
