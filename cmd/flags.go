@@ -18,6 +18,8 @@ type sharedFlags struct {
 	connects bool
 	// namespaced: --namespace.
 	namespaced bool
+	// zoned: --table-time-zone.
+	zoned bool
 	// formats of -o/--output; none: the command has no -o.
 	formats []output.Format
 }
@@ -27,12 +29,12 @@ type sharedFlags struct {
 var commandFlags = map[string]sharedFlags{
 	"schedlock version":   {formats: output.Common},
 	"schedlock detect":    {connects: true, formats: output.Common},
-	"schedlock selfcheck": {connects: true, namespaced: true, formats: output.ReportFormats},
-	"schedlock locks ls":  {connects: true, namespaced: true, formats: output.Common},
-	"schedlock unlock":    {connects: true, namespaced: true, formats: output.Common},
+	"schedlock selfcheck": {connects: true, namespaced: true, zoned: true, formats: output.ReportFormats},
+	"schedlock locks ls":  {connects: true, namespaced: true, zoned: true, formats: output.Common},
+	"schedlock unlock":    {connects: true, namespaced: true, zoned: true, formats: output.Common},
 	"schedlock bench":     {connects: true, formats: output.Common},
 	// run's stdout is the command's: there is nothing to format.
-	"schedlock run": {connects: true, namespaced: true},
+	"schedlock run": {connects: true, namespaced: true, zoned: true},
 	// Pauses and run history.
 	"schedlock pause":         {connects: true, namespaced: true, formats: output.Common},
 	"schedlock resume":        {connects: true, namespaced: true, formats: output.Common},
@@ -61,6 +63,9 @@ func addSharedFlagsTo(c *cobra.Command, g *GlobalOptions) {
 	if sf.namespaced {
 		fl.StringVar(&g.Namespace, "namespace", "", namespaceUsage(c.Name()))
 		_ = c.RegisterFlagCompletionFunc("namespace", cobra.NoFileCompletions)
+	}
+	if sf.zoned {
+		addTableTimeZoneFlag(c, g)
 	}
 	if len(sf.formats) > 0 {
 		fl.StringVarP(&g.Output, "output", "o", string(output.Table), fmt.Sprintf("output format: %s", output.List(sf.formats)))

@@ -158,7 +158,11 @@ func (o *LocksOptions) plan() (*locksQuery, error) {
 	if err != nil {
 		return nil, err
 	}
-	q.list.Tables = tables
+	zone, err := o.Global.tableTimeZone(o.Command, target)
+	if err != nil {
+		return nil, err
+	}
+	q.list.Tables = zonedTables(tables, zone)
 	for _, p := range o.Names {
 		if _, err := path.Match(p, ""); err != nil || p == "" {
 			return nil, usageErrorf(o.Command, "bad --name pattern %q: use a lock name or a glob such as 'report-*'", p)

@@ -56,6 +56,10 @@ type GlobalOptions struct {
 
 	// Format is Output, validated for the running command.
 	Format output.Format
+
+	// TableTimeZone is --table-time-zone ("" when not given; x-time-zone
+	// applies).
+	TableTimeZone string
 }
 
 // Run executes schedlock with args on f, with SIGINT and SIGTERM cancelling

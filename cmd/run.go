@@ -227,6 +227,9 @@ func runRun(ctx context.Context, o *RunOptions) (err error) {
 // validate checks the flags that need no database; every error is a usage
 // error.
 func (o *RunOptions) validate() error {
+	if _, err := o.Global.tableTimeZone(o.Command, nil); err != nil {
+		return err
+	}
 	usage := func(format string, args ...any) error { return usageErrorf(o.Command, format, args...) }
 	switch {
 	case len(o.Argv) == 0:
@@ -314,9 +317,14 @@ func (o *RunOptions) locker(ctx context.Context, db dialects.Backend, target *ds
 	default:
 		strategy, why = db.Recommend()
 	}
-	if strategy == dialects.StrategySession && (o.Preset != "" || o.Table != "" || o.CreateTable) {
-		return nil, usageErrorf(o.Command, "--table, --preset and --create-table apply to the table strategy, not the session strategy the DSN asks for")
+	if strategy == dialects.StrategySession && (o.Preset != "" || o.Table != "" || o.CreateTable || o.Global.TableTimeZone != "") {
+		return nil, usageErrorf(o.Command, "--table, --preset, --table-time-zone and --create-table apply to the table strategy, not the session strategy the DSN asks for")
 	}
+	zone, err := o.Global.tableTimeZone(o.Command, target)
+	if err != nil {
+		return nil, err
+	}
+	table.TimeZone = zone
 	if strategy == dialects.StrategyTable && 2*o.KillGrace >= o.AtMost {
 		return nil, usageErrorf(o.Command, "--kill-grace (%s) must be under half of --at-most (%s), so that the command can be stopped before its lease ends", o.KillGrace, o.AtMost)
 	}

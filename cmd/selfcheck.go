@@ -132,6 +132,9 @@ func (o *SelfcheckOptions) plan() (*selfcheckPlan, error) {
 		}
 		p.tables = []dialects.Table{table}
 	}
+	if err := p.inTableTimeZone(o.Global, o.Command); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 

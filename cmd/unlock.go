@@ -36,6 +36,10 @@ type UnlockOptions struct {
 	Yes         bool
 	DryRun      bool
 
+	// tableZone is the lock tables' writer time zone (--table-time-zone
+	// or x-time-zone), resolved by unlockRun.
+	tableZone string
+
 	// beforeChange, when set, runs after the confirmation and right before
 	// the change; tests use it to change the lock in between.
 	beforeChange func(ctx context.Context, db dialects.LockBreaker)
@@ -198,6 +202,10 @@ func unlockRun(ctx context.Context, o *UnlockOptions) error {
 	if err != nil {
 		return err
 	}
+	if o.tableZone, err = o.Global.tableTimeZone(o.Command, target); err != nil {
+		return err
+	}
+	tables = zonedTables(tables, o.tableZone)
 	backend, err := target.Connect(ctx)
 	if err != nil {
 		return err
@@ -258,7 +266,7 @@ func (o *UnlockOptions) plan(found *dialects.Listing) (*unlockPlan, error) {
 		return nil, usageErrorf(o.Command, "lock %q is held in several tables (%s): choose one with --table", o.Name, strings.Join(where, ", "))
 	}
 	e := tableHeld[0]
-	p := &unlockPlan{action: actionRelease, lock: e, table: dialects.Table{Preset: e.Preset, Name: e.Source}, owner: e.Owner}
+	p := &unlockPlan{action: actionRelease, lock: e, table: dialects.Table{Preset: e.Preset, Name: e.Source, TimeZone: o.tableZone}, owner: e.Owner}
 	switch {
 	case o.Force:
 		p.action, p.owner = actionForceRelease, ""

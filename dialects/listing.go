@@ -482,7 +482,8 @@ func closeQuietly(v any) {
 type ListOptions struct {
 	// Tables are the lock tables to read (see ResolveAdminTable); none:
 	// the KnownTables that exist, skipping (with a note) any of the wrong
-	// shape.
+	// shape. One Table with only TimeZone set stands for those known
+	// tables, read in that writer time zone (see KnownTablesIn).
 	Tables []Table
 	// Names are globs (path.Match) on the lock name, or on the key when
 	// the name is unknown; none: every lock. Patterns without
@@ -605,11 +606,13 @@ func (db *DB) FindLock(ctx context.Context, name string, tables []Table) (*Listi
 // resolveTables completes the given tables and checks their shape, or
 // finds the known ones (skipping, with a note, those of the wrong shape).
 func (db *DB) resolveTables(ctx context.Context, given []Table) ([]Table, []string, error) {
-	if len(given) == 0 {
+	zone, discover := KnownTablesZone(given)
+	if discover {
 		found, err := db.LockTables(ctx)
 		if err != nil {
 			return nil, nil, err
 		}
+		found = inTimeZone(found, zone)
 		var tables []Table
 		var notes []string
 		for _, t := range found {

@@ -14,7 +14,8 @@ const (
 	// fencing token.
 	PresetSchedlock = "schedlock"
 	// PresetShedlock is ShedLock's table (name, lock_until, locked_at,
-	// locked_by), written in UTC as ShedLock's usingDbTime() does.
+	// locked_by), written in UTC as ShedLock's usingDbTime() does, or in
+	// a writer time zone (Table.TimeZone) as a JVM without it does.
 	PresetShedlock = "shedlock"
 	// PresetSysSchedLock is the common home-grown sys_sched_lock table
 	// (lock_name, lock_owner, acquire_time, expire_time).
@@ -31,6 +32,11 @@ type Schema struct {
 	LockedAtCol string
 	UntilCol    string
 	TokenCol    string
+	// TimeZone is the writer time zone of lock_until and locked_at (see
+	// LoadTimeZone), "" for UTC; Zone is its frame when the schema was
+	// resolved, which lease-table SQL renders (see ZoneFrame).
+	TimeZone string
+	Zone     ZoneFrame
 }
 
 var presets = map[string]Schema{
@@ -54,6 +60,10 @@ func Presets() []string {
 type Table struct {
 	Preset string // default PresetSchedlock
 	Name   string // default the preset's table name; may be schema-qualified
+	// TimeZone is the zone whose wall-clock time the table's zone-less
+	// times are written in (a JVM's for ShedLock without usingDbTime()):
+	// an IANA name, UTC or Local; default UTC. See LoadTimeZone.
+	TimeZone string
 }
 
 var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_$]{0,62}(\.[A-Za-z_][A-Za-z0-9_$]{0,62})?$`)
@@ -75,6 +85,9 @@ func (t Table) Schema() (Schema, error) {
 			return Schema{}, invalidf("table name %q is not a plain identifier (letters, digits, _ and $, optionally schema.table)", t.Name)
 		}
 		s.Table = t.Name
+	}
+	if err := s.setTimeZone(t.TimeZone); err != nil {
+		return Schema{}, err
 	}
 	return s, nil
 }

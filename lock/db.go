@@ -56,6 +56,9 @@ var _ Locker = (*DB)(nil)
 // options), connects, detects the database and prepares the locker of the
 // DSN's strategy: x-strategy, else the backend's recommendation. With
 // x-namespace=NS every lock is taken in namespace NS (see WithNamespace).
+// With x-time-zone=ZONE a lock table's zone-less times are read and written
+// as ZONE's wall-clock time, as a ShedLock JVM there writes them without
+// usingDbTime() (see dialects.Table.TimeZone).
 // A DSN no
 // backend can open, a server that cannot be reached or a strategy the
 // database cannot do fails here, in one line naming the backend and what

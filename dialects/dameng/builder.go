@@ -2,6 +2,7 @@ package dameng
 
 import (
 	"strings"
+	"time"
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/locktable"
@@ -62,6 +63,14 @@ func (b *Builder) IsDuplicateKey(err error) bool { return IsDuplicateKey(err) }
 // IsMissingTable reports -2106, "invalid table or view name".
 func (b *Builder) IsMissingTable(err error) bool { return IsMissingTable(err) }
 
+// zone converts between UTC and s's writer time zone (see locktable.Zone):
+// with one, the columns hold that zone's wall-clock time.
+func zone(s dialects.Schema) locktable.Zone {
+	return locktable.NewZone(s,
+		func(expr, ms string) string { return "(" + plusMs(expr, ms) + ")" },
+		func(wall time.Time) string { return "TIMESTAMP '" + wall.Format("2006-01-02 15:04:05.000") + "'" })
+}
+
 // plusMs is ts + ms milliseconds, for a BIGINT ms: the milliseconds are
 // made DECIMAL before the division, so it cannot be an integer division.
 func plusMs(ts, ms string) string {
@@ -73,14 +82,15 @@ func plusMs(ts, ms string) string {
 // bumping the token; WHEN NOT MATCHED it inserts the row with token 1. A
 // live row matches but is not updated, so the row count is 0.
 func (b *Builder) Acquire(s dialects.Schema) locktable.Stmt {
-	until := plusMs(sqlNow, "s.at_most_ms")
+	z := zone(s)
+	until := z.ToLocal(plusMs(sqlNow, "s.at_most_ms"))
 	sets := []string{
 		"t." + s.OwnerCol + " = s.new_owner",
-		"t." + s.LockedAtCol + " = " + sqlNow,
+		"t." + s.LockedAtCol + " = " + z.ToLocal(sqlNow),
 		"t." + s.UntilCol + " = " + until,
 	}
 	cols := []string{s.NameCol, s.OwnerCol, s.LockedAtCol, s.UntilCol}
-	vals := []string{"s.new_name", "s.new_owner", sqlNow, until}
+	vals := []string{"s.new_name", "s.new_owner", z.ToLocal(sqlNow), until}
 	if s.TokenCol != "" {
 		sets = append(sets, "t."+s.TokenCol+" = t."+s.TokenCol+" + 1")
 		cols = append(cols, s.TokenCol)
@@ -90,7 +100,7 @@ func (b *Builder) Acquire(s dialects.Schema) locktable.Stmt {
 		" USING (SELECT ? AS new_name, ? AS new_owner, ? AS at_most_ms FROM DUAL) s" +
 		" ON (t." + s.NameCol + " = s.new_name)" +
 		" WHEN MATCHED THEN UPDATE SET " + strings.Join(sets, ", ") +
-		" WHERE t." + s.UntilCol + " <= " + sqlNow +
+		" WHERE " + z.ToUTC("t."+s.UntilCol) + " <= " + sqlNow +
 		" WHEN NOT MATCHED THEN INSERT (" + strings.Join(cols, ", ") + ") VALUES (" + strings.Join(vals, ", ") + ")"
 	return locktable.Stmt{
 		SQL:    sql,
@@ -101,21 +111,23 @@ func (b *Builder) Acquire(s dialects.Schema) locktable.Stmt {
 
 // Refresh sets until = now + at-most on the owner's live row.
 func (b *Builder) Refresh(s dialects.Schema) locktable.Stmt {
-	return ownerUpdate(s, s.UntilCol+" = "+plusMs(sqlNow, "?"), locktable.ArgAtMostMs)
+	z := zone(s)
+	return ownerUpdate(s, s.UntilCol+" = "+z.ToLocal(plusMs(sqlNow, "?")), locktable.Repeat(z.Uses(), locktable.ArgAtMostMs)...)
 }
 
 // Release sets until = max(locked_at + at-least, now) on the owner's live
 // row, written with CASE (the at-least bound twice).
 func (b *Builder) Release(s dialects.Schema) locktable.Stmt {
-	atLeast := plusMs(s.LockedAtCol, "?")
-	return ownerUpdate(s, s.UntilCol+" = CASE WHEN "+atLeast+" > "+sqlNow+" THEN "+atLeast+" ELSE "+sqlNow+" END",
-		locktable.ArgAtLeastMs, locktable.ArgAtLeastMs)
+	z := zone(s)
+	atLeast := plusMs(z.ToUTC(s.LockedAtCol), "?")
+	return ownerUpdate(s, s.UntilCol+" = "+z.ToLocal("CASE WHEN "+atLeast+" > "+sqlNow+" THEN "+atLeast+" ELSE "+sqlNow+" END"),
+		locktable.Repeat(z.Uses(), locktable.ArgAtLeastMs, locktable.ArgAtLeastMs)...)
 }
 
 // Expire ends any owner's live lease now (administrative force-unlock).
 func (b *Builder) Expire(s dialects.Schema) locktable.Stmt {
 	return locktable.Stmt{
-		SQL:    "UPDATE " + s.Table + " SET " + s.UntilCol + " = " + sqlNow + " WHERE " + s.NameCol + " = ? AND " + s.UntilCol + " > " + sqlNow,
+		SQL:    "UPDATE " + s.Table + " SET " + s.UntilCol + " = " + zone(s).ToLocal(sqlNow) + " WHERE " + s.NameCol + " = ? AND " + zone(s).ToUTC(s.UntilCol) + " > " + sqlNow,
 		Args:   []locktable.Arg{locktable.ArgName},
 		Result: locktable.ResultRowsAffected,
 	}
@@ -132,7 +144,7 @@ func ownerUpdate(s dialects.Schema, set string, setArgs ...locktable.Arg) lockta
 		args = append(args, locktable.ArgToken, locktable.ArgToken)
 	}
 	return locktable.Stmt{
-		SQL:    "UPDATE " + s.Table + " SET " + set + " WHERE " + where + " AND " + s.UntilCol + " > " + sqlNow,
+		SQL:    "UPDATE " + s.Table + " SET " + set + " WHERE " + where + " AND " + zone(s).ToUTC(s.UntilCol) + " > " + sqlNow,
 		Args:   args,
 		Result: locktable.ResultRowsAffected,
 	}

@@ -14,6 +14,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/locktable"
+	"github.com/schedlock/schedlock/dialects/locktable/locktabletest"
 	"github.com/schedlock/schedlock/internal/fakesql"
 )
 
@@ -236,7 +238,17 @@ func newSim(t testing.TB, cfg simConfig) *dmSim {
 		}
 		def := presetSchema(t, schema.Preset).Table
 		word := regexp.MustCompile(`\b` + regexp.QuoteMeta(def) + `\b`)
-		for op, q := range parseGolden(t, schema.Preset+".golden") {
+		statements := parseGolden(t, schema.Preset+".golden")
+		if schema.TimeZone != "" {
+			// Statements in a writer time zone render its frame now, as the
+			// Locker does; the golden file pins one frame.
+			def, statements = schema.Table, map[string]string{}
+			for _, sec := range locktabletest.Sections(&Builder{}, schema) {
+				statements[sec.Op] = sec.SQL
+			}
+			statements["drop"] = (&Builder{}).Drop(schema)
+		}
+		for op, q := range statements {
 			if op == "columns" {
 				continue // answered by columnsRE, for any table
 			}
@@ -643,11 +655,13 @@ func (s *dmSim) table(st simStmt, a simArgs) (fakesql.Response, error) {
 	case "acquire":
 		return s.merge(tbl, a.str(0), a.str(1), a.int(2))
 	case "refresh", "release":
-		// refresh binds at-most once, release binds at-least twice (CASE).
+		// refresh binds at-most once, release binds at-least twice (CASE),
+		// each once more in a writer time zone's frame with a change.
 		first := 1
 		if op == "release" {
 			first = 2
 		}
+		first *= locktable.NewZone(st.schema, nil, nil).Uses()
 		name, owner := a.str(first), a.str(first+1)
 		row := tbl.rows[name]
 		now := s.now()
@@ -742,7 +756,9 @@ func (s *dmSim) rowValues(tbl *simTable, row *simRow) []any {
 	if tbl.schema.TokenCol != "" {
 		token = row.token
 	}
-	return []any{row.owner, token, row.lockedAt.UnixMilli(), row.until.UnixMilli(), s.now().UnixMilli()}
+	// In a writer time zone the columns hold its wall-clock time.
+	loc := tbl.schema.Location()
+	return []any{row.owner, token, dialects.UTCToWall(row.lockedAt, loc).UnixMilli(), dialects.UTCToWall(row.until, loc).UnixMilli(), s.now().UnixMilli()}
 }
 
 // assertUnderstood fails the test when the dialect sent a statement the

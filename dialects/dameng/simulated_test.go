@@ -2,6 +2,7 @@ package dameng
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -57,4 +58,41 @@ func TestConformanceSimulated(t *testing.T) {
 			t.Errorf("%d DBMS_LOCK locks still held after the suite", n)
 		}
 	})
+}
+
+// TestTimeZoneSimulated: on the simulated server (its clock 2.5s ahead of
+// the host's), ShedLock's table in a New York writer time zone passes the
+// whole lock contract, and a row a New York JVM wrote (the simulator keeps
+// instants and shows them as New York's wall-clock time) reads held until
+// its lease ends and is not taken.
+func TestTimeZoneSimulated(t *testing.T) {
+	table := dialects.Table{Preset: dialects.PresetShedlock, TimeZone: "America/New_York"}
+	cfg := configDM8()
+	cfg.ClockOffset = 2500 * time.Millisecond
+	cfg.Tables = []dialects.Table{table}
+	sim, db := openSim(t, cfg)
+	dialecttest.Run(t, db, dialecttest.Options{Strategies: []dialects.Strategy{dialects.StrategyTable}, Tables: []dialects.Table{table}})
+	sim.assertUnderstood(t)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	tl, err := db.TableLocker(table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tl.CreateTable(ctx); err != nil {
+		t.Fatal(err)
+	}
+	now := sim.now().Truncate(time.Millisecond)
+	sim.mu.Lock()
+	sim.tables["SHEDLOCK"].rows["report"] = &simRow{owner: "jvm-ny", lockedAt: now, until: now.Add(10 * time.Minute)}
+	sim.mu.Unlock()
+	row, found, err := tl.Inspect(ctx, "report")
+	if err != nil || !found || row.Expired() || !row.Until.Equal(now.Add(10*time.Minute)) {
+		t.Fatalf("the JVM's row = %+v, %v, %v; want held until %s", row, found, err, now.Add(10*time.Minute))
+	}
+	if _, err := tl.Acquire(ctx, "report", dialects.Options{Owner: "schedlock", AtMost: time.Minute}); !errors.Is(err, dialects.ErrHeld) {
+		t.Fatalf("acquire of the JVM's live lock: %v, want held", err)
+	}
+	sim.assertUnderstood(t)
 }

@@ -50,7 +50,8 @@ type Stmt struct {
 // Builder writes one dialect's lease-table SQL for a schema. Every
 // statement runs alone in autocommit mode and compares against the
 // database's clock (clock_timestamp(), UTC_TIMESTAMP(3), …), stored as UTC
-// without a time zone.
+// without a time zone, or with a writer time zone (Schema.TimeZone) as that
+// zone's wall-clock time, converted with a Zone.
 type Builder interface {
 	// Dialect is the registry name used in errors ("postgres", …).
 	Dialect() string

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -20,6 +21,11 @@ type Locker struct {
 	b        Builder
 	schema   dialects.Schema
 	maxRunes int
+	zone     *time.Location   // writer time zone; nil: UTC
+	clock    func() time.Time // picks the zone's frame; nil: time.Now (tests set it)
+
+	retiredMu sync.Mutex
+	retired   []*sql.Stmt // prepared for an earlier zone frame; closed by Close
 
 	stmts    [numOps]preparedStmt
 	prepares atomic.Int64
@@ -47,7 +53,7 @@ func New(db *sql.DB, b Builder, t dialects.Table) (*Locker, error) {
 	if maxRunes < 17 {
 		return nil, dialects.Wrap(b.Dialect(), "table locker", fmt.Errorf("builder allows names of %d characters, at least 17 are needed to map long names", maxRunes))
 	}
-	l := &Locker{db: db, b: b, schema: schema, maxRunes: maxRunes}
+	l := &Locker{db: db, b: b, schema: schema, maxRunes: maxRunes, zone: schema.Location()}
 	l.stmts[opAcquire].spec = b.Acquire(schema)
 	l.stmts[opRefresh].spec = b.Refresh(schema)
 	l.stmts[opRelease].spec = b.Release(schema)

@@ -47,8 +47,8 @@ func (l *Locker) scanRow(rows *sql.Rows, withName bool) (dialects.Row, error) {
 		Name:     name.String,
 		Owner:    owner.String,
 		HasToken: hasToken,
-		LockedAt: msTime(lockedAt),
-		Until:    msTime(until),
+		LockedAt: l.wallTime(lockedAt),
+		Until:    l.wallTime(until),
 		DBNow:    msTime(dbNow),
 	}
 	if hasToken {

@@ -31,10 +31,19 @@ func (o op) String() string { return opNames[o] }
 
 // preparedStmt is one builder statement, prepared on first use and then
 // reused. A failed prepare is not remembered, so the next use tries again.
+// With a writer time zone the statement is prepared again, from the
+// builder, when the zone's frame changes (see dialects.ZoneFrame); its
+// arguments and result kind never change with the frame.
 type preparedStmt struct {
 	spec Stmt
 	mu   sync.Mutex // serialises the first prepare
-	stmt atomic.Pointer[sql.Stmt]
+	stmt atomic.Pointer[framedStmt]
+}
+
+// framedStmt is a prepared statement and the zone frame it renders.
+type framedStmt struct {
+	stmt  *sql.Stmt
+	frame dialects.ZoneFrame
 }
 
 // binding holds the values a statement's Args refer to.
@@ -71,20 +80,25 @@ func (b binding) values(args []Arg) ([]any, error) {
 // prepared returns the prepared statement for o, preparing it once.
 func (l *Locker) prepared(ctx context.Context, o op) (*sql.Stmt, []Arg, error) {
 	p := &l.stmts[o]
-	if s := p.stmt.Load(); s != nil {
-		return s, p.spec.Args, nil
+	frame := l.frameNow()
+	if s := p.stmt.Load(); s != nil && s.frame == frame {
+		return s.stmt, p.spec.Args, nil
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if s := p.stmt.Load(); s != nil {
-		return s, p.spec.Args, nil
+	old := p.stmt.Load()
+	if old != nil && old.frame == frame {
+		return old.stmt, p.spec.Args, nil
 	}
 	l.prepares.Add(1)
-	s, err := l.db.PrepareContext(ctx, p.spec.SQL)
+	s, err := l.db.PrepareContext(ctx, l.sqlFor(o, frame))
 	if err != nil {
 		return nil, nil, l.classify(fmt.Errorf("prepare %s: %w", o, err))
 	}
-	p.stmt.Store(s)
+	p.stmt.Store(&framedStmt{stmt: s, frame: frame})
+	if old != nil {
+		l.retire(old.stmt)
+	}
 	return s, p.spec.Args, nil
 }
 
@@ -189,8 +203,9 @@ func (l *Locker) classify(err error) error {
 // refresh, release, expire, inspect, list and create (and drop).
 func (l *Locker) Statements() map[string]string {
 	m := make(map[string]string, numOps+2)
+	frame := l.frameNow()
 	for o := range numOps {
-		m[o.String()] = l.stmts[o].spec.SQL
+		m[o.String()] = l.sqlFor(o, frame)
 	}
 	m["create"] = l.CreateSQL()
 	m["drop"] = l.dropSQL()
@@ -205,9 +220,15 @@ func (l *Locker) Close() error {
 		p := &l.stmts[o]
 		p.mu.Lock()
 		if s := p.stmt.Swap(nil); s != nil {
-			errs = append(errs, s.Close())
+			errs = append(errs, s.stmt.Close())
 		}
 		p.mu.Unlock()
 	}
+	l.retiredMu.Lock()
+	for _, s := range l.retired {
+		errs = append(errs, s.Close())
+	}
+	l.retired = nil
+	l.retiredMu.Unlock()
 	return dialects.Wrap(l.b.Dialect(), "close", errors.Join(errs...))
 }

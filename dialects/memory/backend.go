@@ -134,12 +134,15 @@ func (b *Backend) ListLocks(_ context.Context, opts dialects.ListOptions) (*dial
 		schema dialects.Schema
 	}
 	var sources []source
-	if len(opts.Tables) == 0 {
+	given := opts.Tables
+	if _, known := dialects.KnownTablesZone(given); known {
+		// Every table; a writer time zone means nothing to stored instants.
+		given = nil
 		for n, t := range b.store.tables {
 			sources = append(sources, source{n, t.schema})
 		}
 	}
-	for _, given := range opts.Tables {
+	for _, given := range given {
 		t, err := dialects.ResolveAdminTable(given)
 		if err != nil {
 			return nil, err

@@ -3,6 +3,7 @@ package mysql
 import (
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/go-sql-driver/mysql"
 
@@ -54,6 +55,15 @@ func NewBuilder(info dialects.Info) *Builder {
 	}
 }
 
+// zone converts between UTC and s's writer time zone (see locktable.Zone):
+// the lease arithmetic stays on UTC_TIMESTAMP(3), and with a writer time
+// zone the columns hold that zone's wall-clock time.
+func zone(s dialects.Schema) locktable.Zone {
+	return locktable.NewZone(s,
+		func(expr, ms string) string { return "TIMESTAMPADD(MICROSECOND, " + ms + " * 1000, " + expr + ")" },
+		func(wall time.Time) string { return "TIMESTAMP '" + wall.Format("2006-01-02 15:04:05.000") + "'" })
+}
+
 // Dialect implements locktable.Builder.
 func (b *Builder) Dialect() string { return Name }
 
@@ -78,12 +88,13 @@ func (b *Builder) MaxNameRunes(s dialects.Schema) int {
 // VALUES(col) is deprecated since MySQL 8.0.20 in favour of a row alias,
 // but still works there and is the only form MariaDB and TiDB accept.
 func (b *Builder) Acquire(s dialects.Schema) locktable.Stmt {
-	expired := s.UntilCol + " <= " + sqlNow
+	z := zone(s)
+	expired := z.ToUTC(s.UntilCol) + " <= " + sqlNow
 	takeOver := func(col string) string {
 		return col + " = IF(" + expired + ", VALUES(" + col + "), " + col + ")"
 	}
 	cols := []string{s.NameCol, s.OwnerCol, s.LockedAtCol, s.UntilCol}
-	vals := []string{"?", "?", sqlNow, sqlNowPlus}
+	vals := []string{"?", "?", z.ToLocal(sqlNow), z.ToLocal(sqlNowPlus)}
 	var updates []string
 	if s.TokenCol != "" {
 		cols = append(cols, s.TokenCol)
@@ -101,28 +112,30 @@ func (b *Builder) Acquire(s dialects.Schema) locktable.Stmt {
 		") ON DUPLICATE KEY UPDATE " + strings.Join(updates, ", ")
 	return locktable.Stmt{
 		SQL:    sql,
-		Args:   []locktable.Arg{locktable.ArgName, locktable.ArgOwner, locktable.ArgAtMostMs},
+		Args:   append([]locktable.Arg{locktable.ArgName, locktable.ArgOwner}, locktable.Repeat(z.Uses(), locktable.ArgAtMostMs)...),
 		Result: locktable.ResultInsertID,
 	}
 }
 
 // Refresh sets until = now + at-most on the owner's live row.
 func (b *Builder) Refresh(s dialects.Schema) locktable.Stmt {
-	return b.ownerUpdate(s, s.UntilCol+" = "+sqlNowPlus, locktable.ArgAtMostMs)
+	z := zone(s)
+	return b.ownerUpdate(s, s.UntilCol+" = "+z.ToLocal(sqlNowPlus), locktable.Repeat(z.Uses(), locktable.ArgAtMostMs)...)
 }
 
 // Release sets until = GREATEST(locked_at + at-least, now) on the owner's
 // live row.
 func (b *Builder) Release(s dialects.Schema) locktable.Stmt {
-	until := s.UntilCol + " = GREATEST(TIMESTAMPADD(MICROSECOND, ? * 1000, " + s.LockedAtCol + "), " + sqlNow + ")"
-	return b.ownerUpdate(s, until, locktable.ArgAtLeastMs)
+	z := zone(s)
+	until := s.UntilCol + " = " + z.ToLocal("GREATEST(TIMESTAMPADD(MICROSECOND, ? * 1000, "+z.ToUTC(s.LockedAtCol)+"), "+sqlNow+")")
+	return b.ownerUpdate(s, until, locktable.Repeat(z.Uses(), locktable.ArgAtLeastMs)...)
 }
 
 // Expire ends any owner's live lease now (administrative force-unlock).
 func (b *Builder) Expire(s dialects.Schema) locktable.Stmt {
 	return locktable.Stmt{
-		SQL: "UPDATE " + s.Table + " SET " + s.UntilCol + " = " + sqlNow + ", " + matchedMark(s) +
-			" WHERE " + s.NameCol + " = ? AND " + s.UntilCol + " > " + sqlNow,
+		SQL: "UPDATE " + s.Table + " SET " + s.UntilCol + " = " + zone(s).ToLocal(sqlNow) + ", " + matchedMark(s) +
+			" WHERE " + s.NameCol + " = ? AND " + zone(s).ToUTC(s.UntilCol) + " > " + sqlNow,
 		Args:   []locktable.Arg{locktable.ArgName},
 		Result: locktable.ResultInsertID,
 	}
@@ -130,15 +143,15 @@ func (b *Builder) Expire(s dialects.Schema) locktable.Stmt {
 
 // ownerUpdate is UPDATE … SET set, <mark> WHERE the row is name's, owned by
 // owner (and token, unless 0) and live.
-func (b *Builder) ownerUpdate(s dialects.Schema, set string, setArg locktable.Arg) locktable.Stmt {
+func (b *Builder) ownerUpdate(s dialects.Schema, set string, setArgs ...locktable.Arg) locktable.Stmt {
 	where := s.NameCol + " = ? AND " + s.OwnerCol + " = ?"
-	args := []locktable.Arg{setArg, locktable.ArgName, locktable.ArgOwner}
+	args := append(setArgs, locktable.ArgName, locktable.ArgOwner)
 	if s.TokenCol != "" {
 		where += " AND (" + s.TokenCol + " = ? OR ? = 0)"
 		args = append(args, locktable.ArgToken, locktable.ArgToken)
 	}
 	return locktable.Stmt{
-		SQL:    "UPDATE " + s.Table + " SET " + set + ", " + matchedMark(s) + " WHERE " + where + " AND " + s.UntilCol + " > " + sqlNow,
+		SQL:    "UPDATE " + s.Table + " SET " + set + ", " + matchedMark(s) + " WHERE " + where + " AND " + zone(s).ToUTC(s.UntilCol) + " > " + sqlNow,
 		Args:   args,
 		Result: locktable.ResultInsertID,
 	}

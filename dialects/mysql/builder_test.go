@@ -54,6 +54,13 @@ func TestBuilderGolden(t *testing.T) {
 		}
 		checkGolden(t, "shedlock_renamed.golden", renderStatements(t, mariadb, s))
 	})
+	t.Run("writer time zone", func(t *testing.T) {
+		s, err := locktabletest.ZonedSchema(locktabletest.ZoneGoldenTable, locktabletest.ZoneGoldenAt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkGolden(t, "shedlock_new_york.golden", renderStatements(t, mariadb, s))
+	})
 }
 
 func TestBuilderCollation(t *testing.T) {

@@ -1,7 +1,9 @@
 package oracle
 
 import (
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/locktable"
@@ -42,6 +44,29 @@ var (
 	_ locktable.LiquibaseBuilder = (*Builder)(nil)
 )
 
+// zone converts between UTC and s's writer time zone (see locktable.Zone):
+// with one, the columns hold that zone's wall-clock time.
+func zone(s dialects.Schema) locktable.Zone {
+	return locktable.NewZone(s,
+		func(expr, ms string) string { return "(" + expr + " + NUMTODSINTERVAL(" + ms + " / 1000, 'SECOND'))" },
+		func(wall time.Time) string { return "TIMESTAMP '" + wall.Format("2006-01-02 15:04:05.000") + "'" })
+}
+
+// positional numbers the "?" placeholders of sql :1, :2, … in order.
+func positional(sql string) string {
+	var b strings.Builder
+	n := 0
+	for _, r := range sql {
+		if r == '?' {
+			n++
+			b.WriteString(":" + strconv.Itoa(n))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
 // Dialect implements locktable.Builder.
 func (b *Builder) Dialect() string { return Name }
 
@@ -63,13 +88,14 @@ func (b *Builder) MaxNameRunes(s dialects.Schema) int {
 // nothing.
 func (b *Builder) Acquire(s dialects.Schema) locktable.Stmt {
 	interval := "NUMTODSINTERVAL(s.at_most_ms / 1000, 'SECOND')"
+	z := zone(s)
 	sets := []string{
 		"t." + s.OwnerCol + " = s.new_owner",
-		"t." + s.LockedAtCol + " = " + sqlNow,
-		"t." + s.UntilCol + " = " + sqlNow + " + " + interval,
+		"t." + s.LockedAtCol + " = " + z.ToLocal(sqlNow),
+		"t." + s.UntilCol + " = " + z.ToLocal(sqlNow+" + "+interval),
 	}
 	cols := []string{s.NameCol, s.OwnerCol, s.LockedAtCol, s.UntilCol}
-	vals := []string{"s.new_name", "s.new_owner", sqlNow, sqlNow + " + " + interval}
+	vals := []string{"s.new_name", "s.new_owner", z.ToLocal(sqlNow), z.ToLocal(sqlNow + " + " + interval)}
 	if s.TokenCol != "" {
 		sets = append(sets, "t."+s.TokenCol+" = t."+s.TokenCol+" + 1")
 		cols = append(cols, s.TokenCol)
@@ -79,7 +105,7 @@ func (b *Builder) Acquire(s dialects.Schema) locktable.Stmt {
 		" USING (SELECT :1 AS new_name, :2 AS new_owner, :3 AS at_most_ms FROM dual) s" +
 		" ON (t." + s.NameCol + " = s.new_name)" +
 		" WHEN MATCHED THEN UPDATE SET " + strings.Join(sets, ", ") +
-		" WHERE t." + s.UntilCol + " <= " + sqlNow +
+		" WHERE " + z.ToUTC("t."+s.UntilCol) + " <= " + sqlNow +
 		" WHEN NOT MATCHED THEN INSERT (" + strings.Join(cols, ", ") + ") VALUES (" + strings.Join(vals, ", ") + ")"
 	return locktable.Stmt{
 		SQL:    sql,
@@ -90,36 +116,38 @@ func (b *Builder) Acquire(s dialects.Schema) locktable.Stmt {
 
 // Refresh sets until = now + at-most on the owner's live row.
 func (b *Builder) Refresh(s dialects.Schema) locktable.Stmt {
-	return ownerUpdate(s, s.UntilCol+" = "+sqlNow+" + NUMTODSINTERVAL(:1 / 1000, 'SECOND')", locktable.ArgAtMostMs)
+	z := zone(s)
+	return ownerUpdate(s, s.UntilCol+" = "+z.ToLocal(sqlNow+" + NUMTODSINTERVAL(? / 1000, 'SECOND')"), locktable.Repeat(z.Uses(), locktable.ArgAtMostMs)...)
 }
 
 // Release sets until = GREATEST(locked_at + at-least, now) on the owner's
 // live row.
 func (b *Builder) Release(s dialects.Schema) locktable.Stmt {
-	return ownerUpdate(s, s.UntilCol+" = GREATEST("+s.LockedAtCol+" + NUMTODSINTERVAL(:1 / 1000, 'SECOND'), "+sqlNow+")", locktable.ArgAtLeastMs)
+	z := zone(s)
+	return ownerUpdate(s, s.UntilCol+" = "+z.ToLocal("GREATEST("+z.ToUTC(s.LockedAtCol)+" + NUMTODSINTERVAL(? / 1000, 'SECOND'), "+sqlNow+")"), locktable.Repeat(z.Uses(), locktable.ArgAtLeastMs)...)
 }
 
 // Expire ends any owner's live lease now (administrative force-unlock).
 func (b *Builder) Expire(s dialects.Schema) locktable.Stmt {
 	return locktable.Stmt{
-		SQL:    "UPDATE " + s.Table + " SET " + s.UntilCol + " = " + sqlNow + " WHERE " + s.NameCol + " = :1 AND " + s.UntilCol + " > " + sqlNow,
+		SQL:    "UPDATE " + s.Table + " SET " + s.UntilCol + " = " + zone(s).ToLocal(sqlNow) + " WHERE " + s.NameCol + " = :1 AND " + zone(s).ToUTC(s.UntilCol) + " > " + sqlNow,
 		Args:   []locktable.Arg{locktable.ArgName},
 		Result: locktable.ResultRowsAffected,
 	}
 }
 
-// ownerUpdate is UPDATE … SET set (whose placeholder is :1, bound to
-// setArg) WHERE the row is name's, owned by owner (and token, unless 0) and
-// live.
-func ownerUpdate(s dialects.Schema, set string, setArg locktable.Arg) locktable.Stmt {
-	where := s.NameCol + " = :2 AND " + s.OwnerCol + " = :3"
-	args := []locktable.Arg{setArg, locktable.ArgName, locktable.ArgOwner}
+// ownerUpdate is UPDATE … SET set (whose "?" placeholders are bound to
+// setArgs) WHERE the row is name's, owned by owner (and token, unless 0)
+// and live; the placeholders are numbered :1, :2, … in order.
+func ownerUpdate(s dialects.Schema, set string, setArgs ...locktable.Arg) locktable.Stmt {
+	where := s.NameCol + " = ? AND " + s.OwnerCol + " = ?"
+	args := append(setArgs, locktable.ArgName, locktable.ArgOwner)
 	if s.TokenCol != "" {
-		where += " AND (" + s.TokenCol + " = :4 OR :5 = 0)"
+		where += " AND (" + s.TokenCol + " = ? OR ? = 0)"
 		args = append(args, locktable.ArgToken, locktable.ArgToken)
 	}
 	return locktable.Stmt{
-		SQL:    "UPDATE " + s.Table + " SET " + set + " WHERE " + where + " AND " + s.UntilCol + " > " + sqlNow,
+		SQL:    positional("UPDATE " + s.Table + " SET " + set + " WHERE " + where + " AND " + zone(s).ToUTC(s.UntilCol) + " > " + sqlNow),
 		Args:   args,
 		Result: locktable.ResultRowsAffected,
 	}

@@ -164,6 +164,13 @@ func TestGoldenTableSQL(t *testing.T) {
 		}
 		checkGolden(t, "qualified.golden", locktabletest.RenderSections(tableSections(t, s)))
 	})
+	t.Run("writer time zone", func(t *testing.T) {
+		s, err := locktabletest.ZonedSchema(locktabletest.ZoneGoldenTable, locktabletest.ZoneGoldenAt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkGolden(t, "shedlock_new_york.golden", locktabletest.RenderSections(tableSections(t, s)))
+	})
 }
 
 // TestGoldenSessionSQL pins the session-lock, detection, listing and kill

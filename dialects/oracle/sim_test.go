@@ -17,6 +17,8 @@ import (
 	"github.com/sijms/go-ora/v2/network"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/locktable"
+	"github.com/schedlock/schedlock/dialects/locktable/locktabletest"
 	"github.com/schedlock/schedlock/internal/fakesql"
 )
 
@@ -218,7 +220,17 @@ func newSim(t testing.TB, cfg simConfig) *oraSim {
 		}
 		def := presetSchema(t, s.Preset).Table
 		word := regexp.MustCompile(`\b` + regexp.QuoteMeta(def) + `\b`)
-		for op, sql := range parseGolden(t, s.Preset+".golden") {
+		statements := parseGolden(t, s.Preset+".golden")
+		if s.TimeZone != "" {
+			// Statements in a writer time zone render its frame now, as the
+			// Locker does; the golden file pins one frame.
+			def, statements = s.Table, map[string]string{}
+			for _, sec := range locktabletest.Sections(&Builder{}, s) {
+				statements[sec.Op] = sec.SQL
+			}
+			statements["drop"] = (&Builder{}).Drop(s)
+		}
+		for op, sql := range statements {
 			// Unquoted names resolve whatever their case: the statements
 			// of "schedlock" and "SCHEDLOCK" address one table.
 			for _, name := range []string{s.Table, strings.ToUpper(s.Table)} {
@@ -758,10 +770,13 @@ func (o *oraSim) table(st simStmt, a simArgs) (fakesql.Response, error) {
 	case "acquire":
 		return o.merge(tbl, a.str(0), a.str(1), a.int(2))
 	case "refresh", "release":
-		name, owner := a.str(1), a.str(2)
+		// A writer time zone's frame with a change binds the duration once
+		// per use of it.
+		k := locktable.NewZone(st.schema, nil, nil).Uses() - 1
+		name, owner := a.str(1+k), a.str(2+k)
 		row := tbl.rows[name]
 		now := o.now()
-		if row == nil || row.owner != owner || !row.until.After(now) || (hasToken && row.token != a.int(3) && a.int(4) != 0) {
+		if row == nil || row.owner != owner || !row.until.After(now) || (hasToken && row.token != a.int(3+k) && a.int(4+k) != 0) {
 			return fakesql.Response{RowsAffected: 0}, nil
 		}
 		if op == "refresh" {
@@ -863,7 +878,9 @@ func (o *oraSim) rowValues(tbl *simTable, row *simRow) []any {
 	if tbl.schema.TokenCol != "" {
 		token = num(row.token)
 	}
-	return []any{row.owner, token, num(row.lockedAt.UnixMilli()), num(row.until.UnixMilli()), num(o.now().UnixMilli())}
+	// In a writer time zone the columns hold its wall-clock time.
+	loc := tbl.schema.Location()
+	return []any{row.owner, token, num(dialects.UTCToWall(row.lockedAt, loc).UnixMilli()), num(dialects.UTCToWall(row.until, loc).UnixMilli()), num(o.now().UnixMilli())}
 }
 
 // assertUnderstood fails the test when the dialect sent a statement the

@@ -3,6 +3,7 @@ package postgres
 import (
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/locktable"
@@ -20,7 +21,11 @@ import (
 // schemas without a token column. Parameters carry explicit casts so the
 // server needs no inference. Inspect and List give times as bigint
 // milliseconds since the Unix epoch; extract(epoch FROM timestamp) reads a
-// zone-less timestamp as UTC, which is what the table holds.
+// zone-less timestamp as UTC, which is what the table holds. With a writer
+// time zone (dialects.Schema.TimeZone) the columns hold that zone's
+// wall-clock time: values are converted to it as they are written and
+// from it as they are compared (locktable.Zone); Inspect and List return
+// them as stored, and the engine reads them in the zone.
 type Builder struct{}
 
 var _ locktable.Builder = Builder{}
@@ -45,6 +50,13 @@ func epochMs(expr string) string {
 	return "floor(extract(epoch FROM " + expr + ") * 1000)::bigint"
 }
 
+// zone converts between UTC and s's writer time zone (see locktable.Zone).
+func zone(s dialects.Schema) locktable.Zone {
+	return locktable.NewZone(s,
+		func(expr, ms string) string { return "(" + expr + " + " + ms + " * interval '1 millisecond')" },
+		func(wall time.Time) string { return "TIMESTAMP '" + wall.Format("2006-01-02 15:04:05.000") + "'" })
+}
+
 // Dialect is "postgres".
 func (Builder) Dialect() string { return Name }
 
@@ -61,8 +73,9 @@ func (Builder) MaxNameRunes(s dialects.Schema) int {
 // ON CONFLICT … DO UPDATE … WHERE until <= now. locked_at and until come
 // from one clock reading, so until - locked_at is exactly AtMost.
 func (Builder) Acquire(s dialects.Schema) locktable.Stmt {
+	z := zone(s)
 	cols := []string{s.NameCol, s.OwnerCol, s.LockedAtCol, s.UntilCol}
-	vals := []string{"$1::text", "$2::text", "n.now", "n.now + $3::bigint * interval '1 millisecond'"}
+	vals := []string{"$1::text", "$2::text", z.ToLocal("n.now"), z.ToLocal("n.now + $3::bigint * interval '1 millisecond'")}
 	sets := []string{
 		s.OwnerCol + " = EXCLUDED." + s.OwnerCol,
 		s.LockedAtCol + " = EXCLUDED." + s.LockedAtCol,
@@ -77,7 +90,7 @@ func (Builder) Acquire(s dialects.Schema) locktable.Stmt {
 		"SELECT " + strings.Join(vals, ", ") + "\n" +
 		"FROM (SELECT " + now + " AS now) AS n\n" +
 		"ON CONFLICT (" + s.NameCol + ") DO UPDATE SET " + strings.Join(sets, ", ") + "\n" +
-		"WHERE t." + s.UntilCol + " <= " + now + "\n" +
+		"WHERE " + z.ToUTC("t."+s.UntilCol) + " <= " + now + "\n" +
 		returning(s)
 	return locktable.Stmt{
 		SQL:    sql,
@@ -88,13 +101,14 @@ func (Builder) Acquire(s dialects.Schema) locktable.Stmt {
 
 // Refresh sets until = now + AtMost on the owner's live row.
 func (Builder) Refresh(s dialects.Schema) locktable.Stmt {
-	return ownedUpdate(s, s.UntilCol+" = "+now+" + $3::bigint * interval '1 millisecond'", locktable.ArgAtMostMs)
+	return ownedUpdate(s, s.UntilCol+" = "+zone(s).ToLocal(now+" + $3::bigint * interval '1 millisecond'"), locktable.ArgAtMostMs)
 }
 
 // Release sets until = GREATEST(locked_at + AtLeast, now) on the owner's
 // live row.
 func (Builder) Release(s dialects.Schema) locktable.Stmt {
-	return ownedUpdate(s, s.UntilCol+" = GREATEST(t."+s.LockedAtCol+" + $3::bigint * interval '1 millisecond', "+now+")", locktable.ArgAtLeastMs)
+	z := zone(s)
+	return ownedUpdate(s, s.UntilCol+" = "+z.ToLocal("GREATEST("+z.ToUTC("t."+s.LockedAtCol)+" + $3::bigint * interval '1 millisecond', "+now+")"), locktable.ArgAtLeastMs)
 }
 
 // ownedUpdate is the UPDATE behind Refresh and Release: $1 name, $2 owner,
@@ -107,7 +121,7 @@ func ownedUpdate(s dialects.Schema, set string, duration locktable.Arg) locktabl
 		where += " AND (t." + s.TokenCol + " = $4::bigint OR $4::bigint = 0)"
 		args = append(args, locktable.ArgToken)
 	}
-	where += " AND t." + s.UntilCol + " > " + now
+	where += " AND " + zone(s).ToUTC("t."+s.UntilCol) + " > " + now
 	return locktable.Stmt{
 		SQL:    "UPDATE " + s.Table + " AS t SET " + set + "\nWHERE " + where + "\n" + returning(s),
 		Args:   args,
@@ -118,8 +132,8 @@ func ownedUpdate(s dialects.Schema, set string, duration locktable.Arg) locktabl
 // Expire sets until = now on a live row, whoever owns it.
 func (Builder) Expire(s dialects.Schema) locktable.Stmt {
 	return locktable.Stmt{
-		SQL: "UPDATE " + s.Table + " AS t SET " + s.UntilCol + " = " + now + "\n" +
-			"WHERE t." + s.NameCol + " = $1::text AND t." + s.UntilCol + " > " + now + "\n" +
+		SQL: "UPDATE " + s.Table + " AS t SET " + s.UntilCol + " = " + zone(s).ToLocal(now) + "\n" +
+			"WHERE t." + s.NameCol + " = $1::text AND " + zone(s).ToUTC("t."+s.UntilCol) + " > " + now + "\n" +
 			returning(s),
 		Args:   []locktable.Arg{locktable.ArgName},
 		Result: locktable.ResultRow,

@@ -43,6 +43,19 @@ func TestBuilderGolden(t *testing.T) {
 	}
 }
 
+// TestBuilderGoldenTimeZone pins the statements of ShedLock's table
+// written in New York's time zone, around a change of offset.
+func TestBuilderGoldenTimeZone(t *testing.T) {
+	b := Builder{}
+	s, err := locktabletest.ZonedSchema(locktabletest.ZoneGoldenTable, locktabletest.ZoneGoldenAt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range locktabletest.Ops(b, s) {
+		golden.Check(t, filepath.Join("testdata", "shedlock_new_york."+op.Name+".golden"), renderStmt(op.Stmt))
+	}
+}
+
 // TestBuilderBindsEveryPlaceholder checks that each $n in a statement has
 // exactly one Arg and no Arg lacks its $n.
 func TestBuilderBindsEveryPlaceholder(t *testing.T) {

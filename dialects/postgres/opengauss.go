@@ -85,8 +85,9 @@ var (
 // until <= now. Unqualified columns in the update name the stored row,
 // EXCLUDED the proposed one.
 func (OpenGaussBuilder) Acquire(s dialects.Schema) locktable.Stmt {
+	z := zone(s)
 	cols := []string{s.NameCol, s.OwnerCol, s.LockedAtCol, s.UntilCol}
-	vals := []string{"$1::text", "$2::text", "n.now", "n.now + $3::bigint * interval '1 millisecond'"}
+	vals := []string{"$1::text", "$2::text", z.ToLocal("n.now"), z.ToLocal("n.now + $3::bigint * interval '1 millisecond'")}
 	sets := []string{
 		s.OwnerCol + " = EXCLUDED." + s.OwnerCol,
 		s.LockedAtCol + " = EXCLUDED." + s.LockedAtCol,
@@ -101,7 +102,7 @@ func (OpenGaussBuilder) Acquire(s dialects.Schema) locktable.Stmt {
 		"SELECT " + strings.Join(vals, ", ") + "\n" +
 		"FROM (SELECT " + now + " AS now) AS n\n" +
 		"ON DUPLICATE KEY UPDATE " + strings.Join(sets, ", ") + "\n" +
-		"WHERE " + s.UntilCol + " <= " + now
+		"WHERE " + z.ToUTC(s.UntilCol) + " <= " + now
 	return locktable.Stmt{
 		SQL:    sql,
 		Args:   []locktable.Arg{locktable.ArgName, locktable.ArgOwner, locktable.ArgAtMostMs},

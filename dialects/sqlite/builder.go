@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"strings"
+	"time"
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/locktable"
@@ -43,6 +44,16 @@ func unqualified(table string) string {
 	return table
 }
 
+// zone converts between UTC and s's writer time zone (see locktable.Zone):
+// with one, the columns hold that zone's wall-clock time as the same text.
+func zone(s dialects.Schema) locktable.Zone {
+	return locktable.NewZone(s,
+		func(expr, ms string) string {
+			return `strftime(` + timeFormat + `, ` + expr + `, (` + ms + ` / 1000.0) || ' seconds')`
+		},
+		func(wall time.Time) string { return "'" + wall.Format("2006-01-02 15:04:05.000") + "'" })
+}
+
 // Dialect is "sqlite".
 func (Builder) Dialect() string { return Name }
 
@@ -61,8 +72,9 @@ func (Builder) MaxNameRunes(s dialects.Schema) int {
 // yields no row.
 func (Builder) Acquire(s dialects.Schema) locktable.Stmt {
 	t := unqualified(s.Table)
+	z := zone(s)
 	cols := []string{s.NameCol, s.OwnerCol, s.LockedAtCol, s.UntilCol}
-	vals := []string{"?", "?", nowSQL, plusMs("'now'")}
+	vals := []string{"?", "?", z.ToLocal(nowSQL), z.ToLocal(plusMs("'now'"))}
 	sets := []string{
 		s.OwnerCol + " = excluded." + s.OwnerCol,
 		s.LockedAtCol + " = excluded." + s.LockedAtCol,
@@ -78,11 +90,11 @@ func (Builder) Acquire(s dialects.Schema) locktable.Stmt {
 	sql := "INSERT INTO " + s.Table + " (" + strings.Join(cols, ", ") + ")\n" +
 		"VALUES (" + strings.Join(vals, ", ") + ")\n" +
 		"ON CONFLICT (" + s.NameCol + ") DO UPDATE SET " + strings.Join(sets, ", ") + "\n" +
-		"WHERE " + t + "." + s.UntilCol + " <= " + nowSQL + "\n" +
+		"WHERE " + z.ToUTC(t+"."+s.UntilCol) + " <= " + nowSQL + "\n" +
 		"RETURNING " + returning
 	return locktable.Stmt{
 		SQL:    sql,
-		Args:   []locktable.Arg{locktable.ArgName, locktable.ArgOwner, locktable.ArgAtMostMs},
+		Args:   append([]locktable.Arg{locktable.ArgName, locktable.ArgOwner}, locktable.Repeat(z.Uses(), locktable.ArgAtMostMs)...),
 		Result: locktable.ResultRow,
 	}
 }
@@ -96,7 +108,7 @@ func ownerMatch(s dialects.Schema) (string, []locktable.Arg) {
 		where += " AND (" + s.TokenCol + " = ? OR ? = 0)"
 		args = append(args, locktable.ArgToken, locktable.ArgToken)
 	}
-	where += " AND " + s.UntilCol + " > " + nowSQL
+	where += " AND " + zone(s).ToUTC(s.UntilCol) + " > " + nowSQL
 	return where, args
 }
 
@@ -110,10 +122,11 @@ func returning(s dialects.Schema) string {
 // Refresh moves the lease end of the owner's live row to now + at-most.
 func (Builder) Refresh(s dialects.Schema) locktable.Stmt {
 	where, args := ownerMatch(s)
+	z := zone(s)
 	return locktable.Stmt{
-		SQL: "UPDATE " + s.Table + " SET " + s.UntilCol + " = " + plusMs("'now'") + "\n" +
+		SQL: "UPDATE " + s.Table + " SET " + s.UntilCol + " = " + z.ToLocal(plusMs("'now'")) + "\n" +
 			where + "\n" + returning(s),
-		Args:   append([]locktable.Arg{locktable.ArgAtMostMs}, args...),
+		Args:   append(locktable.Repeat(z.Uses(), locktable.ArgAtMostMs), args...),
 		Result: locktable.ResultRow,
 	}
 }
@@ -122,10 +135,11 @@ func (Builder) Refresh(s dialects.Schema) locktable.Stmt {
 // locked-at + at-least and now (text comparison, which orders these times).
 func (Builder) Release(s dialects.Schema) locktable.Stmt {
 	where, args := ownerMatch(s)
+	z := zone(s)
 	return locktable.Stmt{
-		SQL: "UPDATE " + s.Table + " SET " + s.UntilCol + " = max(" + plusMs(s.LockedAtCol) + ", " + nowSQL + ")\n" +
+		SQL: "UPDATE " + s.Table + " SET " + s.UntilCol + " = " + z.ToLocal("max("+plusMs(z.ToUTC(s.LockedAtCol))+", "+nowSQL+")") + "\n" +
 			where + "\n" + returning(s),
-		Args:   append([]locktable.Arg{locktable.ArgAtLeastMs}, args...),
+		Args:   append(locktable.Repeat(z.Uses(), locktable.ArgAtLeastMs), args...),
 		Result: locktable.ResultRow,
 	}
 }
@@ -133,8 +147,8 @@ func (Builder) Release(s dialects.Schema) locktable.Stmt {
 // Expire ends a live lease now, whoever holds it.
 func (Builder) Expire(s dialects.Schema) locktable.Stmt {
 	return locktable.Stmt{
-		SQL: "UPDATE " + s.Table + " SET " + s.UntilCol + " = " + nowSQL + "\n" +
-			"WHERE " + s.NameCol + " = ? AND " + s.UntilCol + " > " + nowSQL,
+		SQL: "UPDATE " + s.Table + " SET " + s.UntilCol + " = " + zone(s).ToLocal(nowSQL) + "\n" +
+			"WHERE " + s.NameCol + " = ? AND " + zone(s).ToUTC(s.UntilCol) + " > " + nowSQL,
 		Args:   []locktable.Arg{locktable.ArgName},
 		Result: locktable.ResultRowsAffected,
 	}

@@ -3,6 +3,7 @@ package sqlserver
 import (
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/locktable"
@@ -80,6 +81,17 @@ func epochMs(expr string) string {
 	return "(CAST(DATEDIFF(day, CAST('19700101' AS date), " + expr + ") AS bigint) * 86400000 + DATEDIFF(millisecond, CAST(CAST(" + expr + " AS date) AS datetime2(3)), " + expr + "))"
 }
 
+// zone converts between UTC and s's writer time zone (see locktable.Zone):
+// with one, the columns hold that zone's wall-clock time. SQL Server's own
+// AT TIME ZONE knows Windows zone names only; the conversion needs none.
+func zone(s dialects.Schema) locktable.Zone {
+	return locktable.NewZone(s,
+		func(expr, ms string) string { return plusMs(expr, ms) },
+		func(wall time.Time) string {
+			return "CAST('" + wall.Format("2006-01-02T15:04:05.000") + "' AS datetime2(3))"
+		})
+}
+
 // Dialect is "sqlserver".
 func (Builder) Dialect() string { return Name }
 
@@ -112,13 +124,14 @@ func output(s dialects.Schema) string {
 // locked_at and until come from one clock reading, so until - locked_at
 // is exactly at-most. A live row matches no clause and outputs nothing.
 func (Builder) Acquire(s dialects.Schema) locktable.Stmt {
+	z := zone(s)
 	sets := []string{
 		s.OwnerCol + " = src.owner",
-		s.LockedAtCol + " = src.now",
-		s.UntilCol + " = src.until",
+		s.LockedAtCol + " = " + z.ToLocal("src.now"),
+		s.UntilCol + " = " + z.ToLocal("src.until"),
 	}
 	cols := []string{s.NameCol, s.OwnerCol, s.LockedAtCol, s.UntilCol}
-	vals := []string{"src.name", "src.owner", "src.now", "src.until"}
+	vals := []string{"src.name", "src.owner", z.ToLocal("src.now"), z.ToLocal("src.until")}
 	if s.TokenCol != "" {
 		sets = append(sets, s.TokenCol+" = t."+s.TokenCol+" + 1")
 		cols = append(cols, s.TokenCol)
@@ -127,7 +140,7 @@ func (Builder) Acquire(s dialects.Schema) locktable.Stmt {
 	sql := "MERGE INTO " + s.Table + " WITH (HOLDLOCK) AS t\n" +
 		"USING (SELECT @p1 AS name, @p2 AS owner, n.now, " + plusMs("n.now", "@p3") + " AS until FROM " + clockTable + ") AS src\n" +
 		"ON t." + s.NameCol + " = src.name\n" +
-		"WHEN MATCHED AND t." + s.UntilCol + " <= src.now THEN UPDATE SET " + strings.Join(sets, ", ") + "\n" +
+		"WHEN MATCHED AND " + z.ToUTC("t."+s.UntilCol) + " <= src.now THEN UPDATE SET " + strings.Join(sets, ", ") + "\n" +
 		"WHEN NOT MATCHED THEN INSERT (" + strings.Join(cols, ", ") + ") VALUES (" + strings.Join(vals, ", ") + ")\n" +
 		output(s) + ";"
 	return locktable.Stmt{
@@ -139,14 +152,15 @@ func (Builder) Acquire(s dialects.Schema) locktable.Stmt {
 
 // Refresh sets until = now + at-most on the owner's live row.
 func (Builder) Refresh(s dialects.Schema) locktable.Stmt {
-	return ownedUpdate(s, s.UntilCol+" = "+plusMs("n.now", "@p3"), locktable.ArgAtMostMs)
+	return ownedUpdate(s, s.UntilCol+" = "+zone(s).ToLocal(plusMs("n.now", "@p3")), locktable.ArgAtMostMs)
 }
 
 // Release sets until = max(locked_at + at-least, now) on the owner's live
 // row.
 func (Builder) Release(s dialects.Schema) locktable.Stmt {
-	atLeast := plusMs("t."+s.LockedAtCol, "@p3")
-	return ownedUpdate(s, s.UntilCol+" = CASE WHEN "+atLeast+" > n.now THEN "+atLeast+" ELSE n.now END", locktable.ArgAtLeastMs)
+	z := zone(s)
+	atLeast := plusMs(z.ToUTC("t."+s.LockedAtCol), "@p3")
+	return ownedUpdate(s, s.UntilCol+" = "+z.ToLocal("CASE WHEN "+atLeast+" > n.now THEN "+atLeast+" ELSE n.now END"), locktable.ArgAtLeastMs)
 }
 
 // ownedUpdate is the UPDATE behind Refresh and Release: @p1 name, @p2
@@ -160,7 +174,7 @@ func ownedUpdate(s dialects.Schema, set string, duration locktable.Arg) locktabl
 		where += " AND (t." + s.TokenCol + " = @p4 OR @p4 = 0)"
 		args = append(args, locktable.ArgToken)
 	}
-	where += " AND t." + s.UntilCol + " > n.now"
+	where += " AND " + zone(s).ToUTC("t."+s.UntilCol) + " > n.now"
 	return locktable.Stmt{
 		SQL:    "UPDATE t SET " + set + "\n" + output(s) + "\nFROM " + s.Table + " AS t CROSS JOIN " + clockTable + "\nWHERE " + where + ";",
 		Args:   args,
@@ -171,8 +185,8 @@ func ownedUpdate(s dialects.Schema, set string, duration locktable.Arg) locktabl
 // Expire sets until = now on a live row, whoever owns it.
 func (Builder) Expire(s dialects.Schema) locktable.Stmt {
 	return locktable.Stmt{
-		SQL: "UPDATE t SET " + s.UntilCol + " = n.now\n" + output(s) + "\nFROM " + s.Table + " AS t CROSS JOIN " + clockTable + "\n" +
-			"WHERE t." + s.NameCol + " = @p1 AND t." + s.UntilCol + " > n.now;",
+		SQL: "UPDATE t SET " + s.UntilCol + " = " + zone(s).ToLocal("n.now") + "\n" + output(s) + "\nFROM " + s.Table + " AS t CROSS JOIN " + clockTable + "\n" +
+			"WHERE t." + s.NameCol + " = @p1 AND " + zone(s).ToUTC("t."+s.UntilCol) + " > n.now;",
 		Args:   []locktable.Arg{locktable.ArgName},
 		Result: locktable.ResultRow,
 	}

@@ -64,6 +64,13 @@ func TestTableGolden(t *testing.T) {
 		}
 		checkGolden(t, "table_shedlock_renamed.golden", renderStatements(t, s))
 	})
+	t.Run("writer time zone", func(t *testing.T) {
+		s, err := locktabletest.ZonedSchema(locktabletest.ZoneGoldenTable, locktabletest.ZoneGoldenAt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkGolden(t, "table_shedlock_new_york.golden", renderStatements(t, s))
+	})
 }
 
 // TestSessionGolden pins every statement of the session strategy,

@@ -30,6 +30,9 @@ const (
 	// OptNamespace separates environments that share the database
 	// (x-namespace=staging): see dialects.NamespacedName.
 	OptNamespace = "namespace"
+	// OptTimeZone is the writer time zone of the lock table's zone-less
+	// times (x-time-zone=Europe/Berlin): see dialects.LoadTimeZone.
+	OptTimeZone = "time-zone"
 )
 
 // Bounds of x-partition-bound.
@@ -38,7 +41,7 @@ const (
 	MaxPartitionBound = time.Hour
 )
 
-var knownOptions = []string{OptNamespace, OptPartitionBound, OptPreset, OptStrategy, OptTable}
+var knownOptions = []string{OptNamespace, OptPartitionBound, OptPreset, OptStrategy, OptTable, OptTimeZone}
 
 // Options are the schedlock-only settings a DSN carried as x- query
 // parameters, keyed by name without the prefix ("table", not "x-table").
@@ -46,7 +49,7 @@ type Options map[string]string
 
 // Table returns the lock table the options select (zero when none).
 func (o Options) Table() dialects.Table {
-	return dialects.Table{Preset: o[OptPreset], Name: o[OptTable]}
+	return dialects.Table{Preset: o[OptPreset], Name: o[OptTable], TimeZone: o[OptTimeZone]}
 }
 
 // Strategy returns the strategy the options select, or "" when none.
@@ -174,6 +177,9 @@ func (o Options) validate() error {
 	}
 	if _, err := ParsePartitionBound(o[OptPartitionBound]); err != nil {
 		return fmt.Errorf("option x-partition-bound: %w", err)
+	}
+	if _, err := dialects.LoadTimeZone(o[OptTimeZone]); err != nil {
+		return fmt.Errorf("option x-time-zone: %w", err)
 	}
 	if _, err := o.Table().Schema(); err != nil {
 		return fmt.Errorf("option x-table/x-preset: %w", err)

@@ -15,6 +15,7 @@ package locktabletest
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/locktable"
@@ -134,4 +135,50 @@ func RenderSections(secs []Section) string {
 // b for s, and its CREATE TABLE.
 func Render(b locktable.Builder, s dialects.Schema) string {
 	return RenderSections(Sections(b, s))
+}
+
+// ZoneGoldenTable is the table of the writer-time-zone golden files:
+// ShedLock's, written by a JVM in New York.
+var ZoneGoldenTable = dialects.Table{Preset: dialects.PresetShedlock, TimeZone: "America/New_York"}
+
+// ZoneGoldenAt is the moment the writer-time-zone golden files are
+// rendered at: ten days before New York's clocks go back on 2026-11-01,
+// so the frame holds the change (EDT -4h, then EST -5h from 06:00 UTC).
+var ZoneGoldenAt = time.Date(2026, 10, 22, 12, 0, 0, 0, time.UTC)
+
+// ZonedSchema resolves t with its writer time zone's frame at instant at,
+// so golden files do not depend on the day they run.
+func ZonedSchema(t dialects.Table, at time.Time) (dialects.Schema, error) {
+	s, err := t.Schema()
+	if err != nil {
+		return s, err
+	}
+	s.Zone = dialects.FrameAt(s.Location(), at)
+	return s, nil
+}
+
+// ZoneCase is one conversion a dialect's Zone must make in the frame of
+// ZoneGoldenTable at ZoneGoldenAt: From, a zone-less time (a UTC time
+// value), to Want.
+type ZoneCase struct {
+	Name       string
+	From, Want time.Time
+}
+
+func nov1(h, m int) time.Time { return time.Date(2026, 11, 1, h, m, 0, 0, time.UTC) }
+
+// ZoneToUTCCases are New York wall-clock times read as instants: the
+// repeated hour (01:00-02:00 on 2026-11-01) reads as the later instant.
+var ZoneToUTCCases = []ZoneCase{
+	{"summer time", nov1(0, 30), nov1(4, 30)},
+	{"repeated hour, later instant", nov1(1, 30), nov1(6, 30)},
+	{"standard time", nov1(2, 30), nov1(7, 30)},
+}
+
+// ZoneToLocalCases are instants written as New York wall-clock times: both
+// passes of the repeated hour write 01:30.
+var ZoneToLocalCases = []ZoneCase{
+	{"first pass, EDT", nov1(5, 30), nov1(1, 30)},
+	{"second pass, EST", nov1(6, 30), nov1(1, 30)},
+	{"standard time", nov1(8, 0), nov1(3, 0)},
 }

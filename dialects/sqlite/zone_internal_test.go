@@ -1,0 +1,44 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/schedlock/schedlock/dialects/locktable/locktabletest"
+)
+
+// TestZoneConversion: SQLite evaluates the SQL of a New York writer time
+// zone (the golden frame, around 2026-11-01): wall-clock times to instants
+// (the repeated hour as the later one) and back.
+func TestZoneConversion(t *testing.T) {
+	db, err := sql.Open(DriverName, DSN(filepath.Join(t.TempDir(), "zone.db")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	s, err := locktabletest.ZonedSchema(locktabletest.ZoneGoldenTable, locktabletest.ZoneGoldenAt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	z := zone(s)
+	lit := func(v time.Time) string { return "'" + v.Format("2006-01-02 15:04:05.000") + "'" }
+	check := func(kind string, c locktabletest.ZoneCase, expr string) {
+		t.Helper()
+		var ms int64
+		if err := db.QueryRowContext(context.Background(), "SELECT "+epochMs(expr)).Scan(&ms); err != nil {
+			t.Fatalf("%s %s: %v", kind, c.Name, err)
+		}
+		if got := time.UnixMilli(ms).UTC(); !got.Equal(c.Want) {
+			t.Errorf("%s %s: %s gives %s, want %s", kind, c.Name, c.From.Format(time.DateTime), got.Format(time.DateTime), c.Want.Format(time.DateTime))
+		}
+	}
+	for _, c := range locktabletest.ZoneToUTCCases {
+		check("ToUTC", c, z.ToUTC(lit(c.From)))
+	}
+	for _, c := range locktabletest.ZoneToLocalCases {
+		check("ToLocal", c, z.ToLocal(lit(c.From)))
+	}
+}
