@@ -60,23 +60,6 @@ func execRun(t *testing.T, ctx context.Context, stdin string, args ...string) ru
 	return runResult{stdout: out.String(), stderr: errOut.String(), err: err, code: exitCodeOf(err), took: time.Since(start)}
 }
 
-// exitCodeOf maps err to an exit code as main does.
-func exitCodeOf(err error) int {
-	var exit *ExitError
-	var usage *UsageError
-	switch {
-	case err == nil:
-		return CodeOK
-	case errors.Is(err, ErrInterrupted), errors.Is(err, context.Canceled):
-		return CodeInterrupted
-	case errors.As(err, &usage):
-		return CodeUsage
-	case errors.As(err, &exit):
-		return exit.Code
-	}
-	return CodeError
-}
-
 // sqliteLocks returns a SQLite file with the native lock table and a
 // locker on it.
 func sqliteLocks(t *testing.T) (string, dialects.TableLocker) {
