@@ -281,7 +281,7 @@ func (l *Locker) list(ctx context.Context, opts dialects.ListOptions) ([]dialect
 
 // entries are the listed entries of one name.
 func (l *Locker) entries(name, child string, st state) []dialects.LockEntry {
-	base := dialects.LockEntry{Name: name, Strategy: dialects.StrategyTable, Source: l.root, Preset: dialects.PresetSchedlock, DBNow: st.now}
+	base := dialects.LockEntry{Name: name, Strategy: dialects.StrategyTable, Source: l.schema.Table, Preset: dialects.PresetSchedlock, DBNow: st.now}
 	if child != name {
 		base.Key = child
 	}
