@@ -141,6 +141,29 @@ func (b *Backend) waitSession(ctx context.Context) error {
 	}
 }
 
+// ready waits, at most one session timeout, for the client to have a
+// session again after a disconnection: a lock is only taken on a session
+// the server knows.
+func (b *Backend) ready(ctx context.Context) error {
+	if b.conn.State() == zk.StateHasSession {
+		return nil
+	}
+	deadline := time.Now().Add(b.cfg.SessionTimeout)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for b.conn.State() != zk.StateHasSession {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("no ZooKeeper session with %s (state %s) after waiting %s", b.cfg, b.conn.State(), b.cfg.SessionTimeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+	return nil
+}
+
 // checkAccess proves the session may read the chroot (or its nearest
 // existing ancestor): credentials its ACL refuses are a PrivilegeError.
 func (b *Backend) checkAccess(ctx context.Context) error {
@@ -312,3 +335,7 @@ func call[T any](ctx context.Context, fn func() (T, error)) (T, error) {
 		return zero, ctx.Err()
 	}
 }
+
+// ReadConn is the session's client, for tests and tools that read the
+// nodes themselves. Locks must only be taken through the Locker.
+func (b *Backend) ReadConn() *zk.Conn { return b.conn }

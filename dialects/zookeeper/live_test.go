@@ -71,7 +71,9 @@ func newTable(t testing.TB, b *zookeeper.Backend) *zookeeper.Locker {
 // TestConformance runs the lock contract's suite against the live
 // ZooKeeper, on a table node unique to the run.
 func TestConformance(t *testing.T) {
-	b := openLive(t, liveDSN(t))
+	dsn := liveDSN(t)
+	t.Parallel()
+	b := openLive(t, dsn)
 	table := dialects.Table{Preset: dialects.PresetSchedlock, Name: checks.NewPrefix()}
 	dialecttest.Run(t, b, dialecttest.Options{Tables: []dialects.Table{table}})
 

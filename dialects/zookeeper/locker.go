@@ -154,6 +154,9 @@ func (l *Locker) Acquire(ctx context.Context, name string, opts dialects.Options
 	if err != nil {
 		return nil, err
 	}
+	if err := l.b.ready(ctx); err != nil {
+		return nil, wrap("acquire", err)
+	}
 	lease, err := l.acquire(ctx, name, opts)
 	if err != nil {
 		return nil, wrap("acquire", err)

@@ -1,8 +1,8 @@
 package zookeeper
 
 import (
-	"encoding/json"
 	"encoding/hex"
+	"encoding/json"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -46,10 +46,10 @@ func (d atLeastData) bytes() []byte {
 // node is one lock node as read: who holds it and its lease.
 type node struct {
 	lockNode
-	stat     zk.Stat
+	stat      zk.Stat
 	schedlock bool   // written by schedlock (else: Curator or another client)
-	owner    string // the owner, or the data of a foreign node as text
-	data     holderData
+	owner     string // the owner, or the data of a foreign node as text
+	data      holderData
 }
 
 // readNode interprets a lock node's data and stat.
