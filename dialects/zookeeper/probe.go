@@ -190,6 +190,7 @@ func (b *Backend) probeWrite(ctx context.Context) (dialects.Clock, []dialects.Mi
 	p := parent + "/schedlock-probe-" + newUUID()
 	before := time.Now()
 	_, err := call(ctx, func() (string, error) { return b.conn.Create(p, nil, zk.FlagEphemeral, b.acl) })
+	created := time.Now()
 	if errors.Is(err, zk.ErrNoAuth) {
 		missing = append(missing, dialects.MissingPrivilege{Privilege: "create on " + firstNonEmpty(parent, "/"), NeededFor: "the lock nodes under the chroot",
 			Grant: "setAcl " + firstNonEmpty(parent, "/") + " with c and d for this user, or create the chroot for it"})
@@ -199,14 +200,13 @@ func (b *Backend) probeWrite(ctx context.Context) (dialects.Clock, []dialects.Mi
 		return dialects.Clock{Detail: "cannot read the server clock: " + err.Error()}, missing
 	}
 	_, stat, err := b.get(ctx, p)
-	after := time.Now()
 	_, _ = call(ctx, func() (struct{}, error) { return struct{}{}, b.conn.Delete(p, -1) })
 	if err != nil {
 		return dialects.Clock{Detail: "cannot read the server clock: " + err.Error()}, missing
 	}
 	server := msTime(stat.Ctime)
-	mid := before.Add(after.Sub(before) / 4) // the create's midpoint, roughly
-	return dialects.Clock{Server: server, Skew: server.Sub(mid), RoundTrip: after.Sub(before) / 2, Measured: true}, missing
+	rt := created.Sub(before)
+	return dialects.Clock{Server: server, Skew: server.Sub(before.Add(rt / 2)), RoundTrip: rt, Measured: true}, missing
 }
 
 func (b *Backend) exists(ctx context.Context, p string) (bool, *zk.Stat, error) {
