@@ -52,7 +52,7 @@ func TestRunZooKeeperConnectionLost(t *testing.T) {
 			if err != nil {
 				t.Fatalf("open: %v", err)
 			}
-			defer other.Close()
+			t.Cleanup(func() { _ = other.Close() }) // after the table's drop below
 			tl, err := other.TableLocker(dialects.Table{Name: table})
 			if err != nil {
 				t.Fatal(err)

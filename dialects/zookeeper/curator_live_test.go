@@ -199,7 +199,11 @@ func TestAuthRefused(t *testing.T) {
 	// The test's chroot itself stays open to every test: only the node
 	// below it gets the owner's ACL.
 	open := openLive(t, dsn)
-	if _, err := open.ReadConn().Create(strings.TrimRight(u.Path, "/"), nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+	chroot := strings.TrimRight(u.Path, "/")
+	switch _, err := open.ReadConn().Create(chroot, nil, 0, zk.WorldACL(zk.PermAll)); {
+	case err == nil:
+		t.Cleanup(func() { _ = open.ReadConn().Delete(chroot, -1) }) // when empty: after the drop below
+	case !errors.Is(err, zk.ErrNodeExists):
 		t.Fatal(err)
 	}
 	owner := *u
