@@ -7,7 +7,7 @@ func init() {
 		Dialect:        Name,
 		Product:        Product,
 		Name:           "Apache ZooKeeper (`zk://host:2181[,host2:2181]/chroot`)",
-		Versions:       "3.5 and later (container-free: plain persistent and ephemeral sequential nodes, multi transactions)",
+		Versions:       "3.4 and later (persistent and ephemeral sequential nodes, multi transactions); srvr detection since 3.5; verified on 3.8",
 		Session:        dialects.Feature{Status: dialects.FeatureNo, Detail: "the ephemeral-node lock is offered as the table strategy, with a lease bound and at-least"},
 		Table:          dialects.Feature{Status: dialects.FeatureYes, Detail: "Curator's InterProcessMutex recipe: ephemeral sequential `_c_<uuid>-lock-<seq>` nodes, lowest sequence holds; the sequence is the fencing token; lost at once on disconnection or session expiry"},
 		Recommended:    dialects.StrategyTable,

@@ -31,9 +31,9 @@
 // default the client's IP address), shown as its owner.
 //
 // The fencing token is the holder node's sequence number: ZooKeeper takes
-// it from the name node's child version, which grows by one on every
-// create and every delete of a child, so it grows on every acquire as
-// long as the name node exists. schedlock never deletes name nodes
+// it from the name node's child counter, which grows by one with every
+// child created under it, so it grows on every acquire as long as the
+// name node exists. schedlock never deletes name nodes
 // (except with the table, DropTable); a name node that a Curator client
 // created as a container is deleted by the server once empty, and the
 // sequence then starts again at 0.
