@@ -202,6 +202,10 @@ func (l *Locker) acquire(ctx context.Context, name string, opts dialects.Options
 		}
 		if blocked == nil {
 			lease, err := a.grant(ctx)
+			if errors.Is(err, zk.ErrNoNode) {
+				a.path = "" // taken over while it waited: queue again
+				continue
+			}
 			if err != nil {
 				return nil, err
 			}
@@ -257,8 +261,9 @@ func (a *attempt) create(ctx context.Context) error {
 func (a *attempt) createNode(ctx context.Context, prefix string) (string, error) {
 	conn := a.l.b.conn
 	ch := make(chan result[string], 1)
+	data := a.data.bytes()
 	go func() {
-		p, err := conn.Create(prefix, a.data.bytes(), zk.FlagEphemeral|zk.FlagSequence, a.l.b.acl)
+		p, err := conn.Create(prefix, data, zk.FlagEphemeral|zk.FlagSequence, a.l.b.acl)
 		ch <- result[string]{p, err}
 	}()
 	select {
@@ -316,6 +321,13 @@ func (a *attempt) judge(ctx context.Context) (*dialects.HeldError, time.Time, er
 			}
 			return nil, time.Time{}, nil
 		}
+		// Writing our node reads the server clock and keeps a waiting
+		// node's own lease fresh, so that it is never taken for an
+		// expired holder the moment it becomes the lowest.
+		now, err := a.serverNow(ctx)
+		if err != nil {
+			return nil, time.Time{}, err
+		}
 		lowest, found, err := a.l.b.readNode(ctx, a.dir, nodes[0])
 		if err != nil {
 			return nil, time.Time{}, err
@@ -329,10 +341,6 @@ func (a *attempt) judge(ctx context.Context) (*dialects.HeldError, time.Time, er
 			return held, time.Time{}, nil
 		}
 		held.Until = until
-		now, err := a.serverNow(ctx)
-		if err != nil {
-			return nil, time.Time{}, err
-		}
 		if until.After(now) {
 			return held, a.hostTime(until), nil
 		}
@@ -436,7 +444,8 @@ func (a *attempt) wait(ctx context.Context, wake, deadline time.Time) error {
 	if !wake.IsZero() && wake.Before(until) {
 		until = wake
 	}
-	if limit := time.Now().Add(time.Second); limit.Before(until) {
+	look := min(time.Second, a.opts.AtMost/3) // a waiting node is written at least this often
+	if limit := time.Now().Add(look); limit.Before(until) {
 		until = limit
 	}
 	t := time.NewTimer(time.Until(until))
