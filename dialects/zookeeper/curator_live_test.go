@@ -118,6 +118,18 @@ func TestCuratorInterop(t *testing.T) {
 	if !errors.As(err, &held) || held.Holder != "10.1.2.3" {
 		t.Fatalf("acquire while Curator holds: %v; want held by 10.1.2.3", err)
 	}
+	if children, _, err := peer.conn.Children(dir); err != nil || len(children) != 1 {
+		t.Fatalf("children after a refused try: %v, %v; want only the Curator holder's node", children, err)
+	}
+	cctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	_, err = l.Acquire(cctx, name, dialects.Options{Owner: "sl-1", Wait: time.Minute})
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("acquire cancelled while waiting: %v", err)
+	}
+	if children, _, err := peer.conn.Children(dir); err != nil || len(children) != 1 {
+		t.Fatalf("children after a cancelled wait: %v, %v; want only the Curator holder's node", children, err)
+	}
 	listing, err := b.ListLocks(ctx, dialects.ListOptions{Tables: []dialects.Table{{Name: l.Schema().Table}}})
 	if err != nil {
 		t.Fatal(err)
