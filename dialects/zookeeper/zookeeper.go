@@ -92,7 +92,7 @@ func init() {
 		Name:        Name,
 		Title:       "ZooKeeper",
 		Schemes:     []dialects.Scheme{{Name: "zk", DefaultPort: DefaultPort}},
-		Forms:       "zk://host:2181[,host2:2181]/chroot",
+		Forms:       "zk://",
 		Products:    map[string]string{Product: "ZooKeeper"},
 		ConnString:  connString,
 		ConnectHint: connectHint,
