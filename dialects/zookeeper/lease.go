@@ -179,6 +179,9 @@ func (s *lease) refresh(ctx context.Context) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.ended && !s.handle { // ran out, or the session was lost, meanwhile
+		return s.err
+	}
 	s.version = stat.Version
 	s.until = before.Add(s.atMost)
 	if s.timer != nil {
