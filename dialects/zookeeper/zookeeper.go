@@ -17,7 +17,9 @@
 // # Node layout
 //
 // The lock "table" of the table strategy is a persistent node under the
-// chroot, named by Table.Name (default "schedlock"); each lock name is a
+// chroot, named by Table.Name (default "schedlock"); Table.Preset has the
+// one value "schedlock" here (the others are unsupported: the layout is
+// always Curator's). Each lock name is a
 // persistent child of it (the name mapped by EncodeName), and a holder or
 // waiter is an ephemeral sequential child of that, named as Curator's
 // protected mode names it:
@@ -42,10 +44,11 @@
 //
 // ZooKeeper has no expiry on an ephemeral node other than its session's
 // end. The lease of at-most is bounded while the holder's process lives:
-// the holder deletes its node when at-most passes unrefreshed, and another
-// schedlock contender that finds a schedlock holder node past its lease
-// (its last write time plus at-most, both on the server clock) deletes it
-// under its version. When the holder's process dies, the session's expiry
+// the holder ends its own lease when at-most passes unrefreshed (its node
+// stays, as an expired row stays in a lease table), and a schedlock
+// contender that finds a schedlock holder node past its lease (its last
+// write time plus at-most, against the server clock read through a
+// write) deletes it under its version and takes the lock. When the holder's process dies, the session's expiry
 // (session_timeout) frees the lock. A disconnection from the ensemble ends
 // every lease of the session at once (as Curator's standard connection
 // state policy treats a SUSPENDED connection), because the server may
