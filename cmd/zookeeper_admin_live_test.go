@@ -1,0 +1,86 @@
+//go:build unix
+
+package cmd
+
+import (
+	"context"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/schedlock/schedlock/checks"
+	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/zookeeper"
+)
+
+// locks ls, unlock and selfcheck on ZooKeeper, through the command line:
+// a name with "/" is listed by name with its node as key; unlock by the
+// wrong owner is refused and the holder keeps its lock; unlock by the
+// owner ends the holder's lease at once; selfcheck passes.
+func TestZooKeeperAdmin(t *testing.T) {
+	raw := os.Getenv("SCHEDLOCK_TEST_ZK_DSN")
+	if raw == "" {
+		t.Skip("SCHEDLOCK_TEST_ZK_DSN is not set")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	b, err := zookeeper.Open(ctx, raw)
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	table := checks.NewPrefix()
+	tl, err := b.TableLocker(dialects.Table{Name: table})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tl.CreateTable(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tl.(dialects.TableDropper).DropTable(context.Background()) })
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("x-table", table)
+	u.RawQuery = q.Encode()
+	dsn := u.String()
+
+	held := acquireT(t, tl, "jobs/nightly", "host-a")
+	got := memoryLocks(t, "--dsn", dsn)
+	if len(got) != 1 || got[0].Name != "jobs/nightly" || got[0].Owner != "host-a" || got[0].State != "held" || got[0].Token == nil {
+		t.Fatalf("locks ls: %+v", got)
+	}
+	r := runCmd(t, false, nil, "locks", "ls", "--dsn", dsn)
+	if !strings.Contains(r.stdout, "jobs%2Fnightly") {
+		t.Errorf("locks ls does not show the node as key:\n%s", r.stdout)
+	}
+
+	r = runCmd(t, false, nil, "unlock", "jobs/nightly", "--dsn", dsn, "--owner", "host-b", "--yes")
+	if unlockExitCode(r.err) != CodeNegative {
+		t.Fatalf("unlock --owner host-b: %v", r.err)
+	}
+	if err := held.Refresh(ctx); err != nil {
+		t.Fatalf("the holder lost its lock to a refused unlock: %v", err)
+	}
+	r = runCmd(t, false, nil, "unlock", "jobs/nightly", "--dsn", dsn, "--owner", "host-a", "--yes")
+	if r.err != nil {
+		t.Fatalf("unlock --owner host-a: %v\n%s", r.err, r.stderr)
+	}
+	select {
+	case <-held.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the holder was not told of the unlock")
+	}
+	if got := memoryLocks(t, "--dsn", dsn); len(got) != 0 {
+		t.Errorf("after unlock: %+v", got)
+	}
+
+	r = runCmd(t, false, nil, "selfcheck", "--dsn", raw)
+	if r.err != nil {
+		t.Fatalf("selfcheck: %v\n%s%s", r.err, r.stdout, r.stderr)
+	}
+}

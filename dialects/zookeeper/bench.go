@@ -1,0 +1,109 @@
+package zookeeper
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/internal/benchkit"
+)
+
+func init() { benchkit.Register(Name, benchSupport{}) }
+
+// benchSupport gives `schedlock bench` the raw commands of Curator's
+// recipe to compete with: create the ephemeral sequential node, list the
+// children to see it is the lowest, delete it.
+type benchSupport struct{}
+
+var _ benchkit.RawStore = benchSupport{}
+var _ benchkit.RoundTripper = benchSupport{}
+
+// RoundTripSQL names the round trip's command.
+func (benchSupport) RoundTripSQL() string { return "exists /" }
+
+// RawStoreOps opens a client of its own on b's ensemble; its raw lock
+// nodes live under a temporary node of the chroot, deleted by Close.
+func (benchSupport) RawStoreOps(ctx context.Context, backend dialects.Backend) (benchkit.StoreOps, error) {
+	zb, ok := backend.(*Backend)
+	if !ok {
+		return benchkit.StoreOps{}, fmt.Errorf("%w: not a ZooKeeper backend", dialects.ErrInvalid)
+	}
+	raw, err := OpenConfig(ctx, zb.cfg)
+	if err != nil {
+		return benchkit.StoreOps{}, err
+	}
+	conn := raw.conn
+	parent := zb.cfg.Chroot + "/schedlock_bench_raw_" + strings.ReplaceAll(newUUID(), "-", "")
+	tl, err := raw.TableLocker(dialects.Table{Name: parent[strings.LastIndexByte(parent, '/')+1:]})
+	if err != nil {
+		raw.Close()
+		return benchkit.StoreOps{}, err
+	}
+	l := tl.(*Locker)
+	if err := l.CreateTable(ctx); err != nil {
+		raw.Close()
+		return benchkit.StoreOps{}, err
+	}
+	var mu sync.Mutex
+	held := map[string]string{} // name → our node
+	ops := benchkit.StoreOps{
+		RoundTrip: func(ctx context.Context) error {
+			_, err := call(ctx, func() (bool, error) { ok, _, err := conn.Exists("/"); return ok, err })
+			return err
+		},
+		TryLock: func(ctx context.Context, name string) (bool, error) {
+			dir := l.NamePath(name)
+			p, err := call(ctx, func() (string, error) {
+				return conn.Create(dir+"/"+protectedPrefix+newUUID()+"-"+lockPrefix, nil, zk.FlagEphemeral|zk.FlagSequence, raw.acl)
+			})
+			if errors.Is(err, zk.ErrNoNode) {
+				if _, err := call(ctx, func() (string, error) { return conn.Create(dir, nil, 0, raw.acl) }); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+					return false, err
+				}
+				p, err = call(ctx, func() (string, error) {
+					return conn.Create(dir+"/"+protectedPrefix+newUUID()+"-"+lockPrefix, nil, zk.FlagEphemeral|zk.FlagSequence, raw.acl)
+				})
+			}
+			if err != nil {
+				return false, err
+			}
+			children, err := call(ctx, func() ([]string, error) { ch, _, err := conn.Children(dir); return ch, err })
+			if err != nil {
+				return false, err
+			}
+			nodes := sortedLockNodes(children)
+			if len(nodes) == 0 || dir+"/"+nodes[0].name != p {
+				_ = conn.Delete(p, -1)
+				return false, nil
+			}
+			mu.Lock()
+			held[name] = p
+			mu.Unlock()
+			return true, nil
+		},
+		Unlock: func(ctx context.Context, name string) error {
+			mu.Lock()
+			p := held[name]
+			delete(held, name)
+			mu.Unlock()
+			if p == "" {
+				return nil
+			}
+			_, err := call(ctx, func() (struct{}, error) { return struct{}{}, conn.Delete(p, -1) })
+			return err
+		},
+		Close: func() error {
+			ctx, cancel := context.WithTimeout(context.Background(), dropTimeout)
+			defer cancel()
+			err := l.DropTable(ctx)
+			raw.Close()
+			return err
+		},
+	}
+	return ops, nil
+}

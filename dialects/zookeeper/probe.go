@@ -1,0 +1,228 @@
+package zookeeper
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/schedlock/schedlock/dialects"
+)
+
+// facts is what detection learned about the ensemble (Info.Facts).
+type facts struct {
+	// members is the number of voting members in /zookeeper/config; 0
+	// when the node is empty or unreadable (standalone, or before 3.5).
+	members int
+	// modes are the srvr modes of the servers that answered.
+	modes []string
+	// srvrRefused is true when no server answered the srvr four-letter
+	// word (not in 4lw.commands.whitelist).
+	srvrRefused bool
+}
+
+// fourLetterTimeout bounds one four-letter-word exchange.
+const fourLetterTimeout = 2 * time.Second
+
+// detect identifies the servers: version and mode from the srvr
+// four-letter word (whitelisted by default since 3.5), members from
+// /zookeeper/config.
+func (b *Backend) detect(ctx context.Context) dialects.Info {
+	info := dialects.Info{Dialect: Name, Product: Product}
+	f := &facts{}
+	for _, s := range b.cfg.Servers {
+		out, err := fourLetterWord(ctx, s, "srvr")
+		if err != nil {
+			continue
+		}
+		version, mode := parseSrvr(out)
+		if version == "" {
+			continue
+		}
+		if info.Version == "" {
+			info.Version = version
+			info.Banner = strings.SplitN(strings.TrimSpace(out), "\n", 2)[0]
+		}
+		if mode != "" {
+			f.modes = append(f.modes, mode)
+		}
+	}
+	f.srvrRefused = info.Version == ""
+	if data, _, err := b.get(ctx, "/zookeeper/config"); err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			if strings.HasPrefix(line, "server.") && !strings.Contains(line, ":observer") {
+				f.members++
+			}
+		}
+	}
+	switch {
+	case len(f.modes) > 0 && f.modes[0] == "standalone":
+		info.Mode = "standalone"
+	case f.members > 0:
+		info.Mode = fmt.Sprintf("ensemble of %d", f.members)
+	case len(f.modes) > 0:
+		info.Mode = "ensemble (" + strings.Join(f.modes, ", ") + ")"
+	}
+	info.Facts = f
+	return info
+}
+
+// parseSrvr reads the version ("3.8.4") and mode ("standalone",
+// "leader", "follower", "observer") of a srvr answer.
+func parseSrvr(out string) (version, mode string) {
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "Zookeeper version: "):
+			v := strings.TrimPrefix(line, "Zookeeper version: ")
+			if i := strings.IndexAny(v, "-,"); i >= 0 {
+				v = v[:i]
+			}
+			version = strings.TrimSpace(v)
+		case strings.HasPrefix(line, "Mode: "):
+			mode = strings.TrimSpace(strings.TrimPrefix(line, "Mode: "))
+		}
+	}
+	return version, mode
+}
+
+// fourLetterWord sends a four-letter word to server and returns the
+// answer.
+func fourLetterWord(ctx context.Context, server, word string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, fourLetterTimeout)
+	defer cancel()
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp", server)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	if dl, ok := ctx.Deadline(); ok {
+		_ = c.SetDeadline(dl)
+	}
+	if _, err := io.WriteString(c, word); err != nil {
+		return "", err
+	}
+	out, err := io.ReadAll(io.LimitReader(c, 1<<16))
+	if err != nil && len(out) == 0 {
+		return "", err
+	}
+	return string(out), nil
+}
+
+// risks are what an operator should know about this ensemble before
+// trusting its locks, worded as facts.
+func (b *Backend) risks() []string {
+	f, _ := b.info.Facts.(*facts)
+	if f == nil {
+		return nil
+	}
+	var out []string
+	switch {
+	case b.info.Mode == "standalone":
+		out = append(out, "a standalone server: no failover, and while it is down no lock can be taken or kept (every holder loses its lock); use an ensemble of 3 or 5 for locks that must survive a server's loss")
+	case f.members == 2 || f.members == 4:
+		out = append(out, fmt.Sprintf("an ensemble of %d tolerates no more failures than one of %d; use an odd number of members", f.members, f.members-1))
+	}
+	if f.srvrRefused {
+		out = append(out, "the srvr four-letter word is refused (4lw.commands.whitelist), so the version and mode are unknown")
+	}
+	return out
+}
+
+// recommendReason is Recommend's reason, risks included.
+func (b *Backend) recommendReason() string {
+	_, why := b.Recommend()
+	return why
+}
+
+// Probe implements dialects.Prober: what a ZooKeeper ensemble offers, the
+// server clock read through a write (unless opts.ReadOnly), and whether
+// this session may create and delete nodes under the chroot.
+func (b *Backend) Probe(ctx context.Context, opts dialects.ProbeOptions) (dialects.Capabilities, error) {
+	no := func(what string) dialects.Capability { return dialects.CapNo(what, "") }
+	caps := dialects.Capabilities{
+		SessionLocks: no("ZooKeeper locks are Curator's ephemeral sequential nodes, offered as the table strategy"),
+		SkipLocked:   no("ZooKeeper has no rows to lock"),
+		NoWait:       no("ZooKeeper has no rows to lock"),
+		Isolation:    dialects.CapYes("linearizable writes; a session reads its own writes in order, and the locks decide on writes only"),
+		LockListing:  dialects.CapYes("lock nodes are listed with their holder's session; waiters are listed too"),
+		KillSessions: no("a session cannot be ended by another client; a force release deletes the holder's lock node instead"),
+		Recommended: dialects.Recommendation{LockStrategy: dialects.StrategyTable, LockReason: b.recommendReason(),
+			ClaimStrategy: dialects.ClaimOptimistic, ClaimReason: "ZooKeeper has no task rows to claim"},
+		MissingPrivileges: []dialects.MissingPrivilege{},
+	}
+	if opts.ReadOnly {
+		caps.Clock = dialects.Clock{Detail: "not read: reading the ZooKeeper clock takes a write, and the probe is read-only"}
+		return caps, nil
+	}
+	caps.Clock, caps.MissingPrivileges = b.probeWrite(ctx)
+	return caps, nil
+}
+
+// probeWrite creates and deletes an ephemeral node under the chroot (or
+// its nearest existing ancestor): the creation time is the server clock,
+// a refusal is a missing privilege.
+func (b *Backend) probeWrite(ctx context.Context) (dialects.Clock, []dialects.MissingPrivilege) {
+	missing := []dialects.MissingPrivilege{}
+	parent := b.cfg.Chroot
+	for {
+		node := parent
+		if node == "" {
+			node = "/"
+		}
+		ok, _, err := b.exists(ctx, node)
+		if err != nil {
+			return dialects.Clock{Detail: "cannot read the server clock: " + err.Error()}, missing
+		}
+		if ok || parent == "" {
+			break
+		}
+		parent = parent[:lastSlash(parent)]
+	}
+	p := parent + "/schedlock-probe-" + newUUID()
+	before := time.Now()
+	_, err := call(ctx, func() (string, error) { return b.conn.Create(p, nil, zk.FlagEphemeral, b.acl) })
+	created := time.Now()
+	if errors.Is(err, zk.ErrNoAuth) {
+		missing = append(missing, dialects.MissingPrivilege{Privilege: "create on " + firstNonEmpty(parent, "/"), NeededFor: "the lock nodes under the chroot",
+			Grant: "setAcl " + firstNonEmpty(parent, "/") + " with c and d for this user, or create the chroot for it"})
+		return dialects.Clock{Detail: "cannot read the server clock: the probe node could not be created"}, missing
+	}
+	if err != nil {
+		return dialects.Clock{Detail: "cannot read the server clock: " + err.Error()}, missing
+	}
+	_, stat, err := b.get(ctx, p)
+	_, _ = call(ctx, func() (struct{}, error) { return struct{}{}, b.conn.Delete(p, -1) })
+	if err != nil {
+		return dialects.Clock{Detail: "cannot read the server clock: " + err.Error()}, missing
+	}
+	server := msTime(stat.Ctime)
+	rt := created.Sub(before)
+	return dialects.Clock{Server: server, Skew: server.Sub(before.Add(rt / 2)), RoundTrip: rt, Measured: true}, missing
+}
+
+func (b *Backend) exists(ctx context.Context, p string) (bool, *zk.Stat, error) {
+	type got struct {
+		ok   bool
+		stat *zk.Stat
+	}
+	r, err := call(ctx, func() (got, error) { ok, s, err := b.conn.Exists(p); return got{ok, s}, err })
+	return r.ok, r.stat, err
+}
+
+func firstNonEmpty(values ...string) string {
+	for _, v := range values {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}

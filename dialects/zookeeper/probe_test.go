@@ -1,0 +1,40 @@
+package zookeeper
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/schedlock/schedlock/dialects"
+)
+
+func TestParseSrvr(t *testing.T) {
+	out := "Zookeeper version: 3.8.4-9316c2a7a97e1666d8f4593f34dd6fc36ecc436c, built on 2024-02-12 22:16 UTC\n" +
+		"Latency min/avg/max: 0/0.0/0\nReceived: 3\nSent: 2\nConnections: 1\nOutstanding: 0\nZxid: 0x0\nMode: follower\nNode count: 5\n"
+	if v, m := parseSrvr(out); v != "3.8.4" || m != "follower" {
+		t.Errorf("parseSrvr = %q, %q", v, m)
+	}
+	if v, m := parseSrvr("srvr is not executed because it is not in the whitelist.\n"); v != "" || m != "" {
+		t.Errorf("refused srvr parsed as %q, %q", v, m)
+	}
+}
+
+func TestRisks(t *testing.T) {
+	for _, c := range []struct {
+		info dialects.Info
+		want string
+	}{
+		{dialects.Info{Mode: "standalone", Facts: &facts{modes: []string{"standalone"}}}, "standalone server"},
+		{dialects.Info{Mode: "ensemble of 4", Facts: &facts{members: 4}}, "ensemble of 4 tolerates no more failures than one of 3"},
+		{dialects.Info{Facts: &facts{srvrRefused: true}}, "4lw.commands.whitelist"},
+	} {
+		b := &Backend{info: c.info}
+		_, why := b.Recommend()
+		if !strings.Contains(why, c.want) {
+			t.Errorf("%+v: reason %q lacks %q", c.info, why, c.want)
+		}
+	}
+	b := &Backend{info: dialects.Info{Mode: "ensemble of 3", Facts: &facts{members: 3, modes: []string{"leader"}}}}
+	if _, why := b.Recommend(); strings.Contains(why, "risks") {
+		t.Errorf("an ensemble of 3 has risks: %q", why)
+	}
+}
