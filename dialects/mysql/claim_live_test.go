@@ -66,3 +66,19 @@ func TestClaimTransactionIsReadCommitted(t *testing.T) {
 		t.Fatalf("claim transaction runs under %s; want READ-COMMITTED", level)
 	}
 }
+
+// TestClaimSelfcheckLive runs selfcheck's claim.* checks on the live
+// server, sessions defaulting to REPEATABLE READ.
+func TestClaimSelfcheckLive(t *testing.T) {
+	sqlDB := openLive(t, func(c *mysql.Config) {
+		if c.Params == nil {
+			c.Params = map[string]string{}
+		}
+		c.Params["tx_isolation"] = "'REPEATABLE-READ'"
+	})
+	db, err := dialects.Open(testContext(t), sqlDB, Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	claimtest.RunChecks(t, db)
+}

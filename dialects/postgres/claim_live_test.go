@@ -16,3 +16,13 @@ func TestClaimsLive(t *testing.T) {
 	}
 	claimtest.Run(t, db)
 }
+
+// TestClaimSelfcheckLive runs selfcheck's claim.* checks on the live
+// server.
+func TestClaimSelfcheckLive(t *testing.T) {
+	db, err := dialects.Open(testCtx(t), liveDB(t), Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	claimtest.RunChecks(t, db)
+}

@@ -23,3 +23,17 @@ func TestClaims(t *testing.T) {
 	}
 	claimtest.Run(t, db)
 }
+
+// TestClaimSelfcheck runs selfcheck's claim.* checks on a SQLite file.
+func TestClaimSelfcheck(t *testing.T) {
+	sqlDB, err := sql.Open(sqlite.DriverName, sqlite.DSN(filepath.Join(t.TempDir(), "claims.db")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sqlDB.Close() })
+	db, err := dialects.Open(t.Context(), sqlDB, sqlite.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	claimtest.RunChecks(t, db)
+}
