@@ -206,6 +206,7 @@ or declined.`,
 	root.AddCommand(NewCmdSelfcheck(f, g, nil))
 	root.AddCommand(NewCmdLocks(f, g, nil))
 	root.AddCommand(NewCmdUnlock(f, g, nil))
+	root.AddCommand(NewCmdClaims(f, g, nil))
 	root.AddCommand(NewCmdRun(f, g, nil))
 	root.AddCommand(NewCmdBench(f, g, nil))
 	addDefaultCommandExamples(root)
