@@ -105,7 +105,7 @@ func (ClaimBuilder) Create(t claimtable.Table) []string {
 		"  " + c.ClaimedUntil + " DATETIME(3) NULL,\n" +
 		"  " + c.Version + " BIGINT NOT NULL DEFAULT 0,\n" +
 		"  " + c.UpdatedAt + " DATETIME(3) NOT NULL,\n" +
-		"  KEY " + idx + "_claim_idx (" + c.Status + ", " + c.Priority + ", " + c.DueAt + ")\n" +
+		"  KEY " + idx + "_claim_idx (" + c.Priority + ", " + c.DueAt + ", " + c.ID + ")\n" +
 		") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4"}
 }
 
