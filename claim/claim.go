@@ -104,7 +104,7 @@ type Options struct {
 // Queue is an opened database with the claimer of one task table. It is
 // safe for concurrent use.
 type Queue struct {
-	*claimtable.Claimer
+	cl      *claimtable.Claimer
 	backend dialects.Backend
 }
 
@@ -135,12 +135,48 @@ func Open(ctx context.Context, dsnText string, opts Options) (*Queue, error) {
 		_ = backend.Close()
 		return nil, target.Scrub(err)
 	}
-	return &Queue{Claimer: cl, backend: backend}, nil
+	return &Queue{cl: cl, backend: backend}, nil
 }
 
 // NewOwner returns a worker identity unique to this process and call:
 // host, process id and random digits.
 func NewOwner() string { return dialects.NewOwner() }
+
+// Claim takes up to r.Max due rows for r.Owner, by priority then due
+// time, each row exactly once across every worker, under the claim lease
+// (r.Lease, else Options.Lease). Fewer rows, or none, is no error.
+func (q *Queue) Claim(ctx context.Context, r Request) ([]Task, error) { return q.cl.Claim(ctx, r) }
+
+// Complete marks t done; ErrNotClaimed (row unchanged) when t's owner no
+// longer holds it.
+func (q *Queue) Complete(ctx context.Context, t *Task) error { return q.cl.Complete(ctx, t) }
+
+// Fail counts a failure of t: ready again after the back-off while its
+// retries last, then failed for good.
+func (q *Queue) Fail(ctx context.Context, t *Task) error { return q.cl.Fail(ctx, t) }
+
+// GiveBack returns t to the ready rows without counting a failure.
+func (q *Queue) GiveBack(ctx context.Context, t *Task) error { return q.cl.GiveBack(ctx, t) }
+
+// Extend renews t's claim lease to d from the database's now (0: the
+// queue's lease), for a task that runs longer than expected.
+func (q *Queue) Extend(ctx context.Context, t *Task, d time.Duration) error {
+	return q.cl.Extend(ctx, t, d)
+}
+
+// Add inserts tasks as ready rows, in one transaction.
+func (q *Queue) Add(ctx context.Context, tasks ...NewTask) error { return q.cl.Add(ctx, tasks...) }
+
+// CreateTable creates the default task table and its claim index unless
+// they exist; a mapped table (Options.Columns) is refused.
+func (q *Queue) CreateTable(ctx context.Context) error { return q.cl.CreateTable(ctx) }
+
+// Strategy is how this queue claims.
+func (q *Queue) Strategy() Strategy { return q.cl.Strategy() }
+
+// Warnings are problems of the options that do not stop claims (a lease
+// shorter than the expected run time).
+func (q *Queue) Warnings() []string { return q.cl.Warnings() }
 
 // Close releases the connections. Rows still claimed stay claimed until
 // their lease runs out.
