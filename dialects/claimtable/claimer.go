@@ -192,11 +192,17 @@ func (cl *Claimer) Claim(ctx context.Context, r Request) ([]Task, error) {
 	}
 	var tasks []Task
 	if text, args, ok := cl.single(r); ok {
-		tasks, err = cl.queryTasks(ctx, cl.db, text, args, r.Max)
+		err = cl.retrying(ctx, func() (err error) {
+			tasks, err = cl.queryTasks(ctx, cl.db, text, args, r.Max)
+			return err
+		})
 	} else if cl.strategy == dialects.ClaimOptimistic {
 		tasks, err = cl.claimOptimistic(ctx, r)
 	} else {
-		tasks, err = cl.claimLocked(ctx, r)
+		err = cl.retrying(ctx, func() (err error) {
+			tasks, err = cl.claimLocked(ctx, r)
+			return err
+		})
 	}
 	if err != nil {
 		return nil, cl.wrap("claim", err)
@@ -331,7 +337,11 @@ func (cl *Claimer) claimOptimistic(ctx context.Context, r Request) ([]Task, erro
 		col := cl.c.c()
 		s := Select{Columns: []string{col.ID, col.Version}, Table: cl.c.t.Name, Where: cl.where(q, r), OrderBy: cl.c.order("")}
 		s.Limit = q.arg(int64(need))
-		ids, versions, err := cl.queryIDs(ctx, cl.b.Select(s), q.args)
+		var ids, versions []int64
+		err := cl.retrying(ctx, func() (err error) {
+			ids, versions, err = cl.queryIDs(ctx, cl.b.Select(s), q.args)
+			return err
+		})
 		if err != nil {
 			return nil, err
 		}
@@ -345,11 +355,15 @@ func (cl *Claimer) claimOptimistic(ctx context.Context, r Request) ([]Task, erro
 			q := &query{b: cl.b}
 			set := cl.claimSet(q, r.Owner, r.Lease)
 			where := cl.where(q, r) + " AND " + pairs(q, col.ID, col.Version, ids[i:j], versions[i:j])
-			res, err := cl.db.ExecContext(ctx, "UPDATE "+cl.c.t.Name+" SET "+join(set)+" WHERE "+where, q.args...)
-			if err != nil {
-				return nil, err
-			}
-			n, err := res.RowsAffected()
+			var n int64
+			err := cl.retrying(ctx, func() error {
+				res, err := cl.db.ExecContext(ctx, "UPDATE "+cl.c.t.Name+" SET "+join(set)+" WHERE "+where, q.args...)
+				if err != nil {
+					return err
+				}
+				n, err = res.RowsAffected()
+				return err
+			})
 			if err != nil {
 				return nil, err
 			}
@@ -365,7 +379,11 @@ func (cl *Claimer) claimOptimistic(ctx context.Context, r Request) ([]Task, erro
 				q := &query{b: cl.b}
 				where := col.Owner + " = " + q.arg(r.Owner) + " AND " + col.Status + " = " + quote(cl.c.t.Statuses.Claimed) +
 					" AND " + pairs(q, col.ID, col.Version, ids[i:j], next[i:j])
-				got, err := cl.queryTasks(ctx, cl.db, cl.b.Select(Select{Columns: cl.c.taskColumns(""), Table: cl.c.t.Name, Where: where}), q.args, j-i)
+				var got []Task
+				err := cl.retrying(ctx, func() (err error) {
+					got, err = cl.queryTasks(ctx, cl.db, cl.b.Select(Select{Columns: cl.c.taskColumns(""), Table: cl.c.t.Name, Where: where}), q.args, j-i)
+					return err
+				})
 				if err != nil {
 					return nil, err
 				}

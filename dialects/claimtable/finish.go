@@ -108,11 +108,15 @@ func (cl *Claimer) owned(ctx context.Context, op string, t *Task, set func(q *qu
 	}
 	where := col.ID + " = " + q.arg(t.ID) + " AND " + col.Owner + " = " + q.arg(t.Owner) + " AND " +
 		col.Version + " = " + q.arg(t.Version) + " AND " + col.Status + " = " + quote(cl.c.t.Statuses.Claimed)
-	res, err := cl.db.ExecContext(ctx, "UPDATE "+cl.c.t.Name+" SET "+join(parts)+" WHERE "+where, q.args...)
-	if err != nil {
-		return cl.wrap(op, err)
-	}
-	n, err := res.RowsAffected()
+	var n int64
+	err := cl.retrying(ctx, func() error {
+		res, err := cl.db.ExecContext(ctx, "UPDATE "+cl.c.t.Name+" SET "+join(parts)+" WHERE "+where, q.args...)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
 	if err != nil {
 		return cl.wrap(op, err)
 	}

@@ -24,7 +24,14 @@ func init() {
 // best-effort) use the engine's version-checked UPDATEs.
 type ClaimBuilder struct{}
 
-var _ claimtable.Builder = ClaimBuilder{}
+var (
+	_ claimtable.Builder = ClaimBuilder{}
+	_ claimtable.Retrier = ClaimBuilder{}
+)
+
+// IsRetryable reports SQLSTATE 40001, after which CockroachDB and
+// YugabyteDB changed nothing and the claim is sent again.
+func (ClaimBuilder) IsRetryable(err error) bool { return Builder{}.IsRetryable(err) }
 
 // Dialect is "postgres".
 func (ClaimBuilder) Dialect() string { return Name }
