@@ -74,6 +74,10 @@ type Config struct {
 	// the suite of this database does not have makes Run fail with an error
 	// matching dialects.ErrInvalid.
 	Only []string
+	// NoClaims leaves out the claim.* checks of task-row claims, which a
+	// run also leaves out when it names Strategies (claims are not a lock
+	// strategy). dialecttest, the lock conformance suite, sets it.
+	NoClaims bool
 	// Progress, when set, is called before each check starts (id, title)
 	// and after it ends (with its Result).
 	Progress func(r Result, started bool)

@@ -109,8 +109,12 @@ func NewRunner(cfg Config) (*Runner, error) {
 	if err != nil {
 		return nil, err
 	}
+	claims := len(cfg.Strategies) == 0 && !cfg.NoClaims // a run narrowed to lock strategies leaves claims out
 	cfg.Strategies = strategies
 	all := Suite(cfg)
+	if !claims {
+		all = slices.DeleteFunc(all, isClaimCheck)
+	}
 	selected, err := selectChecks(all, cfg.Only)
 	if err != nil {
 		return nil, err

@@ -108,6 +108,7 @@ func Suite(cfg Config) []Check {
 	for _, tg := range targets {
 		out = append(out, strategyChecks(tg)...)
 	}
+	out = append(out, claimChecks(cfg)...)
 	for _, tg := range targets {
 		for _, c := range destructiveChecks(tg) {
 			c.Destructive = true

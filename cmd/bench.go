@@ -42,6 +42,8 @@ type BenchOptions struct {
 	Wait     bool
 	Duration time.Duration
 	Cycles   int64
+	Claims   bool // --claims: task-row claims instead of locks (bench_claims.go)
+	Batch    int
 
 	// Which of the flags were given, for checks that tell "0" from
 	// "not asked for".
@@ -119,6 +121,8 @@ docs/bench.md for the JSON fields.`,
 	fl.BoolVar(&opts.Wait, "wait", false, "measure the hand-over latency from a release to a waiting acquire")
 	fl.DurationVar(&opts.Duration, "duration", benchkit.DefaultDuration, "length of each measurement, e.g. 500ms or 10s")
 	fl.Int64Var(&opts.Cycles, "cycles", 0, "run each measurement for this many cycles (hand-overs with --wait) instead of --duration")
+	fl.BoolVar(&opts.Claims, "claims", false, "measure task-row claims: rows claimed per second per claim strategy, beside the raw single statement")
+	fl.IntVar(&opts.Batch, "batch", 10, "rows per claim (with --claims)")
 	_ = c.RegisterFlagCompletionFunc("strategy", locksCompletion([]string{string(dialects.StrategySession), string(dialects.StrategyTable), strategyAll}))
 	_ = c.RegisterFlagCompletionFunc("preset", locksCompletion(dialects.Presets()))
 	return c
@@ -178,6 +182,9 @@ func (o *BenchOptions) onlyTable(p benchkit.Plan) bool {
 }
 
 func benchRun(ctx context.Context, o *BenchOptions) error {
+	if o.Claims {
+		return benchClaimsRun(ctx, o)
+	}
 	target, p, err := o.plan()
 	if err != nil {
 		return err

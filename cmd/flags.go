@@ -27,12 +27,15 @@ type sharedFlags struct {
 // commandFlags is sharedFlags by command path. A command not listed takes
 // none of them (help, completion, the "locks" group).
 var commandFlags = map[string]sharedFlags{
-	"schedlock version":   {formats: output.Common},
-	"schedlock detect":    {connects: true, formats: output.Common},
-	"schedlock selfcheck": {connects: true, namespaced: true, zoned: true, formats: output.ReportFormats},
-	"schedlock locks ls":  {connects: true, namespaced: true, zoned: true, formats: output.Common},
-	"schedlock unlock":    {connects: true, namespaced: true, zoned: true, formats: output.Common},
-	"schedlock bench":     {connects: true, formats: output.Common},
+	"schedlock version":        {formats: output.Common},
+	"schedlock detect":         {connects: true, formats: output.Common},
+	"schedlock selfcheck":      {connects: true, namespaced: true, zoned: true, formats: output.ReportFormats},
+	"schedlock locks ls":       {connects: true, namespaced: true, zoned: true, formats: output.Common},
+	"schedlock unlock":         {connects: true, namespaced: true, zoned: true, formats: output.Common},
+	"schedlock bench":          {connects: true, formats: output.Common},
+	"schedlock claims":         {}, // a group: its subcommands connect
+	"schedlock claims ls":      {connects: true, formats: output.Common},
+	"schedlock claims release": {connects: true, formats: output.Common},
 	// run's stdout is the command's: there is nothing to format.
 	"schedlock run": {connects: true, namespaced: true, zoned: true},
 	// Pauses and run history.

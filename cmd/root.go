@@ -229,6 +229,7 @@ or declined.`,
 	root.AddCommand(NewCmdLocks(f, g, nil))
 	root.AddCommand(NewCmdUnlock(f, g, nil))
 	root.AddCommand(NewCmdPause(f, g, nil), NewCmdResume(f, g, nil))
+	root.AddCommand(NewCmdClaims(f, g, nil))
 	root.AddCommand(NewCmdRun(f, g, nil))
 	root.AddCommand(NewCmdBench(f, g, nil))
 	addDefaultCommandExamples(root)

@@ -38,6 +38,9 @@
 //  7. Add its own tests for Open, Close and its error mapping, and run the
 //     conformance suite (dialects/dialecttest) against it: dialecttest.Run
 //     on an opened Backend. The backend is done when it passes.
+//  8. A SQL backend with rows registers its task-row claim SQL in init
+//     (claimtable.Register with a claimtable.Builder) and runs
+//     claimtable/claimtest against it.
 //
 // # The lock contract
 //

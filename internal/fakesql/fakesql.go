@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -188,6 +189,20 @@ func (c *conn) Close() error {
 }
 
 func (c *conn) Begin() (driver.Tx, error) { return tx{}, nil }
+
+// BeginTx starts a transaction (commit and rollback are no-ops). A
+// non-default isolation level reaches the Handler, and the log, as the
+// statement "SET TRANSACTION ISOLATION LEVEL <level>", so a test sees
+// which level a transaction asked for; the default level sends nothing.
+func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	if opts.Isolation != driver.IsolationLevel(sql.LevelDefault) {
+		level := strings.ToUpper(sql.IsolationLevel(opts.Isolation).String())
+		if _, err := c.run(ctx, "SET TRANSACTION ISOLATION LEVEL "+level, nil, false); err != nil {
+			return nil, err
+		}
+	}
+	return tx{}, nil
+}
 
 // IsValid lets database/sql drop killed sessions from the pool.
 func (c *conn) IsValid() bool {

@@ -1,0 +1,141 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/claimtable"
+	"github.com/schedlock/schedlock/internal/benchkit"
+	"github.com/schedlock/schedlock/internal/dsn"
+	"github.com/schedlock/schedlock/internal/output"
+)
+
+// defaultClaimWorkers is --workers with --claims when not given.
+const defaultClaimWorkers = 4
+
+// claimPlan validates the flags of `bench --claims`.
+func (o *BenchOptions) claimPlan() (*dsn.DSN, benchkit.ClaimPlan, error) {
+	usage := func(format string, args ...any) error { return usageErrorf(o.Command, format, args...) }
+	p := benchkit.ClaimPlan{Workers: defaultClaimWorkers, Batch: o.Batch}
+	switch {
+	case o.workersSet && (o.Workers < 1 || o.Workers > maxBenchWorkers):
+		return nil, p, usage("--workers must be between 1 and %d, got %d", maxBenchWorkers, o.Workers)
+	case o.Batch < 1 || o.Batch > claimtable.MaxBatch:
+		return nil, p, usage("--batch must be between 1 and %d rows per claim, got %d", claimtable.MaxBatch, o.Batch)
+	case o.locksSet || o.Wait || o.Preset != "" || o.Table != "":
+		return nil, p, usage("--claims measures claims on a task table of its own: --locks, --wait, --preset and --table measure locks")
+	case o.durationSet && o.cyclesSet:
+		return nil, p, usage("give --duration or --cycles, not both")
+	case o.durationSet && o.Duration <= 0:
+		return nil, p, usage("--duration must be positive, got %s", o.Duration)
+	case o.cyclesSet && o.Cycles < 1:
+		return nil, p, usage("--cycles must be at least 1, got %d", o.Cycles)
+	}
+	if o.workersSet {
+		p.Workers = o.Workers
+	}
+	switch o.Strategy {
+	case "", strategyAll:
+	case string(dialects.ClaimSkipLocked), string(dialects.ClaimReadPast), string(dialects.ClaimOptimistic):
+		p.Strategies = []dialects.ClaimStrategy{dialects.ClaimStrategy(o.Strategy)}
+	default:
+		return nil, p, usage("--strategy %q with --claims: use skip-locked, readpast, optimistic or all", o.Strategy)
+	}
+	if o.cyclesSet {
+		p.Budget.Cycles = o.Cycles
+	} else {
+		p.Budget.Duration = o.Duration
+	}
+	target, err := resolveAdminDSN(o.Factory, o.Global, o.Command)
+	return target, p, err
+}
+
+func benchClaimsRun(ctx context.Context, o *BenchOptions) error {
+	target, p, err := o.claimPlan()
+	if err != nil {
+		return err
+	}
+	backend, err := target.Connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer backend.Close()
+	var progress *benchProgress
+	if o.IO.IsStderrTTY() && !o.Global.Quiet {
+		progress = &benchProgress{w: o.IO.ErrOut}
+		p.Progress = progress.step
+	}
+	r, runErr := benchkit.RunClaims(ctx, backend, p)
+	if progress != nil {
+		progress.clear()
+	}
+	if r == nil {
+		return o.benchError(ctx, runErr, target)
+	}
+	r.Target, r.Database = target.Redacted(), o.Factory.Scrubber.String(output.DescribeDatabase(backend.Detected()))
+	var buf bytes.Buffer
+	switch o.Global.Format {
+	case output.JSON:
+		err = output.WriteJSON(&buf, r)
+	case output.YAML:
+		err = output.WriteYAML(&buf, r)
+	default:
+		if o.IO.IsStdoutTTY() {
+			fmt.Fprintf(&buf, "%s on %s: %d workers, %d rows per claim\n", r.Target, r.Database, r.Workers, r.Batch)
+		}
+		t := claimsBenchTable(r)
+		t.Width = o.IO.TerminalWidth()
+		err = output.WriteTable(&buf, t, o.IO.IsStdoutTTY())
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := io.WriteString(o.IO.Out, o.Factory.Scrubber.String(buf.String())); err != nil {
+		return err
+	}
+	if o.Global.Format == output.Table && !o.Global.Quiet {
+		for _, n := range r.Notes {
+			fmt.Fprintln(o.IO.ErrOut, o.Factory.Scrubber.String("schedlock: note: "+n))
+		}
+	}
+	if runErr != nil {
+		return o.benchError(ctx, runErr, target)
+	}
+	return nil
+}
+
+// claimsBenchTable is the claims report as one table: the raw statement,
+// each strategy beside it, then the published anchors.
+func claimsBenchTable(r *benchkit.ClaimsReport) output.TableData {
+	t := output.TableData{Header: []string{"MEASUREMENT", "STRATEGY", "WHAT", "RESULT", "COMPARED"}}
+	what := fmt.Sprintf("%d workers × %d rows", r.Workers, r.Batch)
+	if r.Raw != nil {
+		t.Rows = append(t.Rows, []string{"claims", "-", "raw single statement, " + what, perSecond(r.Raw.RowsPerSecond, "rows"), errorsCell(r.Raw.Errors)})
+	}
+	for _, s := range r.Strategies {
+		label := s.Strategy
+		if s.Strategy == r.Recommended {
+			label += " (recommended)"
+		}
+		compared := times(s.EngineToRaw, "raw")
+		if e := errorsCell(s.Engine.Errors); e != "" {
+			compared = strings.TrimPrefix(compared+", "+e, ", ")
+		}
+		t.Rows = append(t.Rows, []string{"claims", label, "engine, " + what, perSecond(s.Engine.RowsPerSecond, "rows"), compared})
+	}
+	for _, a := range r.Anchors {
+		t.Rows = append(t.Rows, []string{"published", "-", a.System, perSecond(a.Figure, a.Unit), a.Setup})
+	}
+	return t
+}
+
+func errorsCell(n int64) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d claims failed", n)
+}

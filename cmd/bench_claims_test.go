@@ -1,0 +1,48 @@
+package cmd
+
+import (
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/schedlock/schedlock/internal/benchkit"
+)
+
+func TestBenchClaimsOnSQLite(t *testing.T) {
+	dsn := "sqlite:" + filepath.Join(t.TempDir(), "bench.db")
+	r := runCmd(t, false, nil, "bench", "--claims", "--dsn", dsn, "--workers", "2", "--batch", "3", "--cycles", "10", "-o", "json")
+	if r.err != nil {
+		t.Fatalf("bench --claims: %v\n%s", r.err, r.stderr)
+	}
+	var rep benchkit.ClaimsReport
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, r.stdout)
+	}
+	if rep.Workers != 2 || rep.Batch != 3 || rep.Raw == nil || len(rep.Strategies) != 1 || len(rep.Anchors) == 0 {
+		t.Fatalf("report %+v", rep)
+	}
+	table := runCmd(t, false, nil, "bench", "--claims", "--dsn", dsn, "--cycles", "5")
+	if table.err != nil || !strings.Contains(table.stdout, "raw single statement") || !strings.Contains(table.stdout, "River") {
+		t.Fatalf("bench --claims table: %v\n%s", table.err, table.stdout)
+	}
+}
+
+func TestBenchClaimsBadInput(t *testing.T) {
+	dsn := "sqlite:" + filepath.Join(t.TempDir(), "bench.db")
+	for _, args := range [][]string{
+		{"--batch", "0"},
+		{"--batch", "10001"},
+		{"--workers", "0"},
+		{"--strategy", "session"},
+		{"--locks", "5"},
+		{"--strategy", "skip-locked"}, // SQLite claims optimistically only
+	} {
+		r := runCmd(t, false, nil, append([]string{"bench", "--claims", "--dsn", dsn, "--cycles", "1"}, args...)...)
+		var usage *UsageError
+		if !errors.As(r.err, &usage) {
+			t.Errorf("bench --claims %v: %v; want a usage error", args, r.err)
+		}
+	}
+}

@@ -1,0 +1,134 @@
+package claimtable
+
+import (
+	"database/sql"
+	"sync"
+
+	"github.com/schedlock/schedlock/dialects"
+)
+
+// Kind is the Go type bound to a placeholder, for dialects that cast
+// their parameters (PostgreSQL).
+type Kind int
+
+// The kinds of bound values.
+const (
+	KindInt   Kind = iota // int64
+	KindText              // string
+	KindBytes             // []byte
+)
+
+// Select is one SELECT the engine needs, in parts a Builder assembles.
+type Select struct {
+	Columns []string // expressions of the select list
+	Table   string
+	Where   string // "" for none
+	OrderBy string // "" for none
+	// Limit is the placeholder bound to the row count, "" for no limit.
+	Limit string
+	// Lock locks the rows for update, skipping rows other transactions
+	// hold (FOR UPDATE SKIP LOCKED, WITH (UPDLOCK, READPAST, ROWLOCK)).
+	Lock bool
+}
+
+// SingleClaim is the parts of a one-statement claim: lock up to Limit
+// rows of Table matching Where in Order, set them with Set, return
+// Returning(prefix): the claim's columns, each qualified by prefix ("t.",
+// "inserted.", or "" unqualified).
+type SingleClaim struct {
+	Table     string
+	ID        string // the id column
+	Where     string
+	OrderBy   string
+	Limit     string
+	Set       []string // "col = expr"
+	Returning func(prefix string) []string
+}
+
+// Builder is one dialect's SQL vocabulary for task-row claims. Every time
+// it renders is UTC on the database clock with millisecond precision.
+type Builder interface {
+	// Dialect is the registry name used in errors ("postgres", …).
+	Dialect() string
+	// Param is the placeholder for the i-th bound value (from 1) of kind k.
+	// The engine binds one value per placeholder, in the order they appear
+	// in the text, so positional ("?") and numbered ($1, @p1, :1, ?1)
+	// styles both work.
+	Param(i int, k Kind) string
+	// Now is the database clock, UTC, millisecond precision.
+	Now() string
+	// PlusMs is the timestamp ts plus the milliseconds bound at param.
+	PlusMs(ts, param string) string
+	// EpochMs reads the timestamp ts as integer milliseconds since the
+	// Unix epoch. It may repeat ts, so the engine never puts a placeholder
+	// in it.
+	EpochMs(ts string) string
+	// Select assembles s.
+	Select(s Select) string
+	// LimitsLocked reports whether a locking Select may have a row limit;
+	// where it may not (Oracle: ORA-02014; a ROWNUM filter would run before
+	// SKIP LOCKED and hand the second worker nothing), the engine locks
+	// without one and reads only the rows it asked for.
+	LimitsLocked() bool
+	// Single returns the one-statement claim for strategy, or ok false
+	// when the dialect claims with strategy in a short transaction.
+	Single(strategy dialects.ClaimStrategy, c SingleClaim) (string, bool)
+	// Strategies are the claim strategies the dialect can run.
+	Strategies() []dialects.ClaimStrategy
+	// TxOptions are the options of the claim transaction (the lock-then-
+	// update claims): MySQL and MariaDB claim under READ COMMITTED.
+	TxOptions() *sql.TxOptions
+	// MaxParams is the most placeholders one statement may have (SQL
+	// Server 2,100; Oracle 1,000 expressions in an IN list); the engine
+	// splits id lists into statements below it.
+	MaxParams() int
+	// MultiRowInsert reports whether INSERT … VALUES (…), (…) works.
+	MultiRowInsert() bool
+	// Create is the DDL of the default task table and its index, run in
+	// order; each statement tolerates an existing object where the
+	// database allows (IF NOT EXISTS), else IsExists says so.
+	Create(t Table) []string
+	// IsExists reports whether err says a CREATE found its object already
+	// there.
+	IsExists(err error) bool
+	// IsMissingTable reports whether err says the table does not exist.
+	IsMissingTable(err error) bool
+}
+
+// ErrorMapper is implemented by Builders that explain a server error in
+// the database's own terms (SQL Server's READPAST refusal outside READ
+// COMMITTED); it returns err unchanged when it knows nothing better.
+type ErrorMapper interface {
+	MapError(err error) error
+}
+
+// Factory returns the Builder for one detected database.
+type Factory func(info dialects.Info) Builder
+
+var (
+	registryMu sync.RWMutex
+	registry   = map[string]Factory{}
+)
+
+// Register makes f the claim Builder factory of dialect (its registry
+// name). Dialect packages call it from init; it panics on a duplicate.
+func Register(dialect string, f Factory) {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	if _, dup := registry[dialect]; dup || f == nil {
+		panic("claimtable: Register called twice or with nil for " + dialect)
+	}
+	registry[dialect] = f
+}
+
+// Lookup returns the Builder for info's dialect, or false when the dialect
+// has no task-row claims.
+func Lookup(info dialects.Info) (Builder, bool) {
+	registryMu.RLock()
+	f, ok := registry[info.Dialect]
+	registryMu.RUnlock()
+	if !ok {
+		return nil, false
+	}
+	return f(info), true
+}

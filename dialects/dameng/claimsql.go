@@ -1,0 +1,100 @@
+package dameng
+
+import (
+	"database/sql"
+	"strings"
+
+	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/claimtable"
+)
+
+func init() {
+	claimtable.Register(Name, func(info dialects.Info) claimtable.Builder { return ClaimBuilder{} })
+}
+
+// ClaimBuilder writes Dameng DM8's task-row claim SQL (claimtable.Builder).
+// It follows Oracle's: a skip-locked claim opens SELECT … FOR UPDATE SKIP
+// LOCKED without a row limit in a transaction (database/sql's BeginTx,
+// as DM's driver commits every statement run outside one), reads the n
+// rows it wants, updates them by id and commits; unlocked reads are
+// limited with ROWNUM. Whether DM accepts LIMIT beside FOR UPDATE SKIP
+// LOCKED is not verified here, so it is not used. Placeholders are "?".
+type ClaimBuilder struct{}
+
+var _ claimtable.Builder = ClaimBuilder{}
+
+// Dialect is "dm".
+func (ClaimBuilder) Dialect() string { return Name }
+
+// Param is "?".
+func (ClaimBuilder) Param(int, claimtable.Kind) string { return "?" }
+
+// Now is SYSTIMESTAMP in UTC as TIMESTAMP(3).
+func (ClaimBuilder) Now() string { return sqlNow }
+
+// PlusMs adds the bound milliseconds.
+func (ClaimBuilder) PlusMs(ts, param string) string { return "(" + plusMs(ts, param) + ")" }
+
+// EpochMs is the timestamp as BIGINT milliseconds.
+func (ClaimBuilder) EpochMs(ts string) string { return epochMs(ts) }
+
+// Select is Oracle's form (claimtable.RowNumSelect).
+func (ClaimBuilder) Select(s claimtable.Select) string { return claimtable.RowNumSelect(s) }
+
+// LimitsLocked is false.
+func (ClaimBuilder) LimitsLocked() bool { return false }
+
+// Single is never: DM claims in a transaction.
+func (ClaimBuilder) Single(dialects.ClaimStrategy, claimtable.SingleClaim) (string, bool) {
+	return "", false
+}
+
+// Strategies are skip-locked and optimistic.
+func (ClaimBuilder) Strategies() []dialects.ClaimStrategy {
+	return []dialects.ClaimStrategy{dialects.ClaimSkipLocked, dialects.ClaimOptimistic}
+}
+
+// TxOptions is the default.
+func (ClaimBuilder) TxOptions() *sql.TxOptions { return nil }
+
+// MaxParams is 1,000, as Oracle's IN lists (DM's own limit is not
+// verified here).
+func (ClaimBuilder) MaxParams() int { return 1000 }
+
+// MultiRowInsert is false (not verified on DM8).
+func (ClaimBuilder) MultiRowInsert() bool { return false }
+
+// Create is the default task table (IDENTITY id) and its index.
+func (ClaimBuilder) Create(t claimtable.Table) []string {
+	c := t.Columns
+	idx := t.Name
+	if i := strings.LastIndexByte(idx, '.'); i >= 0 {
+		idx = idx[i+1:]
+	}
+	return []string{
+		"CREATE TABLE " + t.Name + " (\n" +
+			"  " + c.ID + " BIGINT IDENTITY(1, 1) PRIMARY KEY,\n" +
+			"  " + c.Type + " VARCHAR(255 CHAR),\n" +
+			"  " + c.Payload + " BLOB,\n" +
+			"  " + c.Status + " VARCHAR(32 CHAR) NOT NULL,\n" +
+			"  " + c.DueAt + " TIMESTAMP(3) NOT NULL,\n" +
+			"  " + c.Priority + " BIGINT DEFAULT 0 NOT NULL,\n" +
+			"  " + c.Retries + " INT DEFAULT 0 NOT NULL,\n" +
+			"  " + c.MaxRetries + " INT DEFAULT 3 NOT NULL,\n" +
+			"  " + c.Owner + " VARCHAR(255 CHAR),\n" +
+			"  " + c.ClaimedUntil + " TIMESTAMP(3),\n" +
+			"  " + c.Version + " BIGINT DEFAULT 0 NOT NULL,\n" +
+			"  " + c.UpdatedAt + " TIMESTAMP(3) NOT NULL\n" +
+			")",
+		"CREATE INDEX " + idx + "_cidx ON " + t.Name + " (" + c.Status + ", " + c.Priority + " DESC, " + c.DueAt + ")",
+	}
+}
+
+// IsExists reports a CREATE of an object that exists (DM's message says
+// so; its code is not verified here).
+func (ClaimBuilder) IsExists(err error) bool {
+	return err != nil && (strings.Contains(err.Error(), "已存在") || strings.Contains(strings.ToLower(err.Error()), "already exist"))
+}
+
+// IsMissingTable reports -2106.
+func (ClaimBuilder) IsMissingTable(err error) bool { return IsMissingTable(err) }
