@@ -291,7 +291,7 @@ var fakeDialect = &dialects.Dialect{
 		if serverOf(db).faults.noSession {
 			return nil, fmt.Errorf("%w: fakedb has no session locks", dialects.ErrUnsupported)
 		}
-		return &dialects.SessionLocker{Dialect: "fake", DB: db, Ops: fakeOps{}, CheckEvery: 20 * time.Millisecond}, nil
+		return &dialects.SessionLocker{Dialect: "fake", DB: db, Ops: fakeOps{}, CheckEvery: 200 * time.Millisecond}, nil
 	},
 	Probe: func(context.Context, *sql.DB, dialects.Info, dialects.ProbeOptions) (dialects.Capabilities, error) {
 		return dialects.Capabilities{

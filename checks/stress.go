@@ -90,13 +90,15 @@ func checkContention(ctx context.Context, env *Env, tg target) (string, error) {
 	if n := overlaps.Load(); n > 0 {
 		return detail, fmt.Errorf("two holders were inside a critical section at once %d times", n)
 	}
+	// A worker that stopped on an error did fewer sections: say why,
+	// rather than blame the counters on overlapping holders.
+	if err := errors.Join(errs...); err != nil {
+		return detail, err
+	}
 	for i, g := range got {
 		if g != want {
 			return detail, fmt.Errorf("counter of %q is %d, want %d: updates were lost to overlapping holders", names[i], g, want)
 		}
-	}
-	if err := errors.Join(errs...); err != nil {
-		return detail, err
 	}
 	return detail, nil
 }
