@@ -114,7 +114,7 @@ func claimsBenchTable(r *benchkit.ClaimsReport) output.TableData {
 	t := output.TableData{Header: []string{"MEASUREMENT", "STRATEGY", "WHAT", "RESULT", "COMPARED"}}
 	what := fmt.Sprintf("%d workers × %d rows", r.Workers, r.Batch)
 	if r.Raw != nil {
-		t.Rows = append(t.Rows, []string{"claims", "-", "raw single statement, " + what, perSecond(r.Raw.RowsPerSecond, "rows"), errorsCell(r.Raw.Errors)})
+		t.Rows = append(t.Rows, []string{"claims", "-", "raw SQL, " + what, perSecond(r.Raw.RowsPerSecond, "rows"), errorsCell(r.Raw.Errors)})
 	}
 	for _, s := range r.Strategies {
 		label := s.Strategy

@@ -24,7 +24,7 @@ func TestBenchClaimsOnSQLite(t *testing.T) {
 		t.Fatalf("report %+v", rep)
 	}
 	table := runCmd(t, false, nil, "bench", "--claims", "--dsn", dsn, "--cycles", "5")
-	if table.err != nil || !strings.Contains(table.stdout, "raw single statement") || !strings.Contains(table.stdout, "River") {
+	if table.err != nil || !strings.Contains(table.stdout, "raw SQL") || !strings.Contains(table.stdout, "River") {
 		t.Fatalf("bench --claims table: %v\n%s", table.err, table.stdout)
 	}
 }

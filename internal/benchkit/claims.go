@@ -16,7 +16,7 @@ import (
 
 // ClaimPlan is what RunClaims measures: Workers goroutines, each claiming
 // Batch rows per call, with every claim strategy of Strategies (empty:
-// every one the dialect runs), beside the raw single statement.
+// every one the dialect runs), beside the raw SQL of the same claim.
 type ClaimPlan struct {
 	Strategies []dialects.ClaimStrategy
 	Workers    int
@@ -101,7 +101,7 @@ var ClaimAnchors = []Anchor{
 }
 
 // RunClaims measures claims on backend: it makes a task table of its own
-// (dropped at the end), fills it, and runs the raw single statement and
+// (dropped at the end), fills it, and runs the raw SQL and
 // each strategy in turns (Rounds slices each), Workers goroutines
 // claiming Batch rows per call.
 func RunClaims(ctx context.Context, backend dialects.Backend, p ClaimPlan) (*ClaimsReport, error) {
@@ -174,7 +174,7 @@ func RunClaims(ctx context.Context, backend dialects.Backend, p ClaimPlan) (*Cla
 	}
 	for round, slice := range p.Budget.slices() {
 		if raw != nil {
-			step(p, fmt.Sprintf("raw single statement, round %d of %d", round+1, Rounds))
+			step(p, fmt.Sprintf("raw SQL, round %d of %d", round+1, Rounds))
 			rate, _ := measureClaims(ctx, p.Workers, slice, func(ctx context.Context, owner string) (int, error) {
 				return raw(ctx, db, owner, p.Batch)
 			})
@@ -212,7 +212,7 @@ func step(p ClaimPlan, s string) {
 
 // measureClaims runs workers goroutines calling claim until the budget is
 // spent, counting rows and claims; a failed claim is counted and the
-// worker goes on (MySQL's raw UPDATE … LIMIT deadlocks under contention).
+// worker goes on.
 func measureClaims(ctx context.Context, workers int, b Budget, claim func(ctx context.Context, owner string) (int, error)) (ClaimRate, error) {
 	m := b.begin()
 	ctx, cancel := context.WithTimeout(ctx, m.remaining()+30*time.Second)

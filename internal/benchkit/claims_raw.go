@@ -2,6 +2,7 @@ package benchkit
 
 import (
 	"context"
+	"database/sql"
 	"strings"
 
 	"github.com/schedlock/schedlock/dialects"
@@ -18,7 +19,6 @@ type rawClaimFunc func(ctx context.Context, db *dialects.DB, owner string, batch
 // engine is measured against SQL it did not produce.
 func rawClaim(dialect, table string) (rawClaimFunc, string) {
 	var text string
-	query := true
 	switch dialect {
 	case "postgres":
 		now := "(clock_timestamp() AT TIME ZONE 'UTC')"
@@ -44,28 +44,13 @@ UPDATE picked SET status = 'claimed', owner = @p2, claimed_until = DATEADD(milli
 OUTPUT inserted.id, inserted.task_type, inserted.payload;`
 		text = strings.ReplaceAll(text, "NOW", now)
 	case "mysql":
-		// No UPDATE … RETURNING and no SKIP LOCKED on UPDATE: the single
-		// statement claims by ORDER BY … LIMIT and reads nothing back.
-		now := "UTC_TIMESTAMP(3)"
-		text = `UPDATE {T} SET status = 'claimed', owner = ?, claimed_until = TIMESTAMPADD(MICROSECOND, ? * 1000, NOW), version = version + 1, updated_at = NOW
-WHERE (status = 'ready' AND due_at <= NOW) OR (status = 'claimed' AND claimed_until <= NOW)
-ORDER BY priority DESC, due_at, id LIMIT ?`
-		text = strings.ReplaceAll(text, "NOW", now)
-		query = false
+		return rawMySQLClaim(table)
 	default:
 		return nil, ""
 	}
 	text = strings.ReplaceAll(text, "{T}", table)
 	leaseMs := claimLease.Milliseconds()
 	return func(ctx context.Context, db *dialects.DB, owner string, batch int) (int, error) {
-		if !query {
-			res, err := db.SQL.ExecContext(ctx, text, owner, leaseMs, batch)
-			if err != nil {
-				return 0, err
-			}
-			n, err := res.RowsAffected()
-			return int(n), err
-		}
 		rows, err := db.SQL.QueryContext(ctx, text, batch, owner, leaseMs)
 		if err != nil {
 			return 0, err
@@ -83,4 +68,56 @@ ORDER BY priority DESC, due_at, id LIMIT ?`
 		}
 		return n, rows.Err()
 	}, text
+}
+
+// rawMySQLClaim is the claim a developer writes on MySQL and MariaDB,
+// which have no UPDATE … RETURNING: one READ COMMITTED transaction (under
+// REPEATABLE READ the locking read takes gap locks that block the other
+// workers) that locks the due rows SKIP LOCKED, reads what a worker needs,
+// and updates them by id. A single UPDATE … ORDER BY … LIMIT would neither
+// skip the rows other workers hold nor return the rows it claimed, so it
+// is no claim to compare with.
+func rawMySQLClaim(table string) (rawClaimFunc, string) {
+	const now = "UTC_TIMESTAMP(3)"
+	pick := strings.ReplaceAll(`SELECT id, task_type, payload FROM {T}
+WHERE (status = 'ready' AND due_at <= NOW) OR (status = 'claimed' AND claimed_until <= NOW)
+ORDER BY priority DESC, due_at, id LIMIT ? FOR UPDATE SKIP LOCKED`, "NOW", now)
+	update := strings.ReplaceAll(`UPDATE {T} SET status = 'claimed', owner = ?, claimed_until = TIMESTAMPADD(MICROSECOND, ? * 1000, NOW), version = version + 1, updated_at = NOW WHERE id IN (`, "NOW", now)
+	pick, update = strings.ReplaceAll(pick, "{T}", table), strings.ReplaceAll(update, "{T}", table)
+	leaseMs := claimLease.Milliseconds()
+	return func(ctx context.Context, db *dialects.DB, owner string, batch int) (int, error) {
+		tx, err := db.SQL.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+		if err != nil {
+			return 0, err
+		}
+		defer tx.Rollback() //nolint:errcheck // after Commit it does nothing
+		rows, err := tx.QueryContext(ctx, pick, batch)
+		if err != nil {
+			return 0, err
+		}
+		args := []any{owner, leaseMs}
+		for rows.Next() {
+			var id int64
+			var typ string
+			var payload []byte
+			if err := rows.Scan(&id, &typ, &payload); err != nil {
+				rows.Close()
+				return 0, err
+			}
+			args = append(args, id)
+		}
+		if err := rows.Close(); err != nil {
+			return 0, err
+		}
+		if err := rows.Err(); err != nil {
+			return 0, err
+		}
+		n := len(args) - 2
+		if n > 0 {
+			if _, err := tx.ExecContext(ctx, update+strings.TrimSuffix(strings.Repeat("?, ", n), ", ")+")", args...); err != nil {
+				return 0, err
+			}
+		}
+		return n, tx.Commit()
+	}, "BEGIN (READ COMMITTED); " + pick + "; " + update + "…); COMMIT"
 }
