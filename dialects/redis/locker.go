@@ -36,7 +36,9 @@ func (l *Locker) Strategy() dialects.Strategy { return dialects.StrategyTable }
 func (l *Locker) Schema() dialects.Schema { return l.layout.schema }
 
 // CreateSQL implements dialects.TableLocker: there is nothing to create.
-func (l *Locker) CreateSQL() string { return "(Redis keys " + l.layout.match() + ", made by the first acquire)" }
+func (l *Locker) CreateSQL() string {
+	return "(Redis keys " + l.layout.match() + ", made by the first acquire)"
+}
 
 // CreateTable implements dialects.TableLocker: keys need no table; it
 // does nothing.
