@@ -113,7 +113,7 @@ func (s *lease) Refresh(ctx context.Context) error {
 		return s.err // the timer ended it while the script ran
 	}
 	s.refreshErr = nil
-	s.armLocked(start.Add(s.atMost))
+	s.armLocked(leaseEnd(start, s.atMost))
 	return nil
 }
 

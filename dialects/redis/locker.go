@@ -159,7 +159,7 @@ func (l *Locker) try(ctx context.Context, name string, opts dialects.Options) (d
 	}
 	s.lockedAtMS = asInt(r[2])
 	s.mu.Lock()
-	s.armLocked(start.Add(opts.AtMost))
+	s.armLocked(leaseEnd(start, opts.AtMost))
 	s.mu.Unlock()
 	return s, nil
 }
@@ -256,7 +256,9 @@ func rowOf(l layout, name string, r []any) (dialects.Row, bool, error) {
 		return row, false, nil
 	}
 	if pttl >= 0 {
-		row.Until = time.UnixMilli(asInt(r[2])).UTC()
+		// A key that still exists is still held, even in the millisecond
+		// its expiry names.
+		row.Until = time.UnixMilli(max(asInt(r[2]), asInt(r[0])+1)).UTC()
 	} else {
 		row.Until = time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC) // no expiry: held for good
 	}
@@ -282,6 +284,14 @@ func (l *Locker) Expire(ctx context.Context, name string) (bool, error) {
 		return false, dialects.Wrap(Name, "expire", explain(err))
 	}
 	return n > 0, nil
+}
+
+// leaseEnd is when a lease sent at start ends on the host clock: start
+// cut to the millisecond (the server counts whole milliseconds from its
+// now, which is after start), plus atMost. Never after the key's expiry
+// on the server, as long as the two clocks agree.
+func leaseEnd(start time.Time, atMost time.Duration) time.Time {
+	return start.Truncate(time.Millisecond).Add(atMost)
 }
 
 // ms is d in whole milliseconds, at least 1.
