@@ -31,6 +31,7 @@ package redis
 import (
 	"context"
 
+	goredis "github.com/redis/go-redis/v9"
 	"github.com/xo/dburl"
 
 	"github.com/schedlock/schedlock/dialects"
@@ -45,7 +46,14 @@ const Product = "redis"
 // schemeTLS is the URL scheme of Redis over TLS.
 const schemeTLS = "rediss"
 
+// quietLogger drops go-redis's own log lines: a backend never prints;
+// its errors say what went wrong.
+type quietLogger struct{}
+
+func (quietLogger) Printf(context.Context, string, ...any) {}
+
 func init() {
+	goredis.SetLogger(quietLogger{})
 	// Two-letter aliases of their own, or dburl would give both "re".
 	for s, alias := range map[string]string{Name: "rd", schemeTLS: "rt"} {
 		if dburl.Protocols(s) == nil {
@@ -53,12 +61,17 @@ func init() {
 		}
 	}
 	dialects.Register(&dialects.Dialect{
-		Name:        Name,
-		Title:       "Redis",
-		Schemes:     []dialects.Scheme{{Name: Name, DefaultPort: "6379"}, {Name: schemeTLS, DefaultPort: "6379"}},
-		Forms:       "redis://, rediss://",
-		Products:    map[string]string{Product: "Redis"},
-		ConnString:  func(u *dburl.URL) (string, error) { return connString(u), nil },
+		Name:     Name,
+		Title:    "Redis",
+		Schemes:  []dialects.Scheme{{Name: Name, DefaultPort: "6379"}, {Name: schemeTLS, DefaultPort: "6379"}},
+		Forms:    "redis://, rediss://",
+		Products: map[string]string{Product: "Redis"},
+		ConnString: func(u *dburl.URL) (string, error) {
+			// Parsed here too, so a bad URL is a bad DSN before any dial.
+			conn := connString(u)
+			_, err := parseDSN(conn)
+			return conn, err
+		},
 		ConnectHint: connectHint,
 		Open: func(ctx context.Context, t dialects.Target) (dialects.Backend, error) {
 			return Open(ctx, t.Conn)
