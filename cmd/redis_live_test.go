@@ -131,6 +131,12 @@ func TestRedisLiveCommands(t *testing.T) {
 	}
 
 	name := "cmd-redis-" + fmt.Sprint(time.Now().UnixNano())
+	defer func() {
+		opts, _ := goredis.ParseURL(dsn)
+		c := goredis.NewClient(opts)
+		defer c.Close()
+		_ = c.Del(context.Background(), "schedlock:{"+name+"}", "schedlock:{"+name+"}:token").Err()
+	}()
 	started := filepath.Join(t.TempDir(), "started")
 	done := make(chan result, 1)
 	go func() {

@@ -29,7 +29,8 @@ type config struct {
 // parseDSN reads a redis:// or rediss:// URL (see the package doc). The
 // errors never quote the password.
 func parseDSN(raw string) (*config, error) {
-	u, err := url.Parse(raw)
+	hosts, single := splitHosts(raw)
+	u, err := url.Parse(single)
 	if err != nil {
 		return nil, fmt.Errorf("%w: not a Redis URL", dialects.ErrInvalid)
 	}
@@ -37,7 +38,6 @@ func parseDSN(raw string) (*config, error) {
 		return nil, fmt.Errorf("%w: Redis URLs start with redis:// or rediss://, not %s://", dialects.ErrInvalid, u.Scheme)
 	}
 	q := u.Query()
-	hosts := strings.Split(u.Host, ",")
 	for i, h := range hosts {
 		if h == "" {
 			return nil, fmt.Errorf("%w: empty host in the Redis URL's host list", dialects.ErrInvalid)
@@ -46,7 +46,6 @@ func parseDSN(raw string) (*config, error) {
 			q.Add("addr", withPort(h))
 		}
 	}
-	u.Host = hosts[0]
 	master := q.Get("master")
 	q.Del("master")
 	if master != "" {
@@ -78,6 +77,26 @@ func parseDSN(raw string) (*config, error) {
 		return nil, fmt.Errorf("%w: %s", dialects.ErrInvalid, scrubOptionError(err))
 	}
 	return c, nil
+}
+
+// splitHosts cuts the comma-separated host list out of raw (which
+// net/url cannot parse when a host before the last has a port) and
+// returns it with raw naming only the first host.
+func splitHosts(raw string) (hosts []string, single string) {
+	i := strings.Index(raw, "://")
+	if i < 0 {
+		return []string{""}, raw
+	}
+	start := i + 3
+	end := len(raw)
+	if j := strings.IndexAny(raw[start:], "/?#"); j >= 0 {
+		end = start + j
+	}
+	if at := strings.LastIndexByte(raw[start:end], '@'); at >= 0 {
+		start += at + 1
+	}
+	hosts = strings.Split(raw[start:end], ",")
+	return hosts, raw[:start] + hosts[0] + raw[end:]
 }
 
 // withPort adds the default port to a host that names none.

@@ -283,6 +283,9 @@ func where(u *dburl.URL, defaultPort string) string {
 		}
 		return u.Path
 	}
+	if strings.Contains(u.Host, ",") {
+		return u.Host // several hosts (a cluster): as written
+	}
 	host, port := u.Hostname(), u.Port()
 	if host == "" {
 		host = "localhost"
