@@ -1,6 +1,7 @@
 package redis
 
 import (
+	"strconv"
 	"strings"
 	"time"
 
@@ -11,8 +12,8 @@ import (
 //
 // schedlock (native), prefix P (Table.Name, default "schedlock"):
 //
-//	P:{TAG}        hash: name, owner, locked_at (server ms), token;
-//	               PEXPIRE'd to the lease end
+//	P:{TAG}        string "<token> <locked_at> <owner>" (locked_at in
+//	               server Unix ms), expiring at the lease end
 //	P:{TAG}:token  the fencing-token counter of the name (INCR); kept
 //	               when the lock is released, so tokens only grow
 //
@@ -150,6 +151,19 @@ func unescapeTag(tag string) (string, bool) {
 // globEscape escapes the glob characters of a SCAN MATCH pattern.
 func globEscape(s string) string {
 	return strings.NewReplacer(`\`, `\\`, "*", `\*`, "?", `\?`, "[", `\[`, "]", `\]`).Replace(s)
+}
+
+// parseNativeValue reads "<token> <locked_at ms> <owner>"; ok is false
+// for a value of another shape.
+func parseNativeValue(v string) (token int64, lockedAt time.Time, owner string, ok bool) {
+	tok, rest, ok1 := strings.Cut(v, " ")
+	at, owner, ok2 := strings.Cut(rest, " ")
+	t, err1 := strconv.ParseInt(tok, 10, 64)
+	ms, err2 := strconv.ParseInt(at, 10, 64)
+	if !ok1 || !ok2 || err1 != nil || err2 != nil {
+		return 0, time.Time{}, v, false
+	}
+	return t, time.UnixMilli(ms).UTC(), owner, true
 }
 
 // shedlockValue is ShedLock's value: "ADDED:<instant>@<owner>".

@@ -160,10 +160,6 @@ func (b *Backend) entries(ctx context.Context, l layout, keys []string) ([]diale
 			locks[name] = true
 		}
 	}
-	kind := "shedlock"
-	if l.native {
-		kind = "native"
-	}
 	pipe := b.client.Pipeline()
 	type pending struct {
 		item
@@ -179,7 +175,7 @@ func (b *Backend) entries(ctx context.Context, l layout, keys []string) ([]diale
 			ps = append(ps, pending{it, func() (any, error) { return cmd.Result() }})
 			continue
 		}
-		cmd := inspectScript.EvalSha(ctx, pipe, []string{it.key}, kind)
+		cmd := inspectScript.EvalSha(ctx, pipe, []string{it.key})
 		ps = append(ps, pending{it, cmd.Result})
 	}
 	if len(ps) == 0 {

@@ -128,7 +128,7 @@ func (l *Locker) try(ctx context.Context, name string, opts dialects.Options) (d
 	var res any
 	var err error
 	if l.layout.native {
-		res, err = acquireNative.Run(ctx, l.b.client, []string{key, l.layout.tokenKey(name)}, opts.Owner, atMost, name).Result()
+		res, err = acquireNative.Run(ctx, l.b.client, []string{key, l.layout.tokenKey(name)}, opts.Owner, atMost).Result()
 	} else {
 		res, err = acquireShedlock.Run(ctx, l.b.client, []string{key}, opts.Owner, atMost).Result()
 	}
@@ -141,10 +141,7 @@ func (l *Locker) try(ctx context.Context, name string, opts dialects.Options) (d
 	}
 	if asInt(r[0]) != 1 {
 		held := &dialects.HeldError{Name: name}
-		holder := asString(r[1])
-		if !l.layout.native {
-			_, holder = parseShedlockValue(holder)
-		}
+		holder := holderOf(l.layout, asString(r[1]))
 		held.Holder = holder
 		if pttl := asInt(r[2]); pttl > 0 {
 			held.Until = start.Add(time.Duration(pttl) * time.Millisecond).UTC()
@@ -232,11 +229,7 @@ func (l *Locker) prefixHasKeys(ctx context.Context) (bool, error) {
 // inspectKey reads the lock key of name; exists is false when it has none
 // (row is then free, DBNow set).
 func (l *Locker) inspectKey(ctx context.Context, key, name string) (row dialects.Row, exists bool, err error) {
-	kind := "shedlock"
-	if l.layout.native {
-		kind = "native"
-	}
-	res, err := inspectScript.Run(ctx, l.b.client, []string{key}, kind).Result()
+	res, err := inspectScript.Run(ctx, l.b.client, []string{key}).Result()
 	if err != nil {
 		return row, false, explain(err)
 	}
@@ -262,14 +255,23 @@ func rowOf(l layout, name string, r []any) (dialects.Row, bool, error) {
 	} else {
 		row.Until = time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC) // no expiry: held for good
 	}
-	if l.native && len(r) >= 6 {
-		row.Owner = asString(r[3])
-		row.LockedAt = time.UnixMilli(asInt(r[4])).UTC()
-		row.Token, row.HasToken = asInt(r[5]), true
+	if l.native {
+		row.Token, row.LockedAt, row.Owner, _ = parseNativeValue(asString(r[3]))
+		row.HasToken = true
 		return row, true, nil
 	}
 	row.LockedAt, row.Owner = parseShedlockValue(asString(r[3]))
 	return row, true, nil
+}
+
+// holderOf is the owner a lock key's value names.
+func holderOf(l layout, value string) string {
+	if l.native {
+		_, _, owner, _ := parseNativeValue(value)
+		return owner
+	}
+	_, owner := parseShedlockValue(value)
+	return owner
 }
 
 // Expire implements dialects.TableExpirer: the lock key is deleted

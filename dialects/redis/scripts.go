@@ -7,37 +7,39 @@ import goredis "github.com/redis/go-redis/v9"
 // restarted server answers NOSCRIPT). Every time they use is the server's:
 // TIME, and PEXPIRE/PX relative to its now. Replies: see each script.
 
-// luaNow is the server's now in milliseconds.
+// luaNow is the server's now in milliseconds. Writes after TIME are
+// allowed since Redis 5, which replicates a script's effects, not the
+// script.
 const luaNow = `
-if redis.replicate_commands then redis.replicate_commands() end
 local function now_ms()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 `
 
-// acquireNative: KEYS lock, counter; ARGV owner, at-most ms, name.
-// Reply {1, token, locked_at ms} when taken; {0, owner, pttl ms} when held.
+// acquireNative: KEYS lock, counter; ARGV owner, at-most ms. The lock
+// is a string "<token> <locked_at ms> <owner>" (see nativeValue), set
+// with PX only when the key is absent. Reply {1, token, locked_at ms}
+// when taken; {0, value, pttl ms} when held.
 var acquireNative = goredis.NewScript(luaNow + `
-if redis.call('EXISTS', KEYS[1]) == 1 then
-  return {0, redis.call('HGET', KEYS[1], 'owner') or '', redis.call('PTTL', KEYS[1])}
-end
+local v = redis.call('GET', KEYS[1])
+if v then return {0, v, redis.call('PTTL', KEYS[1])} end
 local now = now_ms()
 local token = redis.call('INCR', KEYS[2])
-redis.call('HSET', KEYS[1], 'name', ARGV[3], 'owner', ARGV[1], 'locked_at', now, 'token', token)
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
+redis.call('SET', KEYS[1], string.format('%d %d %s', token, now, ARGV[1]), 'PX', ARGV[2])
 return {1, token, now}
 `)
 
 // checkNative is the owner check of refresh and release: ARGV[1] owner,
 // ARGV[2] token ("0": any). It returns from the script with -1 (no
 // lock), -2 (another owner: reply {-2, owner}) or -3 (another token:
-// {-3, token}); else it leaves the hash's fields in f.
+// {-3, token}); else it leaves the lock's locked-at in at.
 const checkNative = `
-local f = redis.call('HMGET', KEYS[1], 'owner', 'token', 'locked_at')
-if not f[1] then return {-1} end
-if f[1] ~= ARGV[1] then return {-2, f[1]} end
-if ARGV[2] ~= '0' and f[2] ~= ARGV[2] then return {-3, tonumber(f[2])} end
+local v = redis.call('GET', KEYS[1])
+if not v then return {-1} end
+local tok, at, owner = string.match(v, '^(%d+) (%d+) (.*)$')
+if owner ~= ARGV[1] then return {-2, owner or v} end
+if ARGV[2] ~= '0' and tok ~= ARGV[2] then return {-3, tonumber(tok)} end
 `
 
 // refreshNative: KEYS lock; ARGV owner, token, at-most ms. Reply {1} or
@@ -52,9 +54,9 @@ return {1}
 // (its expiry shortened, never lengthened). Reply {1, kept ms} or a
 // checkNative refusal.
 var releaseNative = goredis.NewScript(luaNow + checkNative + `
-local keep = tonumber(f[3]) + tonumber(ARGV[3]) - now_ms()
-local pttl = redis.call('PTTL', KEYS[1])
+local keep = tonumber(at) + tonumber(ARGV[3]) - now_ms()
 if keep > 0 then
+  local pttl = redis.call('PTTL', KEYS[1])
   if pttl < 0 or keep < pttl then redis.call('PEXPIRE', KEYS[1], keep) end
   return {1, keep}
 end
@@ -129,9 +131,8 @@ redis.call('DEL', KEYS[1])
 return {1, 0}
 `)
 
-// inspectScript: KEYS lock; ARGV "native" or "shedlock". Reply
-// {server now ms, pttl ms, expiry ms, fields…}: native owner, locked_at,
-// token; ShedLock the value. pttl is -2 when there is no key. The expiry
+// inspectScript: KEYS lock. Reply {server now ms, pttl ms, expiry ms,
+// value}. pttl is -2 when there is no key. The expiry
 // is the key's own absolute one (PEXPIRETIME, Redis 7+; now + pttl
 // before), so two reads of an untouched key agree to the millisecond.
 var inspectScript = goredis.NewScript(luaNow + `
@@ -140,10 +141,6 @@ local pttl = redis.call('PTTL', KEYS[1])
 if pttl == -2 then return {now, -2} end
 local exp = redis.pcall('PEXPIRETIME', KEYS[1])
 if type(exp) ~= 'number' then exp = now + pttl end
-if ARGV[1] == 'native' then
-  local f = redis.call('HMGET', KEYS[1], 'owner', 'locked_at', 'token')
-  return {now, pttl, exp, f[1] or '', f[2] or '0', f[3] or '0'}
-end
 return {now, pttl, exp, redis.call('GET', KEYS[1]) or ''}
 `)
 
