@@ -64,7 +64,7 @@ func init() {
 		Name:     Name,
 		Title:    "Redis",
 		Schemes:  []dialects.Scheme{{Name: Name, DefaultPort: "6379"}, {Name: schemeTLS, DefaultPort: "6379"}},
-		Forms:    "redis://, rediss://",
+		Forms:    "redis[s]://",
 		Products: map[string]string{Product: "Redis"},
 		ConnString: func(u *dburl.URL) (string, error) {
 			// Parsed here too, so a bad URL is a bad DSN before any dial.
