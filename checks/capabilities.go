@@ -43,6 +43,7 @@ func capabilityChecks() []Check {
 		}})
 	}
 	out = append(out, Check{ID: "probe.privileges", Title: "the user has the privileges the strategies need", Run: checkPrivileges})
+	out = append(out, Check{ID: "probe.risks", Title: "the deployment keeps locks through eviction, restarts and failover", Run: checkRisks})
 	return out
 }
 
@@ -92,6 +93,28 @@ func checkPrivileges(ctx context.Context, env *Env) (string, error) {
 		}
 	}
 	return "", &Remedied{Err: Warnf("missing: %s", strings.Join(missing, "; ")), Remedy: strings.Join(grants, "; ")}
+}
+
+// checkRisks warns with every risk the probe found (a store that evicts
+// keys, forgets them on a restart, replicates asynchronously); it passes
+// where the backend reports none (the SQL databases).
+func checkRisks(ctx context.Context, env *Env) (string, error) {
+	caps, err := env.capabilities(ctx)
+	if err != nil {
+		return "", err
+	}
+	if caps.Risks == nil {
+		return fmt.Sprintf("the %s backend reports no deployment risks", env.Backend.Detected().Dialect), nil
+	}
+	if len(caps.Risks) == 0 {
+		return "no risk found", nil
+	}
+	var found, remedies []string
+	for _, r := range caps.Risks {
+		found = append(found, r.ID+": "+r.Detail)
+		remedies = append(remedies, r.Remedy)
+	}
+	return "", &Remedied{Err: Warnf("%s", strings.Join(found, "; ")), Remedy: strings.Join(remedies, "; ")}
 }
 
 // capabilities probes the database once per run.

@@ -160,6 +160,7 @@ type detectReport struct {
 	ServerTime        string                      `json:"server_time"`
 	ClockDetail       string                      `json:"clock_detail"`
 	MissingPrivileges []dialects.MissingPrivilege `json:"missing_privileges"`
+	Risks             []dialects.Risk             `json:"risks"`
 	Recommended       detectRecommendation        `json:"recommended"`
 }
 
@@ -203,6 +204,7 @@ func newDetectReport(target string, info dialects.Info, caps dialects.Capabiliti
 		},
 		ClockDetail:       caps.Clock.Detail,
 		MissingPrivileges: caps.MissingPrivileges,
+		Risks:             caps.Risks,
 		Recommended: detectRecommendation{
 			LockStrategy:  caps.Recommended.LockStrategy,
 			ClaimStrategy: caps.Recommended.ClaimStrategy,
@@ -216,6 +218,9 @@ func newDetectReport(target string, info dialects.Info, caps dialects.Capabiliti
 		rt := math.Round(float64(c.RoundTrip)/float64(time.Millisecond)*1000) / 1000
 		r.ClockSkewMS, r.ClockRoundTripMS = &skew, &rt
 		r.ServerTime = output.Time(c.Server)
+	}
+	if r.Risks == nil {
+		r.Risks = []dialects.Risk{}
 	}
 	if r.MissingPrivileges == nil {
 		r.MissingPrivileges = []dialects.MissingPrivilege{}
@@ -287,6 +292,9 @@ func detectTable(r *detectReport, color bool) output.TableData {
 			detail += "; fix: " + p.Grant
 		}
 		add("missing_privileges", p.Privilege, detail)
+	}
+	for _, k := range r.Risks {
+		add("risk", k.ID, k.Detail+"; instead: "+k.Remedy)
 	}
 	add("recommended.lock_strategy", string(r.Recommended.LockStrategy), r.Recommended.LockReason)
 	add("recommended.claim_strategy", string(r.Recommended.ClaimStrategy), r.Recommended.ClaimReason)

@@ -150,6 +150,9 @@ type Capabilities struct {
 	MissingPrivileges []MissingPrivilege `json:"missing_privileges"`
 	// Recommended is filled by DB.Probe from the rest.
 	Recommended Recommendation `json:"recommended"`
+	// Risks are what the deployment cannot promise (lock stores); nil
+	// where the backend reports none.
+	Risks []Risk `json:"risks"`
 }
 
 // ProbeOptions tune DB.Probe.

@@ -1,0 +1,245 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+)
+
+// liveRedis is the throwaway Redis of the tests, or a skip without one.
+func liveRedis(t *testing.T) string {
+	t.Helper()
+	raw := os.Getenv("SCHEDLOCK_TEST_REDIS_DSN")
+	if raw == "" {
+		t.Skip("SCHEDLOCK_TEST_REDIS_DSN is not set")
+	}
+	return raw
+}
+
+// extraRedis starts a redis-server of the test's own on a free loopback
+// port with args, stopped when the test ends, and returns its address.
+func extraRedis(t *testing.T, args ...string) string {
+	addr, _ := restartableRedis(t, args...)
+	return addr
+}
+
+// restartableRedis is extraRedis with a restart: the server is killed
+// (SIGKILL, no save) and started again on the same port, with no data.
+func restartableRedis(t *testing.T, args ...string) (addr string, restart func()) {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Fatalf("this test needs redis-server: %v", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr = ln.Addr().String()
+	_ = ln.Close()
+	_, port, _ := net.SplitHostPort(addr)
+	dir := t.TempDir()
+	var cmd *exec.Cmd
+	stop := func() {
+		if cmd != nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	}
+	start := func() {
+		cmd = exec.Command(bin, append([]string{"--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir}, args...)...)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			c, err := net.Dial("tcp", addr)
+			if err == nil {
+				_ = c.Close()
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("redis-server on %s did not start: %v", addr, err)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	t.Cleanup(stop)
+	start()
+	return addr, func() { stop(); start() }
+}
+
+// Redis restarted without persistence while run holds a lock: run finds
+// out at its next refresh (a third of --at-most) and stops its child.
+func TestRedisRestartStopsRun(t *testing.T) {
+	liveRedis(t)
+	addr, restart := restartableRedis(t)
+	started := filepath.Join(t.TempDir(), "started")
+	done := make(chan result, 1)
+	go func() {
+		done <- runCmd(t, false, nil, "run", "--dsn", "redis://"+addr+"/0", "--name", "nightly", "--at-most", "3s", "--kill-grace", "500ms", "--", "sh", "-c", "touch "+started+"; sleep 30")
+	}()
+	waitStarted(t, started, done)
+	restart()
+	select {
+	case res := <-done:
+		if exitCodeOf(res.err) == 0 || !strings.Contains(res.err.Error()+res.stderr, "lost") {
+			t.Errorf("run after the restart: %v\n%s\nwant the lock reported lost", res.err, res.stderr)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("run did not stop its child after Redis forgot the lock")
+	}
+}
+
+// Every command on a live Redis: selfcheck passes with the Redis probes,
+// detect names the mode and the risks, run holds the lock while locks ls
+// shows it with its key and token, unlock's owner guard refuses and
+// --force frees it, and bench measures the engine beside the raw commands.
+func TestRedisLiveCommands(t *testing.T) {
+	dsn := liveRedis(t)
+	r := runCmd(t, false, nil, "selfcheck", "--dsn", dsn, "-o", "json")
+	if r.err != nil {
+		t.Fatalf("selfcheck: %v\n%s", r.err, r.stdout)
+	}
+	if !strings.Contains(r.stdout, `"probe.risks"`) {
+		t.Errorf("selfcheck has no probe.risks check:\n%s", r.stdout)
+	}
+
+	r = runCmd(t, false, nil, "detect", "--dsn", dsn, "-o", "json")
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	var det struct {
+		Dialect, Mode string
+		Risks         []struct{ ID, Detail, Remedy string }
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &det); err != nil {
+		t.Fatal(err)
+	}
+	if det.Dialect != "redis" || det.Mode != "standalone" || len(det.Risks) == 0 {
+		t.Errorf("detect: %+v, want redis, standalone and the risks of a throwaway server", det)
+	}
+
+	name := "cmd-redis-" + fmt.Sprint(time.Now().UnixNano())
+	defer func() {
+		opts, _ := goredis.ParseURL(dsn)
+		c := goredis.NewClient(opts)
+		defer c.Close()
+		_ = c.Del(context.Background(), "schedlock:{"+name+"}", "schedlock:{"+name+"}:token").Err()
+	}()
+	started := filepath.Join(t.TempDir(), "started")
+	done := make(chan result, 1)
+	go func() {
+		done <- runCmd(t, false, nil, "run", "--dsn", dsn, "--name", name, "--at-most", "3s", "--kill-grace", "500ms", "--", "sh", "-c", "touch "+started+"; sleep 30")
+	}()
+	waitStarted(t, started, done)
+	r = runCmd(t, false, nil, "locks", "ls", "--dsn", dsn, "-o", "json", "--name", name)
+	var listed []struct {
+		Name, Key, State, Owner string
+		Token                   *int64
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &listed); err != nil || len(listed) != 1 {
+		t.Fatalf("locks ls: %v %v\n%s", err, r.err, r.stdout)
+	}
+	if l := listed[0]; l.State != "held" || l.Key != "schedlock:{"+name+"}" || l.Token == nil || *l.Token < 1 || l.Owner == "" {
+		t.Errorf("locks ls: %+v", l)
+	}
+	r = runCmd(t, false, nil, "unlock", name, "--dsn", dsn, "--yes")
+	if exitCodeOf(r.err) != CodeNegative {
+		t.Errorf("unlock without the owner: exit %d (%v), want %d", exitCodeOf(r.err), r.err, CodeNegative)
+	}
+	r = runCmd(t, false, nil, "unlock", name, "--dsn", dsn, "--force", "--yes")
+	if r.err != nil {
+		t.Fatalf("unlock --force: %v", r.err)
+	}
+	select {
+	case res := <-done:
+		if exitCodeOf(res.err) == 0 {
+			t.Errorf("run went on after its lock was freed: %v", res.err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("run did not stop after its lock was freed")
+	}
+
+	rep := benchJSON(t, dsn, "--cycles", "20")
+	if rep.RoundTrip == nil || rep.RoundTrip.Statement != "PING" || len(rep.Cycles) != 1 || rep.Cycles[0].Raw == nil || rep.Cycles[0].EngineToRaw == nil {
+		t.Errorf("bench: %+v %+v, want PING and the raw commands beside the engine", rep.RoundTrip, rep.Cycles)
+	}
+}
+
+// waitStarted waits for run's child to create path, for at most 30
+// seconds; a run that ends first fails the test.
+func waitStarted(t *testing.T, path string, done <-chan result) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		select {
+		case r := <-done:
+			t.Fatalf("run ended before its child started: %v\n%s", r.err, r.stderr)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s did not appear", path)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Bad Redis input: one line, the documented exit code, no password shown,
+// and nothing taken.
+func TestRedisBadInput(t *testing.T) {
+	live := liveRedis(t)
+	lu, err := url.Parse(live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	esc := url.QueryEscape(secret)
+	authed := extraRedis(t, "--requirepass", "right-password")
+	replica := extraRedis(t, "--replicaof", lu.Hostname(), lu.Port())
+	evicting := extraRedis(t, "--maxmemory", "10mb", "--maxmemory-policy", "allkeys-lru")
+	cases := []struct {
+		name, dsn, want string
+		code            int
+	}{
+		{"unreachable", "redis://:" + esc + "@" + closedAddr(t) + "/0", "cannot connect to redis", CodeError},
+		{"auth refused", "redis://:" + esc + "@" + authed + "/0", "WRONGPASS", CodeError},
+		{"no password", "redis://" + authed + "/0", "requires a password", CodeError},
+		{"read-only replica", "redis://:" + esc + "@" + replica + "/0", "read-only replica", CodeError},
+		{"evicting store", "redis://" + evicting + "/0", "maxmemory-policy", CodeUsage},
+		{"bad database", "redis://" + lu.Host + "/notanumber", "invalid database number", CodeUsage},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ran := filepath.Join(t.TempDir(), "ran")
+			r := runCmd(t, false, nil, "run", "--dsn", tc.dsn, "--name", "bad-input", "--", "touch", ran)
+			assertRunHidden(t, r)
+			if code := exitCodeOf(r.err); code != tc.code {
+				t.Fatalf("exit %d (%v), want %d", code, r.err, tc.code)
+			}
+			if msg := r.err.Error(); !strings.Contains(msg, tc.want) || strings.Contains(strings.TrimSpace(msg), "\n") {
+				t.Errorf("error %q: want one line containing %q", msg, tc.want)
+			}
+			if _, err := os.Stat(ran); err == nil {
+				t.Error("the command ran")
+			}
+		})
+	}
+	c := goredis.NewClient(&goredis.Options{Addr: evicting})
+	defer c.Close()
+	if n, err := c.DBSize(context.Background()).Result(); err != nil || n != 0 {
+		t.Errorf("the evicting store holds %d keys (%v), want none", n, err)
+	}
+}

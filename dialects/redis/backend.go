@@ -1,0 +1,171 @@
+package redis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/schedlock/schedlock/dialects"
+)
+
+// Backend is one opened Redis deployment (a server, a Sentinel-managed
+// master, or a Cluster). It implements dialects.Backend, LockLister,
+// LockBreaker and Prober.
+type Backend struct {
+	client goredis.UniversalClient
+	cfg    *config
+	info   dialects.Info
+	facts  *Facts
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+var (
+	_ dialects.Backend     = (*Backend)(nil)
+	_ dialects.LockLister  = (*Backend)(nil)
+	_ dialects.LockBreaker = (*Backend)(nil)
+	_ dialects.Prober      = (*Backend)(nil)
+)
+
+// Open connects to the Redis deployment of the URL dsn (see the package
+// doc), detects it and loads the scripts. A server that cannot be reached
+// or refuses the login is a *dialects.UnreachableError; a read-only
+// replica is refused (it cannot hold a lock), with what to connect to
+// instead.
+func Open(ctx context.Context, dsn string) (*Backend, error) {
+	cfg, err := parseDSN(dsn)
+	if err != nil {
+		return nil, err
+	}
+	client := cfg.newClient()
+	facts, err := detect(ctx, client, cfg.mode)
+	if err == nil && cfg.mode == ModeStandalone && facts.Mode == ModeCluster {
+		// A Cluster node named alone: talk to the whole cluster, or
+		// every key of another node's slots would answer MOVED.
+		_ = client.Close()
+		cfg = cfg.asCluster()
+		client = cfg.newClient()
+		facts, err = detect(ctx, client, cfg.mode)
+	}
+	if err != nil {
+		_ = client.Close()
+		return nil, classify(err)
+	}
+	if facts.Role == "slave" || facts.Role == "replica" {
+		_ = client.Close()
+		return nil, dialects.Wrap(Name, "open", fmt.Errorf("%w: this Redis server is a read-only replica of %s: connect to the master, or through Sentinel with master=<name>", dialects.ErrUnsupported, facts.MasterAddr))
+	}
+	if err := loadScripts(ctx, client); err != nil {
+		_ = client.Close()
+		return nil, classify(err)
+	}
+	return &Backend{client: client, cfg: cfg, facts: facts, info: facts.info()}, nil
+}
+
+// loadScripts loads every script once (on every master of a Cluster), so
+// the lock operations run them by hash.
+func loadScripts(ctx context.Context, c goredis.UniversalClient) error {
+	load := func(ctx context.Context, c goredis.Scripter) error {
+		for _, s := range scripts {
+			if err := s.Load(ctx, c).Err(); err != nil {
+				return fmt.Errorf("load the lock scripts: %w", err)
+			}
+		}
+		return nil
+	}
+	if cc, ok := c.(*goredis.ClusterClient); ok {
+		return cc.ForEachMaster(ctx, func(ctx context.Context, n *goredis.Client) error { return load(ctx, n) })
+	}
+	return load(ctx, c)
+}
+
+// Client is the backend's go-redis client, for tests and tools that need
+// the raw commands; the backend owns it.
+func (b *Backend) Client() goredis.UniversalClient { return b.client }
+
+// rawClient is a new client of the same deployment with one connection
+// (per node), for raw measurements beside the engine's.
+func (b *Backend) rawClient() goredis.UniversalClient {
+	c := *b.cfg
+	switch {
+	case c.single != nil:
+		o := *c.single
+		o.PoolSize, o.MinIdleConns = 1, 0
+		c.single = &o
+	case c.cluster != nil:
+		o := *c.cluster
+		o.PoolSize = 1
+		c.cluster = &o
+	case c.failover != nil:
+		o := *c.failover
+		o.PoolSize = 1
+		c.failover = &o
+	}
+	return c.newClient()
+}
+
+// Facts is what detection found.
+func (b *Backend) Facts() Facts { return *b.facts }
+
+// Detected implements dialects.Backend.
+func (b *Backend) Detected() dialects.Info { return b.info }
+
+// Locker implements dialects.Backend: the lease strategy, under the name
+// table, on the key layout t selects (see TableLocker).
+func (b *Backend) Locker(strategy dialects.Strategy, t dialects.Table) (dialects.Locker, error) {
+	switch strategy {
+	case dialects.StrategyTable:
+		return b.TableLocker(t)
+	case dialects.StrategySession:
+		return nil, dialects.Wrap(Name, "session locker", dialects.WithRemedy(
+			unsupportedf("Redis has no session locks: a connection's end frees nothing"), dialects.UseTableStrategy))
+	}
+	return nil, dialects.Invalidf("unknown strategy %q: use session or table", strategy)
+}
+
+// TableLocker returns the lease locker on the key layout of t: Preset
+// schedlock (default) or shedlock; Name the key prefix (schedlock,
+// default "schedlock") or ShedLock's environment (default "default").
+// A store that evicts keys is refused: an evicted key is a lock given to
+// two holders.
+func (b *Backend) TableLocker(t dialects.Table) (dialects.TableLocker, error) {
+	l, err := newLayout(t)
+	if err != nil {
+		return nil, err
+	}
+	if r := b.facts.evictionRisk(); r != "" {
+		return nil, dialects.Wrap(Name, "table locker", unsupportedf("%s: set maxmemory-policy to noeviction (CONFIG SET maxmemory-policy noeviction) or use another Redis for locks", r))
+	}
+	return &Locker{b: b, layout: l}, nil
+}
+
+// Recommend implements dialects.Backend.
+func (b *Backend) Recommend() (dialects.Strategy, string) {
+	return dialects.StrategyTable, "Redis keeps leases as keys with an expiry (the table strategy); it has no session locks"
+}
+
+// Close implements dialects.Backend.
+func (b *Backend) Close() error {
+	b.closeOnce.Do(func() { b.closeErr = b.client.Close() })
+	return b.closeErr
+}
+
+// Liquibase implements dialects.LockBreaker: Redis has no Liquibase table.
+func (b *Backend) Liquibase(string) (dialects.LiquibaseLock, error) {
+	return nil, unsupportedf("Redis has no Liquibase lock table")
+}
+
+// LockAdmin implements dialects.LockBreaker: nil, Redis has no session
+// locks.
+func (b *Backend) LockAdmin() dialects.LockAdmin { return nil }
+
+// unsupportedf is an error matching dialects.ErrUnsupported.
+func unsupportedf(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{dialects.ErrUnsupported}, args...)...)
+}
+
+var errClosed = errors.New("redis backend closed")

@@ -1,0 +1,47 @@
+package redis_test
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/dialecttest"
+	"github.com/schedlock/schedlock/dialects/redis"
+)
+
+// liveDSN is the throwaway Redis of the tests; without it the live tests
+// skip, and with it an unreachable server fails them.
+func liveDSN(t testing.TB) string {
+	t.Helper()
+	dsn := os.Getenv("SCHEDLOCK_TEST_REDIS_DSN")
+	if dsn == "" {
+		t.Skip("SCHEDLOCK_TEST_REDIS_DSN is not set")
+	}
+	return dsn
+}
+
+// openLive opens the live Redis, closed when the test ends.
+func openLive(t testing.TB) *redis.Backend {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	b, err := redis.Open(ctx, liveDSN(t))
+	if err != nil {
+		t.Fatalf("open the live Redis: %v", err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	return b
+}
+
+// TestConformance runs the lock contract's suite on both key layouts,
+// each under a prefix of its own that the run removes.
+func TestConformance(t *testing.T) {
+	b := openLive(t)
+	p := "schedlock_conformance_" + dialects.NewOwner()[len(dialects.NewOwner())-8:]
+	dialecttest.Run(t, b, dialecttest.Options{Tables: []dialects.Table{
+		{Preset: dialects.PresetSchedlock, Name: p},
+		{Preset: dialects.PresetShedlock, Name: p + "_shedlock"},
+	}})
+}

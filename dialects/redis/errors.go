@@ -1,0 +1,78 @@
+package redis
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strings"
+
+	"github.com/schedlock/schedlock/dialects"
+)
+
+// classify turns a go-redis error of Open into the kit's: a server that
+// cannot be reached or refuses the login is a *dialects.UnreachableError
+// (the DSN layer words it with the address and connectHint).
+func classify(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) && !isNetwork(err) {
+		return dialects.Wrap(Name, "open", err)
+	}
+	if isNetwork(err) || isAuth(err) {
+		return dialects.Unreachable(err)
+	}
+	return dialects.Wrap(Name, "open", explain(err))
+}
+
+// isNetwork reports a connection that could not be made or was cut.
+func isNetwork(err error) bool {
+	var ne net.Error
+	var oe *net.OpError
+	return errors.As(err, &ne) || errors.As(err, &oe) || strings.Contains(err.Error(), "connection refused") ||
+		errors.Is(err, errClosed) || strings.Contains(err.Error(), "EOF")
+}
+
+// isAuth reports a refused login (NOAUTH, WRONGPASS, a user without
+// rights to AUTH).
+func isAuth(err error) bool {
+	msg := err.Error()
+	return strings.HasPrefix(msg, "NOAUTH") || strings.HasPrefix(msg, "WRONGPASS") ||
+		strings.Contains(msg, "invalid password") || strings.Contains(msg, "invalid username-password")
+}
+
+// connectHint says what to check when connecting failed with err.
+func connectHint(err error) string {
+	switch {
+	case err == nil:
+		return ""
+	case strings.HasPrefix(err.Error(), "NOAUTH"):
+		return "this Redis requires a password: give it in the URL, redis://:PASSWORD@host:6379/0 (or user:PASSWORD@ with ACLs)"
+	case isAuth(err):
+		return "the user or password in the URL is wrong, or the ACL user may not log in"
+	}
+	return ""
+}
+
+// explain words the server errors a lock operation can meet: a replica
+// (READONLY), a Cluster node answering for slots it does not serve
+// (MOVED, ASK, CLUSTERDOWN), a command the ACL user may not run.
+func explain(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	switch {
+	case strings.HasPrefix(msg, "READONLY"):
+		return unsupportedf("this Redis server is a read-only replica: connect to the master (%v)", err)
+	case strings.HasPrefix(msg, "MOVED"), strings.HasPrefix(msg, "ASK "):
+		return unsupportedf("this Redis is a Cluster and the node answered %q: name several cluster nodes in the URL (redis://h1:6379,h2:6379,h3:6379)", msg)
+	case strings.HasPrefix(msg, "CLUSTERDOWN"):
+		return unsupportedf("the Redis Cluster is down or not all of its slots are served (%v)", err)
+	case strings.HasPrefix(msg, "NOPERM"):
+		return &dialects.PrivilegeError{Privilege: "the EVALSHA, SCAN and INFO commands", Err: err}
+	case strings.HasPrefix(msg, "OOM"):
+		return unsupportedf("this Redis is out of memory and refuses writes (%v)", err)
+	}
+	return err
+}

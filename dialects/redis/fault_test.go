@@ -1,0 +1,191 @@
+package redis_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os/exec"
+	"testing"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/redis"
+	"github.com/schedlock/schedlock/internal/tcpproxy"
+)
+
+// ownServer starts a redis-server of the test's own on a free loopback
+// port, without persistence, and stops it at the end. It needs the
+// binary only when the live tests run (SCHEDLOCK_TEST_REDIS_DSN set).
+func ownServer(t *testing.T) (port int, start func(), stop func()) {
+	t.Helper()
+	liveDSN(t)
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Fatalf("the restart test needs redis-server: %v", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port = ln.Addr().(*net.TCPAddr).Port
+	_ = ln.Close()
+	dir := t.TempDir()
+	var cmd *exec.Cmd
+	stop = func() {
+		if cmd != nil && cmd.Process != nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			cmd = nil
+		}
+	}
+	start = func() {
+		cmd = exec.Command(bin, "--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		c := goredis.NewClient(&goredis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", port)})
+		defer c.Close()
+		deadline := time.Now().Add(10 * time.Second)
+		for c.Ping(context.Background()).Err() != nil {
+			if time.Now().After(deadline) {
+				t.Fatal("redis-server did not answer within 10s")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	t.Cleanup(stop)
+	start()
+	return port, start, stop
+}
+
+// Redis restarted without persistence forgets the lock: the holder finds
+// out at its next refresh (ErrLeaseLost, Done closed), and another node
+// can take the lock at once — the data was lost, which detect reports as
+// the no-persistence risk.
+func TestRestartWithoutPersistenceLosesTheLease(t *testing.T) {
+	port, start, stop := ownServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	dsn := fmt.Sprintf("redis://127.0.0.1:%d/0", port)
+	b, err := redis.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	caps, err := b.Probe(ctx, dialects.ProbeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !hasRisk(caps.Risks, "no-persistence") {
+		t.Errorf("risks %+v: want no-persistence", caps.Risks)
+	}
+	l, err := b.Locker(dialects.StrategyTable, dialects.Table{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lease, err := l.Acquire(ctx, "nightly", dialects.Options{AtMost: time.Minute, Owner: "holder"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	start()
+	err = lease.Refresh(ctx)
+	for i := 0; err != nil && !errors.Is(err, dialects.ErrLeaseLost) && i < 50; i++ {
+		time.Sleep(100 * time.Millisecond) // the pool's dead connections are replaced
+		err = lease.Refresh(ctx)
+	}
+	if !errors.Is(err, dialects.ErrLeaseLost) {
+		t.Fatalf("refresh after the restart: %v, want the lease lost", err)
+	}
+	select {
+	case <-lease.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("Done is still open after the refresh reported the loss")
+	}
+	other, err := l.Acquire(ctx, "nightly", dialects.Options{AtMost: time.Minute, Owner: "other"})
+	if err != nil {
+		t.Fatalf("after the data was lost another node should get the lock: %v", err)
+	}
+	if tok, _ := other.Token(); tok != 1 {
+		t.Logf("token after the restart: %d (the counter was lost too)", tok)
+	}
+	_ = other.Release(ctx)
+}
+
+func hasRisk(risks []dialects.Risk, id string) bool {
+	for _, r := range risks {
+		if r.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// A holder cut off from Redis by the proxy ends its lease (Done closes)
+// while its key still lives on the server: no one else can hold the lock
+// before the holder has stopped.
+func TestConnectionCutEndsTheLeaseFirst(t *testing.T) {
+	direct := openLive(t)
+	opts, err := goredis.ParseURL(liveDSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy, err := tcpproxy.Start(opts.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	b, err := redis.Open(ctx, fmt.Sprintf("redis://%s/%d?dial_timeout=200ms&read_timeout=200ms&write_timeout=200ms&max_retries=0", proxy.Addr(), opts.DB))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	prefix := "schedlock_cut_" + fmt.Sprint(time.Now().UnixNano())
+	l, err := b.Locker(dialects.StrategyTable, dialects.Table{Name: prefix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dl, err := direct.Locker(dialects.StrategyTable, dialects.Table{Name: prefix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dl.(dialects.TableDropper).DropTable(context.Background())
+	lease, err := l.Acquire(ctx, "report", dialects.Options{AtMost: 1500 * time.Millisecond, Owner: "cut-off"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The lease ends, on the host clock, no later than its key on the
+	// server's: a holder that loses Redis stops first.
+	key := prefix + ":{report}"
+	serverEnd, err := direct.Client().PExpireTime(ctx, key).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if until := lease.Until(); until.After(time.UnixMilli(int64(serverEnd / time.Millisecond))) {
+		t.Fatalf("lease ends at %s on the host, after its key on the server (%s)", until, time.UnixMilli(int64(serverEnd/time.Millisecond)))
+	}
+	proxy.Cut()
+	if err := lease.Refresh(ctx); err == nil {
+		t.Fatal("refresh through a cut connection succeeded")
+	}
+	select {
+	case <-lease.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the cut-off holder's lease did not end")
+	}
+	if !errors.Is(lease.Err(), dialects.ErrLeaseLost) {
+		t.Errorf("Err %v, want the lease lost", lease.Err())
+	}
+	// The holder has been told; the server may still keep its key a
+	// little. Whoever takes the lock now takes it after the holder stopped.
+	other, err := dl.Acquire(ctx, "report", dialects.Options{AtMost: time.Minute, Owner: "next", Wait: 10 * time.Second, RetryEvery: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatalf("the next holder never got the lock: %v", err)
+	}
+	_ = other.Release(ctx)
+}

@@ -1,0 +1,194 @@
+package redis
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/schedlock/schedlock/dialects"
+)
+
+// Key layouts (docs/backends.md, "Redis"):
+//
+// schedlock (native), prefix P (Table.Name, default "schedlock"):
+//
+//	P:{TAG}        string "<token> <locked_at> <owner>" (locked_at in
+//	               server Unix ms), expiring at the lease end
+//	P:{TAG}:token  the fencing-token counter of the name (INCR); kept
+//	               when the lock is released, so tokens only grow
+//
+// TAG is the name with '%', '{' and '}' percent-encoded (%25, %7B, %7D),
+// so the whole name is the Cluster hash tag: both keys of a name are in
+// one slot (the scripts touch both), whatever braces the name holds.
+//
+// shedlock, environment E (Table.Name, default "default"):
+//
+//	job-lock:E:NAME  string "ADDED:<ISO-8601 instant, ms, UTC>@<owner>"
+//	                 with the lease as its expiry (PX)
+//
+// exactly ShedLock's InternalRedisLockProvider: no token, and in Cluster
+// a '{…}' in the name is ShedLock's hash tag too.
+
+// ShedLock's key prefix and default environment.
+const (
+	shedlockPrefix = "job-lock"
+	shedlockEnv    = "default"
+)
+
+// tokenSuffix ends the counter key of a native lock.
+const tokenSuffix = ":token"
+
+// layout is one table's key layout.
+type layout struct {
+	schema dialects.Schema
+	// prefix is the native key prefix, or ShedLock's environment.
+	prefix string
+	native bool
+}
+
+// newLayout resolves t: the schedlock or shedlock preset; others are
+// unsupported on Redis.
+func newLayout(t dialects.Table) (layout, error) {
+	schema, err := t.Schema()
+	if err != nil {
+		return layout{}, err
+	}
+	switch schema.Preset {
+	case dialects.PresetSchedlock:
+		return layout{schema: schema, prefix: schema.Table, native: true}, nil
+	case dialects.PresetShedlock:
+		// No name, or the preset's own table name (what an administrator's
+		// default resolves to): ShedLock's default environment.
+		env := t.Name
+		if env == "" || env == dialects.PresetShedlock {
+			env = shedlockEnv
+		}
+		schema.Table = env
+		return layout{schema: schema, prefix: env}, nil
+	}
+	return layout{}, dialects.Wrap(Name, "table locker", unsupportedf("Redis has no %s key layout: use the schedlock or shedlock preset", schema.Preset))
+}
+
+// key is the lock key of name.
+func (l layout) key(name string) string {
+	if l.native {
+		return l.prefix + ":{" + escapeTag(name) + "}"
+	}
+	return shedlockPrefix + ":" + l.prefix + ":" + name
+}
+
+// tokenKey is the counter key of name (native layout).
+func (l layout) tokenKey(name string) string { return l.key(name) + tokenSuffix }
+
+// match is the SCAN pattern of the layout's keys.
+func (l layout) match() string {
+	if l.native {
+		return globEscape(l.prefix) + ":{*"
+	}
+	return shedlockPrefix + ":" + globEscape(l.prefix) + ":*"
+}
+
+// nameOf returns the lock name of a key of the layout and whether the key
+// is a counter key; ok is false for a key of another shape.
+func (l layout) nameOf(key string) (name string, counter, ok bool) {
+	if !l.native {
+		p := shedlockPrefix + ":" + l.prefix + ":"
+		if !strings.HasPrefix(key, p) || len(key) == len(p) {
+			return "", false, false
+		}
+		return key[len(p):], false, true
+	}
+	p := l.prefix + ":{"
+	if !strings.HasPrefix(key, p) {
+		return "", false, false
+	}
+	rest := key[len(p):]
+	if strings.HasSuffix(rest, "}"+tokenSuffix) {
+		rest, counter = strings.TrimSuffix(rest, tokenSuffix), true
+	}
+	if !strings.HasSuffix(rest, "}") {
+		return "", false, false
+	}
+	name, ok = unescapeTag(strings.TrimSuffix(rest, "}"))
+	return name, counter, ok && name != ""
+}
+
+var tagEscaper = strings.NewReplacer("%", "%25", "{", "%7B", "}", "%7D")
+
+// escapeTag percent-encodes '%', '{' and '}' of name.
+func escapeTag(name string) string { return tagEscaper.Replace(name) }
+
+// unescapeTag reverses escapeTag; ok is false for a tag escapeTag cannot
+// have made.
+func unescapeTag(tag string) (string, bool) {
+	if strings.ContainsAny(tag, "{}") {
+		return "", false
+	}
+	var b strings.Builder
+	for i := 0; i < len(tag); i++ {
+		if tag[i] != '%' {
+			b.WriteByte(tag[i])
+			continue
+		}
+		if i+2 >= len(tag) {
+			return "", false
+		}
+		switch tag[i+1 : i+3] {
+		case "25":
+			b.WriteByte('%')
+		case "7B":
+			b.WriteByte('{')
+		case "7D":
+			b.WriteByte('}')
+		default:
+			return "", false
+		}
+		i += 2
+	}
+	return b.String(), true
+}
+
+// globEscape escapes the glob characters of a SCAN MATCH pattern.
+func globEscape(s string) string {
+	return strings.NewReplacer(`\`, `\\`, "*", `\*`, "?", `\?`, "[", `\[`, "]", `\]`).Replace(s)
+}
+
+// parseNativeValue reads "<token> <locked_at ms> <owner>"; ok is false
+// for a value of another shape.
+func parseNativeValue(v string) (token int64, lockedAt time.Time, owner string, ok bool) {
+	tok, rest, ok1 := strings.Cut(v, " ")
+	at, owner, ok2 := strings.Cut(rest, " ")
+	t, err1 := strconv.ParseInt(tok, 10, 64)
+	ms, err2 := strconv.ParseInt(at, 10, 64)
+	if !ok1 || !ok2 || err1 != nil || err2 != nil {
+		return 0, time.Time{}, v, false
+	}
+	return t, time.UnixMilli(ms).UTC(), owner, true
+}
+
+// shedlockValue is ShedLock's value: "ADDED:<instant>@<owner>".
+func shedlockValue(at time.Time, owner string) string {
+	return "ADDED:" + isoInstant(at) + "@" + owner
+}
+
+// isoInstant writes t as ShedLock's Utils.toIsoString does: UTC,
+// milliseconds, a Z.
+func isoInstant(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+
+// parseShedlockValue reads "ADDED:<instant>@<owner>"; the instant is zero
+// when it does not parse (a value another tool wrote).
+func parseShedlockValue(v string) (lockedAt time.Time, owner string) {
+	rest, ok := strings.CutPrefix(v, "ADDED:")
+	if !ok {
+		return time.Time{}, v
+	}
+	at, owner, ok := strings.Cut(rest, "@")
+	if !ok {
+		return time.Time{}, v
+	}
+	t, err := time.Parse(time.RFC3339Nano, at)
+	if err != nil {
+		return time.Time{}, owner
+	}
+	return t.UTC(), owner
+}

@@ -1,0 +1,321 @@
+package redis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/schedlock/schedlock/dialects"
+)
+
+// Locker is the lease locker on one key layout. It implements
+// dialects.TableLocker, TableDropper and TableExpirer; it is safe for
+// concurrent use and holds no state between calls.
+type Locker struct {
+	b      *Backend
+	layout layout
+}
+
+var (
+	_ dialects.TableLocker  = (*Locker)(nil)
+	_ dialects.TableDropper = (*Locker)(nil)
+	_ dialects.TableExpirer = (*Locker)(nil)
+)
+
+// Strategy reports StrategyTable: a lease with an owner, a lease end and
+// (native layout) a fencing token.
+func (l *Locker) Strategy() dialects.Strategy { return dialects.StrategyTable }
+
+// Schema implements dialects.TableLocker: the preset's columns, Table the
+// key prefix (native) or ShedLock's environment.
+func (l *Locker) Schema() dialects.Schema { return l.layout.schema }
+
+// CreateSQL implements dialects.TableLocker: there is nothing to create.
+func (l *Locker) CreateSQL() string {
+	return "(Redis keys " + l.layout.match() + ", made by the first acquire)"
+}
+
+// CreateTable implements dialects.TableLocker: keys need no table; it
+// does nothing.
+func (l *Locker) CreateTable(context.Context) error { return nil }
+
+// DropTable implements dialects.TableDropper: it deletes every key of the
+// layout (locks and, native, their token counters), found by SCAN.
+// Live locks under the prefix end as lost for their holders.
+func (l *Locker) DropTable(ctx context.Context) error {
+	return scanKeys(ctx, l.b.client, l.layout.match(), func(ctx context.Context, keys []string) error {
+		// One DEL per key: in a Cluster the keys are in many slots.
+		pipe := l.b.client.Pipeline()
+		for _, k := range keys {
+			pipe.Del(ctx, k)
+		}
+		_, err := pipe.Exec(ctx)
+		return explain(err)
+	})
+}
+
+// scanKeys runs fn on the keys matching pattern, a batch at a time, on
+// every master of a Cluster (one batch at a time). SCAN, never KEYS: the
+// server serves others between batches.
+func scanKeys(ctx context.Context, c goredis.UniversalClient, pattern string, fn func(ctx context.Context, keys []string) error) error {
+	if cc, ok := c.(*goredis.ClusterClient); ok {
+		var mu sync.Mutex
+		one := func(ctx context.Context, keys []string) error {
+			mu.Lock()
+			defer mu.Unlock()
+			return fn(ctx, keys)
+		}
+		return cc.ForEachMaster(ctx, func(ctx context.Context, n *goredis.Client) error { return scanNode(ctx, n, pattern, one) })
+	}
+	return scanNode(ctx, c, pattern, fn)
+}
+
+func scanNode(ctx context.Context, node goredis.Cmdable, pattern string, fn func(ctx context.Context, keys []string) error) error {
+	var cursor uint64
+	for {
+		keys, next, err := node.Scan(ctx, cursor, pattern, 1000).Result()
+		if err != nil {
+			return fmt.Errorf("scan %s: %w", pattern, explain(err))
+		}
+		if len(keys) > 0 {
+			if err := fn(ctx, keys); err != nil {
+				return err
+			}
+		}
+		if cursor = next; cursor == 0 {
+			return nil
+		}
+	}
+}
+
+// Acquire implements dialects.Locker: one script run per try (EVALSHA),
+// retried every opts.RetryEvery until opts.Wait has passed.
+func (l *Locker) Acquire(ctx context.Context, name string, opts dialects.Options) (dialects.Lease, error) {
+	if err := dialects.CheckName(name); err != nil {
+		return nil, err
+	}
+	opts, err := opts.Normalize()
+	if err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(opts.Wait)
+	for {
+		lease, err := l.try(ctx, name, opts)
+		if err == nil || !errors.Is(err, dialects.ErrHeld) || !time.Now().Before(deadline) {
+			return lease, dialects.Wrap(Name, "acquire", err)
+		}
+		pause := min(opts.RetryEvery, time.Until(deadline))
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, dialects.Wrap(Name, "acquire", fmt.Errorf("gave up waiting: %w (last try: %v)", ctx.Err(), err))
+		case <-t.C:
+		}
+	}
+}
+
+// try runs the acquire script once.
+func (l *Locker) try(ctx context.Context, name string, opts dialects.Options) (dialects.Lease, error) {
+	key := l.layout.key(name)
+	atMost := ms(opts.AtMost)
+	start := time.Now()
+	var res any
+	var err error
+	if l.layout.native {
+		res, err = acquireNative.Run(ctx, l.b.client, []string{key, l.layout.tokenKey(name)}, opts.Owner, atMost).Result()
+	} else {
+		res, err = acquireShedlock.Run(ctx, l.b.client, []string{key}, opts.Owner, atMost).Result()
+	}
+	if err != nil {
+		return nil, explain(err)
+	}
+	r, ok := res.([]any)
+	if !ok || len(r) < 3 {
+		return nil, fmt.Errorf("unexpected reply of the acquire script: %v", res)
+	}
+	if asInt(r[0]) != 1 {
+		held := &dialects.HeldError{Name: name}
+		holder := holderOf(l.layout, asString(r[1]))
+		held.Holder = holder
+		if pttl := asInt(r[2]); pttl > 0 {
+			held.Until = start.Add(time.Duration(pttl) * time.Millisecond).UTC()
+		}
+		return nil, held
+	}
+	s := l.newLease(name, opts, false)
+	if l.layout.native {
+		s.token = asInt(r[1])
+	} else {
+		s.value = asString(r[1])
+	}
+	s.lockedAtMS = asInt(r[2])
+	s.mu.Lock()
+	s.armLocked(leaseEnd(start, opts.AtMost))
+	s.mu.Unlock()
+	return s, nil
+}
+
+// Handle implements dialects.TableLocker: the lease of a lock owner
+// holds, for a guarded Refresh or Release; token 0 (and always on the
+// shedlock layout, which has none) skips the token comparison.
+func (l *Locker) Handle(name, owner string, token int64, opts dialects.Options) (dialects.Lease, error) {
+	if err := dialects.CheckName(name); err != nil {
+		return nil, err
+	}
+	if err := dialects.CheckOwner(owner); err != nil {
+		return nil, err
+	}
+	opts.Owner = owner
+	opts, err := opts.Normalize()
+	if err != nil {
+		return nil, err
+	}
+	s := l.newLease(name, opts, true)
+	if l.layout.native {
+		s.token = token
+	}
+	s.mu.Lock()
+	s.armLocked(time.Now().Add(opts.AtMost))
+	s.mu.Unlock()
+	return s, nil
+}
+
+// Inspect implements dialects.TableLocker with one script run, the times
+// on the server's clock. A name without a key is a free row (found), with
+// its last token on the native layout; the one exception is a native
+// prefix without any key, which is a *dialects.MissingTableError (so a
+// check run that made the prefix removes it again).
+func (l *Locker) Inspect(ctx context.Context, name string) (dialects.Row, bool, error) {
+	if err := dialects.CheckName(name); err != nil {
+		return dialects.Row{}, false, err
+	}
+	row, exists, err := l.inspectKey(ctx, l.layout.key(name), name)
+	if err != nil || exists || !l.layout.native {
+		return row, true, err
+	}
+	last, err := l.b.client.Get(ctx, l.layout.tokenKey(name)).Int64()
+	switch {
+	case errors.Is(err, goredis.Nil):
+		if any, err := l.prefixHasKeys(ctx); err != nil || !any {
+			if err == nil {
+				err = &dialects.MissingTableError{Table: l.layout.prefix, CreateSQL: l.CreateSQL()}
+			}
+			return row, false, err
+		}
+	case err != nil:
+		return row, false, explain(err)
+	default:
+		row.Token, row.HasToken = last, true
+	}
+	return row, true, nil
+}
+
+// prefixHasKeys reports whether any key of the layout exists.
+func (l *Locker) prefixHasKeys(ctx context.Context) (bool, error) {
+	errFound := errors.New("found")
+	err := scanKeys(ctx, l.b.client, l.layout.match(), func(context.Context, []string) error { return errFound })
+	if errors.Is(err, errFound) {
+		return true, nil
+	}
+	return false, err
+}
+
+// inspectKey reads the lock key of name; exists is false when it has none
+// (row is then free, DBNow set).
+func (l *Locker) inspectKey(ctx context.Context, key, name string) (row dialects.Row, exists bool, err error) {
+	res, err := inspectScript.Run(ctx, l.b.client, []string{key}).Result()
+	if err != nil {
+		return row, false, explain(err)
+	}
+	r, ok := res.([]any)
+	if !ok || len(r) < 2 {
+		return row, false, fmt.Errorf("unexpected reply of the inspect script: %v", res)
+	}
+	return rowOf(l.layout, name, r)
+}
+
+// rowOf reads an inspect reply.
+func rowOf(l layout, name string, r []any) (dialects.Row, bool, error) {
+	now := time.UnixMilli(asInt(r[0])).UTC()
+	row := dialects.Row{Name: name, DBNow: now}
+	pttl := asInt(r[1])
+	if pttl == -2 || len(r) < 4 {
+		return row, false, nil
+	}
+	if pttl >= 0 {
+		// A key that still exists is still held, even in the millisecond
+		// its expiry names.
+		row.Until = time.UnixMilli(max(asInt(r[2]), asInt(r[0])+1)).UTC()
+	} else {
+		row.Until = time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC) // no expiry: held for good
+	}
+	if l.native {
+		row.Token, row.LockedAt, row.Owner, _ = parseNativeValue(asString(r[3]))
+		row.HasToken = true
+		return row, true, nil
+	}
+	row.LockedAt, row.Owner = parseShedlockValue(asString(r[3]))
+	return row, true, nil
+}
+
+// holderOf is the owner a lock key's value names.
+func holderOf(l layout, value string) string {
+	if l.native {
+		_, _, owner, _ := parseNativeValue(value)
+		return owner
+	}
+	_, owner := parseShedlockValue(value)
+	return owner
+}
+
+// Expire implements dialects.TableExpirer: the lock key is deleted
+// whoever holds it (an administrator's forced release; the token counter
+// stays). It reports whether there was a live lease.
+func (l *Locker) Expire(ctx context.Context, name string) (bool, error) {
+	if err := dialects.CheckName(name); err != nil {
+		return false, err
+	}
+	n, err := l.b.client.Del(ctx, l.layout.key(name)).Result()
+	if err != nil {
+		return false, dialects.Wrap(Name, "expire", explain(err))
+	}
+	return n > 0, nil
+}
+
+// leaseEnd is when a lease sent at start ends on the host clock: start
+// cut to the millisecond (the server counts whole milliseconds from its
+// now, which is after start), plus atMost. Never after the key's expiry
+// on the server, as long as the two clocks agree.
+func leaseEnd(start time.Time, atMost time.Duration) time.Time {
+	return start.Truncate(time.Millisecond).Add(atMost)
+}
+
+// ms is d in whole milliseconds, at least 1.
+func ms(d time.Duration) int64 { return max(d.Milliseconds(), 1) }
+
+func asInt(v any) int64 {
+	switch x := v.(type) {
+	case int64:
+		return x
+	case string:
+		n, _ := strconv.ParseInt(x, 10, 64)
+		return n
+	}
+	return 0
+}
+
+func asString(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case int64:
+		return strconv.FormatInt(x, 10)
+	}
+	return ""
+}

@@ -1,0 +1,47 @@
+package redis
+
+import (
+	"context"
+	"time"
+
+	"github.com/schedlock/schedlock/dialects"
+)
+
+// Probe implements dialects.Prober: the server clock (TIME) against the
+// host's, a SCAN to prove listing, and the deployment's risks (eviction,
+// persistence, asynchronous replicas). It writes nothing.
+func (b *Backend) Probe(ctx context.Context, _ dialects.ProbeOptions) (dialects.Capabilities, error) {
+	no := func(what string) dialects.Capability { return dialects.CapNo("Redis has no "+what, "") }
+	caps := dialects.Capabilities{
+		SessionLocks:      no("session locks: leases are keys with an expiry"),
+		SkipLocked:        no("rows to lock"),
+		NoWait:            no("rows to lock"),
+		Isolation:         dialects.CapYes("serializable: each lock operation is one atomic script"),
+		KillSessions:      no("sessions that hold locks: an administrator frees a lease by its key, under the owner check or forced"),
+		MissingPrivileges: []dialects.MissingPrivilege{},
+		Recommended: dialects.Recommendation{LockStrategy: dialects.StrategyTable, LockReason: "Redis keeps leases as keys with an expiry; it has no session locks",
+			ClaimStrategy: dialects.ClaimOptimistic, ClaimReason: "Redis has no rows to claim"},
+		Risks: b.facts.risks(),
+	}
+	if err := b.client.Scan(ctx, 0, "schedlock-probe-*", 10).Err(); err != nil {
+		caps.LockListing = dialects.CapUnknown("SCAN failed: "+explain(err).Error(), "allow the SCAN command to the Redis user")
+	} else {
+		caps.LockListing = dialects.CapYes("proved: SCAN by key prefix lists the leases with owner, lease end and token")
+	}
+	before := time.Now()
+	t, err := b.client.Time(ctx).Result()
+	after := time.Now()
+	if err != nil {
+		if ctx.Err() != nil {
+			return caps, ctx.Err()
+		}
+		caps.Clock = dialects.Clock{Detail: "TIME failed: " + explain(err).Error()}
+	} else {
+		mid := before.Add(after.Sub(before) / 2)
+		caps.Clock = dialects.Clock{Server: t.UTC(), Skew: t.Sub(mid), RoundTrip: after.Sub(before), Measured: true}
+	}
+	if caps.Risks == nil {
+		caps.Risks = []dialects.Risk{}
+	}
+	return caps, nil
+}

@@ -1,0 +1,28 @@
+package redis
+
+import "github.com/schedlock/schedlock/dialects"
+
+func init() {
+	dialects.RegisterSupport(dialects.ProductSupport{
+		Dialect:  Name,
+		Product:  Product,
+		Name:     "Redis (`redis://`, `rediss://`; Sentinel, Cluster)",
+		Versions: "5+ (tested on 7.0)",
+		Session:  dialects.Feature{Status: dialects.FeatureNo, Detail: "no session locks: a connection's end frees nothing"},
+		Table: dialects.Feature{Status: dialects.FeatureYes, Detail: "leases as keys with an expiry: one EVALSHA per acquire, refresh and release, " +
+			"TIME and PEXPIRE on the server's clock, fencing token from an INCR counter in the same script; presets `schedlock` (native) and `shedlock` (ShedLock's `job-lock:<env>:<name>`)"},
+		Recommended:    dialects.StrategyTable,
+		Claim:          dialects.ClaimOptimistic,
+		ClaimNote:      "no rows to claim",
+		Listing:        dialects.Feature{Status: dialects.FeatureYes, Detail: "SCAN by key prefix (never KEYS), every master of a Cluster"},
+		Kill:           dialects.Feature{Status: dialects.FeatureNo, Detail: "no sessions to end; a lease is released under the owner check by script, or by " + string(dialects.TermForceRelease)},
+		Privileges:     []string{"EVALSHA, SCRIPT LOAD, SCAN, INFO, TIME (CONFIG GET optional: persistence check)"},
+		Verified:       dialects.VerifiedLive,
+		VerifiedDetail: "the conformance suite, the ShedLock race and the fault tests run on a throwaway redis-server when `SCHEDLOCK_TEST_REDIS_DSN` is set",
+		Notes: []string{
+			"replication is asynchronous: a failover can lose a lock; pass the fencing token to the resource",
+			"a store that evicts keys (maxmemory with a policy other than noeviction) is refused",
+			"without persistence a restart frees every lock; the holder finds out at its next refresh",
+		},
+	})
+}
