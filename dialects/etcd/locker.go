@@ -41,7 +41,9 @@ func (l *Locker) Schema() dialects.Schema { return l.schema }
 func (l *Locker) KeyPrefix(name string) string { return l.space.lockPrefix(name) }
 
 // CreateSQL implements dialects.TableLocker: etcd has no tables to create.
-func (l *Locker) CreateSQL() string { return "(etcd keys under " + quotePrefix(l.space.base) + ": nothing to create)" }
+func (l *Locker) CreateSQL() string {
+	return "(etcd keys under " + quotePrefix(l.space.base) + ": nothing to create)"
+}
 
 // CreateTable implements dialects.TableLocker: a key prefix needs no
 // creating, so it does nothing.

@@ -37,14 +37,14 @@ func (b *Backend) Probe(ctx context.Context, _ dialects.ProbeOptions) (dialects.
 		rec.LockReason += "; risks: " + strings.Join(risks, "; ")
 	}
 	return dialects.Capabilities{
-		SessionLocks: no("session locks: its locks are leases"),
-		SkipLocked:   no("rows to lock"),
-		NoWait:       no("rows to lock"),
-		Isolation:    isolation,
-		LockListing:  dialects.CapYes(fmt.Sprintf("every lock key under %s is listed with its holder, lease and token", quotePrefix(b.cfg.root))),
-		KillSessions: dialects.CapNo("a holder is not terminated: its key is deleted under the revision guard, and its lease runs out", ""),
-		Clock:        dialects.Clock{Server: now, Measured: false, RoundTrip: took},
-		Recommended:  rec,
+		SessionLocks:      no("session locks: its locks are leases"),
+		SkipLocked:        no("rows to lock"),
+		NoWait:            no("rows to lock"),
+		Isolation:         isolation,
+		LockListing:       dialects.CapYes(fmt.Sprintf("every lock key under %s is listed with its holder, lease and token", quotePrefix(b.cfg.root))),
+		KillSessions:      dialects.CapNo("a holder is not terminated: its key is deleted under the revision guard, and its lease runs out", ""),
+		Clock:             dialects.Clock{Server: now, Measured: false, RoundTrip: took},
+		Recommended:       rec,
 		MissingPrivileges: []dialects.MissingPrivilege{},
 	}, nil
 }
