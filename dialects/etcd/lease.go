@@ -25,9 +25,10 @@ type lease struct {
 	atMost, atLeast time.Duration
 	lockedAt        time.Time
 
-	op    sync.Mutex // serialises Refresh and Release
-	until atomic.Int64
-	timer *time.Timer
+	op      sync.Mutex // serialises Refresh and Release
+	renewed spare      // the lease as last granted or kept alive (guarded by op)
+	until   atomic.Int64
+	timer   *time.Timer
 
 	endMu sync.Mutex
 	ended bool
@@ -125,8 +126,9 @@ func (s *lease) Refresh(ctx context.Context) error {
 		}
 		return dialects.Wrap(Name, "refresh", fmt.Errorf("keep lease %x alive: %w", int64(s.id), err))
 	}
+	s.renewed = spare{id: s.id, ttl: ka.TTL, at: sent}
 	until := sent.Add(s.atMost)
-	if e := sent.Add(time.Duration(ka.TTL) * time.Second); e.Before(until) {
+	if e := s.renewed.ends(); e.Before(until) {
 		until = e
 	}
 	v := value{Owner: s.owner, LockedAt: s.lockedAt.UTC(), Until: until.UTC()}
@@ -183,7 +185,7 @@ func (s *lease) Release(ctx context.Context) error {
 		return dialects.Wrap(Name, "release", err)
 	}
 	if s.end(nil) {
-		b.recycle(s.id, s.ttl)
+		b.recycle(s.renewed, s.ttl)
 	}
 	return nil
 }
@@ -217,7 +219,7 @@ func (s *lease) keepUntil(ctx context.Context, keep time.Time) error {
 	if !s.end(nil) {
 		return s.afterEnd("release")
 	}
-	b.recycle(s.id, s.ttl)
+	b.recycle(s.renewed, s.ttl)
 	b.deleteAt(s.key, s.token, resp.Header.Revision, g.ID, keep)
 	return nil
 }

@@ -92,7 +92,7 @@ func (l *Locker) try(ctx context.Context, name string, opts dialects.Options) (*
 	pfx := l.space.lockPrefix(name)
 	start := time.Now()
 	ttl := ttlSeconds(opts.AtMost)
-	sp, err := l.b.leaseFor(ctx, ttl, start.Add(opts.AtMost))
+	sp, err := l.b.leaseFor(ctx, ttl, start.Add(opts.AtMost-spareSlack))
 	if err != nil {
 		return nil, err
 	}
@@ -127,12 +127,16 @@ func (l *Locker) try(ctx context.Context, name string, opts dialects.Options) (*
 	s := &lease{
 		locker: l, name: name, owner: opts.Owner, key: key, id: sp.id, ttl: ttl,
 		token: resp.Header.Revision, atMost: opts.AtMost, atLeast: opts.AtLeast, lockedAt: start,
-		done: make(chan struct{}),
+		renewed: sp, done: make(chan struct{}),
 	}
 	s.setUntil(until)
 	s.timer = time.AfterFunc(time.Until(until), s.expire)
 	return s, nil
 }
+
+// spareSlack is how much earlier than at-most from the acquire a spare
+// lease may end: the lease's Until says so, and the holder is told then.
+const spareSlack = 250 * time.Millisecond
 
 // leaseFor returns a lease of ttl whose server-side end is at least by: a
 // spare when one is fresh enough, else one granted now.
@@ -155,9 +159,15 @@ func (b *Backend) keepSpare(s spare, ttl int64) {
 	}
 }
 
-// recycle renews the lease of a released lock, whose key is gone or bound
-// to another lease, and keeps it as a spare; in the background.
-func (b *Backend) recycle(id clientv3.LeaseID, ttl int64) {
+// recycle keeps the lease of a released lock, whose key is gone or bound
+// to another lease, as a spare: at once while it was renewed a moment ago
+// (within half of spareSlack), else after renewing it in the background.
+func (b *Backend) recycle(sp spare, ttl int64) {
+	id := sp.id
+	if !sp.ends().Before(time.Now().Add(time.Duration(ttl)*time.Second - spareSlack/2)) {
+		b.keepSpare(sp, ttl)
+		return
+	}
 	b.background(5*time.Second, func(ctx context.Context) {
 		sent := time.Now()
 		ka, err := b.cli.KeepAliveOnce(ctx, id)
