@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/etcd"
 )
 
 // liveEtcd is the throwaway etcd of $SCHEDLOCK_TEST_ETCD_DSN: the DSN, its
@@ -171,4 +172,83 @@ func TestEtcdRunExcludesEtcdctlLock(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatalf("etcdctl lock did not get the lock after run released it; output %q", out.String())
 	}
+}
+
+// TestEtcdSelfcheckPasses runs `schedlock selfcheck` on the live etcd, as
+// a user would before going live: exit 0, no check failed.
+func TestEtcdSelfcheckPasses(t *testing.T) {
+	e := etcdLive(t)
+	res := runCmd(t, false, nil, "selfcheck", "--dsn", e.dsn)
+	if res.err != nil {
+		t.Fatalf("selfcheck: %v\n%s\n%s", res.err, res.stdout, res.stderr)
+	}
+	if !strings.Contains(res.stdout, " 0 failed") {
+		t.Fatalf("selfcheck report: %s", res.stdout)
+	}
+}
+
+// TestEtcdUnlockGuards frees etcd locks with unlock: refused without an
+// owner while live, refused for another owner, released for the right
+// owner (the key is gone), and etcdctl's holder freed with --force.
+func TestEtcdUnlockGuards(t *testing.T) {
+	e := etcdLive(t)
+	be := openEtcd(t, e.dsn)
+	l, err := be.Locker(dialects.StrategyTable, dialects.Table{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	name := "unlock-" + dialects.NewOwner()
+	lease, err := l.Acquire(ctx, name, dialects.Options{AtMost: time.Minute, Owner: "host-a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	exitCode := func(r result) int {
+		var exit *ExitError
+		if errors.As(r.err, &exit) {
+			return exit.Code
+		}
+		if r.err != nil {
+			return 1
+		}
+		return 0
+	}
+	if r := runCmd(t, false, nil, "unlock", name, "--dsn", e.dsn, "--yes"); exitCode(r) != CodeNegative {
+		t.Fatalf("unlock of a live lock without --owner: %v, want exit %d", r.err, CodeNegative)
+	}
+	if r := runCmd(t, false, nil, "unlock", name, "--dsn", e.dsn, "--owner", "host-b", "--yes"); exitCode(r) != CodeNegative {
+		t.Fatalf("unlock --owner host-b of host-a's lock: %v, want exit %d", r.err, CodeNegative)
+	}
+	if r := runCmd(t, false, nil, "unlock", name, "--dsn", e.dsn, "--owner", "host-a", "--yes"); r.err != nil {
+		t.Fatalf("unlock --owner host-a: %v\n%s", r.err, r.stderr)
+	}
+	if locks := etcdLocks(t, e, name); len(locks) != 0 {
+		t.Fatalf("after unlock the lock is still listed: %+v", locks)
+	}
+	if err := lease.Refresh(ctx); !errors.Is(err, dialects.ErrLeaseLost) {
+		t.Errorf("the holder's refresh after unlock: %v, want lease lost", err)
+	}
+
+	ctl, out := startEtcdctlLock(t, e, e.root+name)
+	waitFor(t, 15*time.Second, "etcdctl lock prints its key", func() bool { return strings.Contains(out.String(), e.root+name+"/") })
+	if r := runCmd(t, false, nil, "unlock", name, "--dsn", e.dsn, "--force", "--yes"); r.err != nil {
+		t.Fatalf("unlock --force of etcdctl's lock: %v\n%s", r.err, r.stderr)
+	}
+	if locks := etcdLocks(t, e, name); len(locks) != 0 {
+		t.Fatalf("after unlock --force the lock is still listed: %+v", locks)
+	}
+	_ = ctl.Process.Kill()
+}
+
+// openEtcd opens dsn with the etcd backend, closed when t ends.
+func openEtcd(t *testing.T, dsn string) *etcd.Backend {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	b, err := etcd.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	return b
 }
