@@ -283,14 +283,14 @@ func (b *Backend) Recommend() (dialects.Strategy, string) {
 // closes the client. Leases still held end with their leases' TTL.
 func (b *Backend) Close() error {
 	b.closeOnce.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		b.bgMu.Lock()
 		b.closed = true
 		b.bgMu.Unlock()
-		b.spares.drain(ctx, b.cli)
-		cancel()
 		b.cancel()
 		b.wg.Wait()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		b.spares.drain(ctx, b.cli)
+		cancel()
 		b.closeErr = b.cli.Close()
 		if errors.Is(b.closeErr, context.Canceled) {
 			b.closeErr = nil

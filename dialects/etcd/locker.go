@@ -154,7 +154,10 @@ func (b *Backend) leaseFor(ctx context.Context, ttl int64, by time.Time) (spare,
 
 // keepSpare keeps a lease with no key for a later acquire, or revokes it.
 func (b *Backend) keepSpare(s spare, ttl int64) {
-	if !b.spares.put(s, ttl) {
+	b.bgMu.Lock()
+	kept := !b.closed && b.spares.put(s, ttl) // Close drains after it sets closed
+	b.bgMu.Unlock()
+	if !kept {
 		b.revoke(s.id)
 	}
 }
@@ -172,18 +175,31 @@ func (b *Backend) recycle(sp spare, ttl int64) {
 		sent := time.Now()
 		ka, err := b.cli.KeepAliveOnce(ctx, id)
 		if err != nil {
-			_, _ = b.cli.Revoke(ctx, id)
+			revokeNow(b.cli, id)
 			return
 		}
-		if !b.spares.put(spare{id: id, ttl: ka.TTL, at: sent}, ttl) {
-			_, _ = b.cli.Revoke(ctx, id)
-		}
+		b.keepSpare(spare{id: id, ttl: ka.TTL, at: sent}, ttl)
 	})
 }
 
 // revoke revokes lease id in the background: its key, if any, goes too.
+// Close waits for it.
 func (b *Backend) revoke(id clientv3.LeaseID) {
-	b.background(5*time.Second, func(ctx context.Context) { _, _ = b.cli.Revoke(ctx, id) })
+	b.bgMu.Lock()
+	closed := b.closed
+	b.bgMu.Unlock()
+	if closed {
+		revokeNow(b.cli, id)
+		return
+	}
+	b.background(5*time.Second, func(context.Context) { revokeNow(b.cli, id) })
+}
+
+// revokeNow revokes lease id, bounded by two seconds whatever else ends.
+func revokeNow(cli *clientv3.Client, id clientv3.LeaseID) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_, _ = cli.Revoke(ctx, id)
 }
 
 func keyRef(pfx string) string { return fmt.Sprintf("%q", pfx) }
