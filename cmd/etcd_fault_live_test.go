@@ -206,7 +206,8 @@ func (m *etcdMember) start(t *testing.T) {
 	c := exec.Command("etcd", "--name", "fault", "--data-dir", filepath.Join(m.dir, "data"),
 		"--listen-client-urls", "http://"+m.client, "--advertise-client-urls", "http://"+m.client,
 		"--listen-peer-urls", "http://"+m.peer, "--initial-advertise-peer-urls", "http://"+m.peer,
-		"--initial-cluster", "fault=http://"+m.peer, "--initial-cluster-state", state)
+		"--initial-cluster", "fault=http://"+m.peer, "--initial-cluster-state", state,
+		"--heartbeat-interval", "20", "--election-timeout", "200") // a quick election after the restart
 	log, err := os.Create(filepath.Join(m.dir, "server.log"))
 	if err != nil {
 		t.Fatal(err)
