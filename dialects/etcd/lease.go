@@ -88,10 +88,17 @@ func (s *lease) lost(op, why string) error {
 // as the holder has been told (it stays on the server no longer than the
 // lease's TTL if the revoke does not get through).
 func (s *lease) expire() {
-	if left := time.Until(s.Until()); left > 0 {
-		s.timer.Reset(left) // refreshed meanwhile
+	s.endMu.Lock() // also orders this after the timer's creation (see try)
+	if s.ended {
+		s.endMu.Unlock()
 		return
 	}
+	if left := time.Until(s.Until()); left > 0 {
+		s.timer.Reset(left) // refreshed meanwhile
+		s.endMu.Unlock()
+		return
+	}
+	s.endMu.Unlock()
 	if s.end(s.lost("hold", fmt.Sprintf("the lease ran out: not refreshed within at-most (%s)", s.atMost))) {
 		s.locker.b.revoke(s.id)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/lock"
 )
 
@@ -36,5 +37,28 @@ func TestLibraryOpen(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestTinyAtMost: an at-most shorter than the round trip ends the lease
+// at once on the holder's side, told as lost, without a race or a panic.
+func TestTinyAtMost(t *testing.T) {
+	b := openLive(t)
+	l, err := b.Locker(dialects.StrategyTable, dialects.Table{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	lease, err := l.Acquire(ctx, "tiny-"+lock.NewOwner(), dialects.Options{AtMost: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-lease.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("a 1ms lease did not end")
+	}
+	if !errors.Is(lease.Err(), dialects.ErrLeaseLost) || !errors.Is(lease.Release(ctx), dialects.ErrLeaseLost) {
+		t.Fatalf("Err %v; want lease lost, and the release refused as lost", lease.Err())
 	}
 }

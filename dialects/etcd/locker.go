@@ -130,7 +130,9 @@ func (l *Locker) try(ctx context.Context, name string, opts dialects.Options) (*
 		renewed: sp, done: make(chan struct{}),
 	}
 	s.setUntil(until)
+	s.endMu.Lock() // expire, however soon it runs, sees the timer
 	s.timer = time.AfterFunc(time.Until(until), s.expire)
+	s.endMu.Unlock()
 	return s, nil
 }
 
