@@ -52,7 +52,7 @@ func init() {
 		Name:        Name,
 		Title:       "etcd",
 		Schemes:     []dialects.Scheme{{Name: Name, DefaultPort: DefaultPort}},
-		Forms:       "etcd://, etcds://",
+		Forms:       "etcd://",
 		Products:    map[string]string{Product: "etcd"},
 		ConnString:  func(u *dburl.URL) (string, error) { return u.URL.String(), nil },
 		ConnectHint: connectHint,
