@@ -14,9 +14,9 @@ import (
 
 // ListLocks implements dialects.LockLister: one prefix read of the DSN's
 // lock space (or of the tables opts names), grouped by lock. The key with
-// the lowest create revision of a lock is its holder — held, or stale when
-// its holder's own lease end has passed while the server still keeps the
-// key — and the others (concurrency.Mutex clients such as `etcdctl lock`
+// the lowest create revision of a lock is its holder (held: etcd ends a
+// dead holder's key with its lease, so there are no zombies to tell
+// apart), and the others (concurrency.Mutex clients such as `etcdctl lock`
 // queueing behind it) are waiting. etcd keeps nothing of a released lock,
 // so no lock is ever listed as free or expired.
 func (b *Backend) ListLocks(ctx context.Context, opts dialects.ListOptions) (*dialects.Listing, error) {
@@ -101,10 +101,11 @@ func (b *Backend) entry(ctx context.Context, table, name string, k *keyState, ho
 	if err != nil {
 		return e, err
 	}
+	// Held while the key exists, never stale: whether the holder's own
+	// lease end has passed could only be judged on this host's clock
+	// against the holder's, and a live lock read as stale would be freed
+	// without the owner named. A dead holder's key is gone by its TTL.
 	e.LockedAt, e.Until, e.State = r.LockedAt, r.Until, dialects.StateHeld
-	if k.ours && !k.value.Until.After(now) {
-		e.State = dialects.StateStale // its holder stopped refreshing; the server ends the key with its lease
-	}
 	return e, nil
 }
 
