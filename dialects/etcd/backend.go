@@ -1,0 +1,317 @@
+package etcd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/schedlock/schedlock/dialects"
+)
+
+// Backend is one opened etcd cluster: one client (one gRPC connection per
+// member it talks to) shared by its lockers, and what detection found. It
+// implements dialects.Backend, LockLister, LockBreaker and Prober.
+type Backend struct {
+	cli   *clientv3.Client
+	cfg   config
+	info  dialects.Info
+	facts Facts
+
+	// bg outlives every call: the revokes and at-least deletes that a
+	// release leaves to run after it returned. Close cancels it.
+	bg     context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	closeOnce sync.Once
+	closeErr  error
+	bgMu      sync.Mutex
+	closed    bool // guarded by bgMu: no more background work
+
+	spares spares
+
+	lockersMu sync.Mutex
+	lockers   map[string]*Locker // by lock-space base
+}
+
+var (
+	_ dialects.Backend     = (*Backend)(nil)
+	_ dialects.LockLister  = (*Backend)(nil)
+	_ dialects.LockBreaker = (*Backend)(nil)
+	_ dialects.Prober      = (*Backend)(nil)
+)
+
+// Facts is what detection learned about the cluster.
+type Facts struct {
+	// Members are the cluster's members as the endpoint reported them.
+	Members []Member
+	// Leader is the member id of the leader the endpoint follows.
+	Leader uint64
+	// Endpoint is the endpoint that answered the status request.
+	Endpoint string
+	// ServerVersion and ClusterVersion are what that endpoint reported.
+	ServerVersion string
+	// Prefix is the lock-space prefix of the DSN ("" for the root).
+	Prefix string
+}
+
+// Member is one member of the cluster.
+type Member struct {
+	ID         uint64
+	Name       string
+	ClientURLs []string
+	Learner    bool
+}
+
+// Open connects to the cluster conn names (an etcd:// or etcds:// URL,
+// password included) and detects it. A cluster that cannot be reached or
+// refuses the login is a *dialects.UnreachableError.
+func Open(ctx context.Context, conn string) (*Backend, error) {
+	cfg, err := parseConfig(conn)
+	if err != nil {
+		return nil, err
+	}
+	tlsCfg, err := cfg.tlsConfig()
+	if err != nil {
+		return nil, err
+	}
+	dial := cfg.dialTimeout
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < dial {
+		dial = max(time.Until(dl), time.Millisecond)
+	}
+	cli, err := clientv3.New(clientv3.Config{
+		Endpoints:            cfg.endpoints,
+		Username:             cfg.user,
+		Password:             cfg.pass,
+		TLS:                  tlsCfg,
+		DialTimeout:          dial,
+		DialKeepAliveTime:    5 * time.Second,
+		DialKeepAliveTimeout: 5 * time.Second,
+		Logger:               zap.NewNop(),
+	})
+	if err != nil {
+		return nil, dialects.Unreachable(describeDialError(cfg, dial, err))
+	}
+	b := &Backend{cli: cli, cfg: cfg, lockers: map[string]*Locker{}}
+	b.bg, b.cancel = context.WithCancel(context.Background())
+	dctx, cancel := context.WithTimeout(ctx, dial)
+	defer cancel()
+	if err := b.detect(dctx); err != nil {
+		_ = b.Close()
+		if ctx.Err() != nil {
+			return nil, dialects.Unreachable(fmt.Errorf("%w (%v)", ctx.Err(), err))
+		}
+		return nil, dialects.Unreachable(describeDialError(cfg, dial, err))
+	}
+	return b, nil
+}
+
+// detect reads the server version, the leader and the members.
+func (b *Backend) detect(ctx context.Context) error {
+	var st *clientv3.StatusResponse
+	var errs []error
+	for _, ep := range b.cfg.endpoints {
+		s, err := b.cli.Status(ctx, ep)
+		if err == nil {
+			st, b.facts.Endpoint = s, ep
+			break
+		}
+		errs = append(errs, err)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	if st == nil {
+		return errors.Join(errs...)
+	}
+	members, err := b.cli.MemberList(ctx)
+	if err != nil {
+		return err
+	}
+	b.facts.ServerVersion, b.facts.Leader, b.facts.Prefix = st.Version, st.Leader, b.cfg.root
+	var names []string
+	for _, m := range members.Members {
+		b.facts.Members = append(b.facts.Members, Member{ID: m.ID, Name: m.Name, ClientURLs: m.ClientURLs, Learner: m.IsLearner})
+		names = append(names, firstNonEmpty(m.Name, fmt.Sprintf("%x", m.ID)))
+	}
+	mode := "single member"
+	if n := len(members.Members); n > 1 {
+		mode = fmt.Sprintf("cluster of %d members", n)
+	}
+	b.info = dialects.Info{
+		Dialect: Name,
+		Product: Product,
+		Version: st.Version,
+		Mode:    mode,
+		Banner:  fmt.Sprintf("etcd %s, %s (%s), leader %x", st.Version, mode, strings.Join(names, ", "), st.Leader),
+		Facts:   &b.facts,
+	}
+	return nil
+}
+
+// describeDialError says in one line why the cluster did not answer; a
+// refused login keeps the server's error so connectHint can name the fix.
+func describeDialError(cfg config, dial time.Duration, err error) error {
+	switch {
+	case isAuthError(err):
+		return err
+	case errors.Is(err, context.DeadlineExceeded), status.Code(err) == codes.DeadlineExceeded, status.Code(err) == codes.Unavailable:
+		return &noAnswerError{where: cfg.where(), within: dial, err: err}
+	}
+	return err
+}
+
+// noAnswerError is a cluster none of whose endpoints answered in time.
+type noAnswerError struct {
+	where  string
+	within time.Duration
+	err    error
+}
+
+func (e *noAnswerError) Error() string {
+	return fmt.Sprintf("no etcd member answered at %s within %s", e.where, e.within)
+}
+
+// connectHint is the registry's ConnectHint: what to check for a refused
+// login or endpoints that do not answer.
+func connectHint(err error) string {
+	var none *noAnswerError
+	switch {
+	case isAuthError(err):
+		return "check the user name and password of the DSN"
+	case errors.As(err, &none):
+		return "is etcd running there, and is that its client port (2379 by default)? Use etcds:// for a TLS port"
+	}
+	return ""
+}
+
+func isAuthError(err error) bool {
+	for _, e := range []error{rpctypes.ErrAuthFailed, rpctypes.ErrGRPCAuthFailed, rpctypes.ErrPermissionDenied, rpctypes.ErrGRPCPermissionDenied, rpctypes.ErrUserEmpty, rpctypes.ErrGRPCUserEmpty, rpctypes.ErrInvalidAuthToken, rpctypes.ErrGRPCInvalidAuthToken} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	code := status.Code(err)
+	return code == codes.Unauthenticated || code == codes.PermissionDenied ||
+		strings.Contains(err.Error(), "authentication failed") || strings.Contains(err.Error(), "permission denied")
+}
+
+func firstNonEmpty(values ...string) string {
+	for _, v := range values {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// Detected implements dialects.Backend.
+func (b *Backend) Detected() dialects.Info { return b.info }
+
+// Client is the backend's etcd client, for tools that need more than locks
+// (benchmarks beside the raw commands).
+func (b *Backend) Client() *clientv3.Client { return b.cli }
+
+// Root is the lock-space prefix of the DSN: "" or ending in "/".
+func (b *Backend) Root() string { return b.cfg.root }
+
+// Locker implements dialects.Backend: the table strategy on t (see
+// TableLocker); the session strategy is unsupported.
+func (b *Backend) Locker(strategy dialects.Strategy, t dialects.Table) (dialects.Locker, error) {
+	switch strategy {
+	case dialects.StrategyTable:
+		return b.TableLocker(t)
+	case dialects.StrategySession:
+		return nil, dialects.Wrap(Name, "session locker", dialects.WithRemedy(
+			fmt.Errorf("%w: etcd has no session locks; its locks are leases (the table strategy)", dialects.ErrUnsupported), dialects.UseTableStrategy))
+	}
+	return nil, dialects.Invalidf("unknown strategy %q: use session or table", strategy)
+}
+
+// TableLocker returns the locker of the lock space t names: the DSN prefix
+// for the table "schedlock" (the default), or the prefix plus "<name>/" for
+// another name. Only the schedlock preset exists on etcd.
+func (b *Backend) TableLocker(t dialects.Table) (dialects.TableLocker, error) {
+	schema, err := b.schema(t)
+	if err != nil {
+		return nil, err
+	}
+	sp := newSpace(b.cfg.root, schema.Table)
+	b.lockersMu.Lock()
+	defer b.lockersMu.Unlock()
+	if l := b.lockers[sp.base]; l != nil {
+		return l, nil
+	}
+	l := newLocker(b, sp, schema)
+	b.lockers[sp.base] = l
+	return l, nil
+}
+
+// schema resolves t on etcd: the schedlock preset, with any table name
+// that is one plain path segment.
+func (b *Backend) schema(t dialects.Table) (dialects.Schema, error) {
+	preset := firstNonEmpty(t.Preset, dialects.PresetSchedlock)
+	if preset != dialects.PresetSchedlock {
+		return dialects.Schema{}, dialects.Invalidf("etcd keeps its locks in one layout, etcdctl lock's; the %s preset is a SQL table layout: use the schedlock preset", preset)
+	}
+	s, err := dialects.Table{Preset: preset, Name: t.Name}.Schema()
+	if err != nil {
+		return dialects.Schema{}, err
+	}
+	if strings.ContainsAny(s.Table, "/%") {
+		return dialects.Schema{}, dialects.Invalidf("table name %q is not one path segment", s.Table)
+	}
+	return s, nil
+}
+
+// Recommend implements dialects.Backend.
+func (b *Backend) Recommend() (dialects.Strategy, string) {
+	return dialects.StrategyTable, "etcd locks are leased keys with a fencing token (the table strategy)"
+}
+
+// Close implements dialects.Backend: it revokes the spare leases, stops
+// what releases left running (their leases end the keys they kept) and
+// closes the client. Leases still held end with their leases' TTL.
+func (b *Backend) Close() error {
+	b.closeOnce.Do(func() {
+		b.bgMu.Lock()
+		b.closed = true
+		b.bgMu.Unlock()
+		b.cancel()
+		b.wg.Wait()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		b.spares.drain(ctx, b.cli)
+		cancel()
+		b.closeErr = b.cli.Close()
+		if errors.Is(b.closeErr, context.Canceled) {
+			b.closeErr = nil
+		}
+	})
+	return b.closeErr
+}
+
+// background runs fn after the call that started it returned, bounded by
+// limit and by Close.
+func (b *Backend) background(limit time.Duration, fn func(ctx context.Context)) {
+	b.bgMu.Lock()
+	defer b.bgMu.Unlock()
+	if b.closed {
+		return
+	}
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		ctx, cancel := context.WithTimeout(b.bg, limit)
+		defer cancel()
+		fn(ctx)
+	}()
+}

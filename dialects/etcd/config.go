@@ -1,0 +1,159 @@
+package etcd
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/schedlock/schedlock/dialects"
+)
+
+// DefaultPort is the client port dialled when an endpoint names none.
+const DefaultPort = "2379"
+
+// DefaultDialTimeout bounds connecting (and authenticating) to the cluster
+// when the DSN sets no dial-timeout.
+const DefaultDialTimeout = 5 * time.Second
+
+// config is what an etcd DSN says. It holds the password: never print it.
+type config struct {
+	endpoints   []string // host:port, one per member named
+	tls         bool     // etcds://
+	user, pass  string
+	root        string // the lock-space prefix: "" or ending in "/"
+	dialTimeout time.Duration
+	caFile      string
+	certFile    string
+	keyFile     string
+	serverName  string
+}
+
+// parseConfig reads the connection string Open receives: the DSN's URL,
+// x- options removed, password included:
+//
+//	etcd://[user:pass@]host[:2379][,host2[:2379]...][/prefix][?options]
+//	etcds://...   the same over TLS
+//
+// Options: dial-timeout (a Go duration, default 5s); for etcds, cacert,
+// cert and key (PEM files: the CA that signed the servers' certificates,
+// else the system's, and a client certificate) and server-name.
+func parseConfig(conn string) (config, error) {
+	scheme, rest, ok := strings.Cut(conn, "://")
+	if !ok {
+		return config{}, dialects.Invalidf("an etcd DSN is etcd://host:2379/prefix")
+	}
+	var c config
+	switch scheme {
+	case "etcd":
+	case "etcds":
+		c.tls = true
+	default:
+		return config{}, dialects.Invalidf("unknown etcd scheme %q: use etcd:// or etcds://", scheme)
+	}
+	rest, query, _ := strings.Cut(rest, "?")
+	hosts, path, _ := strings.Cut(rest, "/")
+	if at := strings.LastIndex(hosts, "@"); at >= 0 {
+		userinfo := hosts[:at]
+		hosts = hosts[at+1:]
+		u, p, _ := strings.Cut(userinfo, ":")
+		var err error
+		if c.user, err = url.PathUnescape(u); err != nil {
+			return config{}, dialects.Invalidf("the user name of the DSN is not valid URL escaping")
+		}
+		if c.pass, err = url.PathUnescape(p); err != nil {
+			return config{}, dialects.Invalidf("the password of the DSN is not valid URL escaping")
+		}
+	}
+	for _, h := range strings.Split(hosts, ",") {
+		if h == "" {
+			continue
+		}
+		if _, _, err := net.SplitHostPort(h); err != nil {
+			h = net.JoinHostPort(strings.Trim(h, "[]"), DefaultPort)
+		}
+		c.endpoints = append(c.endpoints, h)
+	}
+	if len(c.endpoints) == 0 {
+		c.endpoints = []string{net.JoinHostPort("localhost", DefaultPort)}
+	}
+	prefix, err := url.PathUnescape(path)
+	if err != nil {
+		return config{}, dialects.Invalidf("the prefix of the DSN is not valid URL escaping")
+	}
+	if prefix != "" && !strings.HasSuffix(prefix, "/") {
+		prefix += "/"
+	}
+	c.root = prefix
+	c.dialTimeout = DefaultDialTimeout
+	values, err := url.ParseQuery(query)
+	if err != nil {
+		return config{}, dialects.Invalidf("the options of the DSN are not a valid query string")
+	}
+	for k, vs := range values {
+		v := vs[len(vs)-1]
+		switch k {
+		case "dial-timeout":
+			d, err := time.ParseDuration(v)
+			if err != nil || d <= 0 {
+				return config{}, dialects.Invalidf("dial-timeout=%q is not a positive duration such as 5s", v)
+			}
+			c.dialTimeout = d
+		case "cacert":
+			c.caFile = v
+		case "cert":
+			c.certFile = v
+		case "key":
+			c.keyFile = v
+		case "server-name":
+			c.serverName = v
+		default:
+			return config{}, dialects.Invalidf("unknown etcd DSN option %q: use dial-timeout, and with etcds:// cacert, cert, key or server-name", k)
+		}
+	}
+	if !c.tls && (c.caFile != "" || c.certFile != "" || c.keyFile != "" || c.serverName != "") {
+		return config{}, dialects.Invalidf("cacert, cert, key and server-name are TLS options: use etcds://")
+	}
+	if (c.certFile == "") != (c.keyFile == "") {
+		return config{}, dialects.Invalidf("a client certificate needs both cert and key")
+	}
+	return c, nil
+}
+
+// tlsConfig builds the TLS configuration of an etcds:// DSN, nil for etcd://.
+func (c config) tlsConfig() (*tls.Config, error) {
+	if !c.tls {
+		return nil, nil
+	}
+	t := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: c.serverName}
+	if c.caFile != "" {
+		pem, err := os.ReadFile(c.caFile)
+		if err != nil {
+			return nil, dialects.Invalidf("read the CA certificate: %v", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, dialects.Invalidf("the CA file %s holds no PEM certificate", c.caFile)
+		}
+		t.RootCAs = pool
+	}
+	if c.certFile != "" {
+		cert, err := tls.LoadX509KeyPair(c.certFile, c.keyFile)
+		if err != nil {
+			return nil, dialects.Invalidf("load the client certificate: %v", err)
+		}
+		t.Certificates = []tls.Certificate{cert}
+	}
+	return t, nil
+}
+
+// where names the endpoints for messages.
+func (c config) where() string { return strings.Join(c.endpoints, ",") }
+
+func (c config) String() string {
+	return fmt.Sprintf("etcd %s prefix %q", c.where(), c.root)
+}

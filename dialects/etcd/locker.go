@@ -1,0 +1,353 @@
+package etcd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/schedlock/schedlock/dialects"
+)
+
+// Locker is the locker of one lock space. It implements
+// dialects.TableLocker and dialects.TableExpirer; it is safe for
+// concurrent use.
+type Locker struct {
+	b      *Backend
+	space  space
+	schema dialects.Schema
+}
+
+var (
+	_ dialects.TableLocker  = (*Locker)(nil)
+	_ dialects.TableExpirer = (*Locker)(nil)
+	_ dialects.HolderLookup = (*Locker)(nil)
+)
+
+func newLocker(b *Backend, sp space, schema dialects.Schema) *Locker {
+	return &Locker{b: b, space: sp, schema: schema}
+}
+
+// Strategy reports StrategyTable.
+func (l *Locker) Strategy() dialects.Strategy { return dialects.StrategyTable }
+
+// Schema implements dialects.TableLocker.
+func (l *Locker) Schema() dialects.Schema { return l.schema }
+
+// KeyPrefix is the prefix of every key of the lock called name, the name
+// `etcdctl lock` takes (without the trailing slash) to share the lock.
+func (l *Locker) KeyPrefix(name string) string { return l.space.lockPrefix(name) }
+
+// CreateSQL implements dialects.TableLocker: etcd has no tables to create.
+func (l *Locker) CreateSQL() string {
+	return "(etcd keys under " + quotePrefix(l.space.base) + ": nothing to create)"
+}
+
+// CreateTable implements dialects.TableLocker: a key prefix needs no
+// creating, so it does nothing.
+func (l *Locker) CreateTable(context.Context) error { return nil }
+
+func quotePrefix(p string) string {
+	if p == "" {
+		return "the root"
+	}
+	return fmt.Sprintf("%q", p)
+}
+
+// Acquire implements dialects.Locker: one try, or tries every
+// opts.RetryEvery until opts.Wait has passed.
+func (l *Locker) Acquire(ctx context.Context, name string, opts dialects.Options) (dialects.Lease, error) {
+	if err := dialects.CheckName(name); err != nil {
+		return nil, err
+	}
+	opts, err := opts.Normalize()
+	if err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(opts.Wait)
+	for {
+		lease, err := l.try(ctx, name, opts)
+		if err == nil {
+			return lease, nil
+		}
+		if !errors.Is(err, dialects.ErrHeld) || !time.Now().Before(deadline) {
+			return nil, dialects.Wrap(Name, "acquire", err)
+		}
+		pause := min(opts.RetryEvery, time.Until(deadline))
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, dialects.Wrap(Name, "acquire", fmt.Errorf("gave up waiting: %w (last try: %v)", ctx.Err(), err))
+		case <-t.C:
+		}
+	}
+}
+
+// try is one acquire: a lease (a spare, or granted now) and one
+// transaction that creates the key only when the lock has no key at all.
+func (l *Locker) try(ctx context.Context, name string, opts dialects.Options) (*lease, error) {
+	pfx := l.space.lockPrefix(name)
+	start := time.Now()
+	ttl := ttlSeconds(opts.AtMost)
+	sp, err := l.b.leaseFor(ctx, ttl, start.Add(opts.AtMost-spareSlack))
+	if err != nil {
+		return nil, err
+	}
+	until := start.Add(opts.AtMost)
+	if e := sp.ends(); e.Before(until) {
+		until = e
+	}
+	key := pfx + leaseHex(sp.id)
+	v := value{Owner: opts.Owner, LockedAt: start.UTC(), Until: until.UTC()}
+	resp, err := l.b.cli.Txn(ctx).
+		If(clientv3.Compare(clientv3.CreateRevision(pfx), "=", 0).WithPrefix()).
+		Then(clientv3.OpPut(key, v.encode(), clientv3.WithLease(sp.id))).
+		Else(clientv3.OpGet(pfx, clientv3.WithFirstCreate()...)).
+		Commit()
+	if err != nil {
+		// The key may exist or not: revoking the lease removes it if so.
+		l.b.revoke(sp.id)
+		return nil, fmt.Errorf("acquire %s: %w", keyRef(pfx), err)
+	}
+	if !resp.Succeeded {
+		l.b.keepSpare(sp, ttl)
+		held := &dialects.HeldError{Name: name}
+		if kvs := resp.Responses[0].GetResponseRange().GetKvs(); len(kvs) > 0 {
+			if hv, ok := decodeValue(kvs[0].Value); ok {
+				held.Holder, held.Until = hv.Owner, hv.Until
+			} else {
+				held.Holder = ForeignOwner(clientv3.LeaseID(kvs[0].Lease))
+			}
+		}
+		return nil, held
+	}
+	s := &lease{
+		locker: l, name: name, owner: opts.Owner, key: key, id: sp.id, ttl: ttl,
+		token: resp.Header.Revision, atMost: opts.AtMost, atLeast: opts.AtLeast, lockedAt: start,
+		renewed: sp, done: make(chan struct{}),
+	}
+	s.setUntil(until)
+	s.endMu.Lock() // expire, however soon it runs, sees the timer
+	s.timer = time.AfterFunc(time.Until(until), s.expire)
+	s.endMu.Unlock()
+	return s, nil
+}
+
+// spareSlack is how much earlier than at-most from the acquire a spare
+// lease may end: the lease's Until says so, and the holder is told then.
+const spareSlack = 250 * time.Millisecond
+
+// leaseFor returns a lease of ttl whose server-side end is at least by: a
+// spare when one is fresh enough, else one granted now.
+func (b *Backend) leaseFor(ctx context.Context, ttl int64, by time.Time) (spare, error) {
+	if s, ok := b.spares.take(ttl, by); ok {
+		return s, nil
+	}
+	sent := time.Now()
+	g, err := b.cli.Grant(ctx, ttl)
+	if err != nil {
+		return spare{}, fmt.Errorf("grant a lease of %ds: %w", ttl, err)
+	}
+	return spare{id: g.ID, ttl: g.TTL, at: sent}, nil
+}
+
+// keepSpare keeps a lease with no key for a later acquire, or revokes it.
+func (b *Backend) keepSpare(s spare, ttl int64) {
+	b.bgMu.Lock()
+	kept := !b.closed && b.spares.put(s, ttl) // Close drains after it sets closed
+	b.bgMu.Unlock()
+	if !kept {
+		b.revoke(s.id)
+	}
+}
+
+// recycle keeps the lease of a released lock, whose key is gone or bound
+// to another lease, as a spare: at once while it was renewed a moment ago
+// (within half of spareSlack), else after renewing it in the background.
+func (b *Backend) recycle(sp spare, ttl int64) {
+	id := sp.id
+	if !sp.ends().Before(time.Now().Add(time.Duration(ttl)*time.Second - spareSlack/2)) {
+		b.keepSpare(sp, ttl)
+		return
+	}
+	b.background(5*time.Second, func(ctx context.Context) {
+		sent := time.Now()
+		ka, err := b.cli.KeepAliveOnce(ctx, id)
+		if err != nil {
+			revokeNow(b.cli, id)
+			return
+		}
+		b.keepSpare(spare{id: id, ttl: ka.TTL, at: sent}, ttl)
+	})
+}
+
+// revoke revokes lease id in the background: its key, if any, goes too.
+// Close waits for it.
+func (b *Backend) revoke(id clientv3.LeaseID) {
+	b.bgMu.Lock()
+	closed := b.closed
+	b.bgMu.Unlock()
+	if closed {
+		revokeNow(b.cli, id)
+		return
+	}
+	b.background(5*time.Second, func(context.Context) { revokeNow(b.cli, id) })
+}
+
+// revokeNow revokes lease id, bounded by two seconds whatever else ends.
+func revokeNow(cli *clientv3.Client, id clientv3.LeaseID) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_, _ = cli.Revoke(ctx, id)
+}
+
+func keyRef(pfx string) string { return fmt.Sprintf("%q", pfx) }
+
+// holderKey reads the key of name with the lowest create revision: the
+// holder's, or nil when the lock has no key.
+func (l *Locker) holderKey(ctx context.Context, name string) (*keyState, error) {
+	pfx := l.space.lockPrefix(name)
+	resp, err := l.b.cli.Get(ctx, pfx, clientv3.WithFirstCreate()...)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", keyRef(pfx), err)
+	}
+	if len(resp.Kvs) == 0 {
+		return nil, nil
+	}
+	kv := resp.Kvs[0]
+	k := &keyState{key: string(kv.Key), lease: clientv3.LeaseID(kv.Lease), create: kv.CreateRevision, mod: kv.ModRevision}
+	k.value, k.ours = decodeValue(kv.Value)
+	return k, nil
+}
+
+// keyState is one lock key as read.
+type keyState struct {
+	key         string
+	lease       clientv3.LeaseID
+	create, mod int64
+	value       value
+	ours        bool // a schedlock value
+}
+
+// owner is the key's owner: the schedlock owner, or the lease of another
+// concurrency.Mutex client.
+func (k *keyState) owner() string {
+	if k.ours {
+		return k.value.Owner
+	}
+	return ForeignOwner(k.lease)
+}
+
+// Holder implements dialects.HolderLookup.
+func (l *Locker) Holder(ctx context.Context, name string) (string, error) {
+	k, err := l.holderKey(ctx, name)
+	if err != nil || k == nil {
+		return "", err
+	}
+	return k.owner(), nil
+}
+
+// Inspect implements dialects.TableLocker. etcd keeps nothing of a free
+// lock, so a name without a key reads as a free row (found, no owner, no
+// lease end). A key whose holder's lease end has passed while the server
+// still keeps it (its holder stopped refreshing and died before revoking
+// it) reads with the server's lease end, rounded up to the second.
+func (l *Locker) Inspect(ctx context.Context, name string) (dialects.Row, bool, error) {
+	if err := dialects.CheckName(name); err != nil {
+		return dialects.Row{}, false, err
+	}
+	k, err := l.holderKey(ctx, name)
+	if err != nil {
+		return dialects.Row{}, false, dialects.Wrap(Name, "inspect", err)
+	}
+	now := time.Now().UTC()
+	if k == nil {
+		return dialects.Row{Name: name, DBNow: now}, true, nil
+	}
+	r, err := l.b.row(ctx, name, k, now)
+	if err != nil {
+		return dialects.Row{}, false, dialects.Wrap(Name, "inspect", err)
+	}
+	r.HasToken = l.schema.TokenCol != ""
+	if !r.HasToken {
+		r.Token = 0
+	}
+	return r, true, nil
+}
+
+// row is the lock row of k, read at now.
+func (b *Backend) row(ctx context.Context, name string, k *keyState, now time.Time) (dialects.Row, error) {
+	r := dialects.Row{Name: name, Owner: k.owner(), Token: k.create, HasToken: true, DBNow: now}
+	if k.ours {
+		r.LockedAt, r.Until = k.value.LockedAt.UTC(), k.value.Until.UTC()
+		if r.Until.After(now) {
+			return r, nil
+		}
+	}
+	end, err := b.serverEnd(ctx, k.lease, now)
+	if err != nil {
+		return r, err
+	}
+	r.Until = end
+	return r, nil
+}
+
+// serverEnd is when the server ends lease, at the latest, read at now: its
+// remaining TTL (whole seconds, rounded down by the server) plus one
+// second, and at least a second from now for a key that still exists.
+func (b *Backend) serverEnd(ctx context.Context, id clientv3.LeaseID, now time.Time) (time.Time, error) {
+	ttl, err := b.cli.TimeToLive(ctx, id)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("read the TTL of lease %x: %w", int64(id), err)
+	}
+	return now.Add(time.Duration(max(ttl.TTL, 0)+1) * time.Second), nil
+}
+
+// Handle implements dialects.TableLocker: a lease of owner's that only
+// refreshes and releases the lock's holding key, while owner (and token,
+// unless 0) still hold it. Its refresh renews the key's lease by that
+// lease's own TTL; opts.AtLeast is kept on release from the key's
+// locked-at.
+func (l *Locker) Handle(name, owner string, token int64, opts dialects.Options) (dialects.Lease, error) {
+	if err := dialects.CheckName(name); err != nil {
+		return nil, err
+	}
+	if owner == "" {
+		return nil, dialects.Invalidf("a handle needs the owner")
+	}
+	if err := dialects.CheckOwner(owner); err != nil {
+		return nil, err
+	}
+	if opts.Owner == "" {
+		opts.Owner = owner
+	}
+	opts, err := opts.Normalize()
+	if err != nil {
+		return nil, err
+	}
+	return &handle{locker: l, name: name, owner: owner, token: token, atLeast: opts.AtLeast, done: make(chan struct{})}, nil
+}
+
+// Expire implements dialects.TableExpirer: it deletes the holding key of
+// name whoever holds it, guarded by the key's revision as read, so a key
+// that changed in between is left alone (changed false).
+func (l *Locker) Expire(ctx context.Context, name string) (bool, error) {
+	if err := dialects.CheckName(name); err != nil {
+		return false, err
+	}
+	k, err := l.holderKey(ctx, name)
+	if err != nil || k == nil {
+		return false, dialects.Wrap(Name, "force release", err)
+	}
+	resp, err := l.b.cli.Txn(ctx).
+		If(clientv3.Compare(clientv3.ModRevision(k.key), "=", k.mod)).
+		Then(clientv3.OpDelete(k.key)).
+		Commit()
+	if err != nil {
+		return false, dialects.Wrap(Name, "force release", err)
+	}
+	return resp.Succeeded, nil
+}

@@ -1,0 +1,71 @@
+package etcd
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/schedlock/schedlock/dialects"
+)
+
+// Probe implements dialects.Prober: what etcd offers for locking, the
+// server's minimum lease TTL (proved by granting a one-second lease and
+// reading the TTL the server gave it back, then revoking it) and the
+// risks of the cluster's shape.
+func (b *Backend) Probe(ctx context.Context, _ dialects.ProbeOptions) (dialects.Capabilities, error) {
+	no := func(what string) dialects.Capability { return dialects.CapNo("etcd has no "+what, "") }
+	start := time.Now()
+	g, err := b.cli.Grant(ctx, 1)
+	took := time.Since(start)
+	leaseCap := dialects.CapUnknown(fmt.Sprintf("granting a probe lease failed: %v", err), "")
+	if err == nil {
+		_, _ = b.cli.Revoke(context.WithoutCancel(ctx), g.ID)
+		leaseCap = dialects.CapYes(fmt.Sprintf("proved: leases expire on the server; its minimum lease TTL is %ds, so a shorter at-most is held that long if its holder dies", g.TTL))
+	} else if ctx.Err() != nil {
+		return dialects.Capabilities{}, dialects.Wrap(Name, "probe", err)
+	}
+	now := time.Now().UTC()
+	risks := b.Risks()
+	isolation := dialects.CapYes("serializable: transactions are linearizable; " + strings.TrimPrefix(leaseCap.Detail, "proved: "))
+	if leaseCap.Status != dialects.StatusYes {
+		isolation = dialects.CapYes("serializable: transactions are linearizable")
+	}
+	rec := dialects.Recommendation{LockStrategy: dialects.StrategyTable, LockReason: "etcd locks are leased keys with a fencing token (the table strategy)",
+		ClaimStrategy: dialects.ClaimOptimistic, ClaimReason: "no rows to claim"}
+	if len(risks) > 0 {
+		rec.LockReason += "; risks: " + strings.Join(risks, "; ")
+	}
+	return dialects.Capabilities{
+		SessionLocks:      no("session locks: its locks are leases"),
+		SkipLocked:        no("rows to lock"),
+		NoWait:            no("rows to lock"),
+		Isolation:         isolation,
+		LockListing:       dialects.CapYes(fmt.Sprintf("every lock key under %s is listed with its holder, lease and token", quotePrefix(b.cfg.root))),
+		KillSessions:      dialects.CapNo("a holder is not terminated: its key is deleted under the revision guard, and its lease runs out", ""),
+		Clock:             dialects.Clock{Server: now, Measured: false, RoundTrip: took},
+		Recommended:       rec,
+		MissingPrivileges: []dialects.MissingPrivilege{},
+	}, nil
+}
+
+// Risks are what the cluster's shape means for its locks, one line each.
+func (b *Backend) Risks() []string {
+	var out []string
+	voters := 0
+	for _, m := range b.facts.Members {
+		if !m.Learner {
+			voters++
+		}
+	}
+	switch {
+	case voters == 1:
+		out = append(out, "a single member: when it stops, no lock can be taken, refreshed or released, and leases held meanwhile are lost (a restarted member extends them)")
+	case voters%2 == 0:
+		out = append(out, fmt.Sprintf("%d voting members: an even count tolerates no more failures than %d", voters, voters-1))
+	}
+	if b.cfg.root == "" {
+		out = append(out, "no key prefix in the DSN: locks are keys at the root of the keyspace, and listing reads every key")
+	}
+	return out
+}
