@@ -33,9 +33,6 @@ func (b *Backend) Probe(ctx context.Context, _ dialects.ProbeOptions) (dialects.
 	}
 	rec := dialects.Recommendation{LockStrategy: dialects.StrategyTable, LockReason: "etcd locks are leased keys with a fencing token (the table strategy)",
 		ClaimStrategy: dialects.ClaimOptimistic, ClaimReason: "no rows to claim"}
-	if len(risks) > 0 {
-		rec.LockReason += "; risks: " + strings.Join(risks, "; ")
-	}
 	return dialects.Capabilities{
 		SessionLocks:      no("session locks: its locks are leases"),
 		SkipLocked:        no("rows to lock"),
@@ -46,12 +43,13 @@ func (b *Backend) Probe(ctx context.Context, _ dialects.ProbeOptions) (dialects.
 		Clock:             dialects.Clock{Server: now, Measured: false, RoundTrip: took},
 		Recommended:       rec,
 		MissingPrivileges: []dialects.MissingPrivilege{},
+		Risks:             risks,
 	}, nil
 }
 
-// Risks are what the cluster's shape means for its locks, one line each.
-func (b *Backend) Risks() []string {
-	var out []string
+// Risks are what the cluster's shape means for its locks (never nil).
+func (b *Backend) Risks() []dialects.Risk {
+	out := []dialects.Risk{}
 	voters := 0
 	for _, m := range b.facts.Members {
 		if !m.Learner {
@@ -60,12 +58,18 @@ func (b *Backend) Risks() []string {
 	}
 	switch {
 	case voters == 1:
-		out = append(out, "a single member: when it stops, no lock can be taken, refreshed or released, and leases held meanwhile are lost (a restarted member extends them)")
+		out = append(out, dialects.Risk{ID: "single-member",
+			Detail: "a single member: when it stops, no lock can be taken, refreshed or released, and leases held meanwhile are lost (a restarted member extends them)",
+			Remedy: "run a cluster of 3 or 5 members for locks that must survive the loss of one"})
 	case voters%2 == 0:
-		out = append(out, fmt.Sprintf("%d voting members: an even count tolerates no more failures than %d", voters, voters-1))
+		out = append(out, dialects.Risk{ID: "even-members",
+			Detail: fmt.Sprintf("%d voting members: an even count tolerates no more failures than %d", voters, voters-1),
+			Remedy: "use an odd number of voting members"})
 	}
 	if b.cfg.root == "" {
-		out = append(out, "no key prefix in the DSN: locks are keys at the root of the keyspace, and listing reads every key")
+		out = append(out, dialects.Risk{ID: "no-prefix",
+			Detail: "no key prefix in the DSN: locks are keys at the root of the keyspace, and listing reads every key",
+			Remedy: "name a key prefix as the DSN's path, e.g. etcd://host:2379/locks"})
 	}
 	return out
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"strings"
 	"sync"
 	"time"
 
@@ -282,14 +281,10 @@ func (b *Backend) Locker(strategy dialects.Strategy, t dialects.Table) (dialects
 // recommendation is why the table strategy is the one on ZooKeeper.
 const recommendation = "ZooKeeper locks are Curator's InterProcessMutex recipe (ephemeral sequential nodes, lowest sequence holds), with a lease bound, at-least and the sequence as fencing token"
 
-// Recommend implements dialects.Backend: the table strategy, with the
-// risks detection found.
+// Recommend implements dialects.Backend: the table strategy (the risks
+// detection found are the probe's Capabilities.Risks).
 func (b *Backend) Recommend() (dialects.Strategy, string) {
-	why := recommendation
-	if r := b.risks(); len(r) > 0 {
-		why += "; risks: " + strings.Join(r, "; ")
-	}
-	return dialects.StrategyTable, why
+	return dialects.StrategyTable, recommendation
 }
 
 // Close implements dialects.Backend: it closes the session, which deletes

@@ -118,29 +118,29 @@ func fourLetterWord(ctx context.Context, server, word string) (string, error) {
 }
 
 // risks are what an operator should know about this ensemble before
-// trusting its locks, worded as facts.
-func (b *Backend) risks() []string {
+// trusting its locks (never nil).
+func (b *Backend) risks() []dialects.Risk {
+	out := []dialects.Risk{}
 	f, _ := b.info.Facts.(*facts)
 	if f == nil {
-		return nil
+		return out
 	}
-	var out []string
 	switch {
 	case b.info.Mode == "standalone":
-		out = append(out, "a standalone server: no failover, and while it is down no lock can be taken or kept (every holder loses its lock); use an ensemble of 3 or 5 for locks that must survive a server's loss")
+		out = append(out, dialects.Risk{ID: "standalone",
+			Detail: "a standalone server: no failover, and while it is down no lock can be taken or kept (every holder loses its lock)",
+			Remedy: "use an ensemble of 3 or 5 for locks that must survive a server's loss"})
 	case f.members == 2 || f.members == 4:
-		out = append(out, fmt.Sprintf("an ensemble of %d tolerates no more failures than one of %d; use an odd number of members", f.members, f.members-1))
+		out = append(out, dialects.Risk{ID: "even-members",
+			Detail: fmt.Sprintf("an ensemble of %d tolerates no more failures than one of %d", f.members, f.members-1),
+			Remedy: "use an odd number of members"})
 	}
 	if f.srvrRefused {
-		out = append(out, "the srvr four-letter word is refused (4lw.commands.whitelist), so the version and mode are unknown")
+		out = append(out, dialects.Risk{ID: "srvr-refused",
+			Detail: "the srvr four-letter word is refused, so the version and mode are unknown",
+			Remedy: "add srvr to 4lw.commands.whitelist"})
 	}
 	return out
-}
-
-// recommendReason is Recommend's reason, risks included.
-func (b *Backend) recommendReason() string {
-	_, why := b.Recommend()
-	return why
 }
 
 // Probe implements dialects.Prober: what a ZooKeeper ensemble offers, the
@@ -155,9 +155,10 @@ func (b *Backend) Probe(ctx context.Context, opts dialects.ProbeOptions) (dialec
 		Isolation:    dialects.CapYes("linearizable writes; a session reads its own writes in order, and the locks decide on writes only"),
 		LockListing:  dialects.CapYes("lock nodes are listed with their holder's session; waiters are listed too"),
 		KillSessions: no("a session cannot be ended by another client; a force release deletes the holder's lock node instead"),
-		Recommended: dialects.Recommendation{LockStrategy: dialects.StrategyTable, LockReason: b.recommendReason(),
+		Recommended: dialects.Recommendation{LockStrategy: dialects.StrategyTable, LockReason: recommendation,
 			ClaimStrategy: dialects.ClaimOptimistic, ClaimReason: "ZooKeeper has no task rows to claim"},
 		MissingPrivileges: []dialects.MissingPrivilege{},
+		Risks:             b.risks(),
 	}
 	if opts.ReadOnly {
 		caps.Clock = dialects.Clock{Detail: "not read: reading the ZooKeeper clock takes a write, and the probe is read-only"}
