@@ -51,14 +51,16 @@ return {1}
 
 // releaseNative: KEYS lock; ARGV owner, token, at-least ms. The key is
 // deleted, or kept until locked_at + at-least when that is still ahead
-// (its expiry shortened, never lengthened). Reply {1, kept ms} or a
-// checkNative refusal.
+// (its expiry shortened, never lengthened); without an at-least ("0") the
+// server's clock is not read. Reply {1, kept ms} or a checkNative refusal.
 var releaseNative = goredis.NewScript(luaNow + checkNative + `
-local keep = tonumber(at) + tonumber(ARGV[3]) - now_ms()
-if keep > 0 then
-  local pttl = redis.call('PTTL', KEYS[1])
-  if pttl < 0 or keep < pttl then redis.call('PEXPIRE', KEYS[1], keep) end
-  return {1, keep}
+if ARGV[3] ~= '0' then
+  local keep = tonumber(at) + tonumber(ARGV[3]) - now_ms()
+  if keep > 0 then
+    local pttl = redis.call('PTTL', KEYS[1])
+    if pttl < 0 or keep < pttl then redis.call('PEXPIRE', KEYS[1], keep) end
+    return {1, keep}
+  end
 end
 redis.call('DEL', KEYS[1])
 return {1, 0}
