@@ -50,7 +50,13 @@ func (ClaimBuilder) Param(i int, k claimtable.Kind) string {
 
 // Now is clock_timestamp() in UTC cut to milliseconds (now() would be the
 // transaction start).
-func (ClaimBuilder) Now() string { return now }
+func (ClaimBuilder) Now() string { return claimNow }
+
+// claimNow is the database's now of one claim statement, read once: a
+// scalar subquery is evaluated once per statement, where now itself, a
+// volatile function, would be evaluated again for every row the claim's
+// WHERE looks at.
+const claimNow = "(SELECT " + now + ")"
 
 // PlusMs adds the bound milliseconds.
 func (ClaimBuilder) PlusMs(ts, param string) string {
