@@ -22,8 +22,7 @@ end
 // with PX only when the key is absent. Reply {1, token, locked_at ms}
 // when taken; {0, value, pttl ms} when held.
 var acquireNative = goredis.NewScript(luaNow + `
-local v = redis.call('GET', KEYS[1])
-if v then return {0, v, redis.call('PTTL', KEYS[1])} end
+if redis.call('EXISTS', KEYS[1]) == 1 then return {0, redis.call('GET', KEYS[1]), redis.call('PTTL', KEYS[1])} end
 local now = now_ms()
 local token = redis.call('INCR', KEYS[2])
 redis.call('SET', KEYS[1], string.format('%d %d %s', token, now, ARGV[1]), 'PX', ARGV[2])
