@@ -312,7 +312,11 @@ func (o *LocksOptions) render(listing *dialects.Listing, header string) error {
 	}
 	if !o.Global.Quiet {
 		for _, n := range listing.Notes {
-			fmt.Fprintln(o.IO.ErrOut, o.Factory.Scrubber.String("schedlock: note: "+cliText(n)))
+			prefix := "schedlock: note: "
+			if w, ok := strings.CutPrefix(n, warningNote); ok {
+				prefix, n = "schedlock: warning: ", w
+			}
+			fmt.Fprintln(o.IO.ErrOut, o.Factory.Scrubber.String(prefix+cliText(n)))
 		}
 	}
 	return nil

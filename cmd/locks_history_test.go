@@ -94,7 +94,7 @@ func TestLocksLsWarnsAboutLongRuns(t *testing.T) {
 		t.Fatalf("run: %d %v", r.code, r.err)
 	}
 	ls := runCmd(t, false, nil, "locks", "ls", "--dsn", path)
-	if !strings.Contains(ls.stderr, `lock "slow": the run with token 1 took`) || !strings.Contains(ls.stderr, "plus the run time plus 30%") {
+	if !strings.Contains(ls.stderr, `schedlock: warning: lock "slow": the run with token 1 took`) || !strings.Contains(ls.stderr, "plus the run time plus 30%") {
 		t.Errorf("no warning about a run over 70%% of its at-most:\n%s", ls.stderr)
 	}
 	h := runCmd(t, false, nil, "locks", "history", "slow", "--dsn", path)

@@ -43,7 +43,7 @@ func (l *lastRunLister) ListLocks(ctx context.Context, opts dialects.ListOptions
 		if r, ok := runs[e.Name]; ok {
 			e.LastRun = &r
 			if w := overrunWarning(e.Name, r); w != "" {
-				listing.Notes = append(listing.Notes, w)
+				listing.Notes = append(listing.Notes, warningNote+w)
 			}
 		}
 	}
@@ -121,3 +121,6 @@ func lastRunJSON(e dialects.LockEntry) *runView {
 	v := runJSON(e.Name, *e.LastRun)
 	return &v
 }
+
+// warningNote starts a listing note that `locks ls` prints as a warning.
+const warningNote = "warning: "
