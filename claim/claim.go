@@ -178,6 +178,9 @@ func (q *Queue) Strategy() Strategy { return q.cl.Strategy() }
 // shorter than the expected run time).
 func (q *Queue) Warnings() []string { return q.cl.Warnings() }
 
-// Close releases the connections. Rows still claimed stay claimed until
-// their lease runs out.
-func (q *Queue) Close() error { return q.backend.Close() }
+// Close releases the prepared statements and the connections. Rows still
+// claimed stay claimed until their lease runs out.
+func (q *Queue) Close() error {
+	_ = q.cl.Close()
+	return q.backend.Close()
+}

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
@@ -103,7 +105,16 @@ type Claimer struct {
 	strategy dialects.ClaimStrategy
 	opts     Options
 	warnings []string
+
+	// stmts are the one-statement claims prepared on db, by SQL text (a
+	// text depends only on the request's shape; its values are bound),
+	// at most maxPrepared of them.
+	stmts    sync.Map // string → *sql.Stmt
+	prepared atomic.Int32
 }
+
+// maxPrepared bounds the claim statements a Claimer keeps prepared.
+const maxPrepared = 32
 
 // New returns the claimer of table t on db with builder b and strategy
 // (required here: Open picks it from the probe). A strategy b cannot run
@@ -193,7 +204,7 @@ func (cl *Claimer) Claim(ctx context.Context, r Request) ([]Task, error) {
 	var tasks []Task
 	if text, args, ok := cl.single(r); ok {
 		err = cl.retrying(ctx, func() (err error) {
-			tasks, err = cl.queryTasks(ctx, cl.db, text, args, r.Max)
+			tasks, err = cl.queryTasks(ctx, cl.statement(ctx, text), text, args, r.Max)
 			return err
 		})
 	} else if cl.strategy == dialects.ClaimOptimistic {
@@ -395,6 +406,49 @@ func (cl *Claimer) claimOptimistic(ctx context.Context, r Request) ([]Task, erro
 		}
 	}
 	return won, nil
+}
+
+// statement is the claim statement text prepared on the pool, once per
+// text (the database then parses and plans it once per connection, not
+// on every claim); the pool itself when preparing fails or maxPrepared
+// texts are kept already.
+func (cl *Claimer) statement(ctx context.Context, text string) queryer {
+	if st, ok := cl.stmts.Load(text); ok {
+		return preparedQuery{st.(*sql.Stmt)}
+	}
+	if cl.prepared.Load() >= maxPrepared {
+		return cl.db
+	}
+	st, err := cl.db.PrepareContext(ctx, text)
+	if err != nil {
+		return cl.db
+	}
+	if prev, loaded := cl.stmts.LoadOrStore(text, st); loaded {
+		_ = st.Close()
+		return preparedQuery{prev.(*sql.Stmt)}
+	}
+	cl.prepared.Add(1)
+	return preparedQuery{st}
+}
+
+// Close frees the prepared claim statements; the Claimer prepares them
+// again if it is used after.
+func (cl *Claimer) Close() error {
+	cl.stmts.Range(func(text, st any) bool {
+		cl.stmts.Delete(text)
+		cl.prepared.Add(-1)
+		_ = st.(*sql.Stmt).Close()
+		return true
+	})
+	return nil
+}
+
+// preparedQuery runs a prepared statement as a queryer (the text it is
+// given is the statement's own).
+type preparedQuery struct{ st *sql.Stmt }
+
+func (p preparedQuery) QueryContext(ctx context.Context, _ string, args ...any) (*sql.Rows, error) {
+	return p.st.QueryContext(ctx, args...)
 }
 
 // queryer is a *sql.DB or *sql.Tx.
