@@ -146,7 +146,9 @@ func ResumeLock(ctx context.Context, tl TableLocker, name string) error {
 	if _, paused := PausedBy(row.Owner); !found || !paused || row.Expired() {
 		return fmt.Errorf("%w: lock %s is not paused", ErrNotPaused, elide.Quote(name))
 	}
-	h, err := tl.Handle(name, row.Owner, row.Token, Options{AtMost: time.Millisecond})
+	// The handle only releases; its at-most is long enough that no backend
+	// judges it run out on the host before the release is sent.
+	h, err := tl.Handle(name, row.Owner, row.Token, Options{AtMost: time.Minute})
 	if err != nil {
 		return err
 	}
