@@ -255,7 +255,7 @@ func pauseRun(ctx context.Context, o *PauseOptions) error {
 	defer backend.Close()
 	pauser, ok := backend.(dialects.Pauser)
 	if !ok {
-		return &UsageError{Err: missingFeature(backend, "cannot hold a pause: "+o.verb()+" needs a lease table on a SQL database"), Command: o.Command}
+		return &UsageError{Err: missingFeature(backend, "cannot hold a pause: "+o.verb()+" needs a lease table on a SQL database or Redis keys"), Command: o.Command}
 	}
 	db, err := lockBreaker(backend)
 	if err != nil {
