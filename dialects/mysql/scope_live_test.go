@@ -46,7 +46,7 @@ func TestSessionLocksAreScopedToTheDatabase(t *testing.T) {
 	ctx := testContext(t)
 	first := liveConfig(t).DBName
 	if first == "" {
-		t.Skipf("%s names no database", dsnEnv)
+		t.Fatalf("%s names no database: the scoping test needs one (mysql://user@host:3306/DB)", dsnEnv)
 	}
 	a := openSessionLocker(t, first, false)
 	b := openSessionLocker(t, uniqueName("sl_scope_"), true)
