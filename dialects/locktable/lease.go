@@ -12,10 +12,12 @@ import (
 
 // lease is one lock held in a lease table, from Acquire or Handle.
 //
-// A timer fires at Until: the lease is then lost and Done closes, so a
-// holder never believes it holds the lock past its lease. Refresh moves
-// Until and the timer.
+// Its end (dialects.LeaseEnd) is Until, the host time before the acquire
+// or refresh was sent plus at-most: the lease is lost then, so a holder
+// never believes it holds the lock past its lease. Refresh moves Until.
 type lease struct {
+	dialects.LeaseEnd
+
 	locker   *Locker
 	name     string // as the caller gave it
 	stored   string // after MapName
@@ -27,20 +29,6 @@ type lease struct {
 	handle   bool // from Handle: another owner's row is ErrNotOwner, not a loss
 
 	opMu sync.Mutex // serialises Refresh and Release; held across their statements
-
-	// mu guards the fields below and is never held across a statement, so
-	// Until, Err and the timer that ends the lease never wait for a Refresh
-	// or Release in flight on a slow or unreachable database.
-	mu       sync.Mutex
-	until    time.Time
-	timer    *time.Timer
-	gen      uint64 // bumped on every re-arm; a stale timer sees another value
-	finished bool
-	err      error
-	// refreshErr is the last Refresh's error when it failed and none has
-	// succeeded since; an expiry quotes it.
-	refreshErr error
-	done       chan struct{}
 }
 
 func (l *Locker) newLease(name, stored, owner string, token int64, opts dialects.Options, handle bool) *lease {
@@ -54,13 +42,23 @@ func (l *Locker) newLease(name, stored, owner string, token int64, opts dialects
 		atMost:   opts.AtMost,
 		atLeast:  opts.AtLeast,
 		handle:   handle,
-		done:     make(chan struct{}),
 	}
 }
 
-func (s *lease) Name() string          { return s.name }
-func (s *lease) Owner() string         { return s.owner }
-func (s *lease) Done() <-chan struct{} { return s.done }
+// start begins the lease's clock: it ends at until unless refreshed.
+func (s *lease) start(until time.Time) {
+	s.Start(until, func(until time.Time, lastRefresh error) error {
+		why := "without a refresh"
+		if lastRefresh != nil {
+			why = fmt.Sprintf("without a refresh; the last refresh failed: %v", lastRefresh)
+		}
+		return dialects.Wrap(s.dialect(), "lease", fmt.Errorf("%w: lease of lock %q expired at %s %s",
+			dialects.ErrLeaseLost, s.name, until.UTC().Format(time.RFC3339Nano), why))
+	})
+}
+
+func (s *lease) Name() string  { return s.name }
+func (s *lease) Owner() string { return s.owner }
 
 // Token returns the fencing token, or false when the schema has no token
 // column or the token is unknown (a Handle given token 0).
@@ -69,27 +67,6 @@ func (s *lease) Token() (int64, bool) {
 		return 0, false
 	}
 	return s.token, true
-}
-
-func (s *lease) Until() time.Time {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.until
-}
-
-// Err is the lease's error; it answers at once, even while a Refresh or
-// Release is waiting on the database.
-func (s *lease) Err() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.err
-}
-
-// LastRefreshError implements dialects.RefreshFailure.
-func (s *lease) LastRefreshError() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.refreshErr
 }
 
 // refreshCause is err as a failed refresh reports it: a lock table that
@@ -101,14 +78,6 @@ func refreshCause(err error) error {
 	if errors.As(err, &missing) && missing.Err != nil {
 		return fmt.Errorf("lock table %s is gone: %w", missing.Table, missing.Err)
 	}
-	return err
-}
-
-// refreshFailed records err as the last Refresh's and returns it.
-func (s *lease) refreshFailed(err error) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.refreshErr = err
 	return err
 }
 
@@ -129,21 +98,14 @@ func (s *lease) Refresh(ctx context.Context) error {
 	start := time.Now()
 	_, done, err := s.locker.exec(ctx, opRefresh, s.binding())
 	if err != nil {
-		return s.refreshFailed(dialects.Wrap(s.dialect(), "refresh", refreshCause(err)))
+		return s.RefreshFailed(dialects.Wrap(s.dialect(), "refresh", refreshCause(err)))
 	}
 	if !done {
 		return s.explain(ctx, "refresh")
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.finished {
-		// The timer ended the lease while the statement was in flight;
-		// the holder has been told, so the loss stands.
-		return s.err
-	}
-	s.refreshErr = nil
-	s.armLocked(start.Add(s.atMost))
-	return nil
+	// If the lease ended while the statement was in flight, the holder
+	// has been told, so the loss stands.
+	return s.Extend(start.Add(s.atMost))
 }
 
 // Release gives the lock up with one statement, keeping it until
@@ -161,24 +123,17 @@ func (s *lease) Release(ctx context.Context) error {
 	if !done {
 		return s.explain(ctx, "release")
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.finished {
-		return s.err
-	}
-	s.endLocked(nil)
-	return nil
+	return s.End(nil)
 }
 
 // endedErr is the error for an operation on a finished lease, or nil.
 func (s *lease) endedErr(op string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.finished {
+	ended, err := s.Ended()
+	switch {
+	case !ended:
 		return nil
-	}
-	if s.err != nil {
-		return s.err
+	case err != nil:
+		return err
 	}
 	return dialects.Wrap(s.dialect(), op, fmt.Errorf("%w: lock %q was already released", dialects.ErrLeaseLost, s.name))
 }
@@ -191,7 +146,7 @@ func (s *lease) explain(ctx context.Context, op string) error {
 	row, found, err := s.locker.inspectStored(ctx, s.stored)
 	switch {
 	case err != nil && op == "refresh":
-		return s.refreshFailed(dialects.Wrap(s.dialect(), op, fmt.Errorf("the %s changed no row, and reading the row failed: %w", op, err)))
+		return s.RefreshFailed(dialects.Wrap(s.dialect(), op, fmt.Errorf("the %s changed no row, and reading the row failed: %w", op, err)))
 	case err != nil:
 		return dialects.Wrap(s.dialect(), op, fmt.Errorf("the %s changed no row, and reading the row failed: %w", op, err))
 	case !found:
@@ -213,48 +168,5 @@ func (s *lease) explain(ctx context.Context, op string) error {
 
 // lose ends the lease as lost and returns its error.
 func (s *lease) lose(op, why string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.finished {
-		return s.err
-	}
-	err := dialects.Wrap(s.dialect(), op, fmt.Errorf("%w: %s", dialects.ErrLeaseLost, why))
-	s.endLocked(err)
-	return err
-}
-
-// armLocked sets Until and the timer that ends the lease then. s.mu is held.
-func (s *lease) armLocked(until time.Time) {
-	s.until = until
-	s.gen++
-	if s.timer != nil {
-		s.timer.Stop()
-	}
-	gen := s.gen
-	s.timer = time.AfterFunc(time.Until(until), func() { s.expire(gen) })
-}
-
-// expire ends the lease when its timer fires, unless a Refresh re-armed it.
-func (s *lease) expire(gen uint64) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.finished || gen != s.gen {
-		return
-	}
-	why := "without a refresh"
-	if s.refreshErr != nil {
-		why = fmt.Sprintf("without a refresh; the last refresh failed: %v", s.refreshErr)
-	}
-	s.endLocked(dialects.Wrap(s.dialect(), "lease", fmt.Errorf("%w: lease of lock %q expired at %s %s",
-		dialects.ErrLeaseLost, s.name, s.until.UTC().Format(time.RFC3339Nano), why)))
-}
-
-// endLocked finishes the lease with err (nil for a release). s.mu is held.
-func (s *lease) endLocked(err error) {
-	s.finished = true
-	s.err = err
-	if s.timer != nil {
-		s.timer.Stop()
-	}
-	close(s.done)
+	return s.End(dialects.Wrap(s.dialect(), op, fmt.Errorf("%w: %s", dialects.ErrLeaseLost, why)))
 }

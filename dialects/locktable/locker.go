@@ -156,9 +156,7 @@ func (l *Locker) try(ctx context.Context, name string, opts dialects.Options) (d
 			}
 		}
 	}
-	s.mu.Lock()
-	s.armLocked(start.Add(opts.AtMost))
-	s.mu.Unlock()
+	s.start(start.Add(opts.AtMost))
 	return s, nil
 }
 
@@ -184,7 +182,9 @@ func (l *Locker) Handle(name, owner string, token int64, opts dialects.Options) 
 	if err != nil {
 		return nil, dialects.Wrap(l.b.Dialect(), "handle", err)
 	}
-	return l.newLease(name, l.StoredName(name), owner, token, opts, true), nil
+	s := l.newLease(name, l.StoredName(name), owner, token, opts, true)
+	s.start(time.Time{})
+	return s, nil
 }
 
 // Inspect reads the row of name; found is false when there is none.

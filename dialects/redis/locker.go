@@ -128,36 +128,34 @@ func (l *Locker) try(ctx context.Context, name string, opts dialects.Options) (d
 	var res any
 	var err error
 	if l.layout.native {
-		res, err = acquireNative.Run(ctx, l.b.client, []string{key, l.layout.tokenKey(name)}, opts.Owner, atMost).Result()
+		res, err = acquireNative.Run(ctx, l.b.client, []string{key, key + tokenSuffix}, opts.Owner, atMost).Result()
 	} else {
 		res, err = acquireShedlock.Run(ctx, l.b.client, []string{key}, opts.Owner, atMost).Result()
 	}
 	if err != nil {
 		return nil, explain(err)
 	}
-	r, ok := res.([]any)
-	if !ok || len(r) < 3 {
-		return nil, fmt.Errorf("unexpected reply of the acquire script: %v", res)
-	}
-	if asInt(r[0]) != 1 {
-		held := &dialects.HeldError{Name: name}
-		holder := holderOf(l.layout, asString(r[1]))
-		held.Holder = holder
-		if pttl := asInt(r[2]); pttl > 0 {
+	value, taken := res.(string)
+	if !taken {
+		r, ok := res.([]any)
+		if !ok || len(r) != 2 {
+			return nil, fmt.Errorf("unexpected reply of the acquire script: %v", res)
+		}
+		held := &dialects.HeldError{Name: name, Holder: holderOf(l.layout, asString(r[0]))}
+		if pttl := asInt(r[1]); pttl > 0 {
 			held.Until = start.Add(time.Duration(pttl) * time.Millisecond).UTC()
 		}
 		return nil, held
 	}
-	s := l.newLease(name, opts, false)
+	s := l.newLease(name, key, opts, false, leaseEnd(start, opts.AtMost))
+	s.value = value
+	var lockedAt time.Time
 	if l.layout.native {
-		s.token = asInt(r[1])
+		s.token, lockedAt, _, _ = parseNativeValue(value)
 	} else {
-		s.value = asString(r[1])
+		lockedAt, _ = parseShedlockValue(value)
 	}
-	s.lockedAtMS = asInt(r[2])
-	s.mu.Lock()
-	s.armLocked(leaseEnd(start, opts.AtMost))
-	s.mu.Unlock()
+	s.lockedAtMS = lockedAt.UnixMilli()
 	return s, nil
 }
 
@@ -176,13 +174,10 @@ func (l *Locker) Handle(name, owner string, token int64, opts dialects.Options) 
 	if err != nil {
 		return nil, err
 	}
-	s := l.newLease(name, opts, true)
+	s := l.newLease(name, l.layout.key(name), opts, true, time.Now().Add(opts.AtMost))
 	if l.layout.native {
 		s.token = token
 	}
-	s.mu.Lock()
-	s.armLocked(time.Now().Add(opts.AtMost))
-	s.mu.Unlock()
 	return s, nil
 }
 

@@ -18,51 +18,82 @@ end
 `
 
 // acquireNative: KEYS lock, counter; ARGV owner, at-most ms. The lock
-// is a string "<token> <locked_at ms> <owner>" (see nativeValue), set
-// with PX only when the key is absent. Reply {1, token, locked_at ms}
-// when taken; {0, value, pttl ms} when held.
+// is a string "<token> <locked_at ms> <owner>" (see parseNativeValue),
+// set with PX only when the key is absent. Reply: the value written, when
+// taken; {value, pttl ms} when held (nothing written then).
 var acquireNative = goredis.NewScript(luaNow + `
-if redis.call('EXISTS', KEYS[1]) == 1 then return {0, redis.call('GET', KEYS[1]), redis.call('PTTL', KEYS[1])} end
-local now = now_ms()
-local token = redis.call('INCR', KEYS[2])
-redis.call('SET', KEYS[1], string.format('%d %d %s', token, now, ARGV[1]), 'PX', ARGV[2])
-return {1, token, now}
+if redis.call('EXISTS', KEYS[1]) == 1 then return {redis.call('GET', KEYS[1]), redis.call('PTTL', KEYS[1])} end
+local v = string.format('%d %d %s', redis.call('INCR', KEYS[2]), now_ms(), ARGV[1])
+redis.call('SET', KEYS[1], v, 'PX', ARGV[2])
+return v
 `)
 
-// checkNative is the owner check of refresh and release: ARGV[1] owner,
-// ARGV[2] token ("0": any). It returns from the script with -1 (no
-// lock), -2 (another owner: reply {-2, owner}) or -3 (another token:
-// {-3, token}); else it leaves the lock's locked-at in at.
+// refreshExact is the refresh of a lease this process acquired, on
+// either layout: KEYS lock; ARGV the exact value the acquire wrote,
+// at-most ms. Reply 1 when the value is still there (its expiry reset to
+// at-most from the server's now); else {0, the value found or nil}.
+var refreshExact = goredis.NewScript(`
+local v = redis.call('GET', KEYS[1])
+if v ~= ARGV[1] then return {0, v} end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1
+`)
+
+// releaseExact is the release of a lease this process acquired, on
+// either layout: KEYS lock; ARGV the exact value the acquire wrote, the
+// server time (ms) at-least keeps the lock until ("0": none). The key is
+// deleted, or kept until then when that is still ahead (its expiry
+// shortened, never lengthened); without at-least the server's clock is
+// not read. Reply 1, or {0, the value found or nil}.
+var releaseExact = goredis.NewScript(luaNow + `
+local v = redis.call('GET', KEYS[1])
+if v ~= ARGV[1] then return {0, v} end
+if ARGV[2] ~= '0' then
+  local keep = tonumber(ARGV[2]) - now_ms()
+  if keep > 0 then
+    local pttl = redis.call('PTTL', KEYS[1])
+    if pttl < 0 or keep < pttl then redis.call('PEXPIRE', KEYS[1], keep) end
+    return 1
+  end
+end
+redis.call('DEL', KEYS[1])
+return 1
+`)
+
+// checkNative is the owner check of a Handle's refresh and release:
+// ARGV[1] owner, ARGV[2] token ("0": any). It returns from the script
+// with {0, the value found or nil} when the lock is not that owner's
+// (with that token); else it leaves the lock's locked-at in at.
 const checkNative = `
 local v = redis.call('GET', KEYS[1])
-if not v then return {-1} end
+if not v then return {0, false} end
 local tok, at, owner = string.match(v, '^(%d+) (%d+) (.*)$')
-if owner ~= ARGV[1] then return {-2, owner or v} end
-if ARGV[2] ~= '0' and tok ~= ARGV[2] then return {-3, tonumber(tok)} end
+if owner ~= ARGV[1] or ARGV[2] ~= '0' and tok ~= ARGV[2] then return {0, v} end
 `
 
-// refreshNative: KEYS lock; ARGV owner, token, at-most ms. Reply {1} or
-// a checkNative refusal.
+// refreshNative (a Handle's): KEYS lock; ARGV owner, token, at-most ms.
+// Reply 1 or a checkNative refusal.
 var refreshNative = goredis.NewScript(checkNative + `
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
-return {1}
+return 1
 `)
 
-// releaseNative: KEYS lock; ARGV owner, token, at-least ms. The key is
-// deleted, or kept until locked_at + at-least when that is still ahead
-// (its expiry shortened, never lengthened); without an at-least ("0") the
-// server's clock is not read. Reply {1, kept ms} or a checkNative refusal.
+// releaseNative (a Handle's): KEYS lock; ARGV owner, token, at-least ms.
+// The key is deleted, or kept until locked_at + at-least when that is
+// still ahead (its expiry shortened, never lengthened); without an
+// at-least ("0") the server's clock is not read. Reply 1 or a
+// checkNative refusal.
 var releaseNative = goredis.NewScript(luaNow + checkNative + `
 if ARGV[3] ~= '0' then
   local keep = tonumber(at) + tonumber(ARGV[3]) - now_ms()
   if keep > 0 then
     local pttl = redis.call('PTTL', KEYS[1])
     if pttl < 0 or keep < pttl then redis.call('PEXPIRE', KEYS[1], keep) end
-    return {1, keep}
+    return 1
   end
 end
 redis.call('DEL', KEYS[1])
-return {1, 0}
+return 1
 `)
 
 // luaISO formats server milliseconds as ShedLock's instant
@@ -89,47 +120,43 @@ end
 
 // acquireShedlock: KEYS lock; ARGV owner, at-most ms. ShedLock's own
 // take, SET NX PX, with the value stamped on the server's clock. Reply
-// {1, value, locked_at ms} when taken, {0, value, pttl ms} when held.
+// as acquireNative's: the value written, or {value, pttl ms} when held.
 var acquireShedlock = goredis.NewScript(luaNow + luaISO + `
-local now = now_ms()
-local v = 'ADDED:' .. iso(now) .. '@' .. ARGV[1]
-if redis.call('SET', KEYS[1], v, 'NX', 'PX', ARGV[2]) then
-  return {1, v, now}
-end
-return {0, redis.call('GET', KEYS[1]) or '', redis.call('PTTL', KEYS[1])}
+local v = 'ADDED:' .. iso(now_ms()) .. '@' .. ARGV[1]
+if redis.call('SET', KEYS[1], v, 'NX', 'PX', ARGV[2]) then return v end
+return {redis.call('GET', KEYS[1]) or '', redis.call('PTTL', KEYS[1])}
 `)
 
-// checkShedlock is the owner check of a ShedLock value: ARGV[1] owner,
-// ARGV[2] the exact value written by the acquire ("": any value of that
-// owner). It returns with -1 (no lock), -2 (another owner: {-2, value})
-// or -3 (the owner's, but from another acquire: {-3, value}); else v is
-// the value.
+// checkShedlock is the owner check of a Handle on a ShedLock value:
+// ARGV[1] the owner. It returns with {0, the value found or nil} when
+// the lock is not that owner's.
 const checkShedlock = `
 local v = redis.call('GET', KEYS[1])
-if not v then return {-1} end
+if not v then return {0, false} end
 local at = string.find(v, '@', 1, true)
-if not at or string.sub(v, at + 1) ~= ARGV[1] then return {-2, v} end
-if ARGV[2] ~= '' and v ~= ARGV[2] then return {-3, v} end
+if not at or string.sub(v, at + 1) ~= ARGV[1] then return {0, v} end
 `
 
-// refreshShedlock: KEYS lock; ARGV owner, value, at-most ms.
+// refreshShedlock (a Handle's): KEYS lock; ARGV owner, at-most ms.
+// Reply 1 or a checkShedlock refusal.
 var refreshShedlock = goredis.NewScript(checkShedlock + `
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
-return {1}
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1
 `)
 
-// releaseShedlock: KEYS lock; ARGV owner, value, at-least end (server
-// ms, 0: none). As ShedLock's unlock: DEL once at-least has passed, else
-// the expiry shortened to what at-least still needs.
+// releaseShedlock (a Handle's): KEYS lock; ARGV owner, at-least end
+// (server ms, 0: none). As ShedLock's unlock: DEL once at-least has
+// passed, else the expiry shortened to what at-least still needs. Reply
+// 1 or a checkShedlock refusal.
 var releaseShedlock = goredis.NewScript(luaNow + checkShedlock + `
-local keep = tonumber(ARGV[3]) - now_ms()
+local keep = tonumber(ARGV[2]) - now_ms()
 if keep > 0 then
   local pttl = redis.call('PTTL', KEYS[1])
   if pttl < 0 or keep < pttl then redis.call('PEXPIRE', KEYS[1], keep) end
-  return {1, keep}
+  return 1
 end
 redis.call('DEL', KEYS[1])
-return {1, 0}
+return 1
 `)
 
 // inspectScript: KEYS lock. Reply {server now ms, pttl ms, expiry ms,
@@ -146,4 +173,5 @@ return {now, pttl, exp, redis.call('GET', KEYS[1]) or ''}
 `)
 
 // scripts are every script, loaded once when a backend opens.
-var scripts = []*goredis.Script{acquireNative, refreshNative, releaseNative, acquireShedlock, refreshShedlock, releaseShedlock, inspectScript}
+var scripts = []*goredis.Script{acquireNative, refreshExact, releaseExact, refreshNative, releaseNative,
+	acquireShedlock, refreshShedlock, releaseShedlock, inspectScript}
