@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -12,57 +11,70 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/dialecttest"
 	"github.com/schedlock/schedlock/dialects/redis"
 )
 
-// A DSN naming one node of a Redis Cluster (here a cluster of one
-// redis-server of the test's own, serving every slot) is opened as a
-// Cluster client: detect says cluster, locks work across slots, the
-// listing scans every master, and names with braces stay exact.
+// ownCluster starts a Redis Cluster of n masters of the test's own on
+// free loopback ports, the 16,384 slots split evenly between them, and
+// returns their addresses once every node says cluster_state:ok.
+func ownCluster(t *testing.T, n int) []string {
+	t.Helper()
+	addrs, buses := make([]string, n), make([]int, n)
+	for i := range addrs {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		bus := ln.Addr().(*net.TCPAddr).Port
+		_ = ln.Close()
+		port, _, _ := ownServerArgs(t, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+			"--cluster-port", fmt.Sprint(bus), "--cluster-node-timeout", "5000")
+		addrs[i], buses[i] = fmt.Sprintf("127.0.0.1:%d", port), bus
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	clients := make([]*goredis.Client, n)
+	for i, a := range addrs {
+		clients[i] = goredis.NewClient(&goredis.Options{Addr: a})
+		defer clients[i].Close()
+		lo, hi := i*16384/n, (i+1)*16384/n-1
+		if err := clients[i].Do(ctx, "CLUSTER", "ADDSLOTSRANGE", lo, hi).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if i > 0 {
+			host, port, _ := net.SplitHostPort(a)
+			if err := clients[0].Do(ctx, "CLUSTER", "MEET", host, port, buses[i]).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, c := range clients {
+		for {
+			info, _ := c.ClusterInfo(ctx).Result()
+			if strings.Contains(info, "cluster_state:ok") && strings.Contains(info, fmt.Sprintf("cluster_known_nodes:%d", n)) {
+				break
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("the cluster never became ok:\n%s", info)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	return addrs
+}
+
+// A DSN naming one node of a three-master Redis Cluster of the test's own
+// is opened as a Cluster client: detect says cluster, a lock whose slot
+// another node serves (that node answers the seed's MOVED) is taken and
+// refused like any other, the listing scans every master, and names with
+// braces stay exact.
 func TestClusterNode(t *testing.T) {
 	liveDSN(t)
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		t.Fatalf("the cluster test needs redis-server: %v", err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	_ = ln.Close()
-	_, port, _ := net.SplitHostPort(addr)
-	dir := t.TempDir()
-	cmd := exec.Command(bin, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir,
-		"--cluster-enabled", "yes", "--cluster-config-file", dir+"/nodes.conf")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	addrs := ownCluster(t, 3)
+	addr := addrs[0]
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	c := goredis.NewClient(&goredis.Options{Addr: addr})
-	defer c.Close()
-	for c.Ping(ctx).Err() != nil {
-		if ctx.Err() != nil {
-			t.Fatal("the cluster node did not start")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if err := c.Do(ctx, "CLUSTER", "ADDSLOTSRANGE", 0, 16383).Err(); err != nil {
-		t.Fatal(err)
-	}
-	for {
-		info, _ := c.ClusterInfo(ctx).Result()
-		if strings.Contains(info, "cluster_state:ok") {
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatalf("cluster state never ok:\n%s", info)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-
 	b, err := redis.Open(ctx, fmt.Sprintf("redis://%s/0", addr))
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +87,7 @@ func TestClusterNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	names := []string{"nightly", "a{b}c", "{tag}", "}{", "x%7By"}
+	names := []string{"nightly", "a{b}c", "{tag}", "}{", "x%7By", "report", "billing", "cleanup", "backup"}
 	for _, n := range names {
 		lease, err := l.Acquire(ctx, n, dialects.Options{AtMost: time.Minute, Owner: "node-1"})
 		if err != nil {
@@ -99,4 +111,64 @@ func TestClusterNode(t *testing.T) {
 			t.Errorf("listing lacks %q held by node-1: %+v", n, listing.Locks)
 		}
 	}
+
+	// The names' keys are on every master, so some were answered by a
+	// node the DSN did not name.
+	seed := goredis.NewClient(&goredis.Options{Addr: addr})
+	defer seed.Close()
+	nodes := map[int]bool{}
+	for _, n := range names {
+		slot, err := seed.ClusterKeySlot(ctx, redisKey(n)).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		node := slotNode(slot, len(addrs))
+		nodes[node] = true
+		// The seed itself refuses a key of another node's slot: MOVED.
+		if node != 0 {
+			if err := seed.Get(ctx, redisKey(n)).Err(); err == nil || !strings.HasPrefix(err.Error(), "MOVED") {
+				t.Errorf("the seed answered %v for a key of another node's slot, want MOVED", err)
+			}
+		}
+	}
+	if len(nodes) != 3 {
+		t.Errorf("the names' keys are on %d of the 3 masters; pick names that spread", len(nodes))
+	}
+}
+
+// slotNode is the index of the node ownCluster gave slot to.
+func slotNode(slot int64, n int) int {
+	for i := range n {
+		if slot <= int64((i+1)*16384/n-1) {
+			return i
+		}
+	}
+	return n - 1
+}
+
+// redisKey is the native layout's key of name under the default prefix,
+// as docs/backends.md gives it (braces percent-encoded).
+func redisKey(name string) string {
+	return "schedlock:{" + strings.NewReplacer("%", "%25", "{", "%7B", "}", "%7D").Replace(name) + "}"
+}
+
+// TestClusterConformance runs the lock contract's suite on a three-master
+// Cluster, the DSN naming every node.
+func TestClusterConformance(t *testing.T) {
+	liveDSN(t)
+	addrs := ownCluster(t, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	b, err := redis.Open(ctx, "redis://"+strings.Join(addrs, ","))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if m := b.Detected().Mode; m != redis.ModeCluster {
+		t.Fatalf("mode %q, want cluster", m)
+	}
+	dialecttest.Run(t, b, dialecttest.Options{Tables: []dialects.Table{
+		{Preset: dialects.PresetSchedlock, Name: "schedlock_cluster"},
+		{Preset: dialects.PresetShedlock, Name: "cluster"},
+	}})
 }

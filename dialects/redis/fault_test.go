@@ -21,6 +21,13 @@ import (
 // binary only when the live tests run (SCHEDLOCK_TEST_REDIS_DSN set).
 func ownServer(t *testing.T) (port int, start func(), stop func()) {
 	t.Helper()
+	return ownServerArgs(t)
+}
+
+// ownServerArgs is ownServer with more redis-server arguments; the
+// server's working directory is a temporary one of its own.
+func ownServerArgs(t *testing.T, args ...string) (port int, start func(), stop func()) {
+	t.Helper()
 	liveDSN(t)
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -42,7 +49,7 @@ func ownServer(t *testing.T) (port int, start func(), stop func()) {
 		}
 	}
 	start = func() {
-		cmd = exec.Command(bin, "--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir)
+		cmd = exec.Command(bin, append([]string{"--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir}, args...)...)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
