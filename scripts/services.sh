@@ -19,7 +19,8 @@
 #              the throwaway instance, database "test":  SCHEDLOCK_TEST_MYSQL_DSN
 #   redis      redis-server, no persistence:  SCHEDLOCK_TEST_REDIS_DSN
 #   etcd       one-member etcd:  SCHEDLOCK_TEST_ETCD_DSN
-#   zookeeper  standalone ZooKeeper:  SCHEDLOCK_TEST_ZK_DSN
+#   zookeeper  standalone ZooKeeper:  SCHEDLOCK_TEST_ZK_DSN (and Apache
+#              Curator's jars and a JDK for the Curator test)
 #
 # A DSN variable the caller already exported wins: that server is not
 # started (point one at your own server, or at a product not run here).
@@ -339,6 +340,10 @@ zk_jar=/usr/share/java/zookeeper.jar
 start_zookeeper() {
 	[[ -f $zk_jar ]] && command -v java >/dev/null 2>&1 || apt_install zookeeper
 	[[ -f $zk_jar ]] || die "no $zk_jar after installing zookeeper"
+	# The Curator interoperation test compiles and runs Apache Curator's
+	# own InterProcessMutex (dialects/zookeeper/testdata/curator).
+	[[ -f /usr/share/java/curator-recipes.jar ]] || apt_install libcurator-recipes-java
+	command -v javac >/dev/null 2>&1 || apt_install default-jdk-headless
 	local dir=$SERVICES_DIR/zookeeper port attempt pid classpath=$zk_jar
 	# zookeeper.jar's manifest names its dependencies; slf4j-simple sends
 	# the server's log to stderr, so to its log file here.
