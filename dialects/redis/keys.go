@@ -80,6 +80,17 @@ func (l layout) key(name string) string {
 // tokenKey is the counter key of name (native layout).
 func (l layout) tokenKey(name string) string { return l.key(name) + tokenSuffix }
 
+// lockKeys are the keys of an acquire of name: the lock key, and on the
+// native layout its counter key (built as one string, the lock key a
+// prefix of it).
+func (l layout) lockKeys(name string) []string {
+	if !l.native {
+		return []string{l.key(name)}
+	}
+	counter := l.prefix + ":{" + escapeTag(name) + "}" + tokenSuffix
+	return []string{counter[:len(counter)-len(tokenSuffix)], counter}
+}
+
 // match is the SCAN pattern of the layout's keys.
 func (l layout) match() string {
 	if l.native {
@@ -116,7 +127,12 @@ func (l layout) nameOf(key string) (name string, counter, ok bool) {
 var tagEscaper = strings.NewReplacer("%", "%25", "{", "%7B", "}", "%7D")
 
 // escapeTag percent-encodes '%', '{' and '}' of name.
-func escapeTag(name string) string { return tagEscaper.Replace(name) }
+func escapeTag(name string) string {
+	if !strings.ContainsAny(name, "%{}") {
+		return name
+	}
+	return tagEscaper.Replace(name)
+}
 
 // unescapeTag reverses escapeTag; ok is false for a tag escapeTag cannot
 // have made.

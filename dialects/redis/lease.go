@@ -21,7 +21,7 @@ type lease struct {
 
 	locker  *Locker
 	name    string
-	key     string
+	keys    []string // the lock key alone, as the scripts take it
 	owner   string
 	token   int64  // native: the fencing token (0 on a Handle: not compared)
 	value   string // the exact value the acquire wrote ("" on a Handle)
@@ -36,10 +36,10 @@ type lease struct {
 
 var _ dialects.RefreshFailure = (*lease)(nil)
 
-// newLease is the lease of name under key, ending at until unless
-// refreshed.
-func (l *Locker) newLease(name, key string, opts dialects.Options, handle bool, until time.Time) *lease {
-	s := &lease{locker: l, name: name, key: key, owner: opts.Owner,
+// newLease is the lease of name under keys (the lock key alone), ending
+// at until unless refreshed.
+func (l *Locker) newLease(name string, keys []string, opts dialects.Options, handle bool, until time.Time) *lease {
+	s := &lease{locker: l, name: name, keys: keys, owner: opts.Owner,
 		atMost: opts.AtMost, atLeast: opts.AtLeast, handle: handle}
 	s.Start(until, s.expired)
 	return s
@@ -80,7 +80,7 @@ func (s *lease) Refresh(ctx context.Context) error {
 	start := time.Now()
 	var res any
 	var err error
-	c, keys := s.locker.b.client, []string{s.key}
+	c, keys := s.locker.b.client, s.keys
 	switch {
 	case s.value != "":
 		res, err = refreshExact.Run(ctx, c, keys, s.value, ms(s.atMost)).Result()
@@ -109,7 +109,7 @@ func (s *lease) Release(ctx context.Context) error {
 	}
 	var res any
 	var err error
-	c, keys := s.locker.b.client, []string{s.key}
+	c, keys := s.locker.b.client, s.keys
 	if s.value == "" && s.locker.layout.native {
 		res, err = releaseNative.Run(ctx, c, keys, s.owner, strconv.FormatInt(s.token, 10), s.atLeast.Milliseconds()).Result()
 	} else {
@@ -140,7 +140,7 @@ func (s *lease) atLeastEnd(ctx context.Context) (int64, error) {
 		return 0, nil
 	}
 	if s.lockedAtMS == 0 {
-		row, _, err := s.locker.inspectKey(ctx, s.key, s.name)
+		row, _, err := s.locker.inspectKey(ctx, s.keys[0], s.name)
 		if err != nil {
 			return 0, err
 		}

@@ -122,16 +122,13 @@ func (l *Locker) Acquire(ctx context.Context, name string, opts dialects.Options
 
 // try runs the acquire script once.
 func (l *Locker) try(ctx context.Context, name string, opts dialects.Options) (dialects.Lease, error) {
-	key := l.layout.key(name)
-	atMost := ms(opts.AtMost)
-	start := time.Now()
-	var res any
-	var err error
+	keys := l.layout.lockKeys(name)
+	script := acquireShedlock
 	if l.layout.native {
-		res, err = acquireNative.Run(ctx, l.b.client, []string{key, key + tokenSuffix}, opts.Owner, atMost).Result()
-	} else {
-		res, err = acquireShedlock.Run(ctx, l.b.client, []string{key}, opts.Owner, atMost).Result()
+		script = acquireNative
 	}
+	start := time.Now()
+	res, err := script.Run(ctx, l.b.client, keys, opts.Owner, ms(opts.AtMost)).Result()
 	if err != nil {
 		return nil, explain(err)
 	}
@@ -147,7 +144,7 @@ func (l *Locker) try(ctx context.Context, name string, opts dialects.Options) (d
 		}
 		return nil, held
 	}
-	s := l.newLease(name, key, opts, false, leaseEnd(start, opts.AtMost))
+	s := l.newLease(name, keys[:1:1], opts, false, leaseEnd(start, opts.AtMost))
 	s.value = value
 	var lockedAt time.Time
 	if l.layout.native {
@@ -174,7 +171,7 @@ func (l *Locker) Handle(name, owner string, token int64, opts dialects.Options) 
 	if err != nil {
 		return nil, err
 	}
-	s := l.newLease(name, l.layout.key(name), opts, true, time.Now().Add(opts.AtMost))
+	s := l.newLease(name, []string{l.layout.key(name)}, opts, true, time.Now().Add(opts.AtMost))
 	if l.layout.native {
 		s.token = token
 	}
