@@ -1,8 +1,9 @@
-package redis_test
+package redis
 
 import (
 	"context"
 	"math/rand/v2"
+	"os"
 	"testing"
 	"time"
 
@@ -12,55 +13,74 @@ import (
 	"github.com/schedlock/schedlock/dialects"
 )
 
-// rawRelease is the textbook compare-and-delete release.
-var rawRelease = goredis.NewScript(`if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) else return 0 end`)
-
-// BenchmarkCycleRatio interleaves three lock cycles on the live Redis, one
-// after the other in every iteration (in a random order each time, so that
-// none always follows the same one), so that all three see the same load
-// on a shared machine: the engine's
-// acquire and release; the raw loop — SET key value NX PX and the Lua
-// compare-and-delete, by EVALSHA; and bsm/redislock's Obtain and Release.
-// All three use the backend's client, which run one after the other is
-// one connection. It reports each
-// one's cycles per second and the engine's ratio to the other two:
+// BenchmarkCycleRatio interleaves four lock cycles on the live Redis, one
+// after the other in every iteration, in a random order each time (so
+// that none always follows the same one), all on the backend's client —
+// one connection, as they run one at a time — so that all four see the
+// same load on a shared machine:
 //
-//	go test ./dialects/redis -run '^$' -bench CycleRatio -benchtime 10s -count 3
+//   - engine: the engine's Acquire and Release;
+//   - scripts: the engine's acquire and release scripts called bare, what
+//     its round trips cost without the Go around them;
+//   - raw: SET key value NX PX and the Lua compare-and-delete by EVALSHA
+//     (rawRelease, as `schedlock bench` runs them);
+//   - redislock: bsm/redislock's Obtain and Release.
+//
+// It reports each one's cycles per second and the ratios:
+//
+//	go test ./dialects/redis -run '^$' -bench CycleRatio -benchtime 10s -count 5
 func BenchmarkCycleRatio(b *testing.B) {
-	rb := openLive(b)
+	dsn := os.Getenv("SCHEDLOCK_TEST_REDIS_DSN")
+	if dsn == "" {
+		b.Skip("SCHEDLOCK_TEST_REDIS_DSN is not set")
+	}
 	ctx := context.Background()
-	client := rb.Client()
-	if err := rawRelease.Load(ctx, client).Err(); err != nil {
+	rb, err := Open(ctx, dsn)
+	if err != nil {
 		b.Fatal(err)
 	}
-	locker := redislock.New(client)
+	defer rb.Close()
 	l, err := rb.Locker(dialects.StrategyTable, dialects.Table{Name: "schedlock_bench_ratio"})
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer l.(dialects.TableDropper).DropTable(ctx)
+	locker := l.(*Locker)
+	defer locker.DropTable(ctx)
+	c := rb.client
+	if err := rawRelease.Load(ctx, c).Err(); err != nil {
+		b.Fatal(err)
+	}
+	rl := redislock.New(c)
 	opts := dialects.Options{Owner: "bench", AtMost: time.Minute}
-	const value = "bench-raw-owner"
+	bare := locker.layout.lockKeys("bare")
+	const rawKey, rawValue = "schedlock-bench-raw:{ratio}", "bench-raw-owner"
 	cycles := []struct {
 		name  string
 		cycle func() error
 		took  time.Duration
 	}{
 		{name: "engine", cycle: func() error {
-			lease, err := l.Acquire(ctx, "ratio", opts)
+			lease, err := locker.Acquire(ctx, "engine", opts)
 			if err != nil {
 				return err
 			}
 			return lease.Release(ctx)
 		}},
-		{name: "raw", cycle: func() error {
-			if err := client.SetArgs(ctx, "bench-raw:{ratio}", value, goredis.SetArgs{Mode: "NX", TTL: time.Minute}).Err(); err != nil {
+		{name: "scripts", cycle: func() error {
+			v, err := acquireNative.Run(ctx, c, bare, "bench", ms(time.Minute)).Text()
+			if err != nil {
 				return err
 			}
-			return rawRelease.EvalSha(ctx, client, []string{"bench-raw:{ratio}"}, value).Err()
+			return releaseExact.Run(ctx, c, bare[:1], v, 0).Err()
+		}},
+		{name: "raw", cycle: func() error {
+			if err := c.SetArgs(ctx, rawKey, rawValue, goredis.SetArgs{Mode: "NX", TTL: time.Minute}).Err(); err != nil {
+				return err
+			}
+			return rawRelease.EvalSha(ctx, c, []string{rawKey}, rawValue).Err()
 		}},
 		{name: "redislock", cycle: func() error {
-			lock, err := locker.Obtain(ctx, "bench-redislock:{ratio}", time.Minute, nil)
+			lock, err := rl.Obtain(ctx, "schedlock-bench-redislock:{ratio}", time.Minute, nil)
 			if err != nil {
 				return err
 			}
@@ -70,18 +90,22 @@ func BenchmarkCycleRatio(b *testing.B) {
 	n := 0
 	for b.Loop() {
 		for _, i := range rand.Perm(len(cycles)) {
-			c := &cycles[i]
+			cy := &cycles[i]
 			start := time.Now()
-			if err := c.cycle(); err != nil {
-				b.Fatalf("%s: %v", c.name, err)
+			if err := cy.cycle(); err != nil {
+				b.Fatalf("%s: %v", cy.name, err)
 			}
-			c.took += time.Since(start)
+			cy.took += time.Since(start)
 		}
 		n++
 	}
-	for _, c := range cycles {
-		b.ReportMetric(float64(n)/c.took.Seconds(), c.name+"-cycles/s")
+	took := map[string]float64{}
+	for _, cy := range cycles {
+		b.ReportMetric(float64(n)/cy.took.Seconds(), cy.name+"-cycles/s")
+		took[cy.name] = cy.took.Seconds()
 	}
-	b.ReportMetric(cycles[1].took.Seconds()/cycles[0].took.Seconds(), "engine/raw")
-	b.ReportMetric(cycles[2].took.Seconds()/cycles[0].took.Seconds(), "engine/redislock")
+	b.ReportMetric(took["raw"]/took["engine"], "engine/raw")
+	b.ReportMetric(took["redislock"]/took["engine"], "engine/redislock")
+	b.ReportMetric(took["redislock"]/took["scripts"], "scripts/redislock")
+	b.ReportMetric(took["raw"]/took["redislock"], "redislock/raw")
 }

@@ -48,8 +48,16 @@ return 1
 var releaseExact = goredis.NewScript(luaNow + `
 local v = redis.call('GET', KEYS[1])
 if v ~= ARGV[1] then return {0, v} end
-if ARGV[2] ~= '0' then
-  local keep = tonumber(ARGV[2]) - now_ms()
+local keep_until = tonumber(ARGV[2])
+` + luaRelease)
+
+// luaRelease ends every release script once its check passed: while
+// keep_until (server ms; 0: none, and then no clock is read) is still
+// ahead, the key's expiry is shortened to it, never lengthened; else the
+// key is deleted. Reply 1.
+const luaRelease = `
+if keep_until > 0 then
+  local keep = keep_until - now_ms()
   if keep > 0 then
     local pttl = redis.call('PTTL', KEYS[1])
     if pttl < 0 or keep < pttl then redis.call('PEXPIRE', KEYS[1], keep) end
@@ -58,7 +66,7 @@ if ARGV[2] ~= '0' then
 end
 redis.call('DEL', KEYS[1])
 return 1
-`)
+`
 
 // checkNative is the owner check of a Handle's refresh and release:
 // ARGV[1] owner, ARGV[2] token ("0": any). It returns from the script
@@ -84,17 +92,9 @@ return 1
 // at-least ("0") the server's clock is not read. Reply 1 or a
 // checkNative refusal.
 var releaseNative = goredis.NewScript(luaNow + checkNative + `
-if ARGV[3] ~= '0' then
-  local keep = tonumber(at) + tonumber(ARGV[3]) - now_ms()
-  if keep > 0 then
-    local pttl = redis.call('PTTL', KEYS[1])
-    if pttl < 0 or keep < pttl then redis.call('PEXPIRE', KEYS[1], keep) end
-    return 1
-  end
-end
-redis.call('DEL', KEYS[1])
-return 1
-`)
+local keep_until = 0
+if ARGV[3] ~= '0' then keep_until = tonumber(at) + tonumber(ARGV[3]) end
+` + luaRelease)
 
 // luaISO formats server milliseconds as ShedLock's instant
 // (2006-01-02T15:04:05.000Z), by the civil-from-days algorithm: the
@@ -149,15 +149,8 @@ return 1
 // passed, else the expiry shortened to what at-least still needs. Reply
 // 1 or a checkShedlock refusal.
 var releaseShedlock = goredis.NewScript(luaNow + checkShedlock + `
-local keep = tonumber(ARGV[2]) - now_ms()
-if keep > 0 then
-  local pttl = redis.call('PTTL', KEYS[1])
-  if pttl < 0 or keep < pttl then redis.call('PEXPIRE', KEYS[1], keep) end
-  return 1
-end
-redis.call('DEL', KEYS[1])
-return 1
-`)
+local keep_until = tonumber(ARGV[2])
+` + luaRelease)
 
 // inspectScript: KEYS lock. Reply {server now ms, pttl ms, expiry ms,
 // value}. pttl is -2 when there is no key. The expiry
