@@ -55,6 +55,12 @@ func NewLocker(locker lock.Locker, opts Options) *Locker {
 // scheduler shutting down does not let the lease of a run still going
 // lapse.
 func (l *Locker) Lock(ctx context.Context, key string) (gocron.Lock, error) {
+	if ctx.Err() != nil {
+		// Refused before any statement: the cancellation below reaches
+		// the acquire from another goroutine, so a statement could commit
+		// and still report ctx's error.
+		return nil, fmt.Errorf("gocronlock: lock %q: %w", key, context.Cause(ctx))
+	}
 	opts := lock.Options{AtMost: l.opts.AtMost, AtLeast: l.opts.AtLeast, Owner: l.opts.Owner}
 	run := &run{key: key, atLeast: l.opts.AtLeast, onLost: l.opts.OnLost,
 		unlock: make(chan struct{}), acquired: make(chan struct{}), result: make(chan error, 1)}
