@@ -189,7 +189,7 @@ func benchRun(ctx context.Context, o *BenchOptions) error {
 	if err != nil {
 		return err
 	}
-	backend, err := target.Connect(ctx)
+	backend, err := connectAdmin(ctx, target, o.Command)
 	if err != nil {
 		return err
 	}

@@ -59,7 +59,7 @@ func benchClaimsRun(ctx context.Context, o *BenchOptions) error {
 	if err != nil {
 		return err
 	}
-	backend, err := target.Connect(ctx)
+	backend, err := connectAdmin(ctx, target, o.Command)
 	if err != nil {
 		return err
 	}

@@ -3,7 +3,6 @@ package cmd
 import (
 	"encoding/json"
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -11,7 +10,7 @@ import (
 )
 
 func TestBenchClaimsOnSQLite(t *testing.T) {
-	dsn := "sqlite:" + filepath.Join(t.TempDir(), "bench.db")
+	dsn := "sqlite:" + emptySQLiteFile(t, "bench.db")
 	r := runCmd(t, false, nil, "bench", "--claims", "--dsn", dsn, "--workers", "2", "--batch", "3", "--cycles", "10", "-o", "json")
 	if r.err != nil {
 		t.Fatalf("bench --claims: %v\n%s", r.err, r.stderr)
@@ -30,7 +29,7 @@ func TestBenchClaimsOnSQLite(t *testing.T) {
 }
 
 func TestBenchClaimsBadInput(t *testing.T) {
-	dsn := "sqlite:" + filepath.Join(t.TempDir(), "bench.db")
+	dsn := "sqlite:" + emptySQLiteFile(t, "bench.db")
 	for _, args := range [][]string{
 		{"--batch", "0"},
 		{"--batch", "10001"},

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net/url"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -20,7 +19,7 @@ import (
 var benchReportKeys = []string{"target", "database", "dialect", "duration_seconds", "cycles_per_measurement", "round_trip", "cycles", "contention", "held_locks", "hand_over", "notes"}
 
 func TestBenchBadInput(t *testing.T) {
-	sqlite := filepath.Join(t.TempDir(), "bench.db")
+	sqlite := emptySQLiteFile(t, "bench.db")
 	cases := []struct {
 		name string
 		args []string
@@ -215,7 +214,7 @@ func checkHandOver(t *testing.T, rep benchkit.Report, n int, strategies ...strin
 }
 
 func TestBenchLiveSQLite(t *testing.T) {
-	dsn := filepath.Join(t.TempDir(), "bench.db")
+	dsn := emptySQLiteFile(t, "bench.db")
 	rep := benchJSON(t, dsn, "--cycles", "20")
 	checkCycles(t, rep, 20, "table")
 	if len(rep.Notes) != 1 || !strings.Contains(rep.Notes[0], "session strategy skipped") {

@@ -213,7 +213,7 @@ func (o *ClaimsOptions) open(ctx context.Context) (*claimtable.Claimer, dialects
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	backend, err := target.Connect(ctx)
+	backend, err := connectAdmin(ctx, target, o.Command)
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -3,18 +3,15 @@ package cmd
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/schedlock/schedlock/dialects"
-	"github.com/schedlock/schedlock/internal/dsn"
 	"github.com/schedlock/schedlock/internal/iostreams"
 	"github.com/schedlock/schedlock/internal/output"
 )
@@ -91,9 +88,6 @@ func detectRun(ctx context.Context, o *DetectOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := detectExistingFile(target); err != nil {
-		return err
-	}
 	if g.Verbose {
 		fmt.Fprintf(io.ErrOut, "schedlock: probing %s\n", target.Redacted())
 	}
@@ -108,7 +102,7 @@ func detectRun(ctx context.Context, o *DetectOptions) error {
 		}
 	}
 	defer clearProgress()
-	db, err := target.Connect(ctx)
+	db, err := connectAdmin(ctx, target, o.Command)
 	if err != nil {
 		return err
 	}
@@ -130,18 +124,6 @@ func detectRun(ctx context.Context, o *DetectOptions) error {
 	}
 	_, err = io.Out.Write([]byte(f.Scrubber.String(buf.String())))
 	return err
-}
-
-// detectExistingFile refuses a SQLite file that does not exist: opening
-// it would create a database, and detect creates nothing to keep.
-func detectExistingFile(target *dsn.DSN) error {
-	if !target.IsFile() || target.Path == "" || strings.HasPrefix(target.Path, ":memory:") || strings.HasPrefix(target.Path, "file:") {
-		return nil
-	}
-	if _, err := os.Stat(target.Path); errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("SQLite file %s does not exist; detect does not create databases", target.Path)
-	}
-	return nil
 }
 
 // detectReport is what `schedlock detect` prints. Its JSON field names are

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/schedlock/schedlock/dialects"
@@ -58,4 +60,15 @@ func sqlBackend(b dialects.Backend, err error) (*dialects.DB, error) {
 		return nil, fmt.Errorf("%T is not a SQL backend", b)
 	}
 	return db, nil
+}
+
+// emptySQLiteFile is an empty file in a temporary directory: a SQLite
+// database with no tables, which the administrative commands open.
+func emptySQLiteFile(t *testing.T, name string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -245,7 +245,7 @@ func locksRun(ctx context.Context, o *LocksOptions) error {
 	if err != nil {
 		return err
 	}
-	db, err := q.target.Connect(ctx)
+	db, err := connectAdmin(ctx, q.target, o.Command)
 	if err != nil {
 		return err
 	}

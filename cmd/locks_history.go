@@ -86,7 +86,7 @@ func historyRun(ctx context.Context, o *HistoryOptions) error {
 	if _, err := t.Schema(); err != nil {
 		return &UsageError{Err: err, Command: o.Command}
 	}
-	backend, err := target.Connect(ctx)
+	backend, err := connectAdmin(ctx, target, o.Command)
 	if err != nil {
 		return err
 	}

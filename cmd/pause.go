@@ -248,7 +248,7 @@ func pauseRun(ctx context.Context, o *PauseOptions) error {
 	if err != nil {
 		return err
 	}
-	backend, err := target.Connect(ctx)
+	backend, err := connectAdmin(ctx, target, o.Command)
 	if err != nil {
 		return err
 	}

@@ -1,30 +1,51 @@
 package cmd
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"strings"
 
+	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/internal/dsn"
 )
 
-// existingFile refuses a database file (SQLite) that does not exist,
-// unless --create-table asks for a new one: opening a mistyped path would
-// create an empty database, and every node with the typo would lock a
-// database of its own. In-memory and file: URI databases are left to the
-// driver.
-func (o *RunOptions) existingFile(target *dsn.DSN) error {
-	if o.CreateTable || !target.IsFile() || target.Path == "" || strings.HasPrefix(target.Path, ":memory:") || strings.HasPrefix(target.Path, "file:") {
+// missingFile is the error for a database file (SQLite) that target names
+// and that does not exist, nil otherwise: opening a mistyped path would
+// create an empty database, and the command would read, lock or write a
+// database of its own. hint says what to do instead. In-memory and file:
+// URI databases are left to the driver.
+func missingFile(target *dsn.DSN, hint string) error {
+	if !target.IsFile() || target.Path == "" || strings.HasPrefix(target.Path, ":memory:") || strings.HasPrefix(target.Path, "file:") {
 		return nil
 	}
-	_, err := os.Stat(target.Path)
-	if errors.Is(err, os.ErrNotExist) {
-		family := target.Family
-		if entry, derr := target.Dialect(); derr == nil && entry.Title != "" {
-			family = entry.Title
-		}
-		return fmt.Errorf("%s file %s does not exist: check the path on every node, or give --create-table to create it with its lock table", family, target.Path)
+	if _, err := os.Stat(target.Path); !errors.Is(err, os.ErrNotExist) {
+		return nil
 	}
-	return nil
+	family := target.Family
+	if entry, err := target.Dialect(); err == nil && entry.Title != "" {
+		family = entry.Title
+	}
+	return fmt.Errorf("%s file %s does not exist: %s", family, target.Path, hint)
+}
+
+// existingFile refuses a database file that does not exist, unless
+// --create-table asks for a new one: every node with a mistyped path
+// would lock a database of its own.
+func (o *RunOptions) existingFile(target *dsn.DSN) error {
+	if o.CreateTable {
+		return nil
+	}
+	return missingFile(target, "check the path on every node, or give --create-table to create it with its lock table")
+}
+
+// connectAdmin connects an administrative command to target, refusing a
+// database file that does not exist: the command would create it, empty,
+// and list, unlock or write into a database of its own.
+func connectAdmin(ctx context.Context, target *dsn.DSN, command string) (dialects.Backend, error) {
+	if err := missingFile(target, "check the path; "+command+" does not create databases"); err != nil {
+		return nil, err
+	}
+	return target.Connect(ctx)
 }

@@ -206,7 +206,7 @@ func unlockRun(ctx context.Context, o *UnlockOptions) error {
 		return err
 	}
 	tables = zonedTables(tables, o.tableZone)
-	backend, err := target.Connect(ctx)
+	backend, err := connectAdmin(ctx, target, o.Command)
 	if err != nil {
 		return err
 	}

@@ -49,7 +49,7 @@ func unlockKeyRun(ctx context.Context, o *UnlockOptions) error {
 	if err != nil {
 		return err
 	}
-	backend, err := target.Connect(ctx)
+	backend, err := connectAdmin(ctx, target, o.Command)
 	if err != nil {
 		return err
 	}
