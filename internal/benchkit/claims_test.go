@@ -1,4 +1,4 @@
-package benchkit
+package benchkit_test
 
 import (
 	"database/sql"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/sqlite"
+	"github.com/schedlock/schedlock/internal/benchkit"
 )
 
 // TestRunClaimsOnSQLite measures a few claims of the engine and the raw
@@ -22,7 +23,7 @@ func TestRunClaimsOnSQLite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := RunClaims(t.Context(), db, ClaimPlan{Workers: 2, Batch: 5, Budget: Budget{Cycles: 20}})
+	r, err := benchkit.RunClaims(t.Context(), db, benchkit.ClaimPlan{Workers: 2, Batch: 5, Budget: benchkit.Budget{Cycles: 20}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,10 +40,10 @@ func TestRunClaimsOnSQLite(t *testing.T) {
 	if err := sqlDB.QueryRow("SELECT COUNT(*) FROM sqlite_master WHERE name LIKE 'sl_bench_%'").Scan(&n); err != nil || n != 0 {
 		t.Fatalf("bench tables left behind: %d, %v", n, err)
 	}
-	if _, err := RunClaims(t.Context(), db, ClaimPlan{Workers: 1, Batch: 5, Strategies: []dialects.ClaimStrategy{dialects.ClaimSkipLocked}}); !errors.Is(err, dialects.ErrUnsupported) {
+	if _, err := benchkit.RunClaims(t.Context(), db, benchkit.ClaimPlan{Workers: 1, Batch: 5, Strategies: []dialects.ClaimStrategy{dialects.ClaimSkipLocked}}); !errors.Is(err, dialects.ErrUnsupported) {
 		t.Fatalf("skip-locked on SQLite: %v; want ErrUnsupported", err)
 	}
-	if _, err := RunClaims(t.Context(), db, ClaimPlan{Workers: 1, Batch: 0}); !errors.Is(err, dialects.ErrInvalid) {
+	if _, err := benchkit.RunClaims(t.Context(), db, benchkit.ClaimPlan{Workers: 1, Batch: 0}); !errors.Is(err, dialects.ErrInvalid) {
 		t.Fatalf("batch 0: %v; want ErrInvalid", err)
 	}
 }

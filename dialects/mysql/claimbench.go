@@ -1,0 +1,65 @@
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"strings"
+	"time"
+
+	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/internal/benchkit"
+)
+
+var _ benchkit.RawClaimer = benchSupport{}
+
+// RawClaim implements benchkit.RawClaimer: the claim a developer writes
+// on MySQL and MariaDB, which have no UPDATE … RETURNING: one READ
+// COMMITTED transaction (under REPEATABLE READ the locking read takes gap
+// locks that block the other workers) that locks the due rows SKIP LOCKED,
+// reads what a worker needs, and updates them by id. A single UPDATE …
+// ORDER BY … LIMIT would neither skip the rows other workers hold nor
+// return the rows it claimed, so it is no claim to compare with.
+func (benchSupport) RawClaim(table string, lease time.Duration) (benchkit.RawClaim, string) {
+	r := strings.NewReplacer("NOW", "UTC_TIMESTAMP(3)", "{T}", table)
+	pick := r.Replace(`SELECT id, task_type, payload FROM {T}
+WHERE (status = 'ready' AND due_at <= NOW) OR (status = 'claimed' AND claimed_until <= NOW)
+ORDER BY priority DESC, due_at, id LIMIT ? FOR UPDATE SKIP LOCKED`)
+	update := r.Replace(`UPDATE {T} SET status = 'claimed', owner = ?, claimed_until = TIMESTAMPADD(MICROSECOND, ? * 1000, NOW), version = version + 1, updated_at = NOW WHERE id IN (`)
+	leaseMs := lease.Milliseconds()
+	claim := func(ctx context.Context, db *dialects.DB, owner string, batch int) (int, error) {
+		tx, err := db.SQL.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+		if err != nil {
+			return 0, err
+		}
+		defer tx.Rollback() //nolint:errcheck // after Commit it does nothing
+		rows, err := tx.QueryContext(ctx, pick, batch)
+		if err != nil {
+			return 0, err
+		}
+		args := []any{owner, leaseMs}
+		for rows.Next() {
+			var id int64
+			var typ string
+			var payload []byte
+			if err := rows.Scan(&id, &typ, &payload); err != nil {
+				rows.Close()
+				return 0, err
+			}
+			args = append(args, id)
+		}
+		if err := rows.Close(); err != nil {
+			return 0, err
+		}
+		if err := rows.Err(); err != nil {
+			return 0, err
+		}
+		n := len(args) - 2
+		if n > 0 {
+			if _, err := tx.ExecContext(ctx, update+strings.TrimSuffix(strings.Repeat("?, ", n), ", ")+")", args...); err != nil {
+				return 0, err
+			}
+		}
+		return n, tx.Commit()
+	}
+	return claim, "BEGIN (READ COMMITTED); " + pick + "; " + update + "…); COMMIT"
+}
