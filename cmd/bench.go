@@ -242,18 +242,24 @@ func measuredAnything(r *benchkit.Report) bool {
 
 // render writes the report to stdout and, for tables, its notes to stderr.
 func (o *BenchOptions) render(r *benchkit.Report) error {
+	return o.writeReport(r, r.Target+" on "+r.Database, func() output.TableData { return benchTable(r) }, r.Notes)
+}
+
+// writeReport writes report in --output's format; a table (built by
+// table) is headed by header on a terminal, and notes go to stderr.
+func (o *BenchOptions) writeReport(report any, header string, table func() output.TableData, notes []string) error {
 	var buf bytes.Buffer
 	var err error
 	switch o.Global.Format {
 	case output.JSON:
-		err = output.WriteJSON(&buf, r)
+		err = output.WriteJSON(&buf, report)
 	case output.YAML:
-		err = output.WriteYAML(&buf, r)
+		err = output.WriteYAML(&buf, report)
 	default:
 		if o.IO.IsStdoutTTY() {
-			fmt.Fprintf(&buf, "%s on %s\n", r.Target, r.Database)
+			fmt.Fprintln(&buf, header)
 		}
-		t := benchTable(r)
+		t := table()
 		t.Width = o.IO.TerminalWidth()
 		err = output.WriteTable(&buf, t, o.IO.IsStdoutTTY())
 	}
@@ -264,7 +270,7 @@ func (o *BenchOptions) render(r *benchkit.Report) error {
 		return err
 	}
 	if o.Global.Format == output.Table && !o.Global.Quiet {
-		for _, n := range r.Notes {
+		for _, n := range notes {
 			fmt.Fprintln(o.IO.ErrOut, o.Factory.Scrubber.String("schedlock: note: "+n))
 		}
 	}

@@ -1,10 +1,8 @@
 package cmd
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/schedlock/schedlock/dialects"
@@ -77,30 +75,9 @@ func benchClaimsRun(ctx context.Context, o *BenchOptions) error {
 		return o.benchError(ctx, runErr, target)
 	}
 	r.Target, r.Database = target.Redacted(), o.Factory.Scrubber.String(output.DescribeDatabase(backend.Detected()))
-	var buf bytes.Buffer
-	switch o.Global.Format {
-	case output.JSON:
-		err = output.WriteJSON(&buf, r)
-	case output.YAML:
-		err = output.WriteYAML(&buf, r)
-	default:
-		if o.IO.IsStdoutTTY() {
-			fmt.Fprintf(&buf, "%s on %s: %d workers, %d rows per claim\n", r.Target, r.Database, r.Workers, r.Batch)
-		}
-		t := claimsBenchTable(r)
-		t.Width = o.IO.TerminalWidth()
-		err = output.WriteTable(&buf, t, o.IO.IsStdoutTTY())
-	}
-	if err != nil {
+	header := fmt.Sprintf("%s on %s: %d workers, %d rows per claim", r.Target, r.Database, r.Workers, r.Batch)
+	if err := o.writeReport(r, header, func() output.TableData { return claimsBenchTable(r) }, r.Notes); err != nil {
 		return err
-	}
-	if _, err := io.WriteString(o.IO.Out, o.Factory.Scrubber.String(buf.String())); err != nil {
-		return err
-	}
-	if o.Global.Format == output.Table && !o.Global.Quiet {
-		for _, n := range r.Notes {
-			fmt.Fprintln(o.IO.ErrOut, o.Factory.Scrubber.String("schedlock: note: "+n))
-		}
 	}
 	if runErr != nil {
 		return o.benchError(ctx, runErr, target)
