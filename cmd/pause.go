@@ -235,36 +235,17 @@ func pauseRun(ctx context.Context, o *PauseOptions) error {
 	if err := o.validate(); err != nil {
 		return err
 	}
-	target, err := resolveAdminDSN(o.Factory, o.Global, o.Command)
+	l, err := findOneLock(ctx, o.Factory, o.Global, o.Command, o.Name, o.Table, o.Preset, false)
 	if err != nil {
 		return err
 	}
-	ns, err := o.Global.namespace(o.Command, target)
-	if err != nil {
-		return err
-	}
-	o.Name = dialects.NamespacedName(ns, o.Name)
-	tables, err := adminTables(o.Table, o.Preset, target, o.Command)
-	if err != nil {
-		return err
-	}
-	backend, err := connectAdmin(ctx, target, o.Command)
-	if err != nil {
-		return err
-	}
-	defer backend.Close()
-	pauser, ok := backend.(dialects.Pauser)
+	defer l.backend.Close()
+	pauser, ok := l.backend.(dialects.Pauser)
 	if !ok {
-		return &UsageError{Err: missingFeature(backend, "cannot hold a pause: "+o.verb()+" needs a lease table on a SQL database or Redis keys"), Command: o.Command}
+		return &UsageError{Err: missingFeature(l.backend, "cannot hold a pause: "+o.verb()+" needs a lease table on a SQL database or Redis keys"), Command: o.Command}
 	}
-	db, err := lockBreaker(backend)
-	if err != nil {
-		return adminError(err, target, o.Command)
-	}
-	found, err := db.FindLock(ctx, o.Name, tables)
-	if err != nil {
-		return adminError(err, target, o.Command)
-	}
+	o.Name = l.name
+	target, db, found, tables := l.target, l.db, l.found, l.tables
 	plan, err := o.plan(found, tables)
 	if err != nil {
 		return err

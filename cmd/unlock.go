@@ -188,38 +188,14 @@ func unlockRun(ctx context.Context, o *UnlockOptions) error {
 		}
 		return err
 	}
-	target, err := resolveAdminDSN(o.Factory, o.Global, o.Command)
+	l, err := findOneLock(ctx, o.Factory, o.Global, o.Command, o.Name, o.Table, o.Preset, true)
 	if err != nil {
 		return err
 	}
-	ns, err := o.Global.namespace(o.Command, target)
-	if err != nil {
-		return err
-	}
+	defer l.backend.Close()
 	// From here on the lock is known by its stored name ("staging::nightly").
-	o.Name = dialects.NamespacedName(ns, o.Name)
-	tables, err := adminTables(o.Table, o.Preset, target, o.Command)
-	if err != nil {
-		return err
-	}
-	if o.tableZone, err = o.Global.tableTimeZone(o.Command, target); err != nil {
-		return err
-	}
-	tables = zonedTables(tables, o.tableZone)
-	backend, err := connectAdmin(ctx, target, o.Command)
-	if err != nil {
-		return err
-	}
-	defer backend.Close()
-	db, err := lockBreaker(backend)
-	if err != nil {
-		return adminError(err, target, o.Command)
-	}
-
-	found, err := db.FindLock(ctx, o.Name, tables)
-	if err != nil {
-		return adminError(err, target, o.Command)
-	}
+	o.Name, o.tableZone = l.name, l.zone
+	target, db, found := l.target, l.db, l.found
 	plan, err := o.plan(found)
 	if err != nil {
 		return err
