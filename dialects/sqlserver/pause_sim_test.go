@@ -1,12 +1,9 @@
 package sqlserver
 
 import (
-	"errors"
-	"strings"
 	"testing"
-	"time"
 
-	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/locktable/locktabletest"
 )
 
 // TestPauseSimulated pauses and resumes a lock on the simulated server
@@ -14,33 +11,5 @@ import (
 // the pause, a resumed one is taken again.
 func TestPauseSimulated(t *testing.T) {
 	db := newSim().detected(t)
-	ctx := t.Context()
-	tl, err := db.TableLocker(dialects.Table{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tl.CreateTable(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Pause(ctx, dialects.Table{}, "job", dialects.PauseRequest{By: "alice", For: time.Hour}); err != nil {
-		t.Fatal(err)
-	}
-	_, err = tl.Acquire(ctx, "job", dialects.Options{Owner: "node-a"})
-	if !errors.Is(err, dialects.ErrPaused) || !errors.Is(err, dialects.ErrHeld) || !strings.Contains(err.Error(), "paused by alice until") {
-		t.Fatalf("acquire of a paused lock = %v", err)
-	}
-	if err := db.Pause(ctx, dialects.Table{}, "job", dialects.PauseRequest{By: "alice", For: 2 * time.Hour}); err != nil {
-		t.Fatalf("the same pauser again: %v", err)
-	}
-	if err := db.Resume(ctx, dialects.Table{}, "job"); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Resume(ctx, dialects.Table{}, "job"); !errors.Is(err, dialects.ErrNotPaused) {
-		t.Errorf("second resume = %v", err)
-	}
-	lease, err := tl.Acquire(ctx, "job", dialects.Options{Owner: "node-a"})
-	if err != nil {
-		t.Fatalf("acquire after resume: %v", err)
-	}
-	_ = lease.Release(ctx)
+	locktabletest.RunPause(t, db)
 }
