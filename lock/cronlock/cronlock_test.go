@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -15,66 +13,19 @@ import (
 
 	"github.com/schedlock/schedlock/lock"
 	"github.com/schedlock/schedlock/lock/cronlock"
+	"github.com/schedlock/schedlock/lock/internal/locktest"
 )
 
 // testTable is the lease table of this package's tests, created on each
 // database and kept.
 const testTable = "cronlock_test"
 
-// liveDSNs are SQLite always, PostgreSQL and MariaDB/MySQL when their test
-// DSNs are set, each with the table strategy on testTable.
-func liveDSNs(t *testing.T) map[string]string {
-	dsns := map[string]string{"sqlite": filepath.Join(t.TempDir(), "locks.db")}
-	for name, env := range map[string]string{"postgres": "SCHEDLOCK_TEST_POSTGRES_DSN", "mysql": "SCHEDLOCK_TEST_MYSQL_DSN"} {
-		if v := os.Getenv(env); v != "" {
-			dsns[name] = v
-		} else {
-			t.Logf("%s not set: no %s run", env, name)
-		}
-	}
-	for name, dsn := range dsns {
-		sep := "?"
-		if strings.Contains(dsn[strings.LastIndexByte(dsn, '/')+1:], "?") {
-			sep = "&"
-		}
-		dsns[name] = dsn + sep + "x-strategy=table&x-table=" + testTable
-	}
-	return dsns
-}
+// liveDSNs are the databases the tests run on (locktest.LiveDSNs), with
+// the table strategy on testTable.
+func liveDSNs(t *testing.T) map[string]string { return locktest.LiveDSNs(t, testTable) }
 
-func openT(t *testing.T, dsn string) *lock.DB {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
-	db, err := lock.Open(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
-	createTableOnce(t, ctx, db, dsn)
-	return db
-}
-
-// tables are the DSNs whose lease table this process has created; the
-// lock serialises the creation, which PostgreSQL refuses to run twice at
-// once even with IF NOT EXISTS (a duplicate key in pg_type).
-var tables = struct {
-	sync.Mutex
-	created map[string]bool
-}{created: map[string]bool{}}
-
-func createTableOnce(t *testing.T, ctx context.Context, db *lock.DB, dsn string) {
-	t.Helper()
-	tables.Lock()
-	defer tables.Unlock()
-	if tables.created[dsn] {
-		return
-	}
-	if err := db.CreateTable(ctx); err != nil {
-		t.Fatal(err)
-	}
-	tables.created[dsn] = true
-}
+// openT opens dsn for the test, creating the lease table.
+func openT(t *testing.T, dsn string) *lock.DB { return locktest.Open(t, dsn) }
 
 // recordingLogger keeps what SkipIfLocked logs.
 type recordingLogger struct {

@@ -1,9 +1,6 @@
 package gocronlock_test
 
 import (
-	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +9,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/schedlock/schedlock/lock"
+	"github.com/schedlock/schedlock/lock/internal/locktest"
 )
 
 // testTable is the lease table of this package's tests, created once per
@@ -19,23 +17,9 @@ import (
 // own.
 const testTable = "gocronlock_test"
 
-// liveDSNs are the databases the tests run on, with the table strategy on
-// testTable: SQLite always, PostgreSQL and MariaDB/MySQL when their test
-// DSNs are set.
-func liveDSNs(t *testing.T) map[string]string {
-	dsns := map[string]string{"sqlite": filepath.Join(t.TempDir(), "locks.db")}
-	for name, env := range map[string]string{"postgres": "SCHEDLOCK_TEST_POSTGRES_DSN", "mysql": "SCHEDLOCK_TEST_MYSQL_DSN"} {
-		if v := os.Getenv(env); v != "" {
-			dsns[name] = v
-		} else {
-			t.Logf("%s not set: no %s run", env, name)
-		}
-	}
-	for name, dsn := range dsns {
-		dsns[name] = withOption(withOption(dsn, "x-strategy=table"), "x-table="+testTable)
-	}
-	return dsns
-}
+// liveDSNs are the databases the tests run on (locktest.LiveDSNs), with
+// the table strategy on testTable.
+func liveDSNs(t *testing.T) map[string]string { return locktest.LiveDSNs(t, testTable) }
 
 // withSessionDSNs adds to dsns the session strategy of the databases that
 // have one (PostgreSQL advisory locks, MySQL/MariaDB GET_LOCK).
@@ -50,48 +34,8 @@ func withSessionDSNs(t *testing.T, dsns map[string]string) map[string]string {
 	return out
 }
 
-// withOption adds an x- option to a DSN of any form.
-func withOption(dsn, option string) string {
-	if strings.Contains(dsn[strings.LastIndexByte(dsn, '/')+1:], "?") {
-		return dsn + "&" + option
-	}
-	return dsn + "?" + option
-}
-
 // openT opens dsn for the test, creating the lease table.
-func openT(t *testing.T, dsn string) *lock.DB {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
-	db, err := lock.Open(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
-	createTableOnce(t, ctx, db, dsn)
-	return db
-}
-
-// tables are the DSNs whose lease table this process has created; the
-// lock serialises the creation, which PostgreSQL refuses to run twice at
-// once even with IF NOT EXISTS (a duplicate key in pg_type).
-var tables = struct {
-	sync.Mutex
-	created map[string]bool
-}{created: map[string]bool{}}
-
-func createTableOnce(t *testing.T, ctx context.Context, db *lock.DB, dsn string) {
-	t.Helper()
-	tables.Lock()
-	defer tables.Unlock()
-	if tables.created[dsn] {
-		return
-	}
-	if err := db.CreateTable(ctx); err != nil {
-		t.Fatal(err)
-	}
-	tables.created[dsn] = true
-}
+func openT(t *testing.T, dsn string) *lock.DB { return locktest.Open(t, dsn) }
 
 // skewedClock is the real clock read skew ahead (or behind): a node whose
 // clock is off. Timers and tickers run at real speed, so a scheduler on it
