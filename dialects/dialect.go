@@ -251,3 +251,24 @@ func badText(s string) string {
 	}
 	return ""
 }
+
+// HandleOptions checks the arguments of a TableLocker's Handle and
+// returns opts normalised for it: name as CheckName wants it, owner
+// non-empty and as CheckOwner wants it, token not negative (0: not
+// compared). opts supplies AtMost and AtLeast; its Owner becomes owner.
+func HandleOptions(name, owner string, token int64, opts Options) (Options, error) {
+	if err := CheckName(name); err != nil {
+		return opts, err
+	}
+	if owner == "" {
+		return opts, invalidf("owner is empty: a handle acts for the holder, give its owner")
+	}
+	if err := CheckOwner(owner); err != nil {
+		return opts, err
+	}
+	if token < 0 {
+		return opts, invalidf("token must not be negative, got %d", token)
+	}
+	opts.Owner = owner
+	return opts.Normalize()
+}

@@ -312,19 +312,7 @@ func (b *Backend) serverEnd(ctx context.Context, id clientv3.LeaseID, now time.T
 // lease's own TTL; opts.AtLeast is kept on release from the key's
 // locked-at.
 func (l *Locker) Handle(name, owner string, token int64, opts dialects.Options) (dialects.Lease, error) {
-	if err := dialects.CheckName(name); err != nil {
-		return nil, err
-	}
-	if owner == "" {
-		return nil, dialects.Invalidf("a handle needs the owner")
-	}
-	if err := dialects.CheckOwner(owner); err != nil {
-		return nil, err
-	}
-	if opts.Owner == "" {
-		opts.Owner = owner
-	}
-	opts, err := opts.Normalize()
+	opts, err := dialects.HandleOptions(name, owner, token, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -168,17 +168,7 @@ func (l *Locker) try(ctx context.Context, name string, opts dialects.Options) (d
 // lock, Refresh and Release fail with dialects.ErrNotOwner and change
 // nothing.
 func (l *Locker) Handle(name, owner string, token int64, opts dialects.Options) (dialects.Lease, error) {
-	if err := dialects.CheckName(name); err != nil {
-		return nil, dialects.Wrap(l.b.Dialect(), "handle", err)
-	}
-	if owner == "" {
-		return nil, dialects.Wrap(l.b.Dialect(), "handle", dialects.Invalidf("owner is empty: give the holder to act for"))
-	}
-	if token < 0 {
-		return nil, dialects.Wrap(l.b.Dialect(), "handle", dialects.Invalidf("token must not be negative, got %d", token))
-	}
-	opts.Owner = owner
-	opts, err := opts.Normalize()
+	opts, err := dialects.HandleOptions(name, owner, token, opts)
 	if err != nil {
 		return nil, dialects.Wrap(l.b.Dialect(), "handle", err)
 	}

@@ -149,19 +149,7 @@ func (l *Locker) Inspect(_ context.Context, name string) (dialects.Row, bool, er
 // Handle implements dialects.TableLocker: a lease of owner's that only
 // refreshes and releases, under the owner (and token) check.
 func (l *Locker) Handle(name, owner string, token int64, opts dialects.Options) (dialects.Lease, error) {
-	if err := dialects.CheckName(name); err != nil {
-		return nil, err
-	}
-	if owner == "" {
-		return nil, dialects.Invalidf("a handle needs the owner")
-	}
-	if err := dialects.CheckOwner(owner); err != nil {
-		return nil, err
-	}
-	if opts.Owner == "" {
-		opts.Owner = owner
-	}
-	opts, err := opts.Normalize()
+	opts, err := dialects.HandleOptions(name, owner, token, opts)
 	if err != nil {
 		return nil, err
 	}

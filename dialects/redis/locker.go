@@ -160,14 +160,7 @@ func (l *Locker) try(ctx context.Context, name string, opts dialects.Options) (d
 // holds, for a guarded Refresh or Release; token 0 (and always on the
 // shedlock layout, which has none) skips the token comparison.
 func (l *Locker) Handle(name, owner string, token int64, opts dialects.Options) (dialects.Lease, error) {
-	if err := dialects.CheckName(name); err != nil {
-		return nil, err
-	}
-	if err := dialects.CheckOwner(owner); err != nil {
-		return nil, err
-	}
-	opts.Owner = owner
-	opts, err := opts.Normalize()
+	opts, err := dialects.HandleOptions(name, owner, token, opts)
 	if err != nil {
 		return nil, err
 	}

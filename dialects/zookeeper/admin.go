@@ -129,19 +129,7 @@ func (l *Locker) Inspect(ctx context.Context, name string) (dialects.Row, bool, 
 // owner's whose sequence is token (the holder's when token is 0), found
 // when it is refreshed or released.
 func (l *Locker) Handle(name, owner string, token int64, opts dialects.Options) (dialects.Lease, error) {
-	if err := dialects.CheckName(name); err != nil {
-		return nil, err
-	}
-	if owner == "" {
-		return nil, dialects.Invalidf("a handle needs the owner")
-	}
-	if err := dialects.CheckOwner(owner); err != nil {
-		return nil, err
-	}
-	if opts.Owner == "" {
-		opts.Owner = owner
-	}
-	opts, err := opts.Normalize()
+	opts, err := dialects.HandleOptions(name, owner, token, opts)
 	if err != nil {
 		return nil, err
 	}
