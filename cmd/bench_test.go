@@ -319,7 +319,7 @@ func TestBenchLivePostgres(t *testing.T) {
 		if r.err != nil {
 			t.Fatal(r.err)
 		}
-		if !strings.Contains(r.stderr, "[1] round 1 of 5: round trip…") || !strings.Contains(r.stderr, "round 5 of 5: session engine lock cycles…") || !strings.HasSuffix(r.stderr, "\r\x1b[K") {
+		if !strings.Contains(r.stderr, "[1] round 1 of 5: round trip…") || !strings.Contains(r.stderr, "round 5 of 5: session raw and engine lock cycles…") || !strings.HasSuffix(r.stderr, "\r\x1b[K") {
 			t.Errorf("stderr %q: want progress lines, cleared at the end", r.stderr)
 		}
 		if !strings.Contains(r.stdout, "engine") || !strings.Contains(r.stdout, "on PostgreSQL") {

@@ -43,7 +43,12 @@ func RoundTrip(ctx context.Context, conn *sql.Conn, statement string, b Budget) 
 // the raw statements a session locker competes with. A refused TryLock is
 // an error: name must be free.
 func RawSessionCycles(ctx context.Context, conn *sql.Conn, ops dialects.SessionOps, name string, b Budget) (Rate, error) {
-	return loop(b, func() error {
+	return loop(b, rawSessionCycle(ctx, conn, ops, name))
+}
+
+// rawSessionCycle is one raw cycle of RawSessionCycles.
+func rawSessionCycle(ctx context.Context, conn *sql.Conn, ops dialects.SessionOps, name string) func() error {
+	return func() error {
 		ok, err := ops.TryLock(ctx, conn, name)
 		if err != nil {
 			return fmt.Errorf("raw try-lock: %w", err)
@@ -61,13 +66,18 @@ func RawSessionCycles(ctx context.Context, conn *sql.Conn, ops dialects.SessionO
 			return fmt.Errorf("raw unlock of %q found it not held", name)
 		}
 		return nil
-	})
+	}
 }
 
 // EngineCycles measures Acquire then Release of name through locker, one
 // cycle after the other. A refused Acquire is an error: name must be free.
 func EngineCycles(ctx context.Context, locker dialects.Locker, name string, opts dialects.Options, b Budget) (Rate, error) {
-	return loop(b, func() error {
+	return loop(b, engineCycle(ctx, locker, name, opts))
+}
+
+// engineCycle is one cycle of EngineCycles.
+func engineCycle(ctx context.Context, locker dialects.Locker, name string, opts dialects.Options) func() error {
+	return func() error {
 		lease, err := locker.Acquire(ctx, name, opts)
 		if err != nil {
 			return fmt.Errorf("acquire: %w", err)
@@ -76,7 +86,7 @@ func EngineCycles(ctx context.Context, locker dialects.Locker, name string, opts
 			return fmt.Errorf("release: %w", err)
 		}
 		return nil
-	})
+	}
 }
 
 // loop runs cycle until the budget is spent or cycle fails.

@@ -231,7 +231,8 @@ func heldLocker(t *target, lockers []dialects.Locker) dialects.Locker {
 }
 
 // cycles measures, in Rounds turns, the round trip and for each locker
-// its raw commands (where the backend gives them) and its engine cycles.
+// its engine cycles, interleaved cycle by cycle with its raw commands'
+// where the backend gives them.
 func (m *measurement) cycles(ctx context.Context) error {
 	r, t := m.r, m.t
 	if t.hasRoundTrip() {
@@ -268,17 +269,25 @@ func (m *measurement) cycles(ctx context.Context) error {
 		}
 		for i, l := range m.lockers {
 			c, name := &r.Cycles[i], m.prefix+"-cycle-"+string(l.Strategy())
-			if c.Raw != nil {
-				m.step(turn + c.Strategy + " raw lock cycles")
-				rate, err := raw.cycles(ctx, name, slice)
-				c.Raw.add(rate)
+			engine := engineCycle(ctx, l, name, m.opts)
+			if c.Raw == nil {
+				m.step(turn + c.Strategy + " engine lock cycles")
+				rate, err := loop(slice, engine)
+				c.Engine.add(rate)
 				if err != nil {
-					return fmt.Errorf("%s raw lock cycles: %w", c.Strategy, err)
+					return fmt.Errorf("%s lock cycles: %w", c.Strategy, err)
 				}
+				continue
 			}
-			m.step(turn + c.Strategy + " engine lock cycles")
-			rate, err := EngineCycles(ctx, l, name, m.opts, slice)
-			c.Engine.add(rate)
+			m.step(turn + c.Strategy + " raw and engine lock cycles")
+			rawCycle, done, err := raw.cycle(ctx, name)
+			if err != nil {
+				return fmt.Errorf("%s raw lock cycles: %w", c.Strategy, err)
+			}
+			rawRate, engineRate, err := interleave(slice, rawCycle, engine)
+			done(err != nil)
+			c.Raw.add(rawRate)
+			c.Engine.add(engineRate)
 			if err != nil {
 				return fmt.Errorf("%s lock cycles: %w", c.Strategy, err)
 			}
@@ -291,7 +300,9 @@ func (m *measurement) cycles(ctx context.Context) error {
 // pinned connection per turn, on a store one client for all turns.
 type rawClient interface {
 	roundTrip(ctx context.Context, b Budget) (statement string, r Rate, err error)
-	cycles(ctx context.Context, name string, b Budget) (Rate, error)
+	// cycle is one raw try-lock and unlock of name; done ends its use
+	// (failed: a measurement on it failed).
+	cycle(ctx context.Context, name string) (cycle func() error, done func(failed bool), err error)
 }
 
 type sqlClient struct{ t *target }
@@ -310,14 +321,12 @@ func (c sqlClient) roundTrip(ctx context.Context, b Budget) (string, Rate, error
 	return s, rate, err
 }
 
-func (c sqlClient) cycles(ctx context.Context, name string, b Budget) (Rate, error) {
+func (c sqlClient) cycle(ctx context.Context, name string) (func() error, func(bool), error) {
 	conn, err := pin(ctx, c.t.db.SQL)
 	if err != nil {
-		return Rate{}, err
+		return nil, nil, err
 	}
-	rate, err := RawSessionCycles(ctx, conn, c.t.session, name, b)
-	unpin(conn, err != nil)
-	return rate, err
+	return rawSessionCycle(ctx, conn, c.t.session, name), func(failed bool) { unpin(conn, failed) }, nil
 }
 
 type storeClient struct {
@@ -330,8 +339,8 @@ func (c storeClient) roundTrip(ctx context.Context, b Budget) (string, Rate, err
 	return c.name, rate, err
 }
 
-func (c storeClient) cycles(ctx context.Context, name string, b Budget) (Rate, error) {
-	return RawStoreCycles(ctx, c.ops, name, b)
+func (c storeClient) cycle(ctx context.Context, name string) (func() error, func(bool), error) {
+	return rawStoreCycle(ctx, c.ops, name), func(bool) {}, nil
 }
 
 // finishCycles computes the limits and ratios of r's cycles.

@@ -19,7 +19,12 @@ func StoreRoundTrip(ctx context.Context, ops StoreOps, b Budget) (Rate, error) {
 // client, the raw commands a store's locker competes with. A refused
 // TryLock is an error: name must be free.
 func RawStoreCycles(ctx context.Context, ops StoreOps, name string, b Budget) (Rate, error) {
-	return loop(b, func() error {
+	return loop(b, rawStoreCycle(ctx, ops, name))
+}
+
+// rawStoreCycle is one raw cycle of RawStoreCycles.
+func rawStoreCycle(ctx context.Context, ops StoreOps, name string) func() error {
+	return func() error {
 		ok, err := ops.TryLock(ctx, name)
 		if err != nil {
 			return fmt.Errorf("raw try-lock: %w", err)
@@ -31,7 +36,7 @@ func RawStoreCycles(ctx context.Context, ops StoreOps, name string, b Budget) (R
 			return fmt.Errorf("raw unlock: %w", err)
 		}
 		return nil
-	})
+	}
 }
 
 // RawStoreContention measures workers clients, each opened by open and
