@@ -4,6 +4,8 @@ import (
 	"context"
 	"math/rand/v2"
 	"os"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +14,75 @@ import (
 
 	"github.com/schedlock/schedlock/dialects"
 )
+
+// benchCycle is one lock cycle the benchmarks compare.
+type benchCycle struct {
+	name  string
+	cycle func() error
+	// topLevel lists the commands of the cycle that the client sends
+	// (INFO commandstats counts the commands a script calls too).
+	topLevel []string
+	took     time.Duration
+}
+
+// liveCycles opens the live Redis and returns the four cycles the
+// benchmarks compare, all on the backend's one client: engine, scripts,
+// raw, redislock (see BenchmarkCycleRatio).
+func liveCycles(b *testing.B) (c goredis.UniversalClient, cycles []benchCycle) {
+	dsn := os.Getenv("SCHEDLOCK_TEST_REDIS_DSN")
+	if dsn == "" {
+		b.Skip("SCHEDLOCK_TEST_REDIS_DSN is not set")
+	}
+	ctx := context.Background()
+	rb, err := Open(ctx, dsn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { rb.Close() })
+	l, err := rb.Locker(dialects.StrategyTable, dialects.Table{Name: "schedlock_bench_ratio"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	locker := l.(*Locker)
+	b.Cleanup(func() { locker.DropTable(ctx) })
+	c = rb.client
+	if err := rawRelease.Load(ctx, c).Err(); err != nil {
+		b.Fatal(err)
+	}
+	rl := redislock.New(c)
+	opts := dialects.Options{Owner: "bench", AtMost: time.Minute}
+	bare := locker.layout.lockKeys("bare")
+	const rawKey, rawValue = "schedlock-bench-raw:{ratio}", "bench-raw-owner"
+	return c, []benchCycle{
+		{name: "engine", topLevel: []string{"evalsha"}, cycle: func() error {
+			lease, err := locker.Acquire(ctx, "engine", opts)
+			if err != nil {
+				return err
+			}
+			return lease.Release(ctx)
+		}},
+		{name: "scripts", topLevel: []string{"evalsha"}, cycle: func() error {
+			v, err := acquireNative.Run(ctx, c, bare, "bench", ms(time.Minute)).Text()
+			if err != nil {
+				return err
+			}
+			return releaseExact.Run(ctx, c, bare[:1], v, 0).Err()
+		}},
+		{name: "raw", topLevel: []string{"set", "evalsha"}, cycle: func() error {
+			if err := c.SetArgs(ctx, rawKey, rawValue, goredis.SetArgs{Mode: "NX", TTL: time.Minute}).Err(); err != nil {
+				return err
+			}
+			return rawRelease.EvalSha(ctx, c, []string{rawKey}, rawValue).Err()
+		}},
+		{name: "redislock", topLevel: []string{"evalsha"}, cycle: func() error {
+			lock, err := rl.Obtain(ctx, "schedlock-bench-redislock:{ratio}", time.Minute, nil)
+			if err != nil {
+				return err
+			}
+			return lock.Release(ctx)
+		}},
+	}
+}
 
 // BenchmarkCycleRatio interleaves four lock cycles on the live Redis, one
 // after the other in every iteration, in a random order each time (so
@@ -30,63 +101,7 @@ import (
 //
 //	go test ./dialects/redis -run '^$' -bench CycleRatio -benchtime 10s -count 5
 func BenchmarkCycleRatio(b *testing.B) {
-	dsn := os.Getenv("SCHEDLOCK_TEST_REDIS_DSN")
-	if dsn == "" {
-		b.Skip("SCHEDLOCK_TEST_REDIS_DSN is not set")
-	}
-	ctx := context.Background()
-	rb, err := Open(ctx, dsn)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer rb.Close()
-	l, err := rb.Locker(dialects.StrategyTable, dialects.Table{Name: "schedlock_bench_ratio"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	locker := l.(*Locker)
-	defer locker.DropTable(ctx)
-	c := rb.client
-	if err := rawRelease.Load(ctx, c).Err(); err != nil {
-		b.Fatal(err)
-	}
-	rl := redislock.New(c)
-	opts := dialects.Options{Owner: "bench", AtMost: time.Minute}
-	bare := locker.layout.lockKeys("bare")
-	const rawKey, rawValue = "schedlock-bench-raw:{ratio}", "bench-raw-owner"
-	cycles := []struct {
-		name  string
-		cycle func() error
-		took  time.Duration
-	}{
-		{name: "engine", cycle: func() error {
-			lease, err := locker.Acquire(ctx, "engine", opts)
-			if err != nil {
-				return err
-			}
-			return lease.Release(ctx)
-		}},
-		{name: "scripts", cycle: func() error {
-			v, err := acquireNative.Run(ctx, c, bare, "bench", ms(time.Minute)).Text()
-			if err != nil {
-				return err
-			}
-			return releaseExact.Run(ctx, c, bare[:1], v, 0).Err()
-		}},
-		{name: "raw", cycle: func() error {
-			if err := c.SetArgs(ctx, rawKey, rawValue, goredis.SetArgs{Mode: "NX", TTL: time.Minute}).Err(); err != nil {
-				return err
-			}
-			return rawRelease.EvalSha(ctx, c, []string{rawKey}, rawValue).Err()
-		}},
-		{name: "redislock", cycle: func() error {
-			lock, err := rl.Obtain(ctx, "schedlock-bench-redislock:{ratio}", time.Minute, nil)
-			if err != nil {
-				return err
-			}
-			return lock.Release(ctx)
-		}},
-	}
+	_, cycles := liveCycles(b)
 	n := 0
 	for b.Loop() {
 		for _, i := range rand.Perm(len(cycles)) {
@@ -108,4 +123,54 @@ func BenchmarkCycleRatio(b *testing.B) {
 	b.ReportMetric(took["redislock"]/took["engine"], "engine/redislock")
 	b.ReportMetric(took["redislock"]/took["scripts"], "scripts/redislock")
 	b.ReportMetric(took["raw"]/took["redislock"], "redislock/raw")
+}
+
+// BenchmarkServerTime is what each cycle of BenchmarkCycleRatio costs the
+// server: the microseconds INFO commandstats adds up for the commands the
+// client sends (the scripts' own commands included), per cycle, read
+// before and after b.N cycles of one kind. It is the server's share of a
+// cycle's time — the part a faster client or network cannot remove:
+//
+//	go test ./dialects/redis -run '^$' -bench ServerTime -benchtime 20000x -count 3
+func BenchmarkServerTime(b *testing.B) {
+	c, cycles := liveCycles(b)
+	for _, cy := range cycles {
+		b.Run(cy.name, func(b *testing.B) {
+			before := serverMicros(b, c, cy.topLevel)
+			for b.Loop() {
+				if err := cy.cycle(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(serverMicros(b, c, cy.topLevel)-before)/float64(b.N), "server-µs/cycle")
+		})
+	}
+}
+
+// serverMicros is the total usec INFO commandstats reports for commands.
+func serverMicros(b *testing.B, c goredis.UniversalClient, commands []string) int64 {
+	info, err := c.Info(context.Background(), "commandstats").Result()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var total int64
+	for _, line := range strings.Split(info, "\n") {
+		for _, cmd := range commands {
+			// cmdstat_evalsha:calls=3,usec=12,usec_per_call=4.00,...
+			rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_"+cmd+":")
+			if !ok {
+				continue
+			}
+			for _, field := range strings.Split(rest, ",") {
+				if v, ok := strings.CutPrefix(field, "usec="); ok {
+					n, err := strconv.ParseInt(v, 10, 64)
+					if err != nil {
+						b.Fatalf("commandstats %q: %v", line, err)
+					}
+					total += n
+				}
+			}
+		}
+	}
+	return total
 }
