@@ -113,6 +113,9 @@ type Locker interface {
 	// else it retries until opts.Wait has passed. A lock held by someone else
 	// gives an error matching ErrHeld (a *HeldError when the holder is known).
 	// An empty name or invalid options give an error matching ErrInvalid.
+	// When ctx ends, Acquire returns an error matching ctx's and leaves no
+	// lock taken: a lease statement already sent is waited for (Settled)
+	// and a lock it took is released again.
 	Acquire(ctx context.Context, name string, opts Options) (Lease, error)
 }
 

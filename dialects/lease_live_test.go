@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -371,6 +372,62 @@ func TestTableLeaseErrDoesNotWaitForRefreshLive(t *testing.T) {
 			case <-time.After(30 * time.Second):
 				t.Fatal("Refresh did not return after the proxy was restored")
 			}
+		})
+	}
+}
+
+// An acquire whose context ends while its statement is on the wire (the
+// proxy holds it) still learns the statement's outcome: the row it took
+// is released again and the acquire fails with the context's error.
+// Cut off in flight, the statement would commit when the proxy lets it
+// through, and the lock would stay taken for at-most (10 minutes here).
+func TestTableAcquireEndedInFlightLeavesNoLock(t *testing.T) {
+	for _, s := range liveServers(t) {
+		t.Run(s.name, func(t *testing.T) {
+			ctx := testContext(t)
+			via, proxy := proxied(t, s)
+			direct := openDetected(t, s.driver, s.dsn, s.dialect)
+			table := dialects.Table{Name: uniqueName("inflight_")}
+			dl, err := direct.TableLocker(table)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := dl.CreateTable(ctx); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = dl.(dialects.TableDropper).DropTable(context.Background()) })
+			l, err := via.TableLocker(table)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The statements are prepared and a connection open before
+			// the proxy stalls.
+			warm, err := l.Acquire(ctx, "report", dialects.Options{Owner: "warm-up"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := warm.Release(ctx); err != nil {
+				t.Fatal(err)
+			}
+			proxy.Stall()
+			restored := make(chan struct{})
+			time.AfterFunc(time.Second, func() { proxy.Restore(); close(restored) })
+			actx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+			defer cancel()
+			lease, err := l.Acquire(actx, "report", dialects.Options{AtMost: 10 * time.Minute, AtLeast: 5 * time.Minute, Owner: "in-flight"})
+			if err == nil {
+				t.Fatalf("acquire succeeded after its context ended (until %s)", lease.Until())
+			}
+			if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "released again") {
+				t.Errorf("acquire: %v; want the context's error, the lock released again", err)
+			}
+			<-restored
+			time.Sleep(200 * time.Millisecond) // a statement cut off would land now
+			other, err := dl.Acquire(ctx, "report", dialects.Options{AtMost: time.Minute, Owner: "next"})
+			if err != nil {
+				t.Fatalf("the lock is still taken after the abandoned acquire: %v", err)
+			}
+			_ = other.Release(ctx)
 		})
 	}
 }

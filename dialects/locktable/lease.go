@@ -126,6 +126,15 @@ func (s *lease) Release(ctx context.Context) error {
 	return s.End(nil)
 }
 
+// abandon releases a lease its acquire took as ctx ended, at-least not
+// kept (the job never ran), and returns the acquire's error.
+func (s *lease) abandon(ctx context.Context, cause error) error {
+	s.atLeast = 0
+	rctx, cancel := dialects.Detached(ctx)
+	defer cancel()
+	return dialects.AbandonedErr(cause, s.Release(rctx))
+}
+
 // endedErr is the error for an operation on a finished lease, or nil.
 func (s *lease) endedErr(op string) error {
 	ended, err := s.Ended()

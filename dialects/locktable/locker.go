@@ -127,7 +127,10 @@ func (l *Locker) Acquire(ctx context.Context, name string, opts dialects.Options
 	}
 }
 
-// try sends the acquire statement once.
+// try sends the acquire statement once. Once sent it is waited for
+// (dialects.Settled), and a lock it took as ctx ended is released again:
+// a statement cut off in flight may commit all the same, and its lock
+// would stay taken until at-most passes.
 func (l *Locker) try(ctx context.Context, name string, opts dialects.Options) (dialects.Lease, error) {
 	stored := l.StoredName(name)
 	b := binding{name: stored, owner: opts.Owner, atMost: opts.AtMost, atLeast: opts.AtLeast}
@@ -147,8 +150,11 @@ func (l *Locker) try(ctx context.Context, name string, opts dialects.Options) (d
 	if s.hasToken {
 		s.token = value
 		if l.stmts[opAcquire].spec.Result == ResultRowsAffected {
-			// The statement said only that it changed the row: read the token.
-			row, found, err := l.inspectStored(ctx, stored)
+			// The statement said only that it changed the row: read the
+			// token (even when ctx has ended: the release below needs it).
+			rctx, cancel := dialects.Detached(ctx)
+			row, found, err := l.inspectStored(rctx, stored)
+			cancel()
 			if err == nil && found && row.Owner == opts.Owner {
 				s.token = row.Token
 			} else {
@@ -157,6 +163,9 @@ func (l *Locker) try(ctx context.Context, name string, opts dialects.Options) (d
 		}
 	}
 	s.start(start.Add(opts.AtMost))
+	if err := ctx.Err(); err != nil {
+		return nil, dialects.Wrap(l.b.Dialect(), "acquire", s.abandon(ctx, err))
+	}
 	return s, nil
 }
 

@@ -120,8 +120,16 @@ func (l *Locker) exec(ctx context.Context, o op, b binding) (value int64, done b
 	if err != nil {
 		return 0, false, err
 	}
-	err = l.retrying(ctx, func() error {
+	send := func(ctx context.Context) (struct{}, error) {
 		value, done, err = l.execOnce(ctx, o, stmt, vals)
+		return struct{}{}, err
+	}
+	err = l.retrying(ctx, func() error {
+		if o == opAcquire {
+			_, err := dialects.Settled(ctx, send) // see Locker.try
+			return err
+		}
+		_, err := send(ctx)
 		return err
 	})
 	return value, done, err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
@@ -195,4 +196,68 @@ func TestConnectionCutEndsTheLeaseFirst(t *testing.T) {
 		t.Fatalf("the next holder never got the lock: %v", err)
 	}
 	_ = other.Release(ctx)
+}
+
+// An acquire whose context ends while its script is on the wire (the
+// proxy holds it) still learns the script's outcome: the lock it took is
+// released again and the acquire fails with the context's error, so no
+// key is left to hold the lock until at-most passes.
+func TestAcquireEndedInFlightLeavesNoLock(t *testing.T) {
+	direct := openLive(t)
+	opts, err := goredis.ParseURL(liveDSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy, err := tcpproxy.Start(opts.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	b, err := redis.Open(ctx, fmt.Sprintf("redis://%s/%d?read_timeout=30s&max_retries=0", proxy.Addr(), opts.DB))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	prefix := "schedlock_inflight_" + fmt.Sprint(time.Now().UnixNano())
+	for _, preset := range []string{"schedlock", "shedlock"} {
+		t.Run(preset, func(t *testing.T) {
+			table := dialects.Table{Name: prefix + preset, Preset: preset}
+			l, err := b.Locker(dialects.StrategyTable, table)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dl, err := direct.Locker(dialects.StrategyTable, table)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer dl.(dialects.TableDropper).DropTable(context.Background())
+			// The client's connection is open before the proxy stalls.
+			if err := b.Client().Ping(ctx).Err(); err != nil {
+				t.Fatal(err)
+			}
+			proxy.Stall()
+			restored := make(chan struct{})
+			time.AfterFunc(time.Second, func() { proxy.Restore(); close(restored) })
+			actx, acancel := context.WithTimeout(ctx, 300*time.Millisecond)
+			defer acancel()
+			lease, err := l.Acquire(actx, "report", dialects.Options{AtMost: 10 * time.Minute, AtLeast: 5 * time.Minute, Owner: "in-flight"})
+			if err == nil {
+				t.Fatalf("acquire succeeded after its context ended (lease %v)", lease.Until())
+			}
+			if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "released again") {
+				t.Errorf("acquire: %v; want the context's error, the lock released again", err)
+			}
+			<-restored
+			// Had the script been cut off, the proxy would deliver it
+			// now and the key would live 10 minutes.
+			time.Sleep(200 * time.Millisecond)
+			other, err := dl.Acquire(ctx, "report", dialects.Options{AtMost: time.Minute, Owner: "next"})
+			if err != nil {
+				t.Fatalf("the lock is still taken after the abandoned acquire: %v", err)
+			}
+			_ = other.Release(ctx)
+		})
+	}
 }

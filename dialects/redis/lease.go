@@ -132,6 +132,15 @@ func (s *lease) Release(ctx context.Context) error {
 	return s.End(nil)
 }
 
+// abandon releases a lease its acquire took as ctx ended, at-least not
+// kept (the job never ran), and returns the acquire's error.
+func (s *lease) abandon(ctx context.Context, cause error) error {
+	s.atLeast = 0
+	rctx, cancel := dialects.Detached(ctx)
+	defer cancel()
+	return dialects.AbandonedErr(cause, s.Release(rctx))
+}
+
 // atLeastEnd is the server time (ms) until which a release keeps the
 // lock: locked-at + at-least, with locked-at from the acquire, or for a
 // ShedLock-layout Handle from the value's instant; 0 without at-least.

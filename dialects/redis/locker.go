@@ -120,7 +120,8 @@ func (l *Locker) Acquire(ctx context.Context, name string, opts dialects.Options
 	}
 }
 
-// try runs the acquire script once.
+// try runs the acquire script once (dialects.Settled: a script sent is
+// waited for, and a lock it took as ctx ended is released again).
 func (l *Locker) try(ctx context.Context, name string, opts dialects.Options) (dialects.Lease, error) {
 	keys := l.layout.lockKeys(name)
 	script := acquireShedlock
@@ -128,7 +129,9 @@ func (l *Locker) try(ctx context.Context, name string, opts dialects.Options) (d
 		script = acquireNative
 	}
 	start := time.Now()
-	res, err := script.Run(ctx, l.b.client, keys, opts.Owner, ms(opts.AtMost)).Result()
+	res, err := dialects.Settled(ctx, func(ctx context.Context) (any, error) {
+		return script.Run(ctx, l.b.client, keys, opts.Owner, ms(opts.AtMost)).Result()
+	})
 	if err != nil {
 		return nil, explain(err)
 	}
@@ -153,6 +156,9 @@ func (l *Locker) try(ctx context.Context, name string, opts dialects.Options) (d
 		lockedAt, _ = parseShedlockValue(value)
 	}
 	s.lockedAtMS = lockedAt.UnixMilli()
+	if err := ctx.Err(); err != nil {
+		return nil, s.abandon(ctx, err)
+	}
 	return s, nil
 }
 
