@@ -39,8 +39,8 @@ var commandFlags = map[string]sharedFlags{
 	// run's stdout is the command's: there is nothing to format.
 	"schedlock run": {connects: true, namespaced: true, zoned: true},
 	// Pauses and run history.
-	"schedlock pause":         {connects: true, namespaced: true, formats: output.Common},
-	"schedlock resume":        {connects: true, namespaced: true, formats: output.Common},
+	"schedlock pause":         {connects: true, namespaced: true, zoned: true, formats: output.Common},
+	"schedlock resume":        {connects: true, namespaced: true, zoned: true, formats: output.Common},
 	"schedlock locks history": {connects: true, namespaced: true, formats: output.Common},
 }
 

@@ -235,7 +235,7 @@ func pauseRun(ctx context.Context, o *PauseOptions) error {
 	if err := o.validate(); err != nil {
 		return err
 	}
-	l, err := findOneLock(ctx, o.Factory, o.Global, o.Command, o.Name, o.Table, o.Preset, false)
+	l, err := findOneLock(ctx, o.Factory, o.Global, o.Command, o.Name, o.Table, o.Preset, true)
 	if err != nil {
 		return err
 	}
@@ -250,6 +250,7 @@ func pauseRun(ctx context.Context, o *PauseOptions) error {
 	if err != nil {
 		return err
 	}
+	plan.table.TimeZone = l.zone
 	if o.DryRun {
 		return o.report(plan, o.predict(plan), false)
 	}

@@ -95,7 +95,9 @@ type zoneListed struct {
 //   - the rows schedlock writes in that zone are what a ShedLock node
 //     there reads: its takeover does not match a live lease, the stored
 //     lock_until is New York's wall-clock time of the lease's end, and
-//     after unlock --force its takeover matches.
+//     after unlock --force its takeover matches;
+//   - a pause in that zone is stored in New York's wall-clock time and
+//     holds the lock for the ShedLock node until resume.
 func TestTableTimeZoneLive(t *testing.T) {
 	servers := []zoneTestServer{{name: "sqlite", dsn: filepath.Join(t.TempDir(), "locks.db")}}
 	if os.Getenv("SCHEDLOCK_TEST_POSTGRES_DSN") != "" || os.Getenv("SCHEDLOCK_TEST_MYSQL_DSN") != "" {
@@ -208,6 +210,46 @@ func TestTableTimeZoneLive(t *testing.T) {
 			}
 			if n, _ := res.RowsAffected(); n != 1 {
 				t.Errorf("ShedLock's takeover after unlock --force changed %d rows, want 1", n)
+			}
+
+			// pause writes its lease end in New York's zone too: the
+			// ShedLock node there sees the lock held for the pause's 2 h,
+			// not for 2 h plus New York's offset; resume frees it for them.
+			zoneArgs := append(append([]string{}, tableArgs...), "--table-time-zone", "America/New_York")
+			p := runWithInput(t, false, "", append([]string{"pause", "backup", "--for", "2h", "--create", "--yes"}, zoneArgs...)...)
+			if p.err != nil {
+				t.Fatalf("pause --table-time-zone America/New_York: %v\n%s", p.err, p.stderr)
+			}
+			if err := db.QueryRowContext(ctx, untilText(s.name, table), "backup").Scan(&stored); err != nil {
+				t.Fatal(err)
+			}
+			if wall, err = time.ParseInLocation("2006-01-02 15:04:05.999999999", stored, ny); err != nil {
+				t.Fatal(err)
+			}
+			if d := time.Until(wall) - 2*time.Hour; d.Abs() > time.Minute {
+				t.Errorf("the pause's stored lock_until %s (New York) ends %s from 2 h ahead", stored, d)
+			}
+			pausedRow := runWithInput(t, false, "", append([]string{"locks", "ls", "-o", "json", "--all", "--name", "backup"}, zoneArgs...)...)
+			var rows []zoneListed
+			if pausedRow.err != nil || json.Unmarshal([]byte(pausedRow.stdout), &rows) != nil || len(rows) != 1 || rows[0].State != "paused" {
+				t.Errorf("locks ls of the pause: %v, %q; want one paused row", pausedRow.err, pausedRow.stdout)
+			}
+			jvmNow = jvmTime(time.Now(), ny)
+			if res, err = db.ExecContext(ctx, takeover, jvmTime(time.Now().Add(time.Minute), ny), jvmNow, "jvm-ny", "backup", jvmNow); err != nil {
+				t.Fatal(err)
+			}
+			if n, _ := res.RowsAffected(); n != 0 {
+				t.Errorf("ShedLock's takeover in New York's zone changed %d rows of the pause", n)
+			}
+			if r := runWithInput(t, false, "", append([]string{"resume", "backup", "--yes"}, zoneArgs...)...); r.err != nil {
+				t.Fatalf("resume --table-time-zone America/New_York: %v\n%s", r.err, r.stderr)
+			}
+			jvmNow = jvmTime(time.Now().Add(time.Second), ny)
+			if res, err = db.ExecContext(ctx, takeover, jvmTime(time.Now().Add(time.Minute), ny), jvmNow, "jvm-ny", "backup", jvmNow); err != nil {
+				t.Fatal(err)
+			}
+			if n, _ := res.RowsAffected(); n != 1 {
+				t.Errorf("ShedLock's takeover after resume changed %d rows, want 1", n)
 			}
 		})
 	}
