@@ -159,11 +159,14 @@ func TestEtcdRunMemberStoppedStopsChildFirst(t *testing.T) {
 	t.Logf("member stopped at +0; command stopped at +%s; contender got the lock at +%s", childStopped.Sub(stoppedAt).Round(time.Millisecond), gotAt.Sub(stoppedAt).Round(time.Millisecond))
 }
 
-// etcdMember is a one-member etcd the test starts, stops and restarts on
-// the same free loopback ports and data directory.
+// etcdMember is an etcd member the test starts, stops and restarts on
+// the same free loopback ports and data directory: alone (name "fault"),
+// or one of a cluster of the test's own (startEtcdCluster).
 type etcdMember struct {
 	dir          string
+	name         string
 	client, peer string
+	cluster      string // --initial-cluster: every member's name=peer URL
 	cmd          *exec.Cmd
 }
 
@@ -182,33 +185,61 @@ func freeAddr(t *testing.T) string {
 
 func startEtcdMember(t *testing.T) *etcdMember {
 	t.Helper()
+	m := newEtcdMembers(t, 1)[0]
+	m.start(t)
+	return m
+}
+
+// newEtcdMembers returns n members of one cluster, not started, each
+// killed at the end of the test.
+func newEtcdMembers(t *testing.T, n int) []*etcdMember {
+	t.Helper()
 	if _, err := exec.LookPath("etcd"); err != nil {
 		t.Fatalf("etcd is needed beside SCHEDLOCK_TEST_ETCD_DSN: %v", err)
 	}
-	m := &etcdMember{dir: t.TempDir(), client: freeAddr(t), peer: freeAddr(t)}
-	m.start(t)
-	t.Cleanup(func() {
-		if m.cmd != nil {
-			_ = m.cmd.Process.Kill()
-			_ = m.cmd.Wait()
+	members := make([]*etcdMember, n)
+	var cluster []string
+	for i := range members {
+		m := &etcdMember{dir: t.TempDir(), name: "fault", client: freeAddr(t), peer: freeAddr(t)}
+		if n > 1 {
+			m.name = fmt.Sprintf("m%d", i+1)
 		}
-	})
-	return m
+		cluster = append(cluster, m.name+"=http://"+m.peer)
+		members[i] = m
+		t.Cleanup(func() {
+			if m.cmd != nil {
+				_ = m.cmd.Process.Kill()
+				_ = m.cmd.Wait()
+			}
+		})
+	}
+	for _, m := range members {
+		m.cluster = strings.Join(cluster, ",")
+	}
+	return members
 }
 
 // start runs the member and waits until it answers.
 func (m *etcdMember) start(t *testing.T) {
 	t.Helper()
+	m.launch(t)
+	m.waitReady(t)
+}
+
+// launch runs the member without waiting (a cluster's first member
+// answers only once a quorum has started).
+func (m *etcdMember) launch(t *testing.T) {
+	t.Helper()
 	state := "new"
 	if _, err := os.Stat(filepath.Join(m.dir, "data")); err == nil {
 		state = "existing"
 	}
-	c := exec.Command("etcd", "--name", "fault", "--data-dir", filepath.Join(m.dir, "data"),
+	c := exec.Command("etcd", "--name", m.name, "--data-dir", filepath.Join(m.dir, "data"),
 		"--listen-client-urls", "http://"+m.client, "--advertise-client-urls", "http://"+m.client,
 		"--listen-peer-urls", "http://"+m.peer, "--initial-advertise-peer-urls", "http://"+m.peer,
-		"--initial-cluster", "fault=http://"+m.peer, "--initial-cluster-state", state,
-		"--heartbeat-interval", "20", "--election-timeout", "200") // a quick election after the restart
-	log, err := os.Create(filepath.Join(m.dir, "server.log"))
+		"--initial-cluster", m.cluster, "--initial-cluster-state", state,
+		"--heartbeat-interval", "20", "--election-timeout", "200") // a quick election after a restart
+	log, err := os.OpenFile(filepath.Join(m.dir, "server.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,6 +249,11 @@ func (m *etcdMember) start(t *testing.T) {
 		t.Fatal(err)
 	}
 	m.cmd = c
+}
+
+// waitReady waits until the member answers, for up to 20 seconds.
+func (m *etcdMember) waitReady(t *testing.T) {
+	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
