@@ -145,7 +145,8 @@ func (l *Locker) missingTable(err error) error {
 // ephemeral sequential node "_c_<uuid>-lock-" under the name's node; the
 // lowest sequence holds. Without a wait a refused try deletes its node at
 // once; with one, the node waits in the queue watching its predecessor,
-// as Curator's waiters do, until opts.Wait has passed.
+// as Curator's waiters do, until opts.Wait has passed — through a lost
+// connection too, queueing again once the session is back.
 func (l *Locker) Acquire(ctx context.Context, name string, opts dialects.Options) (dialects.Lease, error) {
 	if err := dialects.CheckName(name); err != nil {
 		return nil, err
@@ -193,11 +194,17 @@ func (l *Locker) acquire(ctx context.Context, name string, opts dialects.Options
 	for {
 		if a.path == "" {
 			if err := a.create(ctx); err != nil {
+				if a.reconnect(ctx, err, deadline) {
+					continue
+				}
 				return nil, err
 			}
 		}
 		blocked, wake, err := a.judge(ctx)
 		if err != nil {
+			if a.reconnect(ctx, err, deadline) {
+				continue
+			}
 			return nil, err
 		}
 		if blocked == nil {
@@ -207,6 +214,9 @@ func (l *Locker) acquire(ctx context.Context, name string, opts dialects.Options
 				continue
 			}
 			if err != nil {
+				if a.reconnect(ctx, err, deadline) {
+					continue
+				}
 				return nil, err
 			}
 			granted = true
@@ -219,6 +229,27 @@ func (l *Locker) acquire(ctx context.Context, name string, opts dialects.Options
 			return nil, fmt.Errorf("gave up waiting: %w (last try: %v)", err, blocked)
 		}
 	}
+}
+
+// reconnect lets a waiting acquire ride out a lost connection (a server
+// gone, an ensemble electing a leader): when err is a connection loss and
+// the wait has time left, our node is dropped — left in the queue, it
+// would block the node queued after the reconnection — and the session
+// awaited until the deadline. It reports whether to try again.
+func (a *attempt) reconnect(ctx context.Context, err error, deadline time.Time) bool {
+	if !connectionLost(err) || !time.Now().Before(deadline) {
+		return false
+	}
+	a.dropNode()
+	wctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	return a.l.b.ready(wctx) == nil
+}
+
+// connectionLost reports whether err is the loss of the connection to
+// the ensemble (the session may live on), not an answer of the server.
+func connectionLost(err error) bool {
+	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer)
 }
 
 // create makes our ephemeral sequential lock node, creating the name's
