@@ -21,7 +21,8 @@ import (
 //     risk;
 //   - the leader killed, the holder's lease lives on through the two
 //     members left: it refreshes within its lease, another owner is
-//     refused, and after the release the next token is higher;
+//     refused, and a contender that waits through the election gets the
+//     lock after the release, with a higher token;
 //   - a second member killed (no quorum), no refresh or acquire succeeds
 //     and the lease ends at its Until; with a member back, the lock is
 //     taken again with a higher token.
@@ -55,6 +56,17 @@ func TestEtcdClusterLock(t *testing.T) {
 
 	leader := etcdLeader(t, ctx, members)
 	leader.stop(t)
+	// A contender waits through the election (its tries meet no leader, or
+	// the holder) until the holder releases.
+	type result struct {
+		lease dialects.Lease
+		err   error
+	}
+	waited := make(chan result, 1)
+	go func() {
+		l, err := cl.Acquire(ctx, "report", dialects.Options{Owner: "contender", AtMost: 5 * time.Second, Wait: time.Minute, RetryEvery: 20 * time.Millisecond})
+		waited <- result{l, err}
+	}()
 	var left []*etcdMember
 	for _, m := range members {
 		if m != leader {
@@ -71,16 +83,17 @@ func TestEtcdClusterLock(t *testing.T) {
 		t.Fatalf("the holder did not refresh through the members left before its lease ended: %v", lease.Err())
 	}
 	var held *dialects.HeldError
-	if _, err := cl.Acquire(ctx, "report", dialects.Options{Owner: "contender", AtMost: 10 * time.Second}); !errors.As(err, &held) || held.Holder != "holder" {
+	if _, err := cl.Acquire(ctx, "report", dialects.Options{Owner: "peeker", AtMost: 10 * time.Second}); !errors.As(err, &held) || held.Holder != "holder" {
 		t.Fatalf("another owner's acquire after the leader stopped: %v, want held by holder", err)
 	}
 	if err := lease.Release(ctx); err != nil {
 		t.Fatalf("release after the leader stopped: %v", err)
 	}
-	next, err := cl.Acquire(ctx, "report", dialects.Options{Owner: "contender", AtMost: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
+	w := <-waited
+	if w.err != nil {
+		t.Fatalf("the contender waiting through the election did not get the lock: %v", w.err)
 	}
+	next := w.lease
 	second, _ := next.Token()
 	if second <= first {
 		t.Errorf("token %d after the leader stopped is not above %d", second, first)

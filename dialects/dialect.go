@@ -49,7 +49,10 @@
 //  1. Mutual exclusion: at most one live holder per lock name at any instant,
 //     judged by the database's clock.
 //  2. Try, don't hang: Acquire waits at most Options.Wait (default: one try) and
-//     returns an error that matches ErrHeld when the lock stays taken.
+//     returns an error that matches ErrHeld when the lock stays taken. While
+//     it waits it also rides out a store that is unavailable for now (a cut
+//     connection, a failover or leader election under way), and it does not
+//     wait out a pause (ErrPaused).
 //  3. Lease: Options.AtMost bounds a hold that is never refreshed (table
 //     strategy); Options.AtLeast keeps the lock after an early release
 //     (ShedLock semantics).

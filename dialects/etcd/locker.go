@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/schedlock/schedlock/dialects"
 )
@@ -57,7 +60,9 @@ func quotePrefix(p string) string {
 }
 
 // Acquire implements dialects.Locker: one try, or tries every
-// opts.RetryEvery until opts.Wait has passed.
+// opts.RetryEvery until opts.Wait has passed — while the lock is held,
+// and while etcd is unavailable (see unavailable), so a waiting acquire
+// rides out a leader election.
 func (l *Locker) Acquire(ctx context.Context, name string, opts dialects.Options) (dialects.Lease, error) {
 	if err := dialects.CheckName(name); err != nil {
 		return nil, err
@@ -66,24 +71,14 @@ func (l *Locker) Acquire(ctx context.Context, name string, opts dialects.Options
 	if err != nil {
 		return nil, err
 	}
-	deadline := time.Now().Add(opts.Wait)
-	for {
+	lease, err := dialects.RetryAcquire(ctx, opts, func() (dialects.Lease, error) {
 		lease, err := l.try(ctx, name, opts)
-		if err == nil {
-			return lease, nil
+		if err != nil {
+			return nil, err // not a nil *lease in an interface
 		}
-		if !errors.Is(err, dialects.ErrHeld) || !time.Now().Before(deadline) {
-			return nil, dialects.Wrap(Name, "acquire", err)
-		}
-		pause := min(opts.RetryEvery, time.Until(deadline))
-		t := time.NewTimer(pause)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, dialects.Wrap(Name, "acquire", fmt.Errorf("gave up waiting: %w (last try: %v)", ctx.Err(), err))
-		case <-t.C:
-		}
-	}
+		return lease, nil
+	}, unavailable)
+	return lease, dialects.Wrap(Name, "acquire", err)
 }
 
 // try is one acquire: a lease (a spare, or granted now) and one
@@ -338,4 +333,20 @@ func (l *Locker) Expire(ctx context.Context, name string) (bool, error) {
 		return false, dialects.Wrap(Name, "force release", err)
 	}
 	return resp.Succeeded, nil
+}
+
+// unavailable reports whether a failed try met an etcd that may serve
+// the next one: no leader (an election under way), a leader change, a
+// timeout of the server's own, or no endpoint answering. The caller's
+// context ending is final.
+func unavailable(err error) bool {
+	switch {
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return false
+	case errors.Is(err, rpctypes.ErrNoLeader), errors.Is(err, rpctypes.ErrLeaderChanged),
+		errors.Is(err, rpctypes.ErrTimeout), errors.Is(err, rpctypes.ErrTimeoutDueToLeaderFail),
+		errors.Is(err, rpctypes.ErrTimeoutDueToConnectionLost):
+		return true
+	}
+	return status.Code(err) == codes.Unavailable
 }

@@ -3,7 +3,6 @@ package locktable
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -106,25 +105,9 @@ func (l *Locker) Acquire(ctx context.Context, name string, opts dialects.Options
 	if err != nil {
 		return nil, dialects.Wrap(l.b.Dialect(), "acquire", err)
 	}
-	deadline := time.Now().Add(opts.Wait)
-	for {
-		lease, err := l.try(ctx, name, opts)
-		if err == nil || !errors.Is(err, dialects.ErrHeld) || errors.Is(err, dialects.ErrPaused) {
-			return lease, err // a pause is not waited out
-		}
-		left := time.Until(deadline)
-		if left <= 0 {
-			return nil, err
-		}
-		pause := min(opts.RetryEvery, left)
-		timer := time.NewTimer(pause)
-		select {
-		case <-ctx.Done():
-			timer.Stop()
-			return nil, dialects.Wrap(l.b.Dialect(), "acquire", fmt.Errorf("gave up waiting: %w (last try: %v)", ctx.Err(), err))
-		case <-timer.C:
-		}
-	}
+	// Transient errors are retried inside each statement (retrying).
+	lease, err := dialects.RetryAcquire(ctx, opts, func() (dialects.Lease, error) { return l.try(ctx, name, opts) }, nil)
+	return lease, dialects.Wrap(l.b.Dialect(), "acquire", err)
 }
 
 // try sends the acquire statement once. Once sent it is waited for

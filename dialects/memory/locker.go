@@ -2,7 +2,6 @@ package memory
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -81,19 +80,8 @@ func (l *Locker) Acquire(ctx context.Context, name string, opts dialects.Options
 	if err != nil {
 		return nil, err
 	}
-	deadline := time.Now().Add(opts.Wait)
-	for {
-		lease, err := l.try(name, opts)
-		if err == nil || !errors.Is(err, dialects.ErrHeld) || errors.Is(err, dialects.ErrPaused) || !time.Now().Before(deadline) {
-			return lease, dialects.Wrap(Name, "acquire", err)
-		}
-		pause := min(opts.RetryEvery, time.Until(deadline))
-		select {
-		case <-ctx.Done():
-			return nil, dialects.Wrap(Name, "acquire", fmt.Errorf("gave up waiting: %w (last try: %v)", ctx.Err(), err))
-		case <-time.After(pause):
-		}
-	}
+	lease, err := dialects.RetryAcquire(ctx, opts, func() (dialects.Lease, error) { return l.try(name, opts) }, nil)
+	return lease, dialects.Wrap(Name, "acquire", err)
 }
 
 func (l *Locker) try(name string, opts dialects.Options) (dialects.Lease, error) {

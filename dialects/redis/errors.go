@@ -76,3 +76,31 @@ func explain(err error) error {
 	}
 	return err
 }
+
+// unavailableError is a failed try that a later one may not meet: Redis
+// could not be reached or could not serve the write for now. A waiting
+// Acquire tries again.
+type unavailableError struct{ error }
+
+func (e unavailableError) Unwrap() error { return e.error }
+
+// unavailable reports whether err says Redis may serve the next try: the
+// connection was cut or refused, the server is loading its data, a
+// Cluster is failing over (CLUSTERDOWN, TRYAGAIN), a replica lost its
+// master (MASTERDOWN), or — through a Sentinel, whose master is being
+// switched — the server became a replica (READONLY). The caller's own
+// context ending, a closed backend and every other answer are final.
+func (b *Backend) unavailable(err error) bool {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, errClosed) {
+		return false
+	}
+	msg := err.Error()
+	switch {
+	case strings.HasPrefix(msg, "LOADING"), strings.HasPrefix(msg, "MASTERDOWN"),
+		strings.HasPrefix(msg, "CLUSTERDOWN"), strings.HasPrefix(msg, "TRYAGAIN"):
+		return true
+	case strings.HasPrefix(msg, "READONLY"):
+		return b.cfg.failover != nil
+	}
+	return isNetwork(err)
+}

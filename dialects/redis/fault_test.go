@@ -261,3 +261,64 @@ func TestAcquireEndedInFlightLeavesNoLock(t *testing.T) {
 		})
 	}
 }
+
+// A waiting acquire rides out a cut connection: its tries fail while the
+// proxy refuses it, and it gets the lock once the path is back and the
+// holder has released.
+func TestWaitingAcquireRidesOutACut(t *testing.T) {
+	direct := openLive(t)
+	opts, err := goredis.ParseURL(liveDSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy, err := tcpproxy.Start(opts.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	b, err := redis.Open(ctx, fmt.Sprintf("redis://%s/%d?dial_timeout=200ms&read_timeout=200ms&write_timeout=200ms&max_retries=0", proxy.Addr(), opts.DB))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	table := dialects.Table{Name: "schedlock_ride_" + fmt.Sprint(time.Now().UnixNano())}
+	l, err := b.Locker(dialects.StrategyTable, table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dl, err := direct.Locker(dialects.StrategyTable, table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dl.(dialects.TableDropper).DropTable(context.Background())
+	held, err := dl.Acquire(ctx, "report", dialects.Options{AtMost: time.Minute, Owner: "holder"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		lease dialects.Lease
+		err   error
+	}
+	got := make(chan result, 1)
+	go func() {
+		lease, err := l.Acquire(ctx, "report", dialects.Options{AtMost: time.Minute, Owner: "waiter", Wait: 30 * time.Second, RetryEvery: 50 * time.Millisecond})
+		got <- result{lease, err}
+	}()
+	time.Sleep(200 * time.Millisecond) // the waiter is refused a few times
+	proxy.Cut()
+	time.Sleep(500 * time.Millisecond) // its tries fail on the cut path
+	proxy.Restore()
+	if err := held.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r := <-got
+	if r.err != nil {
+		t.Fatalf("the waiting acquire did not ride out the cut: %v", r.err)
+	}
+	if r.lease.Owner() != "waiter" {
+		t.Errorf("lease owner %q", r.lease.Owner())
+	}
+	_ = r.lease.Release(ctx)
+}

@@ -94,7 +94,10 @@ func scanNode(ctx context.Context, node goredis.Cmdable, pattern string, fn func
 }
 
 // Acquire implements dialects.Locker: one script run per try (EVALSHA),
-// retried every opts.RetryEvery until opts.Wait has passed.
+// retried every opts.RetryEvery until opts.Wait has passed — while the
+// lock is held, and while Redis is unavailable (a cut connection, a
+// server loading its data, a failover under way: see unavailable), so a
+// waiting acquire rides out what a failover or restart costs.
 func (l *Locker) Acquire(ctx context.Context, name string, opts dialects.Options) (dialects.Lease, error) {
 	if err := dialects.CheckName(name); err != nil {
 		return nil, err
@@ -103,21 +106,11 @@ func (l *Locker) Acquire(ctx context.Context, name string, opts dialects.Options
 	if err != nil {
 		return nil, err
 	}
-	deadline := time.Now().Add(opts.Wait)
-	for {
-		lease, err := l.try(ctx, name, opts)
-		if err == nil || !errors.Is(err, dialects.ErrHeld) || !time.Now().Before(deadline) {
-			return lease, dialects.Wrap(Name, "acquire", err)
-		}
-		pause := min(opts.RetryEvery, time.Until(deadline))
-		t := time.NewTimer(pause)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, dialects.Wrap(Name, "acquire", fmt.Errorf("gave up waiting: %w (last try: %v)", ctx.Err(), err))
-		case <-t.C:
-		}
-	}
+	lease, err := dialects.RetryAcquire(ctx, opts, func() (dialects.Lease, error) { return l.try(ctx, name, opts) }, func(err error) bool {
+		var down unavailableError
+		return errors.As(err, &down)
+	})
+	return lease, dialects.Wrap(Name, "acquire", err)
 }
 
 // try runs the acquire script once (dialects.Settled: a script sent is
@@ -133,6 +126,9 @@ func (l *Locker) try(ctx context.Context, name string, opts dialects.Options) (d
 		return script.Run(ctx, l.b.client, keys, opts.Owner, ms(opts.AtMost)).Result()
 	})
 	if err != nil {
+		if l.b.unavailable(err) {
+			return nil, unavailableError{explain(err)}
+		}
 		return nil, explain(err)
 	}
 	value, taken := res.(string)
