@@ -136,33 +136,11 @@ func hasRisk(risks []dialects.Risk, id string) bool {
 // while its key still lives on the server: no one else can hold the lock
 // before the holder has stopped.
 func TestConnectionCutEndsTheLeaseFirst(t *testing.T) {
-	direct := openLive(t)
-	opts, err := goredis.ParseURL(liveDSN(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy, err := tcpproxy.Start(opts.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer proxy.Close()
+	direct, b, proxy := viaProxy(t, "dial_timeout=200ms&read_timeout=200ms&write_timeout=200ms&max_retries=0")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	b, err := redis.Open(ctx, fmt.Sprintf("redis://%s/%d?dial_timeout=200ms&read_timeout=200ms&write_timeout=200ms&max_retries=0", proxy.Addr(), opts.DB))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
 	prefix := "schedlock_cut_" + fmt.Sprint(time.Now().UnixNano())
-	l, err := b.Locker(dialects.StrategyTable, dialects.Table{Name: prefix})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dl, err := direct.Locker(dialects.StrategyTable, dialects.Table{Name: prefix})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dl.(dialects.TableDropper).DropTable(context.Background())
+	l, dl := lockersOn(t, b, direct, dialects.Table{Name: prefix})
 	lease, err := l.Acquire(ctx, "report", dialects.Options{AtMost: 1500 * time.Millisecond, Owner: "cut-off"})
 	if err != nil {
 		t.Fatal(err)
@@ -203,36 +181,13 @@ func TestConnectionCutEndsTheLeaseFirst(t *testing.T) {
 // released again and the acquire fails with the context's error, so no
 // key is left to hold the lock until at-most passes.
 func TestAcquireEndedInFlightLeavesNoLock(t *testing.T) {
-	direct := openLive(t)
-	opts, err := goredis.ParseURL(liveDSN(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy, err := tcpproxy.Start(opts.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer proxy.Close()
+	direct, b, proxy := viaProxy(t, "read_timeout=30s&max_retries=0")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	b, err := redis.Open(ctx, fmt.Sprintf("redis://%s/%d?read_timeout=30s&max_retries=0", proxy.Addr(), opts.DB))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
 	prefix := "schedlock_inflight_" + fmt.Sprint(time.Now().UnixNano())
 	for _, preset := range []string{"schedlock", "shedlock"} {
 		t.Run(preset, func(t *testing.T) {
-			table := dialects.Table{Name: prefix + preset, Preset: preset}
-			l, err := b.Locker(dialects.StrategyTable, table)
-			if err != nil {
-				t.Fatal(err)
-			}
-			dl, err := direct.Locker(dialects.StrategyTable, table)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer dl.(dialects.TableDropper).DropTable(context.Background())
+			l, dl := lockersOn(t, b, direct, dialects.Table{Name: prefix + preset, Preset: preset})
 			// The client's connection is open before the proxy stalls.
 			if err := b.Client().Ping(ctx).Err(); err != nil {
 				t.Fatal(err)
@@ -266,33 +221,10 @@ func TestAcquireEndedInFlightLeavesNoLock(t *testing.T) {
 // proxy refuses it, and it gets the lock once the path is back and the
 // holder has released.
 func TestWaitingAcquireRidesOutACut(t *testing.T) {
-	direct := openLive(t)
-	opts, err := goredis.ParseURL(liveDSN(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy, err := tcpproxy.Start(opts.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer proxy.Close()
+	direct, b, proxy := viaProxy(t, "dial_timeout=200ms&read_timeout=200ms&write_timeout=200ms&max_retries=0")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	b, err := redis.Open(ctx, fmt.Sprintf("redis://%s/%d?dial_timeout=200ms&read_timeout=200ms&write_timeout=200ms&max_retries=0", proxy.Addr(), opts.DB))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	table := dialects.Table{Name: "schedlock_ride_" + fmt.Sprint(time.Now().UnixNano())}
-	l, err := b.Locker(dialects.StrategyTable, table)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dl, err := direct.Locker(dialects.StrategyTable, table)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dl.(dialects.TableDropper).DropTable(context.Background())
+	l, dl := lockersOn(t, b, direct, dialects.Table{Name: "schedlock_ride_" + fmt.Sprint(time.Now().UnixNano())})
 	held, err := dl.Acquire(ctx, "report", dialects.Options{AtMost: time.Minute, Owner: "holder"})
 	if err != nil {
 		t.Fatal(err)
@@ -321,4 +253,45 @@ func TestWaitingAcquireRidesOutACut(t *testing.T) {
 		t.Errorf("lease owner %q", r.lease.Owner())
 	}
 	_ = r.lease.Release(ctx)
+}
+
+// viaProxy opens the live Redis directly and through a proxy of the
+// test's own, the proxied backend with the DSN parameters params.
+func viaProxy(t *testing.T, params string) (direct, proxied *redis.Backend, proxy *tcpproxy.Proxy) {
+	t.Helper()
+	direct = openLive(t)
+	opts, err := goredis.ParseURL(liveDSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy, err = tcpproxy.Start(opts.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = proxy.Close() })
+	t.Cleanup(proxy.Restore) // runs first: a stalled proxy must not hold up the other cleanups
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	proxied, err = redis.Open(ctx, fmt.Sprintf("redis://%s/%d?%s", proxy.Addr(), opts.DB, params))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = proxied.Close() })
+	return direct, proxied, proxy
+}
+
+// lockersOn returns the lockers of table on the proxied and the direct
+// backend; the table's keys are dropped at the end.
+func lockersOn(t *testing.T, proxied, direct *redis.Backend, table dialects.Table) (l, dl dialects.Locker) {
+	t.Helper()
+	l, err := proxied.Locker(dialects.StrategyTable, table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dl, err = direct.Locker(dialects.StrategyTable, table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = dl.(dialects.TableDropper).DropTable(context.Background()) })
+	return l, dl
 }
