@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
@@ -15,7 +14,15 @@ import (
 )
 
 // lease is one acquire's lock: its key, bound to its own etcd lease.
+//
+// Its end (dialects.LeaseEnd) is Until: at-most from the host time before
+// the acquire or the last refresh was sent, never after the etcd lease's
+// own end; when it passes unrefreshed the lease is lost and its etcd
+// lease revoked, so the lock is free for others as soon as the holder
+// can have been told.
 type lease struct {
+	dialects.LeaseEnd
+
 	locker          *Locker
 	name, owner     string
 	key             string
@@ -27,14 +34,9 @@ type lease struct {
 
 	op      sync.Mutex // serialises Refresh and Release
 	renewed spare      // the lease as last granted or kept alive (guarded by op)
-	until   atomic.Int64
-	timer   *time.Timer
-
-	endMu sync.Mutex
-	ended bool
-	err   error
-	done  chan struct{}
 }
+
+var _ dialects.RefreshFailure = (*lease)(nil)
 
 func (s *lease) Name() string  { return s.name }
 func (s *lease) Owner() string { return s.owner }
@@ -47,66 +49,26 @@ func (s *lease) Token() (int64, bool) {
 	return s.token, true
 }
 
-func (s *lease) Done() <-chan struct{} { return s.done }
-
-func (s *lease) Until() time.Time { return time.Unix(0, s.until.Load()) }
-
-func (s *lease) setUntil(t time.Time) { s.until.Store(t.UnixNano()) }
-
-func (s *lease) Err() error {
-	s.endMu.Lock()
-	defer s.endMu.Unlock()
-	return s.err
-}
-
-// end ends the lease with err (nil: released); false when it had ended.
-func (s *lease) end(err error) bool {
-	s.endMu.Lock()
-	defer s.endMu.Unlock()
-	if s.ended {
-		return false
-	}
-	s.ended, s.err = true, err
-	s.timer.Stop()
-	close(s.done)
-	return true
-}
-
-func (s *lease) isEnded() (bool, error) {
-	s.endMu.Lock()
-	defer s.endMu.Unlock()
-	return s.ended, s.err
-}
-
 // lost builds the ErrLeaseLost of op.
 func (s *lease) lost(op, why string) error {
 	return fmt.Errorf("%w: %s of %q: %s", dialects.ErrLeaseLost, op, s.name, why)
 }
 
-// expire ends a lease that was not refreshed within at-most, on the
-// holder's clock, and revokes it, so the lock is free for others as soon
-// as the holder has been told (it stays on the server no longer than the
-// lease's TTL if the revoke does not get through).
-func (s *lease) expire() {
-	s.endMu.Lock() // also orders this after the timer's creation (see try)
-	if s.ended {
-		s.endMu.Unlock()
-		return
+// expired is the error of a lease whose Until passed unrefreshed; it
+// also revokes the etcd lease (in the background: it is called under
+// the LeaseEnd's lock), so its key goes at once, not TTL seconds later.
+func (s *lease) expired(_ time.Time, lastRefresh error) error {
+	go s.locker.b.revoke(s.id)
+	why := fmt.Sprintf("the lease ran out: not refreshed within at-most (%s)", s.atMost)
+	if lastRefresh != nil {
+		why += fmt.Sprintf("; the last refresh failed: %v", lastRefresh)
 	}
-	if left := time.Until(s.Until()); left > 0 {
-		s.timer.Reset(left) // refreshed meanwhile
-		s.endMu.Unlock()
-		return
-	}
-	s.endMu.Unlock()
-	if s.end(s.lost("hold", fmt.Sprintf("the lease ran out: not refreshed within at-most (%s)", s.atMost))) {
-		s.locker.b.revoke(s.id)
-	}
+	return s.lost("hold", why)
 }
 
 // afterEnd is the error of a call on a lease that has ended.
 func (s *lease) afterEnd(op string) error {
-	_, err := s.isEnded()
+	_, err := s.Ended()
 	if err != nil {
 		return fmt.Errorf("%w: %s of %q after the lease was lost (%v)", dialects.ErrLeaseLost, op, s.name, err)
 	}
@@ -119,7 +81,7 @@ func (s *lease) afterEnd(op string) error {
 func (s *lease) Refresh(ctx context.Context) error {
 	s.op.Lock()
 	defer s.op.Unlock()
-	if ended, _ := s.isEnded(); ended {
+	if ended, _ := s.Ended(); ended {
 		return dialects.Wrap(Name, "refresh", s.afterEnd("refresh"))
 	}
 	sent := time.Now()
@@ -127,11 +89,9 @@ func (s *lease) Refresh(ctx context.Context) error {
 	ka, err := cli.KeepAliveOnce(ctx, s.id)
 	if err != nil {
 		if errors.Is(err, rpctypes.ErrLeaseNotFound) {
-			err = s.lost("refresh", "its etcd lease has expired or was revoked")
-			s.end(err)
-			return dialects.Wrap(Name, "refresh", err)
+			return dialects.Wrap(Name, "refresh", s.End(s.lost("refresh", "its etcd lease has expired or was revoked")))
 		}
-		return dialects.Wrap(Name, "refresh", fmt.Errorf("keep lease %x alive: %w", int64(s.id), err))
+		return s.RefreshFailed(dialects.Wrap(Name, "refresh", fmt.Errorf("keep lease %x alive: %w", int64(s.id), err)))
 	}
 	s.renewed = spare{id: s.id, ttl: ka.TTL, at: sent}
 	until := sent.Add(s.atMost)
@@ -144,22 +104,15 @@ func (s *lease) Refresh(ctx context.Context) error {
 		Then(clientv3.OpPut(s.key, v.encode(), clientv3.WithLease(s.id))).
 		Commit()
 	if err != nil {
-		return dialects.Wrap(Name, "refresh", fmt.Errorf("rewrite %q: %w", s.key, err))
+		return s.RefreshFailed(dialects.Wrap(Name, "refresh", fmt.Errorf("rewrite %q: %w", s.key, err)))
 	}
 	if !resp.Succeeded {
-		err := s.lost("refresh", "its key was deleted (a forced release)")
-		if s.end(err) {
-			s.locker.b.revoke(s.id)
-		}
+		err := s.End(s.lost("refresh", "its key was deleted (a forced release)"))
+		s.locker.b.revoke(s.id)
 		return dialects.Wrap(Name, "refresh", err)
 	}
-	if ended, _ := s.isEnded(); ended {
-		// It ran out while the refresh was on its way: the expiry stands.
-		return dialects.Wrap(Name, "refresh", s.afterEnd("refresh"))
-	}
-	s.setUntil(until)
-	s.timer.Reset(time.Until(until))
-	return nil
+	// Had it run out while the refresh was on its way, the expiry stands.
+	return dialects.Wrap(Name, "refresh", s.Extend(until))
 }
 
 // Release implements dialects.Lease: the key is deleted while its create
@@ -169,7 +122,7 @@ func (s *lease) Refresh(ctx context.Context) error {
 func (s *lease) Release(ctx context.Context) error {
 	s.op.Lock()
 	defer s.op.Unlock()
-	if ended, _ := s.isEnded(); ended {
+	if ended, _ := s.Ended(); ended {
 		return dialects.Wrap(Name, "release", s.afterEnd("release"))
 	}
 	b := s.locker.b
@@ -185,15 +138,14 @@ func (s *lease) Release(ctx context.Context) error {
 		return dialects.Wrap(Name, "release", fmt.Errorf("delete %q: %w", s.key, err))
 	}
 	if !resp.Succeeded {
-		err := s.lost("release", "its key was gone (expired or force-released)")
-		if s.end(err) {
-			b.revoke(s.id)
-		}
+		err := s.End(s.lost("release", "its key was gone (expired or force-released)"))
+		b.revoke(s.id)
 		return dialects.Wrap(Name, "release", err)
 	}
-	if s.end(nil) {
-		b.recycle(s.renewed, s.ttl)
+	if err := s.End(nil); err != nil {
+		return dialects.Wrap(Name, "release", err) // it ran out first: its lease was revoked
 	}
+	b.recycle(s.renewed, s.ttl)
 	return nil
 }
 
@@ -217,14 +169,12 @@ func (s *lease) keepUntil(ctx context.Context, keep time.Time) error {
 	}
 	if !resp.Succeeded {
 		b.revoke(g.ID)
-		err := s.lost("release", "its key was gone (expired or force-released)")
-		if s.end(err) {
-			b.revoke(s.id)
-		}
+		err := s.End(s.lost("release", "its key was gone (expired or force-released)"))
+		b.revoke(s.id)
 		return err
 	}
-	if !s.end(nil) {
-		return s.afterEnd("release")
+	if err := s.End(nil); err != nil {
+		return err // it ran out first: its lease was revoked
 	}
 	b.recycle(s.renewed, s.ttl)
 	b.deleteAt(s.key, s.token, resp.Header.Revision, g.ID, keep)

@@ -122,12 +122,9 @@ func (l *Locker) try(ctx context.Context, name string, opts dialects.Options) (*
 	s := &lease{
 		locker: l, name: name, owner: opts.Owner, key: key, id: sp.id, ttl: ttl,
 		token: resp.Header.Revision, atMost: opts.AtMost, atLeast: opts.AtLeast, lockedAt: start,
-		renewed: sp, done: make(chan struct{}),
+		renewed: sp,
 	}
-	s.setUntil(until)
-	s.endMu.Lock() // expire, however soon it runs, sees the timer
-	s.timer = time.AfterFunc(time.Until(until), s.expire)
-	s.endMu.Unlock()
+	s.Start(until, s.expired)
 	return s, nil
 }
 
