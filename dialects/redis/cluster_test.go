@@ -172,3 +172,94 @@ func TestClusterConformance(t *testing.T) {
 		{Preset: dialects.PresetShedlock, Name: "cluster"},
 	}})
 }
+
+// A lock held while its slot moves to another master (the steps of
+// redis-cli --cluster reshard: IMPORTING, MIGRATING, MIGRATE of its keys,
+// SETSLOT NODE) stays its holder's: a refresh in the middle of the move
+// (the key already on the new node, the old one answering ASK) and after
+// it (MOVED) succeeds, another owner is refused, the release works, and the
+// token counter moved with the lock, so the next token is higher.
+func TestClusterReshardKeepsTheLock(t *testing.T) {
+	liveDSN(t)
+	addrs := ownCluster(t, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	b, err := redis.Open(ctx, "redis://"+strings.Join(addrs, ",")+"/0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	l, err := b.Locker(dialects.StrategyTable, dialects.Table{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lease, err := l.Acquire(ctx, "report", dialects.Options{AtMost: time.Minute, Owner: "holder"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _ := lease.Token()
+
+	nodes := make([]*goredis.Client, len(addrs))
+	ids := make([]string, len(addrs))
+	for i, a := range addrs {
+		nodes[i] = goredis.NewClient(&goredis.Options{Addr: a})
+		defer nodes[i].Close()
+		if ids[i], err = nodes[i].Do(ctx, "CLUSTER", "MYID").Text(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	slot, err := nodes[0].ClusterKeySlot(ctx, redisKey("report")).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := slotNode(slot, len(addrs))
+	dst := (src + 1) % len(addrs)
+	must := func(c *goredis.Client, args ...any) {
+		t.Helper()
+		if err := c.Do(ctx, args...).Err(); err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+	}
+	must(nodes[dst], "CLUSTER", "SETSLOT", slot, "IMPORTING", ids[src])
+	must(nodes[src], "CLUSTER", "SETSLOT", slot, "MIGRATING", ids[dst])
+	keys, err := nodes[src].ClusterGetKeysInSlot(ctx, int(slot), 100).Result()
+	if err != nil || len(keys) != 2 {
+		t.Fatalf("keys in slot %d: %v, %v; want the lock and its token counter", slot, keys, err)
+	}
+	host, port, _ := strings.Cut(addrs[dst], ":")
+	must(nodes[src], append([]any{"MIGRATE", host, port, "", 0, 5000, "KEYS"}, anys(keys)...)...)
+	if err := lease.Refresh(ctx); err != nil {
+		t.Fatalf("refresh while the slot moves (ASK): %v", err)
+	}
+	for _, i := range []int{dst, src, 3 - src - dst} {
+		must(nodes[i], "CLUSTER", "SETSLOT", slot, "NODE", ids[dst])
+	}
+	if err := lease.Refresh(ctx); err != nil {
+		t.Fatalf("refresh after the slot moved (MOVED): %v", err)
+	}
+	if _, err := l.Acquire(ctx, "report", dialects.Options{Owner: "other"}); err == nil {
+		t.Fatal("another owner took the lock after the slot moved")
+	}
+	if n, err := nodes[dst].Exists(ctx, redisKey("report")).Result(); err != nil || n != 1 {
+		t.Fatalf("the lock key is not on the new node: %d, %v", n, err)
+	}
+	if err := lease.Release(ctx); err != nil {
+		t.Fatalf("release after the slot moved: %v", err)
+	}
+	next, err := l.Acquire(ctx, "report", dialects.Options{AtMost: time.Minute, Owner: "other"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second, _ := next.Token(); second <= first {
+		t.Errorf("token %d after the slot moved is not above %d", second, first)
+	}
+	_ = next.Release(ctx)
+}
+
+func anys(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}
