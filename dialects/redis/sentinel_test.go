@@ -17,6 +17,7 @@ import (
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/dialecttest"
 	"github.com/schedlock/schedlock/dialects/redis"
+	"github.com/schedlock/schedlock/internal/tcpproxy"
 )
 
 // TestSentinel opens a Redis of the test's own through a Sentinel of its
@@ -123,9 +124,12 @@ func TestSentinelFailover(t *testing.T) {
 		t.Fatal(err)
 	}
 	first, _ := lease.Token()
-	if n, err := mc.Wait(ctx, 1, 10*time.Second).Result(); err != nil || n != 1 {
-		t.Fatalf("the replica did not acknowledge the lock: %d %v", n, err)
-	}
+	rc := goredis.NewClient(&goredis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", replica)})
+	defer rc.Close()
+	waitFor(ctx, t, "the replica to receive the lock", func() bool {
+		v, err := rc.Get(ctx, "schedlock:{nightly}").Result()
+		return err == nil && strings.HasSuffix(v, " node-1")
+	})
 
 	if err := sc.Failover(ctx, "jobs").Err(); err != nil {
 		t.Fatal(err)
@@ -172,4 +176,116 @@ func waitFor(ctx context.Context, t *testing.T, what string, cond func() bool) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// TestSentinelFailoverLosesAnUnreplicatedLock stages what docs/backends.md
+// warns of: the replica reaches its master through a proxy of the test's
+// own, which holds the replication stream back while node-1 takes the
+// lock, so the replica is promoted without it. The new master has no key;
+// node-1 learns at its next refresh that its lease is lost (until then it
+// believes it holds the lock); node-2 takes the lock meanwhile — two
+// holders, which only a fencing token checked by the resource can tell
+// apart — and the token counter went back with the data, so node-2 gets
+// node-1's token again.
+func TestSentinelFailoverLosesAnUnreplicatedLock(t *testing.T) {
+	master, _, _ := ownServer(t)
+	link, err := tcpproxy.Start(fmt.Sprintf("127.0.0.1:%d", master))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = link.Close() })
+	t.Cleanup(link.Restore)
+	replica, _, _ := ownServerArgs(t, "--replicaof", "127.0.0.1", fmt.Sprint(link.Port()))
+	sentinel := ownSentinel(t, master)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	sc := goredis.NewSentinelClient(&goredis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", sentinel)})
+	defer sc.Close()
+	waitFor(ctx, t, "the sentinel to see the replica", func() bool {
+		r, err := sc.Replicas(ctx, "jobs").Result()
+		return err == nil && len(r) == 1 && r[0]["flags"] == "slave"
+	})
+	mc := goredis.NewClient(&goredis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", master)})
+	defer mc.Close()
+	waitFor(ctx, t, "the replica to finish its first sync", func() bool {
+		info, err := mc.Info(ctx, "replication").Result()
+		return err == nil && strings.Contains(info, "state=online")
+	})
+
+	b, err := redis.Open(ctx, fmt.Sprintf("redis://127.0.0.1:%d/0?master=jobs", sentinel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	l, err := b.Locker(dialects.StrategyTable, dialects.Table{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A first acquire the replica does receive: the counter's base.
+	warm, err := l.Acquire(ctx, "nightly", dialects.Options{Owner: "node-0", AtMost: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := warm.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	nc := goredis.NewClient(&goredis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", replica)})
+	defer nc.Close()
+	base, _ := warm.Token()
+	waitFor(ctx, t, "the replica to receive the first lock and its release", func() bool {
+		n, err := nc.Get(ctx, "schedlock:{nightly}:token").Int64()
+		gone, _ := nc.Exists(ctx, "schedlock:{nightly}").Result()
+		return err == nil && n == base && gone == 0
+	})
+
+	link.Stall()
+	lease, err := l.Acquire(ctx, "nightly", dialects.Options{Owner: "node-1", AtMost: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lost, _ := lease.Token()
+	if n, _ := nc.Exists(ctx, "schedlock:{nightly}").Result(); n != 0 {
+		t.Fatal("the replica received node-1's lock: the link should hold it back")
+	}
+
+	if err := sc.Failover(ctx, "jobs").Err(); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprint(replica)
+	waitFor(ctx, t, "the sentinel to name the replica as master", func() bool {
+		addr, err := sc.GetMasterAddrByName(ctx, "jobs").Result()
+		return err == nil && len(addr) == 2 && addr[1] == want
+	})
+	waitFor(ctx, t, "the replica to be master", func() bool {
+		role, err := nc.Do(ctx, "ROLE").Slice()
+		return err == nil && len(role) > 0 && role[0] == "master"
+	})
+	if v, err := nc.Get(ctx, "schedlock:{nightly}").Result(); !errors.Is(err, goredis.Nil) {
+		t.Fatalf("the new master holds %q (%v): the lock was replicated after all", v, err)
+	}
+
+	// Until its next refresh node-1 believes it holds the lock; node-2
+	// takes it meanwhile.
+	other, err := l.Acquire(ctx, "nightly", dialects.Options{Owner: "node-2", AtMost: time.Minute, Wait: 30 * time.Second, RetryEvery: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatalf("node-2 after the failover: %v", err)
+	}
+	defer other.Release(ctx)
+	if lease.Err() != nil {
+		t.Fatalf("node-1 was told before its refresh: %v", lease.Err())
+	}
+	if tok, _ := other.Token(); tok != lost {
+		t.Errorf("node-2's token %d; the counter went back with the data, so it should be node-1's %d again", tok, lost)
+	}
+	var err2 error
+	waitFor(ctx, t, "node-1's refresh to find its lease lost", func() bool {
+		err2 = lease.Refresh(ctx) // the old master, now a replica, answers READONLY first
+		return errors.Is(err2, dialects.ErrLeaseLost)
+	})
+	select {
+	case <-lease.Done():
+	default:
+		t.Errorf("node-1's lease is not done after the refresh found it lost: %v", err2)
+	}
+	t.Logf("node-1's refresh: %v", err2)
 }
