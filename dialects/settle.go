@@ -43,7 +43,12 @@ func settled[T any](ctx context.Context, grace time.Duration, send func(ctx cont
 		}
 	})
 	defer stop()
-	return send(sctx)
+	v, err := send(sctx)
+	if err != nil && sctx.Err() != nil {
+		// The grace ran out before the answer came.
+		err = fmt.Errorf("%w: no answer within %s after the context ended, so the lock may have been taken all the same; it then stays taken until at-most passes (%v)", ctx.Err(), grace, err)
+	}
+	return v, err
 }
 
 // Detached is a context with ctx's values that ctx's end does not end,
