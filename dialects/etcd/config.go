@@ -2,11 +2,9 @@ package etcd
 
 import (
 	"crypto/tls"
-	"crypto/x509"
 	"fmt"
 	"net"
 	"net/url"
-	"os"
 	"strings"
 	"time"
 
@@ -27,9 +25,7 @@ type config struct {
 	user, pass  string
 	root        string // the lock-space prefix: "" or ending in "/"
 	dialTimeout time.Duration
-	caFile      string
-	certFile    string
-	keyFile     string
+	files       dialects.TLSFiles // etcds: cacert, cert, key
 	serverName  string
 }
 
@@ -104,22 +100,22 @@ func parseConfig(conn string) (config, error) {
 			}
 			c.dialTimeout = d
 		case "cacert":
-			c.caFile = v
+			c.files.CA = v
 		case "cert":
-			c.certFile = v
+			c.files.Cert = v
 		case "key":
-			c.keyFile = v
+			c.files.Key = v
 		case "server-name":
 			c.serverName = v
 		default:
 			return config{}, dialects.Invalidf("unknown etcd DSN option %q: use dial-timeout, and with etcds:// cacert, cert, key or server-name", k)
 		}
 	}
-	if !c.tls && (c.caFile != "" || c.certFile != "" || c.keyFile != "" || c.serverName != "") {
+	if !c.tls && (c.files != dialects.TLSFiles{} || c.serverName != "") {
 		return config{}, dialects.Invalidf("cacert, cert, key and server-name are TLS options: use etcds://")
 	}
-	if (c.certFile == "") != (c.keyFile == "") {
-		return config{}, dialects.Invalidf("a client certificate needs both cert and key")
+	if err := c.files.Check(); err != nil {
+		return config{}, err
 	}
 	return c, nil
 }
@@ -129,26 +125,7 @@ func (c config) tlsConfig() (*tls.Config, error) {
 	if !c.tls {
 		return nil, nil
 	}
-	t := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: c.serverName}
-	if c.caFile != "" {
-		pem, err := os.ReadFile(c.caFile)
-		if err != nil {
-			return nil, dialects.Invalidf("read the CA certificate: %v", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, dialects.Invalidf("the CA file %s holds no PEM certificate", c.caFile)
-		}
-		t.RootCAs = pool
-	}
-	if c.certFile != "" {
-		cert, err := tls.LoadX509KeyPair(c.certFile, c.keyFile)
-		if err != nil {
-			return nil, dialects.Invalidf("load the client certificate: %v", err)
-		}
-		t.Certificates = []tls.Certificate{cert}
-	}
-	return t, nil
+	return c.files.Apply(&tls.Config{MinVersion: tls.VersionTLS12, ServerName: c.serverName})
 }
 
 // where names the endpoints for messages.

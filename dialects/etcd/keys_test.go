@@ -78,7 +78,7 @@ func TestParseConfig(t *testing.T) {
 	if got := strings.Join(c.endpoints, " "); got != "h1:2380 [::1]:2379 h3:2379" {
 		t.Errorf("endpoints %q", got)
 	}
-	if !c.tls || c.user != "ops" || c.pass != "p@ss" || c.root != "team/jobs/" || c.dialTimeout != 2*time.Second || c.caFile != "/ca.pem" {
+	if !c.tls || c.user != "ops" || c.pass != "p@ss" || c.root != "team/jobs/" || c.dialTimeout != 2*time.Second || c.files.CA != "/ca.pem" {
 		t.Errorf("config %+v", c)
 	}
 	if c, err := parseConfig("etcd://h"); err != nil || c.root != "" || c.tls {

@@ -1,6 +1,7 @@
 package redis
 
 import (
+	"crypto/tls"
 	"fmt"
 	"net/url"
 	"strings"
@@ -46,6 +47,14 @@ func parseDSN(raw string) (*config, error) {
 			q.Add("addr", withPort(h))
 		}
 	}
+	// cacert, cert and key, as etcds:// has them (go-redis has none).
+	files := dialects.TLSFiles{CA: q.Get("cacert"), Cert: q.Get("cert"), Key: q.Get("key")}
+	q.Del("cacert")
+	q.Del("cert")
+	q.Del("key")
+	if files != (dialects.TLSFiles{}) && u.Scheme != schemeTLS {
+		return nil, fmt.Errorf("%w: cacert, cert and key are TLS options: use rediss://", dialects.ErrInvalid)
+	}
 	master := q.Get("master")
 	q.Del("master")
 	if master != "" {
@@ -76,7 +85,33 @@ func parseDSN(raw string) (*config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s", dialects.ErrInvalid, scrubOptionError(err))
 	}
+	if u.Scheme == schemeTLS {
+		if err := c.applyTLSFiles(files); err != nil {
+			return nil, err
+		}
+	}
 	return c, nil
+}
+
+// applyTLSFiles reads files into the TLS configuration go-redis made for
+// a rediss:// URL (it verifies the server's name; skip_verify=true, a
+// go-redis option, turns verification off).
+func (c *config) applyTLSFiles(files dialects.TLSFiles) error {
+	var t **tls.Config
+	switch {
+	case c.single != nil:
+		t = &c.single.TLSConfig
+	case c.cluster != nil:
+		t = &c.cluster.TLSConfig
+	case c.failover != nil:
+		t = &c.failover.TLSConfig
+	}
+	cfg, err := files.Apply(*t)
+	if err != nil {
+		return err
+	}
+	*t = cfg
+	return nil
 }
 
 // splitHosts cuts the comma-separated host list out of raw (which

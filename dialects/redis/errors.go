@@ -2,6 +2,8 @@ package redis
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"net"
 	"strings"
@@ -19,7 +21,7 @@ func classify(err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) && !isNetwork(err) {
 		return dialects.Wrap(Name, "open", err)
 	}
-	if isNetwork(err) || isAuth(err) {
+	if isNetwork(err) || isAuth(err) || isTLS(err) {
 		return dialects.Unreachable(err)
 	}
 	return dialects.Wrap(Name, "open", explain(err))
@@ -31,6 +33,16 @@ func isNetwork(err error) bool {
 	var oe *net.OpError
 	return errors.As(err, &ne) || errors.As(err, &oe) || strings.Contains(err.Error(), "connection refused") ||
 		errors.Is(err, errClosed) || strings.Contains(err.Error(), "EOF")
+}
+
+// isTLS reports a TLS handshake that failed: the server's certificate not
+// verified, or the server refusing the client's (or its absence).
+func isTLS(err error) bool {
+	var verify *tls.CertificateVerificationError
+	var unknown x509.UnknownAuthorityError
+	var host x509.HostnameError
+	return errors.As(err, &verify) || errors.As(err, &unknown) || errors.As(err, &host) ||
+		strings.Contains(err.Error(), "remote error: tls:")
 }
 
 // isAuth reports a refused login (NOAUTH, WRONGPASS, a user without
@@ -50,6 +62,10 @@ func connectHint(err error) string {
 		return "this Redis requires a password: give it in the URL, redis://:PASSWORD@host:6379/0 (or user:PASSWORD@ with ACLs)"
 	case isAuth(err):
 		return "the user or password in the URL is wrong, or the ACL user may not log in"
+	case strings.Contains(err.Error(), "certificate required"), strings.Contains(err.Error(), "bad certificate"):
+		return "this Redis asks for a client certificate its CA signed: add cert=/path/client.pem&key=/path/client-key.pem to the rediss:// URL"
+	case isTLS(err):
+		return "the server's certificate is not trusted here: name its CA in the rediss:// URL (cacert=/path/ca.pem), and connect by a name or address the certificate holds"
 	}
 	return ""
 }

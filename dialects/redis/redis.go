@@ -15,7 +15,9 @@
 // `master=` (or go-redis's `master_name=`) selects Sentinel; several hosts
 // without it (or `addr=` repeated, go-redis's form) select Cluster. The
 // user and password are the server's and, with Sentinel, the sentinels'
-// too. Other query parameters are go-redis's options (dial_timeout=3s,
+// too. rediss:// verifies the server against the system's CAs, or those
+// of cacert=FILE, and presents cert=FILE with key=FILE when given (as
+// etcds:// does). Other query parameters are go-redis's options (dial_timeout=3s,
 // pool_size=10, …). A single host that turns out to be a Cluster node is
 // opened as a Cluster client with that node as its seed.
 //

@@ -1,0 +1,186 @@
+package redis_test
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"math/big"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/redis"
+)
+
+// testPKI is a CA of the test's own and the server and client
+// certificates it signed, as PEM files in dir.
+type testPKI struct {
+	ca, serverCert, serverKey, clientCert, clientKey string
+}
+
+func newTestPKI(t *testing.T) testPKI {
+	t.Helper()
+	dir := t.TempDir()
+	write := func(name, kind string, der []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, pem.EncodeToMemory(&pem.Block{Type: kind, Bytes: der}), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	key := func() *ecdsa.PrivateKey {
+		k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	caKey := key()
+	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "schedlock test CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, _ := x509.ParseCertificate(caDER)
+	leaf := func(serial int64, usage x509.ExtKeyUsage) (certDER, keyDER []byte) {
+		k := key()
+		tmpl := &x509.Certificate{SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: "127.0.0.1"},
+			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+			IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, ExtKeyUsage: []x509.ExtKeyUsage{usage},
+			KeyUsage: x509.KeyUsageDigitalSignature}
+		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &k.PublicKey, caKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kd, err := x509.MarshalECPrivateKey(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return der, kd
+	}
+	sc, sk := leaf(2, x509.ExtKeyUsageServerAuth)
+	cc, ck := leaf(3, x509.ExtKeyUsageClientAuth)
+	return testPKI{
+		ca:         write("ca.pem", "CERTIFICATE", caDER),
+		serverCert: write("server.pem", "CERTIFICATE", sc), serverKey: write("server-key.pem", "EC PRIVATE KEY", sk),
+		clientCert: write("client.pem", "CERTIFICATE", cc), clientKey: write("client-key.pem", "EC PRIVATE KEY", ck),
+	}
+}
+
+// ownTLSServer starts a redis-server of the test's own that speaks TLS
+// only, asking clients for a certificate of pki's CA, and returns its port.
+func ownTLSServer(t *testing.T, pki testPKI) int {
+	t.Helper()
+	liveDSN(t)
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Fatalf("the TLS test needs redis-server: %v", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	_ = ln.Close()
+	cmd := exec.Command(bin, "--port", "0", "--tls-port", fmt.Sprint(port), "--bind", "127.0.0.1",
+		"--tls-cert-file", pki.serverCert, "--tls-key-file", pki.serverKey, "--tls-ca-cert-file", pki.ca,
+		"--tls-auth-clients", "yes", "--save", "", "--appendonly", "no", "--dir", t.TempDir())
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	cert, err := tls.LoadX509KeyPair(pki.clientCert, pki.clientKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := tls.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port), &tls.Config{InsecureSkipVerify: true, Certificates: []tls.Certificate{cert}})
+		if err == nil {
+			_ = c.Close()
+			return port
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the TLS redis-server did not answer within 10s: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestTLS: rediss:// against a TLS-only redis-server of the test's own
+// that verifies client certificates. With the CA and a client certificate
+// named in the DSN (cacert, cert, key) a lock is taken, refused to another
+// owner and released; without the client certificate, without the CA, or
+// with the CA file missing, opening fails in one line; the TLS options on
+// redis:// are a usage error.
+func TestTLS(t *testing.T) {
+	pki := newTestPKI(t)
+	port := ownTLSServer(t, pki)
+	base := fmt.Sprintf("rediss://127.0.0.1:%d/0?dial_timeout=2s", port)
+	withFiles := base + "&cacert=" + url.QueryEscape(pki.ca) + "&cert=" + url.QueryEscape(pki.clientCert) + "&key=" + url.QueryEscape(pki.clientKey)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	b, err := redis.Open(ctx, withFiles)
+	if err != nil {
+		t.Fatalf("open with the CA and a client certificate: %v", err)
+	}
+	defer b.Close()
+	l, err := b.Locker(dialects.StrategyTable, dialects.Table{Name: "schedlock_tls"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.(dialects.TableDropper).DropTable(context.Background())
+	lease, err := l.Acquire(ctx, "report", dialects.Options{Owner: "over-tls", AtMost: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Acquire(ctx, "report", dialects.Options{Owner: "other"}); !errors.Is(err, dialects.ErrHeld) {
+		t.Errorf("another owner over TLS: %v, want held", err)
+	}
+	if err := lease.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, c := range []struct {
+		name, dsn string
+		invalid   bool
+	}{
+		{"no client certificate", base + "&cacert=" + url.QueryEscape(pki.ca), false},
+		{"no CA: the system's do not know the test's", base, false},
+		{"a CA file that is missing", base + "&cacert=" + url.QueryEscape(pki.ca+".missing"), true},
+		{"a certificate without its key", base + "&cacert=" + url.QueryEscape(pki.ca) + "&cert=" + url.QueryEscape(pki.clientCert), true},
+		{"TLS options on redis://", strings.Replace(withFiles, "rediss://", "redis://", 1), true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b, err := redis.Open(ctx, c.dsn)
+			if err == nil {
+				b.Close()
+				t.Fatal("opened")
+			}
+			var unreachable *dialects.UnreachableError
+			if errors.Is(err, dialects.ErrInvalid) != c.invalid || errors.As(err, &unreachable) == c.invalid || strings.Contains(err.Error(), "\n") {
+				t.Errorf("%v: want one line, a usage error %v, else a connection failure", err, c.invalid)
+			}
+			t.Log(err)
+		})
+	}
+}
