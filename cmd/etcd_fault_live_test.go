@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/etcd"
 	"github.com/schedlock/schedlock/internal/tcpproxy"
+	"github.com/schedlock/schedlock/internal/testpki"
 )
 
 // childScript is the command of the fault tests' `run`: it writes its
@@ -167,10 +169,20 @@ type etcdMember struct {
 	name         string
 	client, peer string
 	cluster      string // --initial-cluster: every member's name=peer URL
-	cmd          *exec.Cmd
+	// pki, when set, makes the client URL https, asking clients for a
+	// certificate of its CA.
+	pki *testpki.Files
+	cmd *exec.Cmd
 }
 
-func (m *etcdMember) dsn() string { return "etcd://" + m.client + "/fault" }
+// dsn is the member's DSN; over TLS with the CA and client certificate.
+func (m *etcdMember) dsn() string {
+	if m.pki == nil {
+		return "etcd://" + m.client + "/fault"
+	}
+	return "etcds://" + m.client + "/fault?cacert=" + url.QueryEscape(m.pki.CA) +
+		"&cert=" + url.QueryEscape(m.pki.ClientCert) + "&key=" + url.QueryEscape(m.pki.ClientKey)
+}
 
 // freeAddr returns a loopback address with a port free right now.
 func freeAddr(t *testing.T) string {
@@ -234,11 +246,17 @@ func (m *etcdMember) launch(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(m.dir, "data")); err == nil {
 		state = "existing"
 	}
-	c := exec.Command("etcd", "--name", m.name, "--data-dir", filepath.Join(m.dir, "data"),
-		"--listen-client-urls", "http://"+m.client, "--advertise-client-urls", "http://"+m.client,
-		"--listen-peer-urls", "http://"+m.peer, "--initial-advertise-peer-urls", "http://"+m.peer,
+	scheme, tlsArgs := "http://", []string(nil)
+	if m.pki != nil {
+		scheme = "https://"
+		tlsArgs = []string{"--cert-file", m.pki.ServerCert, "--key-file", m.pki.ServerKey,
+			"--trusted-ca-file", m.pki.CA, "--client-cert-auth"}
+	}
+	c := exec.Command("etcd", append([]string{"--name", m.name, "--data-dir", filepath.Join(m.dir, "data"),
+		"--listen-client-urls", scheme + m.client, "--advertise-client-urls", scheme + m.client,
+		"--listen-peer-urls", "http://" + m.peer, "--initial-advertise-peer-urls", "http://" + m.peer,
 		"--initial-cluster", m.cluster, "--initial-cluster-state", state,
-		"--heartbeat-interval", "20", "--election-timeout", "200") // a quick election after a restart
+		"--heartbeat-interval", "20", "--election-timeout", "200"}, tlsArgs...)...) // a quick election after a restart
 	log, err := os.OpenFile(filepath.Join(m.dir, "server.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		t.Fatal(err)

@@ -2,8 +2,10 @@ package etcd
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"sync"
 	"time"
@@ -99,7 +101,7 @@ func Open(ctx context.Context, conn string) (*Backend, error) {
 		Logger:               zap.NewNop(),
 	})
 	if err != nil {
-		return nil, dialects.Unreachable(describeDialError(cfg, dial, err))
+		return nil, dialects.Unreachable(describeDialError(cfg, tlsCfg, dial, err))
 	}
 	b := &Backend{cli: cli, cfg: cfg, lockers: map[string]*Locker{}}
 	b.bg, b.cancel = context.WithCancel(context.Background())
@@ -110,7 +112,7 @@ func Open(ctx context.Context, conn string) (*Backend, error) {
 		if ctx.Err() != nil {
 			return nil, dialects.Unreachable(fmt.Errorf("%w (%v)", ctx.Err(), err))
 		}
-		return nil, dialects.Unreachable(describeDialError(cfg, dial, err))
+		return nil, dialects.Unreachable(describeDialError(cfg, tlsCfg, dial, err))
 	}
 	return b, nil
 }
@@ -160,12 +162,16 @@ func (b *Backend) detect(ctx context.Context) error {
 
 // describeDialError says in one line why the cluster did not answer; a
 // refused login keeps the server's error so connectHint can name the fix.
-func describeDialError(cfg config, dial time.Duration, err error) error {
+func describeDialError(cfg config, tlsCfg *tls.Config, dial time.Duration, err error) error {
 	switch {
 	case isAuthError(err):
 		return err
 	case errors.Is(err, context.DeadlineExceeded), status.Code(err) == codes.DeadlineExceeded, status.Code(err) == codes.Unavailable:
-		return &noAnswerError{where: cfg.where(), within: dial, err: err}
+		none := &noAnswerError{where: cfg.where(), within: dial, err: err}
+		if tlsCfg != nil {
+			none.tlsErr = tlsProblem(cfg.endpoints, tlsCfg)
+		}
+		return none
 	}
 	return err
 }
@@ -175,10 +181,48 @@ type noAnswerError struct {
 	where  string
 	within time.Duration
 	err    error
+	tlsErr error // the TLS handshake's failure with an endpoint, if that is why
 }
 
 func (e *noAnswerError) Error() string {
-	return fmt.Sprintf("no etcd member answered at %s within %s", e.where, e.within)
+	msg := fmt.Sprintf("no etcd member answered at %s within %s", e.where, e.within)
+	if e.tlsErr != nil {
+		msg += ": " + e.tlsErr.Error()
+	}
+	return msg
+}
+
+// tlsProbeTimeout bounds each step of tlsProblem.
+const tlsProbeTimeout = time.Second
+
+// tlsProblem finds why TLS endpoints did not answer, which gRPC's dial
+// keeps to itself (it retries a failed handshake until the dial
+// timeout): a handshake to each endpoint in turn, then a short read for
+// the alert a server that refuses the client's certificate sends after
+// it. It returns the first failure, or nil when TLS is not the problem.
+func tlsProblem(endpoints []string, tlsCfg *tls.Config) error {
+	for _, ep := range endpoints {
+		c := tlsCfg.Clone()
+		c.NextProtos = []string{"h2"}
+		if host, _, err := net.SplitHostPort(ep); err == nil && c.ServerName == "" {
+			c.ServerName = host
+		}
+		conn, err := tls.DialWithDialer(&net.Dialer{Timeout: tlsProbeTimeout}, "tcp", ep, c)
+		if err != nil {
+			var opErr *net.OpError
+			if errors.As(err, &opErr) && opErr.Op == "dial" {
+				continue // not listening: not a TLS matter
+			}
+			return fmt.Errorf("the TLS handshake with %s failed: %w", ep, err)
+		}
+		_ = conn.SetReadDeadline(time.Now().Add(tlsProbeTimeout))
+		_, err = conn.Read(make([]byte, 1))
+		_ = conn.Close()
+		if err != nil && strings.Contains(err.Error(), "remote error: tls:") {
+			return fmt.Errorf("%s refused the TLS connection: %w", ep, err)
+		}
+	}
+	return nil
 }
 
 // connectHint is the registry's ConnectHint: what to check for a refused
@@ -188,6 +232,15 @@ func connectHint(err error) string {
 	switch {
 	case isAuthError(err):
 		return "check the user name and password of the DSN"
+	case errors.As(err, &none) && none.tlsErr != nil:
+		msg := none.tlsErr.Error()
+		switch {
+		case strings.Contains(msg, "certificate required"), strings.Contains(msg, "bad certificate"):
+			return "this etcd asks for a client certificate its CA signed: add cert=/path/client.pem&key=/path/client-key.pem to the etcds:// DSN"
+		case strings.Contains(msg, "does not look like a TLS handshake"):
+			return "that port does not speak TLS: use etcd:// for it"
+		}
+		return "the member's certificate is not trusted here: name its CA (cacert=/path/ca.pem), and connect by a name or address the certificate holds (or server-name=)"
 	case errors.As(err, &none):
 		return "is etcd running there, and is that its client port (2379 by default)? Use etcds:// for a TLS port"
 	}

@@ -49,12 +49,17 @@ func init() {
 		dburl.Register(dburl.Scheme{Name: Name, Generator: genURL, Aliases: []string{"etcds"}, Desc: "etcd"})
 	}
 	dialects.Register(&dialects.Dialect{
-		Name:        Name,
-		Title:       "etcd",
-		Schemes:     []dialects.Scheme{{Name: Name, DefaultPort: DefaultPort}},
-		Forms:       "etcd://",
-		Products:    map[string]string{Product: "etcd"},
-		ConnString:  func(u *dburl.URL) (string, error) { return u.URL.String(), nil },
+		Name:     Name,
+		Title:    "etcd",
+		Schemes:  []dialects.Scheme{{Name: Name, DefaultPort: DefaultPort}},
+		Forms:    "etcd://",
+		Products: map[string]string{Product: "etcd"},
+		ConnString: func(u *dburl.URL) (string, error) {
+			// Parsed here too, so a bad option is a bad DSN before any dial.
+			conn := u.URL.String()
+			_, err := parseConfig(conn)
+			return conn, err
+		},
 		ConnectHint: connectHint,
 		Open: func(ctx context.Context, t dialects.Target) (dialects.Backend, error) {
 			return Open(ctx, t.Conn)

@@ -2,89 +2,24 @@ package redis_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"fmt"
-	"math/big"
 	"net"
 	"net/url"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/redis"
+	"github.com/schedlock/schedlock/internal/testpki"
 )
-
-// testPKI is a CA of the test's own and the server and client
-// certificates it signed, as PEM files in dir.
-type testPKI struct {
-	ca, serverCert, serverKey, clientCert, clientKey string
-}
-
-func newTestPKI(t *testing.T) testPKI {
-	t.Helper()
-	dir := t.TempDir()
-	write := func(name, kind string, der []byte) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, pem.EncodeToMemory(&pem.Block{Type: kind, Bytes: der}), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	key := func() *ecdsa.PrivateKey {
-		k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return k
-	}
-	caKey := key()
-	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "schedlock test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, _ := x509.ParseCertificate(caDER)
-	leaf := func(serial int64, usage x509.ExtKeyUsage) (certDER, keyDER []byte) {
-		k := key()
-		tmpl := &x509.Certificate{SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: "127.0.0.1"},
-			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-			IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, ExtKeyUsage: []x509.ExtKeyUsage{usage},
-			KeyUsage: x509.KeyUsageDigitalSignature}
-		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &k.PublicKey, caKey)
-		if err != nil {
-			t.Fatal(err)
-		}
-		kd, err := x509.MarshalECPrivateKey(k)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return der, kd
-	}
-	sc, sk := leaf(2, x509.ExtKeyUsageServerAuth)
-	cc, ck := leaf(3, x509.ExtKeyUsageClientAuth)
-	return testPKI{
-		ca:         write("ca.pem", "CERTIFICATE", caDER),
-		serverCert: write("server.pem", "CERTIFICATE", sc), serverKey: write("server-key.pem", "EC PRIVATE KEY", sk),
-		clientCert: write("client.pem", "CERTIFICATE", cc), clientKey: write("client-key.pem", "EC PRIVATE KEY", ck),
-	}
-}
 
 // ownTLSServer starts a redis-server of the test's own that speaks TLS
 // only, asking clients for a certificate of pki's CA, and returns its port.
-func ownTLSServer(t *testing.T, pki testPKI) int {
+func ownTLSServer(t *testing.T, pki testpki.Files) int {
 	t.Helper()
 	liveDSN(t)
 	bin, err := exec.LookPath("redis-server")
@@ -98,7 +33,7 @@ func ownTLSServer(t *testing.T, pki testPKI) int {
 	port := ln.Addr().(*net.TCPAddr).Port
 	_ = ln.Close()
 	cmd := exec.Command(bin, "--port", "0", "--tls-port", fmt.Sprint(port), "--bind", "127.0.0.1",
-		"--tls-cert-file", pki.serverCert, "--tls-key-file", pki.serverKey, "--tls-ca-cert-file", pki.ca,
+		"--tls-cert-file", pki.ServerCert, "--tls-key-file", pki.ServerKey, "--tls-ca-cert-file", pki.CA,
 		"--tls-auth-clients", "yes", "--save", "", "--appendonly", "no", "--dir", t.TempDir())
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -107,7 +42,7 @@ func ownTLSServer(t *testing.T, pki testPKI) int {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 	})
-	cert, err := tls.LoadX509KeyPair(pki.clientCert, pki.clientKey)
+	cert, err := tls.LoadX509KeyPair(pki.ClientCert, pki.ClientKey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,10 +67,10 @@ func ownTLSServer(t *testing.T, pki testPKI) int {
 // with the CA file missing, opening fails in one line; the TLS options on
 // redis:// are a usage error.
 func TestTLS(t *testing.T) {
-	pki := newTestPKI(t)
+	pki := testpki.New(t)
 	port := ownTLSServer(t, pki)
 	base := fmt.Sprintf("rediss://127.0.0.1:%d/0?dial_timeout=2s", port)
-	withFiles := base + "&cacert=" + url.QueryEscape(pki.ca) + "&cert=" + url.QueryEscape(pki.clientCert) + "&key=" + url.QueryEscape(pki.clientKey)
+	withFiles := base + "&cacert=" + url.QueryEscape(pki.CA) + "&cert=" + url.QueryEscape(pki.ClientCert) + "&key=" + url.QueryEscape(pki.ClientKey)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
@@ -164,10 +99,10 @@ func TestTLS(t *testing.T) {
 		name, dsn string
 		invalid   bool
 	}{
-		{"no client certificate", base + "&cacert=" + url.QueryEscape(pki.ca), false},
+		{"no client certificate", base + "&cacert=" + url.QueryEscape(pki.CA), false},
 		{"no CA: the system's do not know the test's", base, false},
-		{"a CA file that is missing", base + "&cacert=" + url.QueryEscape(pki.ca+".missing"), true},
-		{"a certificate without its key", base + "&cacert=" + url.QueryEscape(pki.ca) + "&cert=" + url.QueryEscape(pki.clientCert), true},
+		{"a CA file that is missing", base + "&cacert=" + url.QueryEscape(pki.CA+".missing"), true},
+		{"a certificate without its key", base + "&cacert=" + url.QueryEscape(pki.CA) + "&cert=" + url.QueryEscape(pki.ClientCert), true},
 		{"TLS options on redis://", strings.Replace(withFiles, "rediss://", "redis://", 1), true},
 	} {
 		t.Run(c.name, func(t *testing.T) {

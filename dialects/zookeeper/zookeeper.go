@@ -117,7 +117,9 @@ func genURL(u *dburl.URL) (string, string, error) {
 func connString(u *dburl.URL) (string, error) {
 	v := u.URL
 	v.Scheme = "zk"
-	return v.String(), nil
+	// Parsed here too, so a bad parameter is a bad DSN before any dial.
+	_, err := ParseDSN(v.String())
+	return v.String(), err
 }
 
 // connectHint says what to check when the ensemble could not be reached.
