@@ -83,81 +83,100 @@ func ownSentinel(t *testing.T, master int) int {
 	}
 }
 
-// TestSentinelFailover: a lock taken through a Sentinel survives a
-// failover to a replica that had received it. The backend follows the
-// sentinel to the new master; there the lock is still held by its owner
-// (another owner is refused), the holder's refresh and release work, and
-// the next acquire's token is above the first's. A replica that had not
-// received the lock would forget it (docs/backends.md: asynchronous
-// replication), which is why detect reports async-replication.
-func TestSentinelFailover(t *testing.T) {
-	master, _, _ := ownServer(t)
-	replica, _, _ := ownServerArgs(t, "--replicaof", "127.0.0.1", fmt.Sprint(master))
-	sentinel := ownSentinel(t, master)
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	sc := goredis.NewSentinelClient(&goredis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", sentinel)})
-	defer sc.Close()
-	waitFor(ctx, t, "the sentinel to see the replica", func() bool {
-		r, err := sc.Replicas(ctx, "jobs").Result()
-		return err == nil && len(r) == 1 && r[0]["flags"] == "slave"
-	})
+// failoverRig is a master, a replica and a sentinel of the test's own,
+// the backend opened through the sentinel, once the sentinel knows the
+// replica and the replica has synced.
+type failoverRig struct {
+	ctx     context.Context
+	sc      *goredis.SentinelClient
+	replica int
+	rc      *goredis.Client // the replica, directly
+	l       dialects.Locker // through the sentinel
+}
 
+// newFailoverRig starts the rig; the replica replicates from upstream
+// (the master's port, or a proxy's in front of it).
+func newFailoverRig(t *testing.T, ctx context.Context, master, upstream int) *failoverRig {
+	t.Helper()
+	replica, _, _ := ownServerArgs(t, "--replicaof", "127.0.0.1", fmt.Sprint(upstream))
+	sentinel := ownSentinel(t, master)
+	r := &failoverRig{ctx: ctx, replica: replica}
+	r.sc = goredis.NewSentinelClient(&goredis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", sentinel)})
+	t.Cleanup(func() { _ = r.sc.Close() })
+	waitFor(ctx, t, "the sentinel to see the replica", func() bool {
+		rs, err := r.sc.Replicas(ctx, "jobs").Result()
+		return err == nil && len(rs) == 1 && rs[0]["flags"] == "slave"
+	})
 	mc := goredis.NewClient(&goredis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", master)})
 	defer mc.Close()
 	waitFor(ctx, t, "the replica to finish its first sync", func() bool {
 		info, err := mc.Info(ctx, "replication").Result()
 		return err == nil && strings.Contains(info, "state=online")
 	})
-
+	r.rc = goredis.NewClient(&goredis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", replica)})
+	t.Cleanup(func() { _ = r.rc.Close() })
 	b, err := redis.Open(ctx, fmt.Sprintf("redis://127.0.0.1:%d/0?master=jobs", sentinel))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer b.Close()
-	l, err := b.Locker(dialects.StrategyTable, dialects.Table{})
-	if err != nil {
+	t.Cleanup(func() { _ = b.Close() })
+	if r.l, err = b.Locker(dialects.StrategyTable, dialects.Table{}); err != nil {
 		t.Fatal(err)
 	}
-	lease, err := l.Acquire(ctx, "nightly", dialects.Options{Owner: "node-1", AtMost: time.Minute})
+	return r
+}
+
+// failover forces a failover and waits until the sentinel names the
+// replica as master and the replica says so.
+func (r *failoverRig) failover(t *testing.T) {
+	t.Helper()
+	if err := r.sc.Failover(r.ctx, "jobs").Err(); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprint(r.replica)
+	waitFor(r.ctx, t, "the sentinel to name the replica as master", func() bool {
+		addr, err := r.sc.GetMasterAddrByName(r.ctx, "jobs").Result()
+		return err == nil && len(addr) == 2 && addr[1] == want
+	})
+	waitFor(r.ctx, t, "the replica to be master", func() bool {
+		role, err := r.rc.Do(r.ctx, "ROLE").Slice()
+		return err == nil && len(role) > 0 && role[0] == "master"
+	})
+}
+
+// TestSentinelFailover: a lock taken through a Sentinel survives a
+// failover to a replica that had received it. The backend follows the
+// sentinel to the new master; there the lock is still held by its owner
+// (another owner is refused), the holder's refresh and release work, and
+// the next acquire's token is above the first's.
+func TestSentinelFailover(t *testing.T) {
+	master, _, _ := ownServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	r := newFailoverRig(t, ctx, master, master)
+	lease, err := r.l.Acquire(ctx, "nightly", dialects.Options{Owner: "node-1", AtMost: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
 	first, _ := lease.Token()
-	rc := goredis.NewClient(&goredis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", replica)})
-	defer rc.Close()
 	waitFor(ctx, t, "the replica to receive the lock", func() bool {
-		v, err := rc.Get(ctx, "schedlock:{nightly}").Result()
+		v, err := r.rc.Get(ctx, "schedlock:{nightly}").Result()
 		return err == nil && strings.HasSuffix(v, " node-1")
 	})
-
-	if err := sc.Failover(ctx, "jobs").Err(); err != nil {
-		t.Fatal(err)
-	}
-	want := fmt.Sprint(replica)
-	waitFor(ctx, t, "the sentinel to name the replica as master", func() bool {
-		addr, err := sc.GetMasterAddrByName(ctx, "jobs").Result()
-		return err == nil && len(addr) == 2 && addr[1] == want
-	})
+	r.failover(t)
 	// The client may still hold a connection to the old master, now a
 	// replica that refuses writes, until it learns of the switch.
 	waitFor(ctx, t, "the holder's refresh on the new master", func() bool { return lease.Refresh(ctx) == nil })
-	nc := goredis.NewClient(&goredis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", replica)})
-	defer nc.Close()
-	waitFor(ctx, t, "the replica to be master", func() bool {
-		role, err := nc.Do(ctx, "ROLE").Slice()
-		return err == nil && len(role) > 0 && role[0] == "master"
-	})
-	if v, err := nc.Get(ctx, "schedlock:{nightly}").Result(); err != nil || !strings.HasSuffix(v, " node-1") {
+	if v, err := r.rc.Get(ctx, "schedlock:{nightly}").Result(); err != nil || !strings.HasSuffix(v, " node-1") {
 		t.Fatalf("the new master holds %q (%v), want node-1's lock", v, err)
 	}
-	if _, err := l.Acquire(ctx, "nightly", dialects.Options{Owner: "node-2"}); !errors.Is(err, dialects.ErrHeld) {
+	if _, err := r.l.Acquire(ctx, "nightly", dialects.Options{Owner: "node-2"}); !errors.Is(err, dialects.ErrHeld) {
 		t.Fatalf("another owner after the failover: %v, want ErrHeld", err)
 	}
 	if err := lease.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	next, err := l.Acquire(ctx, "nightly", dialects.Options{Owner: "node-2", AtMost: time.Minute})
+	next, err := r.l.Acquire(ctx, "nightly", dialects.Options{Owner: "node-2", AtMost: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,78 +214,41 @@ func TestSentinelFailoverLosesAnUnreplicatedLock(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = link.Close() })
 	t.Cleanup(link.Restore)
-	replica, _, _ := ownServerArgs(t, "--replicaof", "127.0.0.1", fmt.Sprint(link.Port()))
-	sentinel := ownSentinel(t, master)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	sc := goredis.NewSentinelClient(&goredis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", sentinel)})
-	defer sc.Close()
-	waitFor(ctx, t, "the sentinel to see the replica", func() bool {
-		r, err := sc.Replicas(ctx, "jobs").Result()
-		return err == nil && len(r) == 1 && r[0]["flags"] == "slave"
-	})
-	mc := goredis.NewClient(&goredis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", master)})
-	defer mc.Close()
-	waitFor(ctx, t, "the replica to finish its first sync", func() bool {
-		info, err := mc.Info(ctx, "replication").Result()
-		return err == nil && strings.Contains(info, "state=online")
-	})
-
-	b, err := redis.Open(ctx, fmt.Sprintf("redis://127.0.0.1:%d/0?master=jobs", sentinel))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	l, err := b.Locker(dialects.StrategyTable, dialects.Table{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := newFailoverRig(t, ctx, master, link.Port())
 	// A first acquire the replica does receive: the counter's base.
-	warm, err := l.Acquire(ctx, "nightly", dialects.Options{Owner: "node-0", AtMost: time.Minute})
+	warm, err := r.l.Acquire(ctx, "nightly", dialects.Options{Owner: "node-0", AtMost: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := warm.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	nc := goredis.NewClient(&goredis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", replica)})
-	defer nc.Close()
 	base, _ := warm.Token()
 	waitFor(ctx, t, "the replica to receive the first lock and its release", func() bool {
-		n, err := nc.Get(ctx, "schedlock:{nightly}:token").Int64()
-		gone, _ := nc.Exists(ctx, "schedlock:{nightly}").Result()
+		n, err := r.rc.Get(ctx, "schedlock:{nightly}:token").Int64()
+		gone, _ := r.rc.Exists(ctx, "schedlock:{nightly}").Result()
 		return err == nil && n == base && gone == 0
 	})
 
 	link.Stall()
-	lease, err := l.Acquire(ctx, "nightly", dialects.Options{Owner: "node-1", AtMost: time.Minute})
+	lease, err := r.l.Acquire(ctx, "nightly", dialects.Options{Owner: "node-1", AtMost: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
 	lost, _ := lease.Token()
-	if n, _ := nc.Exists(ctx, "schedlock:{nightly}").Result(); n != 0 {
+	if n, _ := r.rc.Exists(ctx, "schedlock:{nightly}").Result(); n != 0 {
 		t.Fatal("the replica received node-1's lock: the link should hold it back")
 	}
-
-	if err := sc.Failover(ctx, "jobs").Err(); err != nil {
-		t.Fatal(err)
-	}
-	want := fmt.Sprint(replica)
-	waitFor(ctx, t, "the sentinel to name the replica as master", func() bool {
-		addr, err := sc.GetMasterAddrByName(ctx, "jobs").Result()
-		return err == nil && len(addr) == 2 && addr[1] == want
-	})
-	waitFor(ctx, t, "the replica to be master", func() bool {
-		role, err := nc.Do(ctx, "ROLE").Slice()
-		return err == nil && len(role) > 0 && role[0] == "master"
-	})
-	if v, err := nc.Get(ctx, "schedlock:{nightly}").Result(); !errors.Is(err, goredis.Nil) {
+	r.failover(t)
+	if v, err := r.rc.Get(ctx, "schedlock:{nightly}").Result(); !errors.Is(err, goredis.Nil) {
 		t.Fatalf("the new master holds %q (%v): the lock was replicated after all", v, err)
 	}
 
 	// Until its next refresh node-1 believes it holds the lock; node-2
 	// takes it meanwhile.
-	other, err := l.Acquire(ctx, "nightly", dialects.Options{Owner: "node-2", AtMost: time.Minute, Wait: 30 * time.Second, RetryEvery: 50 * time.Millisecond})
+	other, err := r.l.Acquire(ctx, "nightly", dialects.Options{Owner: "node-2", AtMost: time.Minute, Wait: 30 * time.Second, RetryEvery: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatalf("node-2 after the failover: %v", err)
 	}
@@ -277,15 +259,15 @@ func TestSentinelFailoverLosesAnUnreplicatedLock(t *testing.T) {
 	if tok, _ := other.Token(); tok != lost {
 		t.Errorf("node-2's token %d; the counter went back with the data, so it should be node-1's %d again", tok, lost)
 	}
-	var err2 error
+	var refreshErr error
 	waitFor(ctx, t, "node-1's refresh to find its lease lost", func() bool {
-		err2 = lease.Refresh(ctx) // the old master, now a replica, answers READONLY first
-		return errors.Is(err2, dialects.ErrLeaseLost)
+		refreshErr = lease.Refresh(ctx) // the old master, now a replica, answers READONLY first
+		return errors.Is(refreshErr, dialects.ErrLeaseLost)
 	})
 	select {
 	case <-lease.Done():
 	default:
-		t.Errorf("node-1's lease is not done after the refresh found it lost: %v", err2)
+		t.Errorf("node-1's lease is not done after the refresh found it lost: %v", refreshErr)
 	}
-	t.Logf("node-1's refresh: %v", err2)
+	t.Logf("node-1's refresh: %v", refreshErr)
 }
