@@ -20,7 +20,7 @@ const SettleGrace = 5 * time.Second
 // ends SettleGrace after ctx ends (never earlier), so it returns the
 // statement's real outcome; a ctx that has ended before anything was sent
 // returns its error at once. A caller that took the lock and finds ctx
-// ended releases it again (see AbandonedErr).
+// ended releases it again (Abandon).
 func Settled[T any](ctx context.Context, send func(ctx context.Context) (T, error)) (T, error) {
 	return settled(ctx, SettleGrace, send)
 }
@@ -58,10 +58,17 @@ func Detached(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.WithoutCancel(ctx), SettleGrace)
 }
 
-// AbandonedErr is the error of an acquire that took the lock as its
-// context ended: cause is ctx's error, release the result of releasing
-// the lock again at once (at-least not kept: the job never ran).
-func AbandonedErr(cause, release error) error {
+// Abandon releases, under Detached(ctx), a lock an acquire took as its
+// context ended, and returns the acquire's error: cause (ctx's error),
+// saying whether the release worked. The caller drops at-least first:
+// the job never ran.
+func Abandon(ctx context.Context, cause error, release func(context.Context) error) error {
+	rctx, cancel := Detached(ctx)
+	defer cancel()
+	return abandonedErr(cause, release(rctx))
+}
+
+func abandonedErr(cause, release error) error {
 	if release != nil {
 		return fmt.Errorf("%w: the lock was taken as the context ended, and releasing it again failed: %v (it stays taken until at-most passes)", cause, release)
 	}

@@ -46,11 +46,14 @@ func TestSettledGivesUpAfterTheGrace(t *testing.T) {
 	}
 }
 
-func TestAbandonedErrKeepsTheCause(t *testing.T) {
-	if err := AbandonedErr(context.DeadlineExceeded, nil); !errors.Is(err, context.DeadlineExceeded) {
-		t.Errorf("%v does not match the cause", err)
+func TestAbandonKeepsTheCause(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	released := func(rctx context.Context) error { return rctx.Err() } // the release runs despite ctx
+	if err := Abandon(ctx, context.DeadlineExceeded, released); !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "released again") {
+		t.Errorf("%v does not match the cause, released", err)
 	}
-	err := AbandonedErr(context.Canceled, errors.New("connection refused"))
+	err := Abandon(ctx, context.Canceled, func(context.Context) error { return errors.New("connection refused") })
 	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "connection refused") {
 		t.Errorf("%v: want the cause and the failed release", err)
 	}

@@ -130,9 +130,7 @@ func (s *lease) Release(ctx context.Context) error {
 // kept (the job never ran), and returns the acquire's error.
 func (s *lease) abandon(ctx context.Context, cause error) error {
 	s.atLeast = 0
-	rctx, cancel := dialects.Detached(ctx)
-	defer cancel()
-	return dialects.AbandonedErr(cause, s.Release(rctx))
+	return dialects.Abandon(ctx, cause, s.Release)
 }
 
 // endedErr is the error for an operation on a finished lease, or nil.
