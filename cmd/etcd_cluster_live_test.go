@@ -108,8 +108,8 @@ func TestEtcdClusterLock(t *testing.T) {
 		t.Error("a refresh without quorum succeeded")
 	}
 	actx, acancel := context.WithTimeout(ctx, 2*time.Second)
-	if l, err := hl.Acquire(actx, "other", dialects.Options{Owner: "holder", AtMost: 5 * time.Second}); err == nil {
-		t.Errorf("an acquire without quorum succeeded (token %v)", must(l.Token()))
+	if _, err := hl.Acquire(actx, "other", dialects.Options{Owner: "holder", AtMost: 5 * time.Second}); err == nil {
+		t.Error("an acquire without quorum succeeded")
 	}
 	acancel()
 	select {
@@ -133,8 +133,6 @@ func TestEtcdClusterLock(t *testing.T) {
 	}
 	_ = again.Release(ctx)
 }
-
-func must(v int64, _ bool) int64 { return v }
 
 func etcdLocker(t *testing.T, b *etcd.Backend) dialects.Locker {
 	t.Helper()

@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/url"
 	"os"
 	"os/exec"
@@ -19,6 +18,7 @@ import (
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/etcd"
 	"github.com/schedlock/schedlock/internal/tcpproxy"
+	"github.com/schedlock/schedlock/internal/testnet"
 	"github.com/schedlock/schedlock/internal/testpki"
 )
 
@@ -184,17 +184,6 @@ func (m *etcdMember) dsn() string {
 		"&cert=" + url.QueryEscape(m.pki.ClientCert) + "&key=" + url.QueryEscape(m.pki.ClientKey)
 }
 
-// freeAddr returns a loopback address with a port free right now.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 func startEtcdMember(t *testing.T) *etcdMember {
 	t.Helper()
 	m := newEtcdMembers(t, 1)[0]
@@ -212,7 +201,7 @@ func newEtcdMembers(t *testing.T, n int) []*etcdMember {
 	members := make([]*etcdMember, n)
 	var cluster []string
 	for i := range members {
-		m := &etcdMember{dir: t.TempDir(), name: "fault", client: freeAddr(t), peer: freeAddr(t)}
+		m := &etcdMember{dir: t.TempDir(), name: "fault", client: testnet.FreeAddr(t), peer: testnet.FreeAddr(t)}
 		if n > 1 {
 			m.name = fmt.Sprintf("m%d", i+1)
 		}

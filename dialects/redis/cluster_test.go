@@ -13,6 +13,7 @@ import (
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/dialecttest"
 	"github.com/schedlock/schedlock/dialects/redis"
+	"github.com/schedlock/schedlock/internal/testnet"
 )
 
 // ownCluster starts a Redis Cluster of n masters of the test's own on
@@ -22,12 +23,7 @@ func ownCluster(t *testing.T, n int) []string {
 	t.Helper()
 	addrs, buses := make([]string, n), make([]int, n)
 	for i := range addrs {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		bus := ln.Addr().(*net.TCPAddr).Port
-		_ = ln.Close()
+		bus := testnet.FreePort(t)
 		port, _, _ := ownServerArgs(t, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
 			"--cluster-port", fmt.Sprint(bus), "--cluster-node-timeout", "5000")
 		addrs[i], buses[i] = fmt.Sprintf("127.0.0.1:%d", port), bus

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os/exec"
 	"strings"
 	"testing"
@@ -15,6 +14,7 @@ import (
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/redis"
 	"github.com/schedlock/schedlock/internal/tcpproxy"
+	"github.com/schedlock/schedlock/internal/testnet"
 )
 
 // ownServer starts a redis-server of the test's own on a free loopback
@@ -34,12 +34,7 @@ func ownServerArgs(t *testing.T, args ...string) (port int, start func(), stop f
 	if err != nil {
 		t.Fatalf("the restart test needs redis-server: %v", err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port = ln.Addr().(*net.TCPAddr).Port
-	_ = ln.Close()
+	port = testnet.FreePort(t)
 	dir := t.TempDir()
 	var cmd *exec.Cmd
 	stop = func() {

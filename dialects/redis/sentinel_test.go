@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +17,7 @@ import (
 	"github.com/schedlock/schedlock/dialects/dialecttest"
 	"github.com/schedlock/schedlock/dialects/redis"
 	"github.com/schedlock/schedlock/internal/tcpproxy"
+	"github.com/schedlock/schedlock/internal/testnet"
 )
 
 // TestSentinel opens a Redis of the test's own through a Sentinel of its
@@ -48,12 +48,7 @@ func ownSentinel(t *testing.T, master int) int {
 	if err != nil {
 		t.Fatalf("the sentinel test needs redis-server: %v", err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	_ = ln.Close()
+	port := testnet.FreePort(t)
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "sentinel.conf")
 	text := fmt.Sprintf("port %d\nbind 127.0.0.1\ndir %s\nsentinel monitor jobs 127.0.0.1 %d 1\nsentinel down-after-milliseconds jobs 60000\n", port, dir, master)
