@@ -3,7 +3,6 @@ package cmd
 import (
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/schedlock/schedlock/dialects"
 )
@@ -21,9 +20,9 @@ func (o *RunOptions) stoppedError(st *runState) error {
 	case st.stopped != nil && errors.Is(st.stopped, dialects.ErrLeaseLost):
 		why = fmt.Sprintf("lock %q was lost (%v)", o.Name, st.stopped)
 	case st.refreshErr != nil:
-		why = fmt.Sprintf("the lease of lock %q was about to end at %s and could not be refreshed (%v)", o.Name, st.until.UTC().Format(time.RFC3339Nano), st.refreshErr)
+		why = fmt.Sprintf("the lease of lock %q was about to end at %s and could not be refreshed (%v)", o.Name, dialects.FormatTime(st.until), st.refreshErr)
 	default:
-		why = fmt.Sprintf("the lease of lock %q was about to end at %s and could not be refreshed", o.Name, st.until.UTC().Format(time.RFC3339Nano))
+		why = fmt.Sprintf("the lease of lock %q was about to end at %s and could not be refreshed", o.Name, dialects.FormatTime(st.until))
 	}
 	return &ExitError{Code: CodeLeaseLost, Err: fmt.Errorf("%s: stopped %s (exit %d)", why, cmdName, st.outcome.ExitCode)}
 }

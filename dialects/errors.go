@@ -3,10 +3,16 @@ package dialects
 import (
 	"errors"
 	"fmt"
-	"github.com/schedlock/schedlock/internal/elide"
 	"strings"
 	"time"
+
+	"github.com/schedlock/schedlock/internal/elide"
 )
+
+// FormatTime writes a lease end or a lock's time as messages show it: UTC,
+// to the millisecond (the precision of every store's lease arithmetic), as
+// locks ls lists it, e.g. 2026-12-02T01:13:32.225Z.
+func FormatTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
 
 // Sentinel errors. Every error a Locker, Lease or detector returns matches at
 // most one of them with errors.Is.
@@ -73,7 +79,7 @@ func (e *HeldError) Error() string {
 		msg += " by " + elide.String(e.Holder, elide.MaxRunes)
 	}
 	if !e.Until.IsZero() {
-		msg += " until " + e.Until.UTC().Format(time.RFC3339Nano)
+		msg += " until " + FormatTime(e.Until)
 	}
 	return msg
 }

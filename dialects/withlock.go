@@ -185,7 +185,7 @@ func marginErr(lease Lease, stopAt time.Time, margin time.Duration, refreshErr e
 		why = fmt.Sprintf(" (%v)", refreshErr)
 	}
 	return fmt.Errorf("%w: lease of %q ends at %s and could not be refreshed%s; stopped %s before its end",
-		ErrLeaseLost, lease.Name(), stopAt.Add(margin).UTC().Format(time.RFC3339Nano), why, margin)
+		ErrLeaseLost, lease.Name(), FormatTime(stopAt.Add(margin)), why, margin)
 }
 
 func leaseLoss(lease Lease, err error) error {

@@ -53,7 +53,7 @@ func (s *lease) start(until time.Time) {
 			why = fmt.Sprintf("without a refresh; the last refresh failed: %v", lastRefresh)
 		}
 		return dialects.Wrap(s.dialect(), "lease", fmt.Errorf("%w: lease of lock %q expired at %s %s",
-			dialects.ErrLeaseLost, s.name, until.UTC().Format(time.RFC3339Nano), why))
+			dialects.ErrLeaseLost, s.name, dialects.FormatTime(until), why))
 	})
 }
 
@@ -169,7 +169,7 @@ func (s *lease) explain(ctx context.Context, op string) error {
 	case s.hasToken && s.token != 0 && row.Token != s.token:
 		return s.lose(op, fmt.Sprintf("lock %q was acquired again (token %d, this lease has %d)", s.name, row.Token, s.token))
 	default:
-		return s.lose(op, fmt.Sprintf("lease of lock %q expired at %s", s.name, row.Until.Format(time.RFC3339Nano)))
+		return s.lose(op, fmt.Sprintf("lease of lock %q expired at %s", s.name, dialects.FormatTime(row.Until)))
 	}
 }
 

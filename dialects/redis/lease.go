@@ -52,7 +52,7 @@ func (s *lease) expired(until time.Time, lastRefresh error) error {
 		why = fmt.Sprintf("without a refresh; the last refresh failed: %v", lastRefresh)
 	}
 	return dialects.Wrap(Name, "lease", fmt.Errorf("%w: lease of lock %q expired at %s %s",
-		dialects.ErrLeaseLost, s.name, until.UTC().Format(time.RFC3339Nano), why))
+		dialects.ErrLeaseLost, s.name, dialects.FormatTime(until), why))
 }
 
 func (s *lease) Name() string  { return s.name }
