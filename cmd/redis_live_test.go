@@ -220,6 +220,7 @@ func TestRedisBadInput(t *testing.T) {
 		{"read-only replica", "redis://:" + esc + "@" + replica + "/0", "read-only replica", CodeError},
 		{"evicting store", "redis://" + evicting + "/0", "maxmemory-policy", CodeUsage},
 		{"bad database", "redis://" + lu.Host + "/notanumber", "invalid database number", CodeUsage},
+		{"database out of range", "redis://" + lu.Host + "/99", "no database of the URL's number", CodeError},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

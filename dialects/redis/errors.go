@@ -72,7 +72,8 @@ func connectHint(err error) string {
 
 // explain words the server errors a lock operation can meet: a replica
 // (READONLY), a Cluster node answering for slots it does not serve
-// (MOVED, ASK, CLUSTERDOWN), a command the ACL user may not run.
+// (MOVED, ASK, CLUSTERDOWN), a command the ACL user may not run, and a
+// database number the server does not have.
 func explain(err error) error {
 	if err == nil {
 		return nil
@@ -87,6 +88,10 @@ func explain(err error) error {
 		return unsupportedf("the Redis Cluster is down or not all of its slots are served (%v)", err)
 	case strings.HasPrefix(msg, "NOPERM"):
 		return &dialects.PrivilegeError{Privilege: "the EVALSHA, SCAN and INFO commands", Err: err}
+	case strings.Contains(msg, "DB index is out of range"):
+		return unsupportedf("this Redis has no database of the URL's number: name one below its databases setting (16 by default) in redis://host:6379/N (%v)", err)
+	case strings.Contains(msg, "SELECT is not allowed in cluster mode"):
+		return unsupportedf("a Redis Cluster has database 0 only: drop the database number from the URL (%v)", err)
 	case strings.HasPrefix(msg, "OOM"):
 		return unsupportedf("this Redis is out of memory and refuses writes (%v)", err)
 	}
