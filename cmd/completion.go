@@ -85,3 +85,26 @@ func lockStateNames() []string {
 	}
 	return names
 }
+
+// dsnCompletion completes --dsn with how the DSNs of the backends compiled
+// in begin (postgres://, redis://, sqlite:, …) that match what is typed,
+// with no space after; a path (./, /, ~) completes as file names, for a
+// bare SQLite file. Past the scheme it offers nothing: hosts, users and
+// passwords are not guessed.
+func dsnCompletion(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	if strings.HasPrefix(toComplete, ".") || strings.HasPrefix(toComplete, "/") || strings.HasPrefix(toComplete, "~") {
+		return nil, cobra.ShellCompDirectiveDefault
+	}
+	var out []cobra.Completion
+	for _, d := range dialects.Dialects() {
+		for _, s := range d.Starts {
+			if strings.HasPrefix(s, toComplete) {
+				out = append(out, cobra.CompletionWithDesc(s, d.Title))
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	return out, cobra.ShellCompDirectiveNoSpace | cobra.ShellCompDirectiveNoFileComp
+}

@@ -12,7 +12,7 @@ import (
 
 // freeTextFlags take a value that no list can offer: a URL, a name, an
 // owner, a table, a file (completed by the shell's own file names).
-var freeTextFlags = map[string]bool{"dsn": true, "dsn-file": true, "table": true, "name": true, "owner": true, "namespace": true, "key": true,
+var freeTextFlags = map[string]bool{"dsn-file": true, "table": true, "name": true, "owner": true, "namespace": true, "key": true,
 	"on-start": true, "on-success": true, "on-failure": true, "on-skip": true, "on-lost": true, "ping-url": true, "metrics-textfile": true, "by": true, "until": true}
 
 // complete runs the shell-completion request `schedlock __complete args...`
@@ -137,5 +137,29 @@ func TestCommaListCompletion(t *testing.T) {
 	values, _ = complete(t, "run", "--strategy", "")
 	if !slices.Equal(values, []string{"session", "table"}) {
 		t.Errorf("run --strategy completes %v", values)
+	}
+}
+
+// --dsn completes to how the DSNs of every backend compiled in begin, the
+// ones matching what is typed, with no space after; a path completes as
+// file names; past the scheme nothing is offered.
+func TestDSNCompletion(t *testing.T) {
+	values, directive := complete(t, "run", "--dsn", "")
+	for _, want := range []string{"postgres://", "mysql://", "sqlite:", "redis://", "rediss://", "etcd://", "etcds://", "zk://"} {
+		if !slices.Contains(values, want) {
+			t.Errorf("--dsn '' offers %v, want %s among them", values, want)
+		}
+	}
+	if directive != cobra.ShellCompDirectiveNoSpace|cobra.ShellCompDirectiveNoFileComp {
+		t.Errorf("--dsn '' directive %d, want no space and no files", directive)
+	}
+	if values, _ := complete(t, "locks", "ls", "--dsn", "red"); !slices.Equal(values, []string{"redis://", "rediss://"}) {
+		t.Errorf("--dsn red offers %v, want redis:// and rediss://", values)
+	}
+	if _, directive := complete(t, "detect", "--dsn", "./"); directive != cobra.ShellCompDirectiveDefault {
+		t.Errorf("--dsn ./ directive %d, want file names (a bare SQLite file)", directive)
+	}
+	if values, directive := complete(t, "run", "--dsn", "redis://127.0.0.1"); len(values) != 0 || directive != cobra.ShellCompDirectiveNoFileComp {
+		t.Errorf("--dsn redis://127.0.0.1 offers %v (directive %d), want nothing", values, directive)
 	}
 }

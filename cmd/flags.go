@@ -60,6 +60,7 @@ func addSharedFlagsTo(c *cobra.Command, g *GlobalOptions) {
 	if sf.connects {
 		fl.StringVar(&g.DSN, "dsn", "", "database URL, e.g. postgres://user@host:5432/db (default $SCHEDLOCK_DSN, then $DATABASE_URL)")
 		fl.StringVar(&g.DSNFile, "dsn-file", "", "read the database URL from this file (one line; chmod 600), e.g. /etc/schedlock/jobs.dsn (default $SCHEDLOCK_DSN_FILE)")
+		_ = c.RegisterFlagCompletionFunc("dsn", dsnCompletion)
 		_ = c.MarkFlagFilename("dsn-file")
 		fl.DurationVar(&g.Timeout, "timeout", 0, "give up after this long, e.g. 30s or 2m (0: no limit; run: bounds connecting and acquiring only, default 30s plus --wait)")
 	}

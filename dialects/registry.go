@@ -31,6 +31,9 @@ type Dialect struct {
 	// Forms is how its DSNs are written, for the message that lists the
 	// supported schemes: "postgres://, postgresql://, pgx://".
 	Forms string
+	// Starts are how its DSNs begin, as shell completion offers them for
+	// --dsn: {"postgres://", "postgresql://"}; sqlite: for a file.
+	Starts []string
 	// Products are the display names of the products detection reports
 	// (Info.Product → "MariaDB"); a product without one is shown as is.
 	Products map[string]string

@@ -60,6 +60,7 @@ func init() {
 		Title:             "Dameng",
 		Schemes:           []dialects.Scheme{{Name: "dm", DefaultPort: "5236"}},
 		Forms:             "dm://",
+		Starts:            []string{"dm://"},
 		MissingDriverHint: "rebuild with -tags dameng after `go get gitee.com/chunanyong/dm` (see docs/dialects/dameng.md)",
 		Driver:            Driver,
 		Detect:            Detect,

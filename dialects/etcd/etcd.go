@@ -52,7 +52,8 @@ func init() {
 		Name:     Name,
 		Title:    "etcd",
 		Schemes:  []dialects.Scheme{{Name: Name, DefaultPort: DefaultPort}},
-		Forms:    "etcd://",
+		Forms:    "etcd[s]://",
+		Starts:   []string{"etcd://", "etcds://"},
 		Products: map[string]string{Product: "etcd"},
 		ConnString: func(u *dburl.URL) (string, error) {
 			// Parsed here too, so a bad option is a bad DSN before any dial.

@@ -38,6 +38,7 @@ func init() {
 		Title:      "memory",
 		Schemes:    []dialects.Scheme{{Name: Name}},
 		Forms:      "memory://NAME",
+		Starts:     []string{"memory://"},
 		Products:   map[string]string{Product: "memory"},
 		ConnString: func(u *dburl.URL) (string, error) { return storeName(u.Host + u.Path), nil },
 		Open:       func(_ context.Context, t dialects.Target) (dialects.Backend, error) { return Open(t.Conn) },

@@ -47,6 +47,7 @@ func init() {
 		Title:            "MySQL",
 		Schemes:          []dialects.Scheme{{Name: "mysql", DefaultPort: "3306"}, {Name: "tidb", DefaultPort: "4000"}},
 		Forms:            "mysql://, mariadb://",
+		Starts:           []string{"mysql://", "mariadb://", "tidb://"},
 		Products:         map[string]string{dialects.ProductMySQL: "MySQL", dialects.ProductMariaDB: "MariaDB", dialects.ProductTiDB: "TiDB"},
 		DriverQuery:      DriverParams,
 		ConnString:       ConnString,

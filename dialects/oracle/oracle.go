@@ -58,6 +58,7 @@ func init() {
 		Title:            "Oracle",
 		Schemes:          []dialects.Scheme{{Name: "oracle", DefaultPort: "1521"}},
 		Forms:            "oracle://",
+		Starts:           []string{"oracle://"},
 		Driver:           "oracle",
 		NameConnections:  NameConnections,
 		Detect:           Detect,

@@ -26,6 +26,7 @@ func init() {
 		Title:            "PostgreSQL",
 		Schemes:          Schemes,
 		Forms:            "postgres://, postgresql://, pgx://, kingbase://",
+		Starts:           []string{"postgres://", "postgresql://", "kingbase://"},
 		Products:         ProductTitles,
 		ConnString:       ConnString,
 		NameConnections:  NameConnections,

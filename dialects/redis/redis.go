@@ -67,6 +67,7 @@ func init() {
 		Title:    "Redis",
 		Schemes:  []dialects.Scheme{{Name: Name, DefaultPort: "6379"}, {Name: schemeTLS, DefaultPort: "6379"}},
 		Forms:    "redis[s]://",
+		Starts:   []string{"redis://", "rediss://"},
 		Products: map[string]string{Product: "Redis"},
 		ConnString: func(u *dburl.URL) (string, error) {
 			// Parsed here too, so a bad URL is a bad DSN before any dial.

@@ -32,6 +32,7 @@ func init() {
 		Title:    "SQLite",
 		Schemes:  []dialects.Scheme{{Name: "sqlite3"}, {Name: "sqlite"}, {Name: "moderncsqlite"}, {Name: "file"}},
 		Forms:    "sqlite:PATH (or a bare *.db path)",
+		Starts:   []string{"sqlite:"},
 		Products: map[string]string{dialects.ProductSQLite: "SQLite"},
 		Files: &dialects.FileDatabase{
 			Extensions: []string{".db", ".sqlite", ".sqlite3", ".db3"},

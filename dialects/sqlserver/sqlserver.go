@@ -59,6 +59,7 @@ func init() {
 		Title:            "SQL Server",
 		Schemes:          []dialects.Scheme{{Name: "sqlserver", DefaultPort: "1433"}},
 		Forms:            "sqlserver://",
+		Starts:           []string{"sqlserver://"},
 		Driver:           "sqlserver",
 		NameConnections:  NameConnections,
 		Detect:           Detect,

@@ -96,6 +96,7 @@ func init() {
 		Title:       "ZooKeeper",
 		Schemes:     []dialects.Scheme{{Name: "zk", DefaultPort: DefaultPort}},
 		Forms:       "zk://",
+		Starts:      []string{"zk://"},
 		Products:    map[string]string{Product: "ZooKeeper"},
 		ConnString:  connString,
 		ConnectHint: connectHint,
