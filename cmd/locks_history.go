@@ -51,7 +51,8 @@ error (also when the run table does not exist).`,
 		Example: `  schedlock locks history nightly-report
   schedlock locks history nightly-report --limit 5 -o json
   schedlock locks history invoices --table jobs.locks`,
-		Args: pauseArgs,
+		Args:              pauseArgs,
+		ValidArgsFunction: lockNameCompletion(f, g, true),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Command = c.CommandPath()
 			opts.Name = args[0]

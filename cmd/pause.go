@@ -85,7 +85,8 @@ confirmation, 3 NAME has no row (without --create) or its job is running,
 
   # What would change
   schedlock pause nightly-report --for 2h --dry-run`,
-		Args: pauseArgs,
+		Args:              pauseArgs,
+		ValidArgsFunction: lockNameCompletion(f, g, true),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Command = c.CommandPath()
 			opts.Name = args[0]
@@ -122,7 +123,8 @@ Exit codes: 0 resumed (or --dry-run), 1 error, 2 usage error or no
 confirmation, 3 NAME is not paused, 130 declined or interrupted.`,
 		Example: `  schedlock resume nightly-report --yes
   schedlock resume cleanup --preset shedlock --dry-run`,
-		Args: pauseArgs,
+		Args:              pauseArgs,
+		ValidArgsFunction: lockNameCompletion(f, g, true),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Command = c.CommandPath()
 			opts.Name = args[0]

@@ -168,6 +168,7 @@ is 30s plus --wait, so a frozen database cannot hold a cron slot for ever
 	// "--": its own flags must never be taken for schedlock's.
 	fl.SetInterspersed(false)
 	fl.StringVar(&opts.Name, "name", "", "lock name (required), e.g. nightly-report")
+	_ = c.RegisterFlagCompletionFunc("name", lockNameCompletion(f, g, false))
 	fl.StringVar(&opts.Strategy, "strategy", "", "session or table (default: what the database recommends)")
 	fl.StringVar(&opts.Preset, "preset", "", "lock-table layout: "+strings.Join(dialects.Presets(), ", ")+" (table strategy; default schedlock)")
 	fl.StringVar(&opts.Table, "table", "", "lock table name, optionally schema.table (table strategy; default the preset's)")

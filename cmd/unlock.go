@@ -111,6 +111,7 @@ neither --owner nor --force was given, is held by another owner than
 
   # A migration tool's advisory lock, known only by its key (see locks ls)
   schedlock unlock --key 3888200822 --dsn 'postgres://ops@db1/jobs' --kill-session`,
+		ValidArgsFunction: lockNameCompletion(f, g, true),
 		Args: func(c *cobra.Command, args []string) error {
 			if opts.Key != "" {
 				return keyArgs(c, args)

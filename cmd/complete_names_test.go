@@ -1,0 +1,56 @@
+package cmd
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/spf13/cobra"
+)
+
+// Lock names complete from the command's own database: every name it
+// lists (free ones too), in the command's namespace, for the first
+// positional argument or --name; nothing, silently, when the database
+// cannot be opened — and a missing SQLite file is not created.
+func TestLockNameCompletion(t *testing.T) {
+	dir := t.TempDir()
+	db := "sqlite:" + filepath.Join(dir, "jobs.db")
+	for _, args := range [][]string{
+		{"--name", "nightly-report"}, {"--name", "nightly-backup"}, {"--name", "weekly"},
+		{"--namespace", "staging", "--name", "nightly-report"},
+	} {
+		r := runCmd(t, false, nil, append(append([]string{"run", "--dsn", db, "--create-table"}, args...), "--", "true")...)
+		if r.err != nil {
+			t.Fatalf("run %v: %v", args, r.err)
+		}
+	}
+	missing := filepath.Join(dir, "typo.db")
+	cases := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"unlock", "--dsn", db, "nightly"}, []string{"nightly-backup", "nightly-report"}},
+		{[]string{"unlock", "--dsn", db, "nightly-report", ""}, nil},
+		{[]string{"pause", "--dsn", db, "--namespace", "staging", ""}, []string{"nightly-report"}},
+		{[]string{"resume", "--dsn", db, "w"}, []string{"weekly"}},
+		{[]string{"locks", "history", "--dsn", db, ""}, []string{"nightly-backup", "nightly-report", "staging::nightly-report", "weekly"}},
+		{[]string{"locks", "ls", "--dsn", db, "--name", "st"}, []string{"staging::nightly-report"}},
+		{[]string{"run", "--dsn", db, "--name", "nightly-r"}, []string{"nightly-report"}},
+		{[]string{"unlock", "--dsn", "sqlite:" + missing, ""}, nil},
+		{[]string{"unlock", "--dsn", "redis://" + closedAddr(t) + "/0", ""}, nil},
+	}
+	for _, tc := range cases {
+		got, directive := complete(t, tc.args...)
+		slices.Sort(got)
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%v offers %q, want %q", tc.args, got, tc.want)
+		}
+		if directive != cobra.ShellCompDirectiveNoFileComp {
+			t.Errorf("%v: directive %d, want no file names", tc.args, directive)
+		}
+	}
+	if _, err := os.Stat(missing); !os.IsNotExist(err) {
+		t.Errorf("completing against a missing SQLite file created it (%v)", err)
+	}
+}
