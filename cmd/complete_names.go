@@ -18,37 +18,59 @@ const nameCompletionTimeout = 3 * time.Second
 // resume and locks history, --name of run and locks ls — with the names
 // the command's database lists now (every row of the lock tables it finds,
 // free ones too, or those of --table/--preset; a store's keys), in the
-// command's namespace, that begin with what is typed. It connects as the
-// command would (--dsn, --dsn-file, $SCHEDLOCK_DSN, …) and offers nothing
-// when that fails or takes longer than nameCompletionTimeout: completion
-// prints no error and never hangs on a database. positional completes the
-// first argument only.
+// command's namespace, that begin with what is typed. positional
+// completes the first argument only. See listedLocks for how it connects.
 func lockNameCompletion(f *Factory, g *GlobalOptions, positional bool) cobra.CompletionFunc {
+	return listedCompletion(f, g, func(c *cobra.Command, args []string, e dialects.LockEntry) string {
+		if positional && len(args) > 0 {
+			return ""
+		}
+		return e.Name
+	})
+}
+
+// lockOwnerCompletion completes unlock's --owner with the owner the
+// database lists for the lock NAME names (the first argument).
+func lockOwnerCompletion(f *Factory, g *GlobalOptions) cobra.CompletionFunc {
+	return listedCompletion(f, g, func(c *cobra.Command, args []string, e dialects.LockEntry) string {
+		if len(args) == 0 || e.Name != args[0] {
+			return ""
+		}
+		return e.Owner
+	})
+}
+
+// listedCompletion offers, once each and in listing order, the non-empty
+// values pick takes from the locks the command's database lists, that
+// begin with what is typed.
+func listedCompletion(f *Factory, g *GlobalOptions, pick func(c *cobra.Command, args []string, e dialects.LockEntry) string) cobra.CompletionFunc {
 	return func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		const none = cobra.ShellCompDirectiveNoFileComp
-		if positional && len(args) > 0 {
-			return nil, none
-		}
 		ctx, cancel := context.WithTimeout(context.Background(), nameCompletionTimeout)
 		defer cancel()
-		names, err := listedNames(ctx, f, g, c)
+		entries, err := listedLocks(ctx, f, g, c)
 		if err != nil {
 			return nil, none
 		}
+		seen := map[string]bool{}
 		var out []cobra.Completion
-		for _, n := range names {
-			if strings.HasPrefix(n, toComplete) {
-				out = append(out, n)
+		for _, e := range entries {
+			if v := pick(c, args, e); v != "" && !seen[v] && strings.HasPrefix(v, toComplete) {
+				seen[v] = true
+				out = append(out, v)
 			}
 		}
 		return out, none
 	}
 }
 
-// listedNames lists the lock names of c's database, once each, in listing
-// order: in c's namespace, those of that namespace without it; else every
-// stored name as it is (NS::NAME included), as the command reads a name.
-func listedNames(ctx context.Context, f *Factory, g *GlobalOptions, c *cobra.Command) ([]string, error) {
+// listedLocks lists the locks of c's database: in c's namespace, that
+// namespace's with their names without it; else every lock with its stored
+// name (NS::NAME included), as the command reads a name. It connects as
+// the command would (--dsn, --dsn-file, $SCHEDLOCK_DSN, …); the caller
+// offers nothing when it fails or ctx ends (nameCompletionTimeout), so
+// completion prints no error and never hangs on a database.
+func listedLocks(ctx context.Context, f *Factory, g *GlobalOptions, c *cobra.Command) ([]dialects.LockEntry, error) {
 	command := c.CommandPath()
 	target, err := resolveAdminDSN(f, g, command)
 	if err != nil {
@@ -79,17 +101,8 @@ func listedNames(ctx context.Context, f *Factory, g *GlobalOptions, c *cobra.Com
 	if err != nil {
 		return nil, err
 	}
-	entries := listing.Locks
 	if ns != "" {
-		entries = dialects.ApplyNamespace(entries, ns)
+		return dialects.ApplyNamespace(listing.Locks, ns), nil
 	}
-	seen := map[string]bool{}
-	var names []string
-	for _, e := range entries {
-		if e.Name != "" && !seen[e.Name] {
-			seen[e.Name] = true
-			names = append(names, e.Name)
-		}
-	}
-	return names, nil
+	return listing.Locks, nil
 }

@@ -11,13 +11,14 @@ import (
 
 // Lock names complete from the command's own database: every name it
 // lists (free ones too), in the command's namespace, for the first
-// positional argument or --name; nothing, silently, when the database
-// cannot be opened — and a missing SQLite file is not created.
+// positional argument or --name, and unlock's --owner with the owner of
+// the lock named; nothing, silently, when the database cannot be opened —
+// and a missing SQLite file is not created.
 func TestLockNameCompletion(t *testing.T) {
 	dir := t.TempDir()
 	db := "sqlite:" + filepath.Join(dir, "jobs.db")
 	for _, args := range [][]string{
-		{"--name", "nightly-report"}, {"--name", "nightly-backup"}, {"--name", "weekly"},
+		{"--name", "nightly-report"}, {"--name", "nightly-backup"}, {"--name", "weekly", "--owner", "node-7:weekly"},
 		{"--namespace", "staging", "--name", "nightly-report"},
 	} {
 		r := runCmd(t, false, nil, append(append([]string{"run", "--dsn", db, "--create-table"}, args...), "--", "true")...)
@@ -37,6 +38,9 @@ func TestLockNameCompletion(t *testing.T) {
 		{[]string{"locks", "history", "--dsn", db, ""}, []string{"nightly-backup", "nightly-report", "staging::nightly-report", "weekly"}},
 		{[]string{"locks", "ls", "--dsn", db, "--name", "st"}, []string{"staging::nightly-report"}},
 		{[]string{"run", "--dsn", db, "--name", "nightly-r"}, []string{"nightly-report"}},
+		{[]string{"unlock", "--dsn", db, "weekly", "--owner", ""}, []string{"node-7:weekly"}},
+		{[]string{"unlock", "--dsn", db, "weekly", "--owner", "x"}, nil},
+		{[]string{"unlock", "--dsn", db, "--owner", ""}, nil},
 		{[]string{"unlock", "--dsn", "sqlite:" + missing, ""}, nil},
 		{[]string{"unlock", "--dsn", "redis://" + closedAddr(t) + "/0", ""}, nil},
 	}

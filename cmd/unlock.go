@@ -139,6 +139,7 @@ neither --owner nor --force was given, is held by another owner than
 	fl.StringVar(&opts.Table, "table", "", "lock table, optionally schema.table (default: every known table that exists)")
 	fl.StringVar(&opts.Preset, "preset", "", "table layout: "+strings.Join(dialects.AdminPresets(), ", ")+" (default: from the table name or its columns)")
 	fl.StringVar(&opts.Owner, "owner", "", "release a live lock only while this owner holds it")
+	_ = c.RegisterFlagCompletionFunc("owner", lockOwnerCompletion(f, g))
 	fl.BoolVar(&opts.Force, "force", false, "release a table lock whoever holds it, even a live one (still asks)")
 	fl.BoolVar(&opts.KillSession, "kill-session", false, "free a session lock by terminating the session that holds it")
 	fl.StringVar(&opts.Key, "key", "", "the session lock's key as locks ls shows it, instead of NAME (with --kill-session)")
