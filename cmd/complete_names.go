@@ -21,29 +21,36 @@ const nameCompletionTimeout = 3 * time.Second
 // command's namespace, that begin with what is typed. positional
 // completes the first argument only. See listedLocks for how it connects.
 func lockNameCompletion(f *Factory, g *GlobalOptions, positional bool) cobra.CompletionFunc {
-	return listedCompletion(f, g, func(c *cobra.Command, args []string, e dialects.LockEntry) string {
+	names := listedCompletion(f, g, func(_ []string, e dialects.LockEntry) string { return e.Name })
+	return func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		if positional && len(args) > 0 {
-			return ""
+			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		return e.Name
-	})
+		return names(c, args, toComplete)
+	}
 }
 
 // lockOwnerCompletion completes unlock's --owner with the owner the
 // database lists for the lock NAME names (the first argument).
 func lockOwnerCompletion(f *Factory, g *GlobalOptions) cobra.CompletionFunc {
-	return listedCompletion(f, g, func(c *cobra.Command, args []string, e dialects.LockEntry) string {
-		if len(args) == 0 || e.Name != args[0] {
+	owners := listedCompletion(f, g, func(args []string, e dialects.LockEntry) string {
+		if e.Name != args[0] {
 			return ""
 		}
 		return e.Owner
 	})
+	return func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if len(args) == 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		return owners(c, args, toComplete)
+	}
 }
 
 // listedCompletion offers, once each and in listing order, the non-empty
 // values pick takes from the locks the command's database lists, that
 // begin with what is typed.
-func listedCompletion(f *Factory, g *GlobalOptions, pick func(c *cobra.Command, args []string, e dialects.LockEntry) string) cobra.CompletionFunc {
+func listedCompletion(f *Factory, g *GlobalOptions, pick func(args []string, e dialects.LockEntry) string) cobra.CompletionFunc {
 	return func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		const none = cobra.ShellCompDirectiveNoFileComp
 		ctx, cancel := context.WithTimeout(context.Background(), nameCompletionTimeout)
@@ -55,7 +62,7 @@ func listedCompletion(f *Factory, g *GlobalOptions, pick func(c *cobra.Command, 
 		seen := map[string]bool{}
 		var out []cobra.Completion
 		for _, e := range entries {
-			if v := pick(c, args, e); v != "" && !seen[v] && strings.HasPrefix(v, toComplete) {
+			if v := pick(args, e); v != "" && !seen[v] && strings.HasPrefix(v, toComplete) {
 				seen[v] = true
 				out = append(out, v)
 			}
