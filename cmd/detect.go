@@ -64,6 +64,9 @@ Exit codes: 0 detected, 1 the database could not be reached or probed,
   # MariaDB, as JSON for a script
   schedlock detect --dsn 'mysql://app@db2:3306/jobs' -o json
 
+  # Redis: mode, and the risks for locks (eviction, persistence, replication)
+  schedlock detect --dsn 'redis://redis1:6379/0'
+
   # Create nothing on a production server
   schedlock detect --dsn 'postgres://app@db1/jobs' --read-only
 

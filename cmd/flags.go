@@ -58,7 +58,7 @@ func addSharedFlagsTo(c *cobra.Command, g *GlobalOptions) {
 	}
 	fl := c.Flags()
 	if sf.connects {
-		fl.StringVar(&g.DSN, "dsn", "", "database URL, e.g. postgres://user@host:5432/db (default $SCHEDLOCK_DSN, then $DATABASE_URL)")
+		fl.StringVar(&g.DSN, "dsn", "", "database or store URL, e.g. postgres://user@host:5432/db, redis://host:6379/0, etcd://host:2379/prefix, zk://host:2181/chroot (default $SCHEDLOCK_DSN, then $DATABASE_URL)")
 		fl.StringVar(&g.DSNFile, "dsn-file", "", "read the database URL from this file (one line; chmod 600), e.g. /etc/schedlock/jobs.dsn (default $SCHEDLOCK_DSN_FILE)")
 		_ = c.RegisterFlagCompletionFunc("dsn", dsnCompletion)
 		_ = c.MarkFlagFilename("dsn-file")

@@ -97,6 +97,10 @@ ran, even when it is empty.`,
   # Every lock whose name starts with report-, refreshed every 2 seconds
   schedlock locks ls --name 'report-*' --watch 2s
 
+  # The locks on a Redis (found by SCAN, never KEYS) or a ZooKeeper ensemble
+  schedlock locks ls --dsn 'redis://redis1:6379/0'
+  schedlock locks ls --dsn 'zk://zk1:2181,zk2:2181,zk3:2181/jobs'
+
   # Liquibase's lock, including when it is free
   schedlock locks ls --preset liquibase --all
 

@@ -136,6 +136,9 @@ is 30s plus --wait, so a frozen database cannot hold a cron slot for ever
   # Lease table with a fencing token; keep the lock 5 minutes at least
   schedlock run --name invoices --strategy table --create-table --at-most 20m --at-least 5m -- ./invoices.sh
 
+  # The same on etcd (or redis://, zk://): a lease with a fencing token
+  schedlock run --dsn 'etcd://etcd1:2379,etcd2:2379,etcd3:2379/jobs' --name nightly-report --at-most 1h -- /opt/jobs/report.sh
+
   # Wait up to 10 minutes for the lock instead of skipping
   schedlock run --name backup --wait 10m -- pg_dump -Fc -f /backup/jobs.dump jobs
 
