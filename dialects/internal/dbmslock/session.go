@@ -30,7 +30,8 @@ type Blocks struct {
 // Session runs one dialect's DBMS_LOCK blocks on a lock connection: it
 // implements dialects.SessionOps, SessionPreparer, SessionWaiter and
 // SessionKeyer for the dialects.SessionLocker. The dialect's SessionOps
-// embed it and add what differs (holder lookup, killing a session).
+// (usable as a zero value) call its package's Session and add what
+// differs (holder lookup, killing a session).
 type Session struct {
 	// Blocks are the dialect's statements.
 	Blocks Blocks
