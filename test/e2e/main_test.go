@@ -15,7 +15,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -27,6 +26,7 @@ import (
 	"github.com/schedlock/schedlock/dialects"
 	_ "github.com/schedlock/schedlock/dialects/all"
 	"github.com/schedlock/schedlock/internal/dsn"
+	"github.com/schedlock/schedlock/internal/testbin"
 )
 
 // Environment variables naming the live servers; unset skips their tests.
@@ -38,44 +38,7 @@ const (
 // binary is the schedlock built for this test run.
 var binary string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "schedlock-e2e-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binary = filepath.Join(dir, "schedlock")
-	code := 1
-	if err := build(binary); err != nil {
-		fmt.Fprintln(os.Stderr, "e2e: building schedlock:", err)
-	} else {
-		code = m.Run()
-	}
-	_ = os.RemoveAll(dir)
-	os.Exit(code)
-}
-
-// build compiles the module's main package to out.
-func build(out string) error {
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
-	cmd := exec.Command(goTool, "build", "-o", out, ".")
-	cmd.Dir = moduleRoot()
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("%v: %s", err, stderr.String())
-	}
-	return nil
-}
-
-// moduleRoot is the directory two levels above this package.
-func moduleRoot() string {
-	wd, _ := os.Getwd()
-	return filepath.Join(wd, "..", "..")
-}
+func TestMain(m *testing.M) { testbin.Main(m, filepath.Join("..", ".."), &binary) }
 
 // backend is one database and strategy the tests run against.
 type backend struct {

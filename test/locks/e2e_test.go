@@ -18,7 +18,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -29,6 +28,7 @@ import (
 
 	"github.com/schedlock/schedlock/dialects/postgres"
 	"github.com/schedlock/schedlock/dialects/sqlite"
+	"github.com/schedlock/schedlock/internal/testbin"
 )
 
 // Environment variables naming the live servers; unset skips their tests.
@@ -40,38 +40,7 @@ const (
 // binary is the schedlock built for this test run.
 var binary string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "schedlock-locks-e2e-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binary = filepath.Join(dir, "schedlock")
-	code := 1
-	if err := build(binary); err != nil {
-		fmt.Fprintln(os.Stderr, "building schedlock:", err)
-	} else {
-		code = m.Run()
-	}
-	_ = os.RemoveAll(dir)
-	os.Exit(code)
-}
-
-func build(out string) error {
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
-	wd, _ := os.Getwd()
-	c := exec.Command(goTool, "build", "-o", out, ".")
-	c.Dir = filepath.Join(wd, "..", "..")
-	var stderr bytes.Buffer
-	c.Stderr = &stderr
-	if err := c.Run(); err != nil {
-		return fmt.Errorf("%v: %s", err, stderr.String())
-	}
-	return nil
-}
+func TestMain(m *testing.M) { testbin.Main(m, filepath.Join("..", ".."), &binary) }
 
 // result is one run of the binary.
 type result struct {
