@@ -434,6 +434,44 @@ const cleanupTimeout = 10 * time.Second
 // "schedlock_probe_" and 12 random hex digits.
 func ProbeTableName() string { return "schedlock_probe_" + randomHex(6) }
 
+// ProveRowLocks sets caps.SkipLocked and caps.NoWait — which the caller
+// set from the version's facts — by ProbeRowLocks when a probe may run:
+// with readOnly, or when the user cannot create the probe table
+// (canCreate false), nothing runs and both details say why. A probe that
+// answered replaces the facts; one that could not run keeps them and
+// SkipLocked's detail names its error, through describe (nil: the error's
+// text on one line). It returns ctx's error when ctx has ended.
+func ProveRowLocks(ctx context.Context, db *sql.DB, caps *Capabilities, readOnly, canCreate bool, p RowLockProbe, describe func(error) string) error {
+	switch {
+	case readOnly:
+		caps.SkipLocked.Detail += NotProbedReadOnly
+		caps.NoWait.Detail += NotProbedReadOnly
+		return nil
+	case !canCreate:
+		caps.SkipLocked.Detail += notProbedNoCreate
+		caps.NoWait.Detail += notProbedNoCreate
+		return nil
+	}
+	skip, nowait, err := ProbeRowLocks(ctx, db, p)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if skip.Status != "" {
+		caps.SkipLocked, caps.NoWait = skip, nowait
+	}
+	if err != nil {
+		if describe == nil {
+			describe = func(err error) string { return strings.Join(strings.Fields(err.Error()), " ") }
+		}
+		caps.SkipLocked.Detail += " (probe: " + describe(err) + ")"
+	}
+	return nil
+}
+
+// notProbedNoCreate ends the Detail of a row-lock capability judged by
+// version because the probe table could not be created.
+const notProbedNoCreate = " (not probed: cannot create the probe table)"
+
 // ProbeRowLocks runs p: it creates the probe table with one row, locks
 // the row FOR UPDATE in a transaction on connection A, then on connection B
 // runs p.SkipLocked (which must return no row) and p.NoWait (which must

@@ -129,3 +129,52 @@ func txProbe() dialects.RowLockProbe {
 	p.BeginTx = true
 	return p
 }
+
+// ProveRowLocks keeps the version's facts where no probe may run (read
+// only, no CREATE privilege: nothing is sent) or the probe could not run
+// (its error named on one line), and takes the probe's answers otherwise.
+func TestProveRowLocks(t *testing.T) {
+	facts := dialects.Capabilities{
+		SkipLocked: dialects.Capability{Status: dialects.StatusYes, Supported: true, Detail: "by version: 8.0"},
+		NoWait:     dialects.Capability{Status: dialects.StatusYes, Supported: true, Detail: "by version: 8.0"},
+	}
+	for _, tc := range []struct {
+		name                string
+		readOnly, canCreate bool
+		createErr           error
+		wantDetail          string // SkipLocked's detail
+		wantEvents          string
+	}{
+		{"read only", true, true, nil, "by version: 8.0" + dialects.NotProbedReadOnly, ""},
+		{"cannot create", false, false, nil, "by version: 8.0 (not probed: cannot create the probe table)", ""},
+		{"probe could not run", false, true, errors.New("no privilege\n  to create a table"), "by version: 8.0 (probe: ", "CREATE"},
+		{"probed", false, true, nil, "", "CREATE,INSERT,LOCK,SKIP,NOWAIT,END-HOLDER,DROP"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := &txRowServer{createErr: tc.createErr}
+			db, _ := fakesql.Open(h)
+			defer db.Close()
+			caps := facts
+			if err := dialects.ProveRowLocks(context.Background(), db, &caps, tc.readOnly, tc.canCreate, txProbe(), nil); err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case tc.wantDetail == "":
+				if strings.HasPrefix(caps.SkipLocked.Detail, "by version") || !strings.Contains(caps.NoWait.Detail, "refused") {
+					t.Errorf("SKIP LOCKED %+v, NOWAIT %+v: want the probe's answers", caps.SkipLocked, caps.NoWait)
+				}
+			case tc.createErr != nil:
+				if d := caps.SkipLocked.Detail; !strings.HasPrefix(d, tc.wantDetail) || !strings.Contains(d, "no privilege to create a table") || strings.Contains(d, "\n") {
+					t.Errorf("detail %q: want the facts and the error on one line", d)
+				}
+			case caps.SkipLocked.Detail != tc.wantDetail || caps.NoWait.Detail != tc.wantDetail:
+				t.Errorf("details %q, %q; want %q", caps.SkipLocked.Detail, caps.NoWait.Detail, tc.wantDetail)
+			}
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			if got := strings.Join(h.events, ","); got != tc.wantEvents {
+				t.Errorf("statements %q, want %q", got, tc.wantEvents)
+			}
+		})
+	}
+}

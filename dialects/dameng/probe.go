@@ -97,25 +97,10 @@ func Probe(ctx context.Context, db *sql.DB, info dialects.Info, opts dialects.Pr
 	}
 
 	caps.SkipLocked, caps.NoWait = rowLockFacts(info)
-	switch {
-	case opts.ReadOnly:
-		caps.SkipLocked.Detail += dialects.NotProbedReadOnly
-		caps.NoWait.Detail += dialects.NotProbedReadOnly
-	case cannotCreate != nil:
-		caps.SkipLocked.Detail += " (not probed: cannot create the probe table)"
-		caps.NoWait.Detail += " (not probed: cannot create the probe table)"
-	default:
-		skip, nowait, err := dialects.ProbeRowLocks(ctx, db, rowLockProbe(dialects.ProbeTableName()))
-		if ctx.Err() != nil {
-			return caps, ctx.Err()
-		}
-		if skip.Status != "" {
-			caps.SkipLocked, caps.NoWait = withoutStack(skip), withoutStack(nowait)
-		}
-		if err != nil {
-			caps.SkipLocked.Detail += " (probe: " + oneLine(err) + ")"
-		}
+	if err := dialects.ProveRowLocks(ctx, db, &caps, opts.ReadOnly, cannotCreate == nil, rowLockProbe(dialects.ProbeTableName()), oneLine); err != nil {
+		return caps, err
 	}
+	caps.SkipLocked, caps.NoWait = withoutStack(caps.SkipLocked), withoutStack(caps.NoWait)
 	if caps.SkipLocked.Supported {
 		caps.Recommended.ClaimStrategy = dialects.ClaimSkipLocked
 		caps.Recommended.ClaimReason = "SELECT … FOR UPDATE SKIP LOCKED lets each worker take rows no other worker holds, without waiting; " +

@@ -82,24 +82,8 @@ func Probe(ctx context.Context, db *sql.DB, info dialects.Info, opts dialects.Pr
 		caps.MissingPrivileges = append(caps.MissingPrivileges, *missing)
 	}
 	caps.SkipLocked, caps.NoWait = rowLockFacts(info)
-	switch {
-	case opts.ReadOnly:
-		caps.SkipLocked.Detail += dialects.NotProbedReadOnly
-		caps.NoWait.Detail += dialects.NotProbedReadOnly
-	case !canCreate:
-		caps.SkipLocked.Detail += " (not probed: cannot create the probe table)"
-		caps.NoWait.Detail += " (not probed: cannot create the probe table)"
-	default:
-		skip, nowait, err := dialects.ProbeRowLocks(ctx, db, rowLockProbe(dialects.ProbeTableName()))
-		if ctx.Err() != nil {
-			return caps, ctx.Err()
-		}
-		if skip.Status != "" {
-			caps.SkipLocked, caps.NoWait = skip, nowait
-		}
-		if err != nil {
-			caps.SkipLocked.Detail += " (probe: " + oneLine(err) + ")"
-		}
+	if err := dialects.ProveRowLocks(ctx, db, &caps, opts.ReadOnly, canCreate, rowLockProbe(dialects.ProbeTableName()), nil); err != nil {
+		return caps, err
 	}
 	if caps.SkipLocked.Supported {
 		caps.Recommended.ClaimStrategy = dialects.ClaimSkipLocked

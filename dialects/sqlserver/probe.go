@@ -105,24 +105,9 @@ func Probe(ctx context.Context, db *sql.DB, info dialects.Info, opts dialects.Pr
 		caps.MissingPrivileges = append(caps.MissingPrivileges, *p)
 	}
 	caps.SkipLocked, caps.NoWait = rowLockFacts(info)
-	switch {
-	case isSynapse(info):
-	case opts.ReadOnly:
-		caps.SkipLocked.Detail += dialects.NotProbedReadOnly
-		caps.NoWait.Detail += dialects.NotProbedReadOnly
-	case !canCreate:
-		caps.SkipLocked.Detail += " (not probed: cannot create the probe table)"
-		caps.NoWait.Detail += " (not probed: cannot create the probe table)"
-	default:
-		skip, nowait, err := dialects.ProbeRowLocks(ctx, db, rowLockProbe(dialects.ProbeTableName(), info))
-		if ctx.Err() != nil {
-			return caps, ctx.Err()
-		}
-		if skip.Status != "" {
-			caps.SkipLocked, caps.NoWait = skip, nowait
-		}
-		if err != nil {
-			caps.SkipLocked.Detail += " (probe: " + err.Error() + ")"
+	if !isSynapse(info) {
+		if err := dialects.ProveRowLocks(ctx, db, &caps, opts.ReadOnly, canCreate, rowLockProbe(dialects.ProbeTableName(), info), nil); err != nil {
+			return caps, err
 		}
 	}
 	if caps.SkipLocked.Supported {
