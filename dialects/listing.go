@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -819,24 +820,33 @@ func (e LockEntry) MatchesName(patterns []string) bool {
 	return false
 }
 
+// Keeps reports whether a listing with o keeps e: of o's strategy (when
+// it names one), matching a name glob (MatchesName), in one of o.States
+// (none: every state but free, and free too with o.All). A backend that
+// lists by reading everything filters with it.
+func (o ListOptions) Keeps(e LockEntry) bool {
+	if o.Strategy != "" && o.Strategy != e.Strategy {
+		return false
+	}
+	return e.MatchesName(o.Names) && o.keepsState(e.State)
+}
+
+// keepsState is Keeps' state filter.
+func (o ListOptions) keepsState(s LockState) bool {
+	if len(o.States) == 0 {
+		return o.All || s != StateFree
+	}
+	return slices.Contains(o.States, s)
+}
+
+// filterLocks keeps the locks opts names and whose states it lists (the
+// strategy was chosen by what was read).
 func filterLocks(locks []LockEntry, opts ListOptions) []LockEntry {
 	out := locks[:0]
 	for _, e := range locks {
-		if !e.MatchesName(opts.Names) {
-			continue
+		if e.MatchesName(opts.Names) && opts.keepsState(e.State) {
+			out = append(out, e)
 		}
-		if len(opts.States) > 0 {
-			keep := false
-			for _, s := range opts.States {
-				keep = keep || e.State == s
-			}
-			if !keep {
-				continue
-			}
-		} else if e.State == StateFree && !opts.All {
-			continue
-		}
-		out = append(out, e)
 	}
 	return out
 }

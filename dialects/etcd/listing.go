@@ -66,7 +66,7 @@ func (b *Backend) ListLocks(ctx context.Context, opts dialects.ListOptions) (*di
 			if err != nil {
 				return nil, dialects.Wrap(Name, "list", err)
 			}
-			if keep(e, opts) {
+			if opts.Keeps(e) {
 				listing.Locks = append(listing.Locks, e)
 			}
 		}
@@ -107,25 +107,6 @@ func (b *Backend) entry(ctx context.Context, table, name string, k *keyState, ho
 	// without the owner named. A dead holder's key is gone by its TTL.
 	e.LockedAt, e.Until, e.State = r.LockedAt, r.Until, dialects.StateHeld
 	return e, nil
-}
-
-// keep applies opts' name, state and strategy filters to e.
-func keep(e dialects.LockEntry, opts dialects.ListOptions) bool {
-	if opts.Strategy != "" && opts.Strategy != e.Strategy {
-		return false
-	}
-	if len(opts.Names) > 0 && !e.MatchesName(opts.Names) {
-		return false
-	}
-	if len(opts.States) == 0 {
-		return opts.All || e.State != dialects.StateFree
-	}
-	for _, s := range opts.States {
-		if s == e.State {
-			return true
-		}
-	}
-	return false
 }
 
 // FindLock implements dialects.LockLister: the keys of the lock called

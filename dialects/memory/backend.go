@@ -175,7 +175,7 @@ func (b *Backend) ListLocks(_ context.Context, opts dialects.ListOptions) (*dial
 				e.Token, e.HasToken = r.token, true
 			}
 			e.State = dialects.TableRowState(dialects.Row{Owner: r.owner, Until: r.until, DBNow: now})
-			if keep(e, opts) {
+			if opts.Keeps(e) {
 				listing.Locks = append(listing.Locks, e)
 			}
 		}
@@ -208,25 +208,6 @@ func (t *table) as(name, preset string) (dialects.Schema, error) {
 func (t *table) columns() []string {
 	cols, _ := dialects.ExpectedColumns(t.schema.Preset)
 	return cols
-}
-
-// keep applies opts' name, state and strategy filters to e.
-func keep(e dialects.LockEntry, opts dialects.ListOptions) bool {
-	if opts.Strategy != "" && opts.Strategy != e.Strategy {
-		return false
-	}
-	if len(opts.Names) > 0 && !e.MatchesName(opts.Names) {
-		return false
-	}
-	if len(opts.States) == 0 {
-		return opts.All || e.State != dialects.StateFree
-	}
-	for _, s := range opts.States {
-		if s == e.State {
-			return true
-		}
-	}
-	return false
 }
 
 // FindLock implements dialects.LockLister.

@@ -71,7 +71,7 @@ func (b *Backend) ListLocks(ctx context.Context, opts dialects.ListOptions) (*di
 			return nil, dialects.Wrap(Name, "list", err)
 		}
 		for _, e := range entries {
-			if keep(e, opts) {
+			if opts.Keeps(e) {
 				listing.Locks = append(listing.Locks, e)
 			}
 		}
@@ -217,25 +217,6 @@ func (b *Backend) entries(ctx context.Context, l layout, keys []string) ([]diale
 }
 
 func isNil(err error) bool { return err != nil && err.Error() == "redis: nil" }
-
-// keep applies opts' name, state and strategy filters to e.
-func keep(e dialects.LockEntry, opts dialects.ListOptions) bool {
-	if opts.Strategy != "" && opts.Strategy != e.Strategy {
-		return false
-	}
-	if len(opts.Names) > 0 && !e.MatchesName(opts.Names) {
-		return false
-	}
-	if len(opts.States) == 0 {
-		return opts.All || e.State != dialects.StateFree
-	}
-	for _, s := range opts.States {
-		if s == e.State {
-			return true
-		}
-	}
-	return false
-}
 
 // FindLock implements dialects.LockLister.
 func (b *Backend) FindLock(ctx context.Context, name string, tables []dialects.Table) (*dialects.Listing, error) {

@@ -259,7 +259,7 @@ func (l *Locker) list(ctx context.Context, opts dialects.ListOptions) ([]dialect
 			continue
 		}
 		for _, e := range l.entries(name, child, st) {
-			if keep(e, opts) {
+			if opts.Keeps(e) {
 				out = append(out, e)
 			}
 		}
@@ -307,22 +307,6 @@ func holderOf(n node) *dialects.Holder {
 		h.Client = n.owner
 	}
 	return h
-}
-
-// keep applies opts' state and strategy filters to e.
-func keep(e dialects.LockEntry, opts dialects.ListOptions) bool {
-	if opts.Strategy != "" && opts.Strategy != e.Strategy {
-		return false
-	}
-	if len(opts.States) == 0 {
-		return opts.All || e.State != dialects.StateFree
-	}
-	for _, s := range opts.States {
-		if s == e.State {
-			return true
-		}
-	}
-	return false
 }
 
 // FindLock implements dialects.LockLister.
