@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -408,21 +407,7 @@ func describeRelease(w io.Writer, o *ClaimsOptions, table string, overdue, live 
 }
 
 func (o *ClaimsOptions) confirmRelease(plan string, n int) error {
-	if _, err := io.WriteString(o.IO.ErrOut, o.Factory.Scrubber.String(plan+fmt.Sprintf("Give back %d rows? [y/N] ", n))); err != nil {
-		return err
-	}
-	answer, err := bufio.NewReader(o.IO.In).ReadString('\n')
-	if err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("read the answer: %w", err)
-	}
-	switch strings.ToLower(strings.TrimSpace(answer)) {
-	case "y", "yes":
-		return nil
-	}
-	if !strings.HasSuffix(answer, "\n") {
-		fmt.Fprintln(o.IO.ErrOut)
-	}
-	return fmt.Errorf("%w: declined; nothing changed", ErrInterrupted)
+	return askYesNo(o.IO.In, o.IO.ErrOut, o.Factory.Scrubber.String(plan+fmt.Sprintf("Give back %d rows? [y/N] ", n)))
 }
 
 // claimsReleaseView is `claims release -o json`.

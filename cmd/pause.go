@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -387,21 +386,7 @@ func (o *PauseOptions) confirm(p *pausePlan) error {
 	var b strings.Builder
 	o.describe(&b, p)
 	fmt.Fprintf(&b, "%s it? [y/N] ", strings.ToUpper(o.verb()[:1])+o.verb()[1:])
-	if _, err := io.WriteString(o.IO.ErrOut, o.Factory.Scrubber.String(b.String())); err != nil {
-		return err
-	}
-	answer, err := bufio.NewReader(o.IO.In).ReadString('\n')
-	if err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("read the answer: %w", err)
-	}
-	switch strings.ToLower(strings.TrimSpace(answer)) {
-	case "y", "yes":
-		return nil
-	}
-	if !strings.HasSuffix(answer, "\n") {
-		fmt.Fprintln(o.IO.ErrOut)
-	}
-	return fmt.Errorf("%w: declined; nothing changed", ErrInterrupted)
+	return askYesNo(o.IO.In, o.IO.ErrOut, o.Factory.Scrubber.String(b.String()))
 }
 
 // describe writes the lock before and after the change.

@@ -174,3 +174,19 @@ func TestPauseUnsupportedBackendAndPreset(t *testing.T) {
 		t.Errorf("pause in Liquibase's table: %v", r.err)
 	}
 }
+
+// A prompt is not a log record: under --log-format json the question goes
+// to stderr as it is, and the declined pause still writes nothing.
+func TestPausePromptUnderJSONLog(t *testing.T) {
+	path, l := pausedFile(t)
+	r := runWithInput(t, true, "n\n", "--log-format", "json", "pause", "new-job", "--for", "1h", "--create", "--dsn", path)
+	if !errors.Is(r.err, ErrInterrupted) {
+		t.Fatalf("declined pause: %v\n%s", r.err, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "\nPause it? [y/N] ") && !strings.HasPrefix(r.stderr, "Pause it? [y/N] ") {
+		t.Errorf("stderr %q: want the question as it is, not in a JSON record", r.stderr)
+	}
+	if _, found, _ := l.Inspect(context.Background(), "new-job"); found {
+		t.Fatal("a declined pause wrote a row")
+	}
+}

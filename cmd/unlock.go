@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -337,21 +336,7 @@ func (o *UnlockOptions) confirm(p *unlockPlan) error {
 		question = fmt.Sprintf("Terminate session %s? [y/N] ", p.lock.Holder.SessionID)
 	}
 	b.WriteString(question)
-	if _, err := io.WriteString(rawStderr(o.IO.ErrOut), o.Factory.Scrubber.String(b.String())); err != nil {
-		return err
-	}
-	answer, err := bufio.NewReader(o.IO.In).ReadString('\n')
-	if err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("read the answer: %w", err)
-	}
-	switch strings.ToLower(strings.TrimSpace(answer)) {
-	case "y", "yes":
-		return nil
-	}
-	if !strings.HasSuffix(answer, "\n") {
-		fmt.Fprintln(rawStderr(o.IO.ErrOut))
-	}
-	return fmt.Errorf("%w: declined; nothing changed", ErrInterrupted)
+	return askYesNo(o.IO.In, o.IO.ErrOut, o.Factory.Scrubber.String(b.String()))
 }
 
 // describePlan writes what the lock is and what the change would do.
