@@ -21,7 +21,7 @@ const nameCompletionTimeout = 3 * time.Second
 // command's namespace, that begin with what is typed. positional
 // completes the first argument only. See listedLocks for how it connects.
 func lockNameCompletion(f *Factory, g *GlobalOptions, positional bool) cobra.CompletionFunc {
-	names := listedCompletion(f, g, func(_ []string, e dialects.LockEntry) string { return e.Name })
+	names := listedCompletion(f, g, true, func(_ []string, e dialects.LockEntry) string { return e.Name })
 	return func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		if positional && len(args) > 0 {
 			return nil, cobra.ShellCompDirectiveNoFileComp
@@ -33,7 +33,7 @@ func lockNameCompletion(f *Factory, g *GlobalOptions, positional bool) cobra.Com
 // lockOwnerCompletion completes unlock's --owner with the owner the
 // database lists for the lock NAME names (the first argument).
 func lockOwnerCompletion(f *Factory, g *GlobalOptions) cobra.CompletionFunc {
-	owners := listedCompletion(f, g, func(args []string, e dialects.LockEntry) string {
+	owners := listedCompletion(f, g, true, func(args []string, e dialects.LockEntry) string {
 		if e.Name != args[0] {
 			return ""
 		}
@@ -47,37 +47,68 @@ func lockOwnerCompletion(f *Factory, g *GlobalOptions) cobra.CompletionFunc {
 	}
 }
 
-// listedCompletion offers, once each and in listing order, the non-empty
-// values pick takes from the locks the command's database lists, that
-// begin with what is typed.
-func listedCompletion(f *Factory, g *GlobalOptions, pick func(args []string, e dialects.LockEntry) string) cobra.CompletionFunc {
-	return func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		const none = cobra.ShellCompDirectiveNoFileComp
+// lockTableCompletion completes --table with the lock tables the
+// command's database has (every known table that exists; a store's key
+// prefixes), whatever --table and --preset say.
+func lockTableCompletion(f *Factory, g *GlobalOptions) cobra.CompletionFunc {
+	return func(c *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		ctx, cancel := context.WithTimeout(context.Background(), nameCompletionTimeout)
 		defer cancel()
-		entries, err := listedLocks(ctx, f, g, c)
+		listing, err := listedLocks(ctx, f, g, c, false)
 		if err != nil {
-			return nil, none
+			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		seen := map[string]bool{}
-		var out []cobra.Completion
-		for _, e := range entries {
-			if v := pick(args, e); v != "" && !seen[v] && strings.HasPrefix(v, toComplete) {
-				seen[v] = true
-				out = append(out, v)
-			}
+		var tables []string
+		for _, t := range listing.Tables {
+			tables = append(tables, t.Name)
 		}
-		return out, none
+		return prefixed(tables, toComplete), cobra.ShellCompDirectiveNoFileComp
 	}
 }
 
-// listedLocks lists the locks of c's database: in c's namespace, that
-// namespace's with their names without it; else every lock with its stored
-// name (NS::NAME included), as the command reads a name. It connects as
-// the command would (--dsn, --dsn-file, $SCHEDLOCK_DSN, …); the caller
-// offers nothing when it fails or ctx ends (nameCompletionTimeout), so
-// completion prints no error and never hangs on a database.
-func listedLocks(ctx context.Context, f *Factory, g *GlobalOptions, c *cobra.Command) ([]dialects.LockEntry, error) {
+// listedCompletion offers, once each and in listing order, the non-empty
+// values pick takes from the locks the command's database lists (in the
+// tables of --table and --preset when ownTables), that begin with what is
+// typed.
+func listedCompletion(f *Factory, g *GlobalOptions, ownTables bool, pick func(args []string, e dialects.LockEntry) string) cobra.CompletionFunc {
+	return func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		ctx, cancel := context.WithTimeout(context.Background(), nameCompletionTimeout)
+		defer cancel()
+		listing, err := listedLocks(ctx, f, g, c, ownTables)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		values := make([]string, 0, len(listing.Locks))
+		for _, e := range listing.Locks {
+			values = append(values, pick(args, e))
+		}
+		return prefixed(values, toComplete), cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// prefixed is values that begin with prefix, once each, in their order,
+// without the empty ones.
+func prefixed(values []string, prefix string) []cobra.Completion {
+	seen := map[string]bool{}
+	var out []cobra.Completion
+	for _, v := range values {
+		if v != "" && !seen[v] && strings.HasPrefix(v, prefix) {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// listedLocks lists the locks of c's database, in the tables of c's
+// --table and --preset when ownTables, else in every known table that
+// exists: in c's namespace, that namespace's with their names without it;
+// else every lock with its stored name (NS::NAME included), as the command
+// reads a name. It connects as the command would (--dsn, --dsn-file,
+// $SCHEDLOCK_DSN, …); the caller offers nothing when it fails or ctx ends
+// (nameCompletionTimeout), so completion prints no error and never hangs
+// on a database.
+func listedLocks(ctx context.Context, f *Factory, g *GlobalOptions, c *cobra.Command, ownTables bool) (*dialects.Listing, error) {
 	command := c.CommandPath()
 	target, err := resolveAdminDSN(f, g, command)
 	if err != nil {
@@ -87,9 +118,11 @@ func listedLocks(ctx context.Context, f *Factory, g *GlobalOptions, c *cobra.Com
 		v, _ := c.Flags().GetString(name)
 		return v
 	}
-	tables, err := adminTables(flag("table"), flag("preset"), target, command)
-	if err != nil {
-		return nil, err
+	var tables []dialects.Table
+	if ownTables {
+		if tables, err = adminTables(flag("table"), flag("preset"), target, command); err != nil {
+			return nil, err
+		}
 	}
 	ns, err := g.namespace(command, target)
 	if err != nil {
@@ -109,7 +142,7 @@ func listedLocks(ctx context.Context, f *Factory, g *GlobalOptions, c *cobra.Com
 		return nil, err
 	}
 	if ns != "" {
-		return dialects.ApplyNamespace(listing.Locks, ns), nil
+		listing.Locks = dialects.ApplyNamespace(listing.Locks, ns)
 	}
-	return listing.Locks, nil
+	return listing, nil
 }

@@ -11,15 +11,17 @@ import (
 
 // Lock names complete from the command's own database: every name it
 // lists (free ones too), in the command's namespace, for the first
-// positional argument or --name, and unlock's --owner with the owner of
-// the lock named; nothing, silently, when the database cannot be opened —
-// and a missing SQLite file is not created.
+// positional argument or --name (in the tables of --table/--preset),
+// unlock's --owner with the owner of the lock named, and --table with the
+// lock tables the database has; nothing, silently, when the database
+// cannot be opened — and a missing SQLite file is not created.
 func TestLockNameCompletion(t *testing.T) {
 	dir := t.TempDir()
 	db := "sqlite:" + filepath.Join(dir, "jobs.db")
 	for _, args := range [][]string{
 		{"--name", "nightly-report"}, {"--name", "nightly-backup"}, {"--name", "weekly", "--owner", "node-7:weekly"},
 		{"--namespace", "staging", "--name", "nightly-report"},
+		{"--preset", "shedlock", "--name", "shed-job"},
 	} {
 		r := runCmd(t, false, nil, append(append([]string{"run", "--dsn", db, "--create-table"}, args...), "--", "true")...)
 		if r.err != nil {
@@ -35,10 +37,14 @@ func TestLockNameCompletion(t *testing.T) {
 		{[]string{"unlock", "--dsn", db, "nightly-report", ""}, nil},
 		{[]string{"pause", "--dsn", db, "--namespace", "staging", ""}, []string{"nightly-report"}},
 		{[]string{"resume", "--dsn", db, "w"}, []string{"weekly"}},
-		{[]string{"locks", "history", "--dsn", db, ""}, []string{"nightly-backup", "nightly-report", "staging::nightly-report", "weekly"}},
+		{[]string{"locks", "history", "--dsn", db, ""}, []string{"nightly-backup", "nightly-report", "shed-job", "staging::nightly-report", "weekly"}},
 		{[]string{"locks", "ls", "--dsn", db, "--name", "st"}, []string{"staging::nightly-report"}},
 		{[]string{"run", "--dsn", db, "--name", "nightly-r"}, []string{"nightly-report"}},
 		{[]string{"unlock", "--dsn", db, "weekly", "--owner", ""}, []string{"node-7:weekly"}},
+		{[]string{"unlock", "--dsn", db, "--preset", "shedlock", "s"}, []string{"shed-job"}},
+		{[]string{"locks", "ls", "--dsn", db, "--table", ""}, []string{"schedlock", "shedlock"}},
+		{[]string{"pause", "nightly-report", "--dsn", db, "--table", "shed"}, []string{"shedlock"}},
+		{[]string{"run", "--dsn", db, "--table", "shedlock", "--table", ""}, []string{"schedlock", "shedlock"}},
 		{[]string{"unlock", "--dsn", db, "weekly", "--owner", "x"}, nil},
 		{[]string{"unlock", "--dsn", db, "--owner", ""}, nil},
 		{[]string{"unlock", "--dsn", "sqlite:" + missing, ""}, nil},

@@ -117,6 +117,7 @@ ran, even when it is empty.`,
 	}
 	fl := c.Flags()
 	fl.StringVar(&opts.Table, "table", "", "lock table to read, optionally schema.table (default: every known table that exists)")
+	_ = c.RegisterFlagCompletionFunc("table", lockTableCompletion(f, g))
 	fl.StringVar(&opts.Preset, "preset", "", "table layout: "+strings.Join(dialects.AdminPresets(), ", ")+" (default: from the table name or its columns)")
 	fl.StringArrayVar(&opts.Names, "name", nil, "show only locks whose name matches this glob (*, ?, [...]; repeatable)")
 	_ = c.RegisterFlagCompletionFunc("name", lockNameCompletion(f, g, false))

@@ -64,6 +64,7 @@ error (also when the run table does not exist).`,
 	}
 	fl := c.Flags()
 	fl.StringVar(&opts.Table, "table", "", "native lock table, optionally schema.table (default schedlock); its runs are in TABLE_runs")
+	_ = c.RegisterFlagCompletionFunc("table", lockTableCompletion(f, g))
 	fl.IntVar(&opts.Limit, "limit", DefaultHistoryLimit, "list at most this many runs")
 	return c
 }

@@ -147,6 +147,7 @@ func pauseArgs(c *cobra.Command, args []string) error {
 func addPauseTableFlags(c *cobra.Command, opts *PauseOptions) {
 	fl := c.Flags()
 	fl.StringVar(&opts.Table, "table", "", "lock table, optionally schema.table (default: the known table that has NAME)")
+	_ = c.RegisterFlagCompletionFunc("table", lockTableCompletion(opts.Factory, opts.Global))
 	fl.StringVar(&opts.Preset, "preset", "", "table layout: "+strings.Join(dialects.Presets(), ", ")+" (default: from the table name or its columns)")
 	fl.BoolVarP(&opts.Yes, "yes", "y", false, "do not ask for confirmation")
 	fl.BoolVar(&opts.DryRun, "dry-run", false, "show what would change and change nothing")

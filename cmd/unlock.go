@@ -136,6 +136,7 @@ neither --owner nor --force was given, is held by another owner than
 	}
 	fl := c.Flags()
 	fl.StringVar(&opts.Table, "table", "", "lock table, optionally schema.table (default: every known table that exists)")
+	_ = c.RegisterFlagCompletionFunc("table", lockTableCompletion(f, g))
 	fl.StringVar(&opts.Preset, "preset", "", "table layout: "+strings.Join(dialects.AdminPresets(), ", ")+" (default: from the table name or its columns)")
 	fl.StringVar(&opts.Owner, "owner", "", "release a live lock only while this owner holds it")
 	_ = c.RegisterFlagCompletionFunc("owner", lockOwnerCompletion(f, g))
