@@ -21,7 +21,9 @@ const nameCompletionTimeout = 3 * time.Second
 // command's namespace, that begin with what is typed. positional
 // completes the first argument only. See listedLocks for how it connects.
 func lockNameCompletion(f *Factory, g *GlobalOptions, positional bool) cobra.CompletionFunc {
-	names := listedCompletion(f, g, true, func(_ []string, e dialects.LockEntry) string { return e.Name })
+	names := listedCompletion(f, g, true, func(_ []string, l *dialects.Listing) []string {
+		return lockValues(l, func(e dialects.LockEntry) string { return e.Name })
+	})
 	return func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		if positional && len(args) > 0 {
 			return nil, cobra.ShellCompDirectiveNoFileComp
@@ -33,11 +35,13 @@ func lockNameCompletion(f *Factory, g *GlobalOptions, positional bool) cobra.Com
 // lockOwnerCompletion completes unlock's --owner with the owner the
 // database lists for the lock NAME names (the first argument).
 func lockOwnerCompletion(f *Factory, g *GlobalOptions) cobra.CompletionFunc {
-	owners := listedCompletion(f, g, true, func(args []string, e dialects.LockEntry) string {
-		if e.Name != args[0] {
-			return ""
-		}
-		return e.Owner
+	owners := listedCompletion(f, g, true, func(args []string, l *dialects.Listing) []string {
+		return lockValues(l, func(e dialects.LockEntry) string {
+			if e.Name != args[0] {
+				return ""
+			}
+			return e.Owner
+		})
 	})
 	return func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		if len(args) == 0 {
@@ -51,51 +55,45 @@ func lockOwnerCompletion(f *Factory, g *GlobalOptions) cobra.CompletionFunc {
 // command's database has (every known table that exists; a store's key
 // prefixes), whatever --table and --preset say.
 func lockTableCompletion(f *Factory, g *GlobalOptions) cobra.CompletionFunc {
-	return func(c *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		ctx, cancel := context.WithTimeout(context.Background(), nameCompletionTimeout)
-		defer cancel()
-		listing, err := listedLocks(ctx, f, g, c, false)
-		if err != nil {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-		var tables []string
-		for _, t := range listing.Tables {
+	return listedCompletion(f, g, false, func(_ []string, l *dialects.Listing) []string {
+		tables := make([]string, 0, len(l.Tables))
+		for _, t := range l.Tables {
 			tables = append(tables, t.Name)
 		}
-		return prefixed(tables, toComplete), cobra.ShellCompDirectiveNoFileComp
-	}
+		return tables
+	})
 }
 
-// listedCompletion offers, once each and in listing order, the non-empty
-// values pick takes from the locks the command's database lists (in the
-// tables of --table and --preset when ownTables), that begin with what is
-// typed.
-func listedCompletion(f *Factory, g *GlobalOptions, ownTables bool, pick func(args []string, e dialects.LockEntry) string) cobra.CompletionFunc {
+// listedCompletion offers, once each and in their order, the non-empty
+// values that values takes from what the command's database lists (in
+// the tables of --table and --preset when ownTables) and that begin with
+// what is typed.
+func listedCompletion(f *Factory, g *GlobalOptions, ownTables bool, values func(args []string, l *dialects.Listing) []string) cobra.CompletionFunc {
 	return func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		const none = cobra.ShellCompDirectiveNoFileComp
 		ctx, cancel := context.WithTimeout(context.Background(), nameCompletionTimeout)
 		defer cancel()
 		listing, err := listedLocks(ctx, f, g, c, ownTables)
 		if err != nil {
-			return nil, cobra.ShellCompDirectiveNoFileComp
+			return nil, none
 		}
-		values := make([]string, 0, len(listing.Locks))
-		for _, e := range listing.Locks {
-			values = append(values, pick(args, e))
+		seen := map[string]bool{}
+		var out []cobra.Completion
+		for _, v := range values(args, listing) {
+			if v != "" && !seen[v] && strings.HasPrefix(v, toComplete) {
+				seen[v] = true
+				out = append(out, v)
+			}
 		}
-		return prefixed(values, toComplete), cobra.ShellCompDirectiveNoFileComp
+		return out, none
 	}
 }
 
-// prefixed is values that begin with prefix, once each, in their order,
-// without the empty ones.
-func prefixed(values []string, prefix string) []cobra.Completion {
-	seen := map[string]bool{}
-	var out []cobra.Completion
-	for _, v := range values {
-		if v != "" && !seen[v] && strings.HasPrefix(v, prefix) {
-			seen[v] = true
-			out = append(out, v)
-		}
+// lockValues is pick of every lock of l.
+func lockValues(l *dialects.Listing, pick func(dialects.LockEntry) string) []string {
+	out := make([]string, 0, len(l.Locks))
+	for _, e := range l.Locks {
+		out = append(out, pick(e))
 	}
 	return out
 }
