@@ -19,9 +19,11 @@ const nameCompletionTimeout = 3 * time.Second
 // the command's database lists now (every row of the lock tables it finds,
 // free ones too, or those of --table/--preset; a store's keys), in the
 // command's namespace, that begin with what is typed. positional
-// completes the first argument only. See listedLocks for how it connects.
-func lockNameCompletion(f *Factory, g *GlobalOptions, positional bool) cobra.CompletionFunc {
-	names := listedCompletion(f, g, true, func(_ []string, l *dialects.Listing) []string {
+// completes the first argument only; preset, when set, is the only layout
+// the command reads (locks history: the native table). See listedLocks for
+// how it connects.
+func lockNameCompletion(f *Factory, g *GlobalOptions, positional bool, preset string) cobra.CompletionFunc {
+	names := listedCompletion(f, g, listScope{own: true, preset: preset}, func(_ []string, l *dialects.Listing) []string {
 		return lockValues(l, func(e dialects.LockEntry) string { return e.Name })
 	})
 	return func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
@@ -35,7 +37,7 @@ func lockNameCompletion(f *Factory, g *GlobalOptions, positional bool) cobra.Com
 // lockOwnerCompletion completes unlock's --owner with the owner the
 // database lists for the lock NAME names (the first argument).
 func lockOwnerCompletion(f *Factory, g *GlobalOptions) cobra.CompletionFunc {
-	owners := listedCompletion(f, g, true, func(args []string, l *dialects.Listing) []string {
+	owners := listedCompletion(f, g, listScope{own: true}, func(args []string, l *dialects.Listing) []string {
 		return lockValues(l, func(e dialects.LockEntry) string {
 			if e.Name != args[0] {
 				return ""
@@ -53,27 +55,37 @@ func lockOwnerCompletion(f *Factory, g *GlobalOptions) cobra.CompletionFunc {
 
 // lockTableCompletion completes --table with the lock tables the
 // command's database has (every known table that exists; a store's key
-// prefixes), whatever --table and --preset say.
-func lockTableCompletion(f *Factory, g *GlobalOptions) cobra.CompletionFunc {
-	return listedCompletion(f, g, false, func(_ []string, l *dialects.Listing) []string {
+// prefixes), whatever --table and --preset say; only those of preset when
+// it is set (locks history: native tables).
+func lockTableCompletion(f *Factory, g *GlobalOptions, preset string) cobra.CompletionFunc {
+	return listedCompletion(f, g, listScope{}, func(_ []string, l *dialects.Listing) []string {
 		tables := make([]string, 0, len(l.Tables))
 		for _, t := range l.Tables {
-			tables = append(tables, t.Name)
+			if preset == "" || t.Preset == preset {
+				tables = append(tables, t.Name)
+			}
 		}
 		return tables
 	})
 }
 
+// listScope is which tables a completion lists: every known table that
+// exists, or (own) those of the command's --table and --preset, preset
+// standing for a --preset the command does not take.
+type listScope struct {
+	own    bool
+	preset string
+}
+
 // listedCompletion offers, once each and in their order, the non-empty
 // values that values takes from what the command's database lists (in
-// the tables of --table and --preset when ownTables) and that begin with
-// what is typed.
-func listedCompletion(f *Factory, g *GlobalOptions, ownTables bool, values func(args []string, l *dialects.Listing) []string) cobra.CompletionFunc {
+// the tables of scope) and that begin with what is typed.
+func listedCompletion(f *Factory, g *GlobalOptions, scope listScope, values func(args []string, l *dialects.Listing) []string) cobra.CompletionFunc {
 	return func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		const none = cobra.ShellCompDirectiveNoFileComp
 		ctx, cancel := context.WithTimeout(context.Background(), nameCompletionTimeout)
 		defer cancel()
-		listing, err := listedLocks(ctx, f, g, c, ownTables)
+		listing, err := listedLocks(ctx, f, g, c, scope)
 		if err != nil {
 			return nil, none
 		}
@@ -98,15 +110,14 @@ func lockValues(l *dialects.Listing, pick func(dialects.LockEntry) string) []str
 	return out
 }
 
-// listedLocks lists the locks of c's database, in the tables of c's
-// --table and --preset when ownTables, else in every known table that
-// exists: in c's namespace, that namespace's with their names without it;
+// listedLocks lists the locks of c's database in the tables of scope: in
+// c's namespace, that namespace's with their names without it;
 // else every lock with its stored name (NS::NAME included), as the command
 // reads a name. It connects as the command would (--dsn, --dsn-file,
 // $SCHEDLOCK_DSN, …); the caller offers nothing when it fails or ctx ends
 // (nameCompletionTimeout), so completion prints no error and never hangs
 // on a database.
-func listedLocks(ctx context.Context, f *Factory, g *GlobalOptions, c *cobra.Command, ownTables bool) (*dialects.Listing, error) {
+func listedLocks(ctx context.Context, f *Factory, g *GlobalOptions, c *cobra.Command, scope listScope) (*dialects.Listing, error) {
 	command := c.CommandPath()
 	target, err := resolveAdminDSN(f, g, command)
 	if err != nil {
@@ -117,8 +128,8 @@ func listedLocks(ctx context.Context, f *Factory, g *GlobalOptions, c *cobra.Com
 		return v
 	}
 	var tables []dialects.Table
-	if ownTables {
-		if tables, err = adminTables(flag("table"), flag("preset"), target, command); err != nil {
+	if scope.own {
+		if tables, err = adminTables(flag("table"), firstNonEmpty(scope.preset, flag("preset")), target, command); err != nil {
 			return nil, err
 		}
 	}

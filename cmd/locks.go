@@ -117,10 +117,10 @@ ran, even when it is empty.`,
 	}
 	fl := c.Flags()
 	fl.StringVar(&opts.Table, "table", "", "lock table to read, optionally schema.table (default: every known table that exists)")
-	_ = c.RegisterFlagCompletionFunc("table", lockTableCompletion(f, g))
+	_ = c.RegisterFlagCompletionFunc("table", lockTableCompletion(f, g, ""))
 	fl.StringVar(&opts.Preset, "preset", "", "table layout: "+strings.Join(dialects.AdminPresets(), ", ")+" (default: from the table name or its columns)")
 	fl.StringArrayVar(&opts.Names, "name", nil, "show only locks whose name matches this glob (*, ?, [...]; repeatable)")
-	_ = c.RegisterFlagCompletionFunc("name", lockNameCompletion(f, g, false))
+	_ = c.RegisterFlagCompletionFunc("name", lockNameCompletion(f, g, false, ""))
 	fl.StringSliceVar(&opts.States, "state", nil, "show only these states: held, waiting, expired, stale, free (comma-separated or repeated)")
 	fl.BoolVar(&opts.All, "all", false, "include free locks")
 	fl.StringVar(&opts.Strategy, "strategy", "", "only table locks (table) or only session locks (session) (default: both)")

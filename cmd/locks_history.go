@@ -52,7 +52,7 @@ error (also when the run table does not exist).`,
   schedlock locks history nightly-report --limit 5 -o json
   schedlock locks history invoices --table jobs.locks`,
 		Args:              pauseArgs,
-		ValidArgsFunction: lockNameCompletion(f, g, true),
+		ValidArgsFunction: lockNameCompletion(f, g, true, dialects.PresetSchedlock),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Command = c.CommandPath()
 			opts.Name = args[0]
@@ -64,7 +64,7 @@ error (also when the run table does not exist).`,
 	}
 	fl := c.Flags()
 	fl.StringVar(&opts.Table, "table", "", "native lock table, optionally schema.table (default schedlock); its runs are in TABLE_runs")
-	_ = c.RegisterFlagCompletionFunc("table", lockTableCompletion(f, g))
+	_ = c.RegisterFlagCompletionFunc("table", lockTableCompletion(f, g, dialects.PresetSchedlock))
 	fl.IntVar(&opts.Limit, "limit", DefaultHistoryLimit, "list at most this many runs")
 	return c
 }

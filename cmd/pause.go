@@ -85,7 +85,7 @@ confirmation, 3 NAME has no row (without --create) or its job is running,
   # What would change
   schedlock pause nightly-report --for 2h --dry-run`,
 		Args:              pauseArgs,
-		ValidArgsFunction: lockNameCompletion(f, g, true),
+		ValidArgsFunction: lockNameCompletion(f, g, true, ""),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Command = c.CommandPath()
 			opts.Name = args[0]
@@ -123,7 +123,7 @@ confirmation, 3 NAME is not paused, 130 declined or interrupted.`,
 		Example: `  schedlock resume nightly-report --yes
   schedlock resume cleanup --preset shedlock --dry-run`,
 		Args:              pauseArgs,
-		ValidArgsFunction: lockNameCompletion(f, g, true),
+		ValidArgsFunction: lockNameCompletion(f, g, true, ""),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Command = c.CommandPath()
 			opts.Name = args[0]
@@ -147,7 +147,7 @@ func pauseArgs(c *cobra.Command, args []string) error {
 func addPauseTableFlags(c *cobra.Command, opts *PauseOptions) {
 	fl := c.Flags()
 	fl.StringVar(&opts.Table, "table", "", "lock table, optionally schema.table (default: the known table that has NAME)")
-	_ = c.RegisterFlagCompletionFunc("table", lockTableCompletion(opts.Factory, opts.Global))
+	_ = c.RegisterFlagCompletionFunc("table", lockTableCompletion(opts.Factory, opts.Global, ""))
 	fl.StringVar(&opts.Preset, "preset", "", "table layout: "+strings.Join(dialects.Presets(), ", ")+" (default: from the table name or its columns)")
 	fl.BoolVarP(&opts.Yes, "yes", "y", false, "do not ask for confirmation")
 	fl.BoolVar(&opts.DryRun, "dry-run", false, "show what would change and change nothing")

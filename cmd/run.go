@@ -171,11 +171,11 @@ is 30s plus --wait, so a frozen database cannot hold a cron slot for ever
 	// "--": its own flags must never be taken for schedlock's.
 	fl.SetInterspersed(false)
 	fl.StringVar(&opts.Name, "name", "", "lock name (required), e.g. nightly-report")
-	_ = c.RegisterFlagCompletionFunc("name", lockNameCompletion(f, g, false))
+	_ = c.RegisterFlagCompletionFunc("name", lockNameCompletion(f, g, false, ""))
 	fl.StringVar(&opts.Strategy, "strategy", "", "session or table (default: what the database recommends)")
 	fl.StringVar(&opts.Preset, "preset", "", "lock-table layout: "+strings.Join(dialects.Presets(), ", ")+" (table strategy; default schedlock)")
 	fl.StringVar(&opts.Table, "table", "", "lock table name, optionally schema.table (table strategy; default the preset's)")
-	_ = c.RegisterFlagCompletionFunc("table", lockTableCompletion(f, g))
+	_ = c.RegisterFlagCompletionFunc("table", lockTableCompletion(f, g, ""))
 	fl.BoolVar(&opts.CreateTable, "create-table", false, "create the lock table if it does not exist (table strategy)")
 	fl.DurationVar(&opts.AtMost, "at-most", dialects.DefaultAtMost, "lease length: how long a crashed holder keeps the lock; refreshed every third of it (table strategy)")
 	fl.DurationVar(&opts.AtLeast, "at-least", 0, "keep the lock at least this long after it was taken, even when COMMAND ends sooner")

@@ -110,7 +110,7 @@ neither --owner nor --force was given, is held by another owner than
 
   # A migration tool's advisory lock, known only by its key (see locks ls)
   schedlock unlock --key 3888200822 --dsn 'postgres://ops@db1/jobs' --kill-session`,
-		ValidArgsFunction: lockNameCompletion(f, g, true),
+		ValidArgsFunction: lockNameCompletion(f, g, true, ""),
 		Args: func(c *cobra.Command, args []string) error {
 			if opts.Key != "" {
 				return keyArgs(c, args)
@@ -136,7 +136,7 @@ neither --owner nor --force was given, is held by another owner than
 	}
 	fl := c.Flags()
 	fl.StringVar(&opts.Table, "table", "", "lock table, optionally schema.table (default: every known table that exists)")
-	_ = c.RegisterFlagCompletionFunc("table", lockTableCompletion(f, g))
+	_ = c.RegisterFlagCompletionFunc("table", lockTableCompletion(f, g, ""))
 	fl.StringVar(&opts.Preset, "preset", "", "table layout: "+strings.Join(dialects.AdminPresets(), ", ")+" (default: from the table name or its columns)")
 	fl.StringVar(&opts.Owner, "owner", "", "release a live lock only while this owner holds it")
 	_ = c.RegisterFlagCompletionFunc("owner", lockOwnerCompletion(f, g))
