@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
+
+	"github.com/schedlock/schedlock/internal/testnet"
 )
 
 // Lock names complete from the command's own database: every name it
@@ -49,7 +51,7 @@ func TestLockNameCompletion(t *testing.T) {
 		{[]string{"unlock", "--dsn", db, "weekly", "--owner", "x"}, nil},
 		{[]string{"unlock", "--dsn", db, "--owner", ""}, nil},
 		{[]string{"unlock", "--dsn", "sqlite:" + missing, ""}, nil},
-		{[]string{"unlock", "--dsn", "redis://" + closedAddr(t) + "/0", ""}, nil},
+		{[]string{"unlock", "--dsn", "redis://" + testnet.FreeAddr(t) + "/0", ""}, nil},
 	}
 	for _, tc := range cases {
 		got, directive := complete(t, tc.args...)

@@ -18,6 +18,7 @@ import (
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/internal/fakesql"
 	"github.com/schedlock/schedlock/internal/output"
+	"github.com/schedlock/schedlock/internal/testnet"
 )
 
 var updateDetect = flag.Bool("update-detect", false, "rewrite cmd/testdata/detect*.golden")
@@ -371,7 +372,7 @@ func TestDetectUsageErrors(t *testing.T) {
 }
 
 func TestDetectUnreachableIsRuntimeError(t *testing.T) {
-	r := runCmd(t, false, nil, "detect", "--dsn", "postgres://app:"+url.QueryEscape(secret)+"@"+closedAddr(t)+"/jobs?sslmode=disable")
+	r := runCmd(t, false, nil, "detect", "--dsn", "postgres://app:"+url.QueryEscape(secret)+"@"+testnet.FreeAddr(t)+"/jobs?sslmode=disable")
 	var usage *UsageError
 	if r.err == nil || errors.As(r.err, &usage) {
 		t.Fatalf("err = %v, want a runtime error (exit 1)", r.err)

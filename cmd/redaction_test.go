@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"net"
 	"net/url"
 	"os"
 	"strings"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/schedlock/schedlock/checks"
 	"github.com/schedlock/schedlock/internal/dsn"
+	"github.com/schedlock/schedlock/internal/testnet"
 )
 
 // secret is a password no output may show, in any of its spellings.
@@ -34,22 +34,12 @@ func assertRunHidden(t *testing.T, r result) {
 	}
 }
 
-func closedAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
 // TestPasswordNeverShownOnErrors feeds DSNs carrying the password through
 // every failure path the command has, on a terminal and piped, quiet and
 // verbose, from the flag and from the environment.
 func TestPasswordNeverShownOnErrors(t *testing.T) {
 	esc := url.QueryEscape(secret)
-	closed := closedAddr(t)
+	closed := testnet.FreeAddr(t)
 	dsns := map[string]string{
 		"unknown scheme":          "nosuch://app:" + esc + "@db1/jobs",
 		"unsupported database":    "clickhouse://app:" + esc + "@db1/jobs",

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
+	"github.com/schedlock/schedlock/internal/testnet"
 )
 
 // liveRedis is the throwaway Redis of the tests, or a skip without one.
@@ -41,12 +42,7 @@ func restartableRedis(t *testing.T, args ...string) (addr string, restart func()
 	if err != nil {
 		t.Fatalf("this test needs redis-server: %v", err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr = ln.Addr().String()
-	_ = ln.Close()
+	addr = testnet.FreeAddr(t)
 	_, port, _ := net.SplitHostPort(addr)
 	dir := t.TempDir()
 	var cmd *exec.Cmd
@@ -214,7 +210,7 @@ func TestRedisBadInput(t *testing.T) {
 		name, dsn, want string
 		code            int
 	}{
-		{"unreachable", "redis://:" + esc + "@" + closedAddr(t) + "/0", "cannot connect to redis", CodeError},
+		{"unreachable", "redis://:" + esc + "@" + testnet.FreeAddr(t) + "/0", "cannot connect to redis", CodeError},
 		{"auth refused", "redis://:" + esc + "@" + authed + "/0", "WRONGPASS", CodeError},
 		{"no password", "redis://" + authed + "/0", "requires a password", CodeError},
 		{"read-only replica", "redis://:" + esc + "@" + replica + "/0", "read-only replica", CodeError},

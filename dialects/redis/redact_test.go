@@ -2,23 +2,18 @@ package redis
 
 import (
 	"context"
-	"net"
 	"strings"
 	"testing"
 
 	"github.com/schedlock/schedlock/internal/dsn"
+	"github.com/schedlock/schedlock/internal/testnet"
 )
 
 // Redis URLs of every form keep the password out of the redacted DSN and
 // of the connect error.
 func TestRedisDSNRedaction(t *testing.T) {
 	const secret = "s3cr3t-pw"
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closed := ln.Addr().String()
-	_ = ln.Close()
+	closed := testnet.FreeAddr(t)
 	for i, raw := range []string{
 		"redis://:" + secret + "@" + closed + "/0",
 		"rediss://app:" + secret + "@" + closed + "/1",

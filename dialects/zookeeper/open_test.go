@@ -3,7 +3,6 @@ package zookeeper_test
 import (
 	"context"
 	"errors"
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -12,26 +11,15 @@ import (
 	"github.com/schedlock/schedlock/dialects/zookeeper"
 	"github.com/schedlock/schedlock/internal/dsn"
 	"github.com/schedlock/schedlock/internal/tcpproxy"
+	"github.com/schedlock/schedlock/internal/testnet"
 )
-
-// closedPort is a loopback port nothing listens on.
-func closedPort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	_ = ln.Close()
-	return addr
-}
 
 // An ensemble that refuses every connection is one line through the DSN
 // layer (what `schedlock … --dsn zk://…` prints): where, why, what to
 // check, and no password; it comes after a few refused dials, not after
 // a timeout.
 func TestOpenUnreachable(t *testing.T) {
-	raw := "zk://app:Secret-Pw-9@" + closedPort(t) + "," + closedPort(t) + "/jobs"
+	raw := "zk://app:Secret-Pw-9@" + testnet.FreeAddr(t) + "," + testnet.FreeAddr(t) + "/jobs"
 	d, err := dsn.Parse(raw)
 	if err != nil {
 		t.Fatal(err)

@@ -14,24 +14,13 @@ import (
 	"github.com/schedlock/schedlock/dialects"
 	_ "github.com/schedlock/schedlock/dialects/mysql"
 	_ "github.com/schedlock/schedlock/dialects/postgres"
+	"github.com/schedlock/schedlock/internal/testnet"
 )
 
 const testPassword = "s3cr3t-P@ss"
 
 // escapedPassword is testPassword as written in a URL.
 var escapedPassword = url.QueryEscape(testPassword)
-
-// closedPort returns a loopback port nothing listens on.
-func closedPort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
-}
 
 func TestConnectSQLite(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "locks.db")
@@ -67,7 +56,7 @@ func TestConnectSQLiteMissingDirectory(t *testing.T) {
 func TestConnectRefused(t *testing.T) {
 	for _, scheme := range []string{"postgres", "mysql"} {
 		t.Run(scheme, func(t *testing.T) {
-			addr := closedPort(t)
+			addr := testnet.FreeAddr(t)
 			d, err := Parse(scheme + "://app:" + escapedPassword + "@" + addr + "/jobs")
 			if err != nil {
 				t.Fatal(err)
@@ -120,7 +109,7 @@ func TestConnectTimeout(t *testing.T) {
 }
 
 func TestConnectCancelled(t *testing.T) {
-	d, err := Parse("postgres://app@" + closedPort(t) + "/jobs")
+	d, err := Parse("postgres://app@" + testnet.FreeAddr(t) + "/jobs")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,9 +8,10 @@ import (
 	"testing"
 )
 
-// FreeAddr is a 127.0.0.1:port whose port was free a moment ago (a server
-// started on it may still lose it to another process; the tests that
-// start servers say so when that happens).
+// FreeAddr is a 127.0.0.1:port whose port was free a moment ago and that
+// nothing listens on: for a server a test starts (which may still lose the
+// port to another process; the tests that start servers say so when that
+// happens), or for a connection that is refused.
 func FreeAddr(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
