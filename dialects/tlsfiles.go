@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"os"
+	"strings"
 )
 
 // TLSFiles are the files a TLS DSN may name (etcds://, rediss://): the CA
@@ -51,4 +52,13 @@ func (f TLSFiles) Apply(t *tls.Config) (*tls.Config, error) {
 		t.Certificates = []tls.Certificate{cert}
 	}
 	return t, nil
+}
+
+// ClientCertRefused reports a TLS handshake the server ended because of
+// the client's certificate — none given ("certificate required") or one
+// its CA did not sign ("bad certificate") — where the fix is a client
+// certificate (Cert, Key), not the CA.
+func ClientCertRefused(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "certificate required") || strings.Contains(msg, "bad certificate")
 }

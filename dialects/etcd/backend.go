@@ -233,11 +233,10 @@ func connectHint(err error) string {
 	case isAuthError(err):
 		return "check the user name and password of the DSN"
 	case errors.As(err, &none) && none.tlsErr != nil:
-		msg := none.tlsErr.Error()
 		switch {
-		case strings.Contains(msg, "certificate required"), strings.Contains(msg, "bad certificate"):
+		case dialects.ClientCertRefused(none.tlsErr):
 			return "this etcd asks for a client certificate its CA signed: add cert=/path/client.pem&key=/path/client-key.pem to the etcds:// DSN"
-		case strings.Contains(msg, "does not look like a TLS handshake"):
+		case strings.Contains(none.tlsErr.Error(), "does not look like a TLS handshake"):
 			return "that port does not speak TLS: use etcd:// for it"
 		}
 		return "the member's certificate is not trusted here: name its CA (cacert=/path/ca.pem), and connect by a name or address the certificate holds (or server-name=)"

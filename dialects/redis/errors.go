@@ -62,7 +62,7 @@ func connectHint(err error) string {
 		return "this Redis requires a password: give it in the URL, redis://:PASSWORD@host:6379/0 (or user:PASSWORD@ with ACLs)"
 	case isAuth(err):
 		return "the user or password in the URL is wrong, or the ACL user may not log in"
-	case strings.Contains(err.Error(), "certificate required"), strings.Contains(err.Error(), "bad certificate"):
+	case dialects.ClientCertRefused(err):
 		return "this Redis asks for a client certificate its CA signed: add cert=/path/client.pem&key=/path/client-key.pem to the rediss:// URL"
 	case isTLS(err):
 		return "the server's certificate is not trusted here: name its CA in the rediss:// URL (cacert=/path/ca.pem), and connect by a name or address the certificate holds"
