@@ -43,6 +43,19 @@ func (e *LeaseEnd) Start(until time.Time, expired func(until time.Time, lastRefr
 	e.until, e.expired = until, expired
 }
 
+// ExpiredLease is the expiry error of Start for the lease of lock name in
+// dialect's backend: an ErrLeaseLost saying when it expired and, if one
+// failed, the last refresh's error.
+func ExpiredLease(dialect, name string) func(until time.Time, lastRefresh error) error {
+	return func(until time.Time, lastRefresh error) error {
+		why := "without a refresh"
+		if lastRefresh != nil {
+			why = fmt.Sprintf("without a refresh; the last refresh failed: %v", lastRefresh)
+		}
+		return Wrap(dialect, "lease", fmt.Errorf("%w: lease of lock %q expired at %s %s", ErrLeaseLost, name, FormatTime(until), why))
+	}
+}
+
 // Until is when the lease ends unless extended.
 func (e *LeaseEnd) Until() time.Time {
 	e.mu.Lock()

@@ -47,14 +47,7 @@ func (l *Locker) newLease(name, stored, owner string, token int64, opts dialects
 
 // start begins the lease's clock: it ends at until unless refreshed.
 func (s *lease) start(until time.Time) {
-	s.Start(until, func(until time.Time, lastRefresh error) error {
-		why := "without a refresh"
-		if lastRefresh != nil {
-			why = fmt.Sprintf("without a refresh; the last refresh failed: %v", lastRefresh)
-		}
-		return dialects.Wrap(s.dialect(), "lease", fmt.Errorf("%w: lease of lock %q expired at %s %s",
-			dialects.ErrLeaseLost, s.name, dialects.FormatTime(until), why))
-	})
+	s.Start(until, dialects.ExpiredLease(s.dialect(), s.name))
 }
 
 func (s *lease) Name() string  { return s.name }

@@ -41,18 +41,8 @@ var _ dialects.RefreshFailure = (*lease)(nil)
 func (l *Locker) newLease(name string, keys []string, opts dialects.Options, handle bool, until time.Time) *lease {
 	s := &lease{locker: l, name: name, keys: keys, owner: opts.Owner,
 		atMost: opts.AtMost, atLeast: opts.AtLeast, handle: handle}
-	s.Start(until, s.expired)
+	s.Start(until, dialects.ExpiredLease(Name, name))
 	return s
-}
-
-// expired is the error of a lease that reached its Until.
-func (s *lease) expired(until time.Time, lastRefresh error) error {
-	why := "without a refresh"
-	if lastRefresh != nil {
-		why = fmt.Sprintf("without a refresh; the last refresh failed: %v", lastRefresh)
-	}
-	return dialects.Wrap(Name, "lease", fmt.Errorf("%w: lease of lock %q expired at %s %s",
-		dialects.ErrLeaseLost, s.name, dialects.FormatTime(until), why))
 }
 
 func (s *lease) Name() string  { return s.name }
