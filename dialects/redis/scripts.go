@@ -21,12 +21,14 @@ end
 // is a string "<token> <locked_at ms> <owner>" (see parseNativeValue),
 // set with PX only when the key is absent. Reply: the value written, when
 // taken; {value, pttl ms} when held (nothing written then).
-var acquireNative = goredis.NewScript(luaNow + `
+var acquireNative = goredis.NewScript(acquireNativeLua)
+
+const acquireNativeLua = luaNow + `
 if redis.call('EXISTS', KEYS[1]) == 1 then return {redis.call('GET', KEYS[1]), redis.call('PTTL', KEYS[1])} end
 local v = string.format('%d %d %s', redis.call('INCR', KEYS[2]), now_ms(), ARGV[1])
 redis.call('SET', KEYS[1], v, 'PX', ARGV[2])
 return v
-`)
+`
 
 // refreshExact is the refresh of a lease this process acquired, on
 // either layout: KEYS lock; ARGV the exact value the acquire wrote,
