@@ -36,6 +36,7 @@ const fourLetterTimeout = 2 * time.Second
 func (b *Backend) detect(ctx context.Context) dialects.Info {
 	info := dialects.Info{Dialect: Name, Product: Product}
 	f := &facts{}
+	var built string
 	for _, s := range b.cfg.Servers {
 		out, err := fourLetterWord(ctx, s, "srvr")
 		if err != nil {
@@ -46,8 +47,7 @@ func (b *Backend) detect(ctx context.Context) dialects.Info {
 			continue
 		}
 		if info.Version == "" {
-			info.Version = version
-			info.Banner = strings.SplitN(strings.TrimSpace(out), "\n", 2)[0]
+			info.Version, built = version, builtOn(out)
 		}
 		if mode != "" {
 			f.modes = append(f.modes, mode)
@@ -69,8 +69,37 @@ func (b *Backend) detect(ctx context.Context) dialects.Info {
 	case len(f.modes) > 0:
 		info.Mode = "ensemble (" + strings.Join(f.modes, ", ") + ")"
 	}
+	if info.Version != "" {
+		info.Banner = banner(info.Version, info.Mode, built)
+	}
 	info.Facts = f
 	return info
+}
+
+// banner is detect's product line: "ZooKeeper 3.8.4, ensemble of 3,
+// built on 2024-02-12 22:16 UTC" (mode and build date when known). The
+// srvr line itself is not shown: its build hash is often a packager's
+// unexpanded placeholder ("3.8.0-${mvngit.commit.id}").
+func banner(version, mode, built string) string {
+	b := "ZooKeeper " + version
+	if mode != "" {
+		b += ", " + mode
+	}
+	if built != "" {
+		b += ", built on " + built
+	}
+	return b
+}
+
+// builtOn is the build date of a srvr answer ("2024-02-12 22:16 UTC"),
+// or "".
+func builtOn(out string) string {
+	line, _, _ := strings.Cut(out, "\n")
+	_, built, ok := strings.Cut(line, ", built on ")
+	if !ok || !strings.HasPrefix(line, "Zookeeper version: ") {
+		return ""
+	}
+	return strings.TrimSpace(built)
 }
 
 // parseSrvr reads the version ("3.8.4") and mode ("standalone",

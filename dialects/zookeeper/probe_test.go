@@ -13,6 +13,12 @@ func TestParseSrvr(t *testing.T) {
 	if v, m := parseSrvr(out); v != "3.8.4" || m != "follower" {
 		t.Errorf("parseSrvr = %q, %q", v, m)
 	}
+	if b := banner("3.8.4", "ensemble of 3", builtOn(out)); b != "ZooKeeper 3.8.4, ensemble of 3, built on 2024-02-12 22:16 UTC" {
+		t.Errorf("banner = %q", b)
+	}
+	if b := banner("3.8.0", "standalone", builtOn("Zookeeper version: 3.8.0-${mvngit.commit.id}\n")); b != "ZooKeeper 3.8.0, standalone" {
+		t.Errorf("banner without a build date = %q", b)
+	}
 	if v, m := parseSrvr("srvr is not executed because it is not in the whitelist.\n"); v != "" || m != "" {
 		t.Errorf("refused srvr parsed as %q, %q", v, m)
 	}
