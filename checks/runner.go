@@ -168,7 +168,8 @@ func runGuarded(ctx context.Context, c Check, env *Env) (detail string, err erro
 // Cleanup drops the tables this run created and returns one result per
 // table the run used: pass when dropped, warn when the table had to be left
 // behind (the locker cannot drop tables, or the drop failed), pass with a
-// note for tables that existed before and were kept.
+// note for tables the run did not create (they existed, or a store's key
+// prefix needs no creating), which are kept.
 func (r *Runner) Cleanup(ctx context.Context) []Result {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
@@ -193,7 +194,7 @@ func cleanTable(ctx context.Context, label string, ts *tableState) Result {
 	defer func() { res.Duration = time.Since(start) }()
 	if !ts.created {
 		res.Status = StatusPass
-		res.Detail = fmt.Sprintf("table %s existed before the run and was kept; the run's rows in it are released", table)
+		res.Detail = fmt.Sprintf("table %s was kept: this run did not create it (it existed before, or, as a store's key prefix, needs no creating); the run's locks in it are released", table)
 		return res
 	}
 	dropper, ok := ts.locker.(dialects.TableDropper)
