@@ -298,20 +298,20 @@ func capabilityDetail(c dialects.Capability) string {
 	return c.Detail + "; fix: " + c.Remedy
 }
 
-// statusColours are the ANSI colours of capability statuses on a terminal.
-var statusColours = map[dialects.CapabilityStatus]string{
-	dialects.StatusYes:     "\x1b[32m",
-	dialects.StatusNo:      "\x1b[31m",
-	dialects.StatusStub:    "\x1b[31;1m",
-	dialects.StatusUnknown: "\x1b[33m",
+// statusColours are the colours of capability statuses on a terminal.
+var statusColours = map[dialects.CapabilityStatus]*output.Colour{
+	dialects.StatusYes:     output.Green,
+	dialects.StatusNo:      output.Red,
+	dialects.StatusStub:    output.BoldRed,
+	dialects.StatusUnknown: output.Yellow,
 }
 
-func statusCell(s dialects.CapabilityStatus, color bool) string {
+func statusCell(s dialects.CapabilityStatus, on bool) string {
 	if s == "" {
 		s = dialects.StatusUnknown
 	}
-	if code, ok := statusColours[s]; ok && color {
-		return code + string(s) + "\x1b[0m"
+	if c, ok := statusColours[s]; ok {
+		return output.Paint(on, c, string(s))
 	}
 	return string(s)
 }

@@ -523,17 +523,17 @@ func dash(s string) string {
 	return s
 }
 
-// ANSI colours of the states on a terminal.
-var stateColours = map[dialects.LockState]string{
-	dialects.StateHeld:    "\x1b[32m",
-	dialects.StateWaiting: "\x1b[33m",
-	dialects.StateExpired: "\x1b[31m",
-	dialects.StateStale:   "\x1b[31m",
+// stateColours are the colours of the states on a terminal.
+var stateColours = map[dialects.LockState]*output.Colour{
+	dialects.StateHeld:    output.Green,
+	dialects.StateWaiting: output.Yellow,
+	dialects.StateExpired: output.Red,
+	dialects.StateStale:   output.Red,
 }
 
-func stateCell(s dialects.LockState, color bool) string {
-	if code, ok := stateColours[s]; ok && color {
-		return code + string(s) + "\x1b[0m"
+func stateCell(s dialects.LockState, on bool) string {
+	if c, ok := stateColours[s]; ok {
+		return output.Paint(on, c, string(s))
 	}
 	return string(s)
 }

@@ -1,25 +1,41 @@
 package output
 
-import "regexp"
+import (
+	"regexp"
 
-// ANSI colours for status words on a terminal.
-const (
-	ansiReset  = "\x1b[0m"
-	ansiRed    = "\x1b[31m"
-	ansiGreen  = "\x1b[32m"
-	ansiYellow = "\x1b[33m"
-	ansiBold   = "\x1b[1m"
+	"github.com/fatih/color"
 )
+
+// The colours of status words on a terminal (github.com/fatih/color, the
+// library tablewriter already brings in, instead of hand-written escape
+// codes). They are always enabled here: whether to colour at all is the
+// caller's decision (the on argument of Paint: a terminal, --color,
+// NO_COLOR), not fatih/color's own guess from os.Stdout.
+// Colour is one of them.
+type Colour = color.Color
+
+var (
+	Green   = enabled(color.FgGreen)
+	Yellow  = enabled(color.FgYellow)
+	Red     = enabled(color.FgRed)
+	BoldRed = enabled(color.FgRed, color.Bold)
+)
+
+func enabled(attrs ...color.Attribute) *color.Color {
+	c := color.New(attrs...)
+	c.EnableColor()
+	return c
+}
 
 var ansiRE = regexp.MustCompile(`\x1b\[[0-9;]*m`)
 
 // StripANSI removes ANSI colour sequences.
 func StripANSI(s string) string { return ansiRE.ReplaceAllString(s, "") }
 
-// paint wraps s in colour code when on is true.
-func paint(on bool, code, s string) string {
+// Paint is s in colour c when on is true (and s is not empty), else s.
+func Paint(on bool, c *Colour, s string) string {
 	if !on || s == "" {
 		return s
 	}
-	return code + s + ansiReset
+	return c.Sprint(s)
 }

@@ -121,11 +121,11 @@ func strategyLabel(s string) string {
 func statusText(s checks.Status, color bool) string {
 	switch s {
 	case checks.StatusPass:
-		return paint(color, ansiGreen, string(s))
+		return Paint(color, Green, string(s))
 	case checks.StatusFail:
-		return paint(color, ansiRed+ansiBold, string(s))
+		return Paint(color, BoldRed, string(s))
 	case checks.StatusWarn, checks.StatusSkip:
-		return paint(color, ansiYellow, string(s))
+		return Paint(color, Yellow, string(s))
 	}
 	return string(s)
 }
