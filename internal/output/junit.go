@@ -7,53 +7,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jstemmer/go-junit-report/v2/junit"
+
 	"github.com/schedlock/schedlock/checks"
 )
-
-type junitSuites struct {
-	XMLName  xml.Name     `xml:"testsuites"`
-	Name     string       `xml:"name,attr"`
-	Tests    int          `xml:"tests,attr"`
-	Failures int          `xml:"failures,attr"`
-	Errors   int          `xml:"errors,attr"`
-	Skipped  int          `xml:"skipped,attr"`
-	Time     string       `xml:"time,attr"`
-	Suites   []junitSuite `xml:"testsuite"`
-}
-
-type junitSuite struct {
-	ID         int             `xml:"id,attr"`
-	Name       string          `xml:"name,attr"`
-	Timestamp  string          `xml:"timestamp,attr"`
-	Hostname   string          `xml:"hostname,attr"`
-	Tests      int             `xml:"tests,attr"`
-	Failures   int             `xml:"failures,attr"`
-	Errors     int             `xml:"errors,attr"`
-	Skipped    int             `xml:"skipped,attr"`
-	Time       string          `xml:"time,attr"`
-	Properties []junitProperty `xml:"properties>property"`
-	Cases      []junitCase     `xml:"testcase"`
-}
-
-type junitProperty struct {
-	Name  string `xml:"name,attr"`
-	Value string `xml:"value,attr"`
-}
-
-type junitCase struct {
-	Name      string        `xml:"name,attr"`
-	Classname string        `xml:"classname,attr"`
-	Time      string        `xml:"time,attr"`
-	Failure   *junitMessage `xml:"failure"`
-	Skipped   *junitMessage `xml:"skipped"`
-	SystemOut string        `xml:"system-out,omitempty"`
-}
-
-type junitMessage struct {
-	Message string `xml:"message,attr"`
-	Type    string `xml:"type,attr,omitempty"`
-	Text    string `xml:",chardata"`
-}
 
 // suiteName names the testsuite of a strategy; checks with no strategy are
 // the "probes".
@@ -87,66 +44,55 @@ func writeReportJUnit(w io.Writer, r *checks.Report, hostname string) error {
 		start = time.Now()
 	}
 	var before time.Duration // run time of the checks before the current one
-	doc := junitSuites{Name: "schedlock selfcheck", Time: seconds(r.Elapsed), Suites: []junitSuite{}}
-	index := map[string]int{}
-	props := []junitProperty{
-		{Name: "target", Value: r.Target},
-		{Name: "database", Value: DescribeDatabase(r.Info)},
-		{Name: "dialect", Value: r.Info.Dialect},
-		{Name: "product", Value: r.Info.Product},
-		{Name: "version", Value: r.Info.Version},
-	}
-	var suiteTime = map[string]time.Duration{}
+	doc := junit.Testsuites{Name: "schedlock selfcheck", Time: seconds(r.Elapsed)}
+	var suites []*junit.Testsuite
+	index := map[string]*junit.Testsuite{}
+	suiteTime := map[string]time.Duration{}
 	for _, res := range r.Results {
 		name := suiteName(res.Strategy)
-		i, ok := index[name]
-		if !ok {
-			i = len(doc.Suites)
-			index[name] = i
-			doc.Suites = append(doc.Suites, junitSuite{ID: i, Name: name, Timestamp: start.Add(before).UTC().Format(junitTimeLayout), Hostname: hostname, Properties: props})
+		s := index[name]
+		if s == nil {
+			s = &junit.Testsuite{ID: len(suites), Name: name, Timestamp: start.Add(before).UTC().Format(junitTimeLayout), Hostname: hostname}
+			for _, p := range [][2]string{{"target", r.Target}, {"database", DescribeDatabase(r.Info)}, {"dialect", r.Info.Dialect}, {"product", r.Info.Product}, {"version", r.Info.Version}} {
+				s.AddProperty(p[0], p[1])
+			}
+			index[name] = s
+			suites = append(suites, s)
 		}
-		s := &doc.Suites[i]
-		c := junitCase{Name: res.ID + ": " + res.Title, Classname: name, Time: seconds(res.Duration)}
+		c := junit.Testcase{Name: res.ID + ": " + res.Title, Classname: name, Time: seconds(res.Duration)}
 		switch res.Status {
 		case checks.StatusFail:
 			text := res.Detail
 			if res.Remedy != "" {
 				text += "\nremedy: " + res.Remedy
 			}
-			c.Failure = &junitMessage{Message: firstLine(res.Detail), Type: "fail", Text: text}
-			s.Failures++
-			doc.Failures++
+			c.Failure = &junit.Result{Message: firstLine(res.Detail), Type: "fail", Data: text}
 		case checks.StatusSkip:
-			c.Skipped = &junitMessage{Message: firstLine(res.Detail)}
-			s.Skipped++
-			doc.Skipped++
+			c.Skipped = &junit.Result{Message: firstLine(res.Detail)}
 		case checks.StatusWarn:
-			c.SystemOut = "warning: " + res.Detail
+			out := "warning: " + res.Detail
 			if res.Remedy != "" {
-				c.SystemOut += "\nremedy: " + res.Remedy
+				out += "\nremedy: " + res.Remedy
 			}
+			c.SystemOut = &junit.Output{Data: out}
 		default:
-			c.SystemOut = res.Detail
+			c.SystemOut = &junit.Output{Data: res.Detail}
 		}
-		s.Tests++
-		doc.Tests++
+		s.AddTestcase(c)
 		suiteTime[name] += res.Duration
 		before += res.Duration
-		s.Cases = append(s.Cases, c)
 	}
-	for i := range doc.Suites {
-		doc.Suites[i].Time = seconds(suiteTime[doc.Suites[i].Name])
+	for _, s := range suites {
+		s.Time = seconds(suiteTime[s.Name])
+		doc.AddSuite(*s)
 	}
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
 	}
-	enc := xml.NewEncoder(w)
-	enc.Indent("", "  ")
-	if err := enc.Encode(doc); err != nil {
+	if err := doc.WriteXML(w); err != nil {
 		return fmt.Errorf("write junit: %w", err)
 	}
-	_, err := io.WriteString(w, "\n")
-	return err
+	return nil
 }
 
 func firstLine(s string) string {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jstemmer/go-junit-report/v2/junit"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/schedlock/schedlock/checks"
@@ -185,7 +186,7 @@ func TestJUnitCounts(t *testing.T) {
 	if err := WriteReport(&buf, sampleReport(), JUnit, ReportOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	var doc junitSuites
+	var doc junit.Testsuites
 	if err := xml.Unmarshal(buf.Bytes(), &doc); err != nil {
 		t.Fatalf("junit is not XML: %v\n%s", err, buf.String())
 	}
@@ -209,8 +210,8 @@ func TestJUnitCounts(t *testing.T) {
 	if ts := []string{doc.Suites[0].Timestamp, doc.Suites[1].Timestamp, doc.Suites[2].Timestamp}; ts[0] != "2025-03-04T04:06:07" || ts[1] != "2025-03-04T04:06:07" || ts[2] != "2025-03-04T04:06:07" {
 		t.Errorf("suite timestamps %v", ts)
 	}
-	fail := doc.Suites[2].Cases[0].Failure
-	if fail == nil || !strings.Contains(fail.Text, "remedy: use --strategy session") {
+	fail := doc.Suites[2].Testcases[0].Failure
+	if fail == nil || !strings.Contains(fail.Data, "remedy: use --strategy session") {
 		t.Errorf("failure element %+v lacks detail and remedy", fail)
 	}
 }
