@@ -22,7 +22,12 @@ type kvPair struct {
 }
 
 // splitKeyValue parses libpq's syntax: values may be single-quoted, with
-// backslash escapes inside quotes.
+// backslash escapes inside quotes. It is written here, not taken from
+// pgx, because what it is for is where each value stands in the string
+// as written (to mask a password in place, keeping the rest as typed):
+// pgconn.ParseConfig returns values only, and adds $PG* variables and
+// service files that are not in the string. pgx still parses the string
+// itself when it connects.
 func splitKeyValue(s string) ([]kvPair, error) {
 	var pairs []kvPair
 	i := 0
