@@ -6,14 +6,14 @@ import (
 	"github.com/fatih/color"
 )
 
-// The colours of status words on a terminal (github.com/fatih/color, the
-// library tablewriter already brings in, instead of hand-written escape
-// codes). They are always enabled here: whether to colour at all is the
-// caller's decision (the on argument of Paint: a terminal, --color,
-// NO_COLOR), not fatih/color's own guess from os.Stdout.
-// Colour is one of them.
+// Colour is a text colour of github.com/fatih/color (which tablewriter
+// already brings in), used instead of hand-written escape codes.
 type Colour = color.Color
 
+// The colours of status words on a terminal. They are always enabled:
+// whether to colour at all is the caller's decision (the on argument of
+// Paint: a terminal, --no-color, NO_COLOR), not fatih/color's own guess
+// from os.Stdout.
 var (
 	Green   = enabled(color.FgGreen)
 	Yellow  = enabled(color.FgYellow)
