@@ -310,10 +310,7 @@ func statusCell(s dialects.CapabilityStatus, on bool) string {
 	if s == "" {
 		s = dialects.StatusUnknown
 	}
-	if c, ok := statusColours[s]; ok {
-		return output.Paint(on, c, string(s))
-	}
-	return string(s)
+	return output.PaintWord(on, statusColours, s)
 }
 
 // trimFloat prints a millisecond figure without trailing zeros: 0.412, 3.

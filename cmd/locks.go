@@ -532,10 +532,7 @@ var stateColours = map[dialects.LockState]*output.Colour{
 }
 
 func stateCell(s dialects.LockState, on bool) string {
-	if c, ok := stateColours[s]; ok {
-		return output.Paint(on, c, string(s))
-	}
-	return string(s)
+	return output.PaintWord(on, stateColours, s)
 }
 
 // ownerCell is the table owner, or the session: "session 4242:

@@ -39,3 +39,12 @@ func Paint(on bool, c *Colour, s string) string {
 	}
 	return c.Sprint(s)
 }
+
+// PaintWord is word in its colour in colours when on is true; a word
+// without a colour there is plain.
+func PaintWord[W ~string](on bool, colours map[W]*Colour, word W) string {
+	if c, ok := colours[word]; ok {
+		return Paint(on, c, string(word))
+	}
+	return string(word)
+}
