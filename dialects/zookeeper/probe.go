@@ -42,12 +42,12 @@ func (b *Backend) detect(ctx context.Context) dialects.Info {
 		if err != nil {
 			continue
 		}
-		version, mode := parseSrvr(out)
+		version, mode, date := parseSrvr(out)
 		if version == "" {
 			continue
 		}
 		if info.Version == "" {
-			info.Version, built = version, builtOn(out)
+			info.Version, built = version, date
 		}
 		if mode != "" {
 			f.modes = append(f.modes, mode)
@@ -91,26 +91,19 @@ func banner(version, mode, built string) string {
 	return b
 }
 
-// builtOn is the build date of a srvr answer ("2024-02-12 22:16 UTC"),
-// or "".
-func builtOn(out string) string {
-	line, _, _ := strings.Cut(out, "\n")
-	_, built, ok := strings.Cut(line, ", built on ")
-	if !ok || !strings.HasPrefix(line, "Zookeeper version: ") {
-		return ""
-	}
-	return strings.TrimSpace(built)
-}
-
-// parseSrvr reads the version ("3.8.4") and mode ("standalone",
-// "leader", "follower", "observer") of a srvr answer.
-func parseSrvr(out string) (version, mode string) {
+// parseSrvr reads the version ("3.8.4"), mode ("standalone", "leader",
+// "follower", "observer") and build date ("2024-02-12 22:16 UTC", "" when
+// absent) of a srvr answer.
+func parseSrvr(out string) (version, mode, built string) {
 	sc := bufio.NewScanner(strings.NewReader(out))
 	for sc.Scan() {
 		line := sc.Text()
 		switch {
 		case strings.HasPrefix(line, "Zookeeper version: "):
 			v := strings.TrimPrefix(line, "Zookeeper version: ")
+			if rest, date, ok := strings.Cut(v, ", built on "); ok {
+				v, built = rest, strings.TrimSpace(date)
+			}
 			if i := strings.IndexAny(v, "-,"); i >= 0 {
 				v = v[:i]
 			}
@@ -119,7 +112,7 @@ func parseSrvr(out string) (version, mode string) {
 			mode = strings.TrimSpace(strings.TrimPrefix(line, "Mode: "))
 		}
 	}
-	return version, mode
+	return version, mode, built
 }
 
 // fourLetterWord sends a four-letter word to server and returns the
