@@ -44,18 +44,26 @@ func writeReportJUnit(w io.Writer, r *checks.Report, hostname string) error {
 		start = time.Now()
 	}
 	var before time.Duration // run time of the checks before the current one
-	doc := junit.Testsuites{Name: "schedlock selfcheck", Time: seconds(r.Elapsed)}
-	var suites []*junit.Testsuite
-	index := map[string]*junit.Testsuite{}
-	suiteTime := map[string]time.Duration{}
+	props := []junit.Property{
+		{Name: "target", Value: r.Target},
+		{Name: "database", Value: DescribeDatabase(r.Info)},
+		{Name: "dialect", Value: r.Info.Dialect},
+		{Name: "product", Value: r.Info.Product},
+		{Name: "version", Value: r.Info.Version},
+	}
+	// A suite's time is the sum of its checks', kept as a duration until
+	// the suite is added (the library keeps times as strings).
+	type suite struct {
+		junit.Testsuite
+		took time.Duration
+	}
+	var suites []*suite
+	index := map[string]*suite{}
 	for _, res := range r.Results {
 		name := suiteName(res.Strategy)
 		s := index[name]
 		if s == nil {
-			s = &junit.Testsuite{ID: len(suites), Name: name, Timestamp: start.Add(before).UTC().Format(junitTimeLayout), Hostname: hostname}
-			for _, p := range [][2]string{{"target", r.Target}, {"database", DescribeDatabase(r.Info)}, {"dialect", r.Info.Dialect}, {"product", r.Info.Product}, {"version", r.Info.Version}} {
-				s.AddProperty(p[0], p[1])
-			}
+			s = &suite{Testsuite: junit.Testsuite{ID: len(suites), Name: name, Timestamp: start.Add(before).UTC().Format(junitTimeLayout), Hostname: hostname, Properties: &props}}
 			index[name] = s
 			suites = append(suites, s)
 		}
@@ -79,12 +87,13 @@ func writeReportJUnit(w io.Writer, r *checks.Report, hostname string) error {
 			c.SystemOut = &junit.Output{Data: res.Detail}
 		}
 		s.AddTestcase(c)
-		suiteTime[name] += res.Duration
+		s.took += res.Duration
 		before += res.Duration
 	}
+	doc := junit.Testsuites{Name: "schedlock selfcheck", Time: seconds(r.Elapsed)}
 	for _, s := range suites {
-		s.Time = seconds(suiteTime[s.Name])
-		doc.AddSuite(*s)
+		s.Time = seconds(s.took)
+		doc.AddSuite(s.Testsuite)
 	}
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
