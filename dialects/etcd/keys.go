@@ -25,7 +25,7 @@ const DefaultTable = dialects.PresetSchedlock
 // space is one lock space: every lock key under it starts with base.
 type space struct {
 	// base is the DSN prefix ("jobs/", or "" for the root), followed by
-	// "<table>/" for a table other than DefaultTable.
+	// "<table>%/" for a table other than DefaultTable.
 	base string
 	// table is the table name the space was opened as.
 	table string
@@ -36,8 +36,14 @@ func newSpace(root, table string) space {
 	if table == "" || table == DefaultTable {
 		return space{base: root, table: DefaultTable}
 	}
-	return space{base: root + table + "/", table: table}
+	return space{base: root + table + tableMark + "/", table: table}
 }
+
+// tableMark ends the path segment of a table other than DefaultTable. No
+// segment EscapeName makes ends with a bare "%", so a table's keys never
+// fall under the prefix of a lock of the DSN prefix's own space (the lock
+// "staging" and the table "staging" stay apart).
+const tableMark = "%"
 
 // lockPrefix is the prefix of every key of the lock called name: what
 // `etcdctl lock` must be given (without the trailing slash) to share it.
@@ -118,10 +124,11 @@ func parseKey(root, key string) (parsedKey, bool) {
 	case 2:
 		p.table = DefaultTable
 	case 3:
-		p.table = parts[0]
-		if p.table == DefaultTable || p.table == "" {
+		table, marked := strings.CutSuffix(parts[0], tableMark)
+		if !marked || table == "" || table == DefaultTable || strings.Contains(table, "%") {
 			return parsedKey{}, false
 		}
+		p.table = table
 		parts = parts[1:]
 	default:
 		return parsedKey{}, false

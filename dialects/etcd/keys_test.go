@@ -17,7 +17,7 @@ func TestKeyLayout(t *testing.T) {
 		{"jobs/", "", "nightly", 0x694d7c1e4a2b3c01, "jobs/nightly/694d7c1e4a2b3c01"},
 		{"jobs/", DefaultTable, "a/b", 0x1f, "jobs/a%2Fb/1f"},
 		{"", "", "50%/x", 0xabc, "50%25%2Fx/abc"},
-		{"team/jobs/", "staging", "report", 0x10, "team/jobs/staging/report/10"},
+		{"team/jobs/", "staging", "report", 0x10, "team/jobs/staging%/report/10"},
 	}
 	for _, c := range cases {
 		sp := newSpace(c.root, c.table)
@@ -33,7 +33,7 @@ func TestKeyLayout(t *testing.T) {
 			t.Errorf("parseKey(%q) = %+v, %v", c.key, p, ok)
 		}
 	}
-	for _, bad := range []string{"jobs/x", "jobs/x/zz", "jobs/x/0", "jobs/a/b/c/1", "jobs/%zz/1", "other/x/1", "jobs/x/01"} {
+	for _, bad := range []string{"jobs/x", "jobs/x/zz", "jobs/x/0", "jobs/a/b/c/1", "jobs/%zz/1", "other/x/1", "jobs/x/01", "jobs/staging/report/10", "jobs/%/report/10", "jobs/a%%/x/1"} {
 		if p, ok := parseKey("jobs/", bad); ok {
 			t.Errorf("parseKey(%q) = %+v, want not a lock key", bad, p)
 		}
@@ -49,6 +49,25 @@ func TestNamesNeverShareAPrefix(t *testing.T) {
 		for _, y := range names {
 			if x != y && strings.HasPrefix(sp.lockKey(y, 1), sp.lockPrefix(x)) {
 				t.Errorf("a key of %q is under the prefix of %q", y, x)
+			}
+		}
+	}
+}
+
+// TestTablesNeverShareAPrefixWithNames: no key of a table other than the
+// default one is under the prefix of a lock of the default table, whatever
+// the names (the table "staging" and the lock "staging" stay apart).
+func TestTablesNeverShareAPrefixWithNames(t *testing.T) {
+	names := []string{"staging", "staging%", "staging/x", "a", "%", "%25", "x%2F"}
+	tables := []string{"staging", "a", "x", "25", "2F"}
+	root := newSpace("jobs/", "")
+	for _, table := range tables {
+		sp := newSpace("jobs/", table)
+		for _, x := range names {
+			for _, y := range names {
+				if key := sp.lockKey(y, 1); strings.HasPrefix(key, root.lockPrefix(x)) {
+					t.Errorf("key %q of %q in table %q is under the prefix of the lock %q", key, y, table, x)
+				}
 			}
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
@@ -111,6 +112,9 @@ func (l *Locker) try(ctx context.Context, name string, opts dialects.Options) (*
 		l.b.keepSpare(sp, ttl)
 		held := &dialects.HeldError{Name: name}
 		if kvs := resp.Responses[0].GetResponseRange().GetKvs(); len(kvs) > 0 {
+			if nested := string(kvs[0].Key); strings.Contains(strings.TrimPrefix(nested, pfx), "/") {
+				return nil, fmt.Errorf("%w: lock %q cannot be taken: keys of another lock space lie under its prefix %s (%s): a DSN prefix inside this one is named like the lock; name the lock otherwise or keep the DSN prefixes apart", dialects.ErrInvalid, name, keyRef(pfx), keyRef(nested))
+			}
 			if hv, ok := decodeValue(kvs[0].Value); ok {
 				held.Holder, held.Until = hv.Owner, hv.Until
 			} else {
