@@ -43,7 +43,9 @@ func (h *handle) Until() time.Time {
 	return h.until
 }
 
-// holding reads the holding key and checks it is this handle's.
+// holding reads the holding key and checks it is this handle's. A key
+// kept only for its at-least can be released (an administrator freeing
+// it under the owner's guard), not refreshed.
 func (h *handle) holding(ctx context.Context, op string) (*keyState, error) {
 	if h.released {
 		return nil, fmt.Errorf("%w: %s of %q after it was released", dialects.ErrLeaseLost, op, h.name)
@@ -58,7 +60,7 @@ func (h *handle) holding(ctx context.Context, op string) (*keyState, error) {
 		return nil, fmt.Errorf("%w: %s of %q: held by %s", dialects.ErrNotOwner, op, h.name, k.owner())
 	case h.token != 0 && k.create != h.token:
 		return nil, fmt.Errorf("%w: %s of %q: acquired again (token %d, this lease had %d)", dialects.ErrLeaseLost, op, h.name, k.create, h.token)
-	case k.ours && k.value.Released:
+	case k.ours && k.value.Released && op != "release":
 		return nil, fmt.Errorf("%w: %s of %q: it was released and is kept only for its at-least", dialects.ErrLeaseLost, op, h.name)
 	}
 	return k, nil

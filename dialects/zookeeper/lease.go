@@ -286,6 +286,11 @@ func (s *lease) release(ctx context.Context) error {
 	s.releasing = true
 	s.mu.Unlock()
 	err := s.deleteNode(ctx)
+	if err != nil && s.handle && errors.Is(err, dialects.ErrLeaseLost) {
+		if freed, kerr := s.deleteAtLeast(ctx); kerr != nil || freed {
+			err = kerr
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err != nil {
@@ -345,6 +350,38 @@ func (s *lease) deleteNode(ctx context.Context) error {
 		return s.failed(ctx, "release", err)
 	}
 	return nil
+}
+
+// deleteAtLeast is a Handle's release of a lock its owner released and
+// its at-least still keeps (no lock node, an at-least node): the at-least
+// node is deleted at the version read, while it is still owner's (and
+// token's). freed is false when there is no such node.
+func (s *lease) deleteAtLeast(ctx context.Context) (freed bool, err error) {
+	p := s.locker.NamePath(s.name) + "/" + atLeastNode
+	data, stat, err := s.locker.b.get(ctx, p)
+	if errors.Is(err, zk.ErrNoNode) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("read %s: %w", p, err)
+	}
+	keep, ok := parseAtLeast(data)
+	switch {
+	case !ok:
+		return false, nil
+	case keep.Owner != s.owner:
+		return false, fmt.Errorf("%w: release of %q: kept for the at-least of %s", dialects.ErrNotOwner, s.name, keep.Owner)
+	case s.seq != 0 && keep.Token != s.seq:
+		return false, fmt.Errorf("%w: release of %q: kept for the at-least of token %d, not %d", dialects.ErrNotOwner, s.name, keep.Token, s.seq)
+	}
+	_, err = call(ctx, func() (struct{}, error) { return struct{}{}, s.locker.b.conn.Delete(p, stat.Version) })
+	switch {
+	case errors.Is(err, zk.ErrNoNode), errors.Is(err, zk.ErrBadVersion):
+		return false, fmt.Errorf("%w: release of %q: its at-least node changed while it was released", dialects.ErrLeaseLost, s.name)
+	case err != nil:
+		return false, fmt.Errorf("delete %s: %w", p, err)
+	}
+	return true, nil
 }
 
 // parseAtLeast reads an at-least node's data.
