@@ -112,8 +112,8 @@ func (l *Locker) try(ctx context.Context, name string, opts dialects.Options) (*
 		l.b.keepSpare(sp, ttl)
 		held := &dialects.HeldError{Name: name}
 		if kvs := resp.Responses[0].GetResponseRange().GetKvs(); len(kvs) > 0 {
-			if nested := string(kvs[0].Key); strings.Contains(strings.TrimPrefix(nested, pfx), "/") {
-				return nil, fmt.Errorf("%w: lock %q cannot be taken: keys of another lock space lie under its prefix %s (%s): a DSN prefix inside this one is named like the lock; name the lock otherwise or keep the DSN prefixes apart", dialects.ErrInvalid, name, keyRef(pfx), keyRef(nested))
+			if err := nestedSpaceErr(name, pfx, string(kvs[0].Key)); err != nil {
+				return nil, err
 			}
 			if hv, ok := decodeValue(kvs[0].Value); ok {
 				held.Holder, held.Until = hv.Owner, hv.Until
@@ -214,9 +214,24 @@ func (l *Locker) holderKey(ctx context.Context, name string) (*keyState, error) 
 		return nil, nil
 	}
 	kv := resp.Kvs[0]
+	if err := nestedSpaceErr(name, pfx, string(kv.Key)); err != nil {
+		return nil, err
+	}
 	k := &keyState{key: string(kv.Key), lease: clientv3.LeaseID(kv.Lease), create: kv.CreateRevision, mod: kv.ModRevision}
 	k.value, k.ours = decodeValue(kv.Value)
 	return k, nil
+}
+
+// nestedSpaceErr is nil when key, the first key found under the prefix
+// pfx of the lock name, is one of that lock's own keys; else an ErrInvalid
+// saying that keys of a lock space nested under the prefix (a DSN prefix
+// named like the lock) are in the way, so that no acquire reports them as
+// its holder and no release or force release deletes them.
+func nestedSpaceErr(name, pfx, key string) error {
+	if !strings.Contains(strings.TrimPrefix(key, pfx), "/") {
+		return nil
+	}
+	return fmt.Errorf("%w: lock %q cannot be used: keys of another lock space lie under its prefix %s (%s): a DSN prefix inside this one is named like the lock; name the lock otherwise or keep the DSN prefixes apart", dialects.ErrInvalid, name, keyRef(pfx), keyRef(key))
 }
 
 // keyState is one lock key as read.

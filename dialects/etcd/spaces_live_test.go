@@ -43,7 +43,8 @@ func TestTableAndNameStayApart(t *testing.T) {
 
 // TestNestedPrefixIsNotAHolder: a lock named like a DSN prefix nested in
 // its own is refused as invalid, naming the keys in the way, instead of
-// being reported held by whoever holds a lock of the nested prefix.
+// being reported held by whoever holds a lock of the nested prefix; a
+// force release of it leaves the nested prefix's lock alone.
 func TestNestedPrefixIsNotAHolder(t *testing.T) {
 	ctx := context.Background()
 	dsn := strings.TrimSuffix(liveDSN(t), "/")
@@ -67,5 +68,11 @@ func TestNestedPrefixIsNotAHolder(t *testing.T) {
 	_, err = outerLocker.Acquire(ctx, inner, dialects.Options{Owner: "outer", AtMost: 10 * time.Second})
 	if !errors.Is(err, dialects.ErrInvalid) || errors.Is(err, dialects.ErrHeld) || !strings.Contains(err.Error(), "another lock space") {
 		t.Fatalf("acquire of %q beside the nested prefix's lock: %v, want ErrInvalid naming the other lock space", inner, err)
+	}
+	if _, err := outerLocker.(dialects.TableExpirer).Expire(ctx, inner); !errors.Is(err, dialects.ErrInvalid) {
+		t.Fatalf("force release of %q beside the nested prefix's lock: %v, want ErrInvalid", inner, err)
+	}
+	if err := held.Refresh(ctx); err != nil {
+		t.Fatalf("the nested prefix's lock after a force release of %q outside it: %v", inner, err)
 	}
 }
