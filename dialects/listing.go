@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/schedlock/schedlock/internal/elide"
 )
 
 // Lock administration: what `schedlock locks ls` lists and `schedlock
@@ -69,7 +71,7 @@ func ExpectedColumns(preset string) ([]string, error) {
 	}
 	s, ok := presets[preset]
 	if !ok {
-		return nil, invalidf("unknown preset %q: use one of %s", preset, strings.Join(AdminPresets(), ", "))
+		return nil, invalidf("unknown preset %q: use one of %s", preset, elide.Whole(strings.Join(AdminPresets(), ", ")))
 	}
 	cols := []string{s.NameCol, s.UntilCol, s.LockedAtCol, s.OwnerCol}
 	if s.TokenCol != "" {
@@ -153,7 +155,7 @@ func ParseLockState(s string) (LockState, error) {
 	for _, st := range LockStates() {
 		names = append(names, string(st))
 	}
-	return "", invalidf("unknown lock state %q: use one of %s", s, strings.Join(names, ", "))
+	return "", invalidf("unknown lock state %q: use one of %s", s, elide.Whole(strings.Join(names, ", ")))
 }
 
 // TableRowState is the state of a lease-table row: held while its lease
