@@ -528,9 +528,9 @@ func (o *RunOptions) acquireError(ctx context.Context, err error) error {
 	case ctx.Err() != nil:
 		return interruption(fmt.Sprintf("gave up on lock %q", o.Name))
 	case errors.As(err, &held):
-		return o.skipped(held.Error())
+		return o.skipped(held.Error(), errors.Is(err, dialects.ErrPaused))
 	case errors.Is(err, dialects.ErrHeld):
-		return o.skipped(fmt.Sprintf("lock %q is held", o.Name))
+		return o.skipped(fmt.Sprintf("lock %q is held", o.Name), errors.Is(err, dialects.ErrPaused))
 	case errors.Is(err, dialects.ErrInvalid):
 		return &UsageError{Err: err, Command: o.Command}
 	}
@@ -549,9 +549,10 @@ func (o *RunOptions) dbError(ctx context.Context, err error) error {
 	return err
 }
 
-// skipped is the result of a run that did not get the lock.
-func (o *RunOptions) skipped(why string) error {
-	if o.Wait > 0 {
+// skipped is the result of a run that did not get the lock. A pause is
+// refused at once, --wait or not, so only a held lock says it waited.
+func (o *RunOptions) skipped(why string, paused bool) error {
+	if o.Wait > 0 && !paused {
 		why += fmt.Sprintf(" (waited %s)", o.Wait)
 	}
 	if o.SkippedCode == 0 && o.Global.Quiet {
