@@ -805,7 +805,10 @@ func dedupe(names []string) []string {
 }
 
 // MatchesName reports whether e matches one of the globs (path.Match): its
-// name, or its key when the name is unknown. No patterns match everything.
+// name, or its key when the name is unknown. A stored name with a namespace
+// ("staging::nightly") matches both as stored and by the name within its
+// namespace ("nightly"), the name listings show. No patterns match
+// everything.
 func (e LockEntry) MatchesName(patterns []string) bool {
 	if len(patterns) == 0 {
 		return true
@@ -814,9 +817,15 @@ func (e LockEntry) MatchesName(patterns []string) bool {
 	if subject == "" {
 		subject = e.Key
 	}
+	subjects := []string{subject}
+	if ns, name := SplitNamespace(e.Name); ns != "" {
+		subjects = append(subjects, name)
+	}
 	for _, p := range patterns {
-		if ok, _ := path.Match(p, subject); ok {
-			return true
+		for _, s := range subjects {
+			if ok, _ := path.Match(p, s); ok {
+				return true
+			}
 		}
 	}
 	return false
