@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
 	"time"
 
 	"github.com/schedlock/schedlock/lock"
@@ -48,4 +51,27 @@ func Example_withLock() {
 	// second node held off: true
 	// done: <nil>
 	// still held after release: true
+}
+
+// TestReadmeNamesItsExamples: every "`ExampleX` in [file](file)" of the
+// README names a function that file defines.
+func TestReadmeNamesItsExamples(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refs := regexp.MustCompile("`(Example\\w*)`\\s+in\\s+\\[[^\\]]*\\]\\(([^)]+)\\)").FindAllStringSubmatch(string(readme), -1)
+	if len(refs) == 0 {
+		t.Fatal("README names no runnable example")
+	}
+	for _, ref := range refs {
+		src, err := os.ReadFile(ref[2])
+		if err != nil {
+			t.Errorf("README names %s in %s: %v", ref[1], ref[2], err)
+			continue
+		}
+		if !strings.Contains(string(src), "\nfunc "+ref[1]+"() {") {
+			t.Errorf("README names %s, which %s does not define", ref[1], ref[2])
+		}
+	}
 }

@@ -3,6 +3,7 @@ package checks
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -283,6 +284,41 @@ func TestNewRunnerSetupErrors(t *testing.T) {
 	noStrategy := &dialects.DB{SQL: db.SQL, Dialect: &dialects.Dialect{Name: "bare"}, Info: db.Info}
 	if _, err := Run(t.Context(), Config{Backend: noStrategy}); !errors.Is(err, dialects.ErrUnsupported) {
 		t.Errorf("Run on a database with no strategy = %v; want ErrUnsupported", err)
+	}
+}
+
+func TestUnknownCheckListsEveryCheck(t *testing.T) {
+	var all []Check
+	var ids []string
+	for i := range 40 {
+		id := fmt.Sprintf("table.check-%02d", i)
+		all = append(all, Check{ID: id})
+		ids = append(ids, id)
+	}
+	long := strings.Repeat("x", 200)
+	tests := []struct {
+		name, only string
+		want       []string
+		wantNot    string
+	}{
+		{"short name", "bogus", []string{`unknown check "bogus"`, strings.Join(ids, ", ")}, "bytes)"},
+		{"long name is cut, the list is not", long, []string{"(200 bytes)", strings.Join(ids, ", ")}, long},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := selectChecks(all, []string{tt.only})
+			if !errors.Is(err, dialects.ErrInvalid) {
+				t.Fatalf("selectChecks = %v; want ErrInvalid", err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+			if strings.Contains(err.Error(), tt.wantNot) {
+				t.Errorf("error %q says %q", err, tt.wantNot)
+			}
+		})
 	}
 }
 

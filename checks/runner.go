@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/internal/elide"
 )
 
 // DefaultCheckTimeout bounds one check; destructive checks get twice as
@@ -336,7 +337,7 @@ func selectChecks(all []Check, only []string) ([]Check, error) {
 	}
 	for _, id := range only {
 		if !slices.Contains(ids, id) {
-			return nil, dialects.Invalidf("unknown check %q: the checks for this database are %s", id, strings.Join(ids, ", "))
+			return nil, dialects.Invalidf("unknown check %q: the checks for this database are %s", id, elide.Whole(strings.Join(ids, ", ")))
 		}
 	}
 	var out []Check

@@ -16,6 +16,7 @@ import (
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/claimtable"
 	"github.com/schedlock/schedlock/internal/dsn"
+	"github.com/schedlock/schedlock/internal/elide"
 	"github.com/schedlock/schedlock/internal/iostreams"
 	"github.com/schedlock/schedlock/internal/output"
 )
@@ -173,7 +174,7 @@ func (o *ClaimsOptions) claimTable() (claimtable.Table, error) {
 				return t, usageErrorf(o.Command, "--column %q: write ROLE=COLUMN, e.g. --column id=order_id", m)
 			}
 			if !setColumn(&t.Columns, role, strings.TrimSpace(col)) {
-				return t, usageErrorf(o.Command, "--column %q: unknown role %q; roles: %s", m, role, strings.Join(claimRoles, ", "))
+				return t, usageErrorf(o.Command, "--column %q: unknown role %q; roles: %s", m, role, elide.Whole(strings.Join(claimRoles, ", ")))
 			}
 		}
 	}
@@ -230,7 +231,7 @@ func (o *ClaimsOptions) open(ctx context.Context) (*claimtable.Claimer, dialects
 func claimsListRun(ctx context.Context, o *ClaimsOptions) error {
 	for _, s := range o.States {
 		if !slices.Contains(claimStates, s) {
-			return usageErrorf(o.Command, "--state %q: use %s", s, strings.Join(claimStates, ", "))
+			return usageErrorf(o.Command, "--state %q: use %s", s, elide.Whole(strings.Join(claimStates, ", ")))
 		}
 	}
 	if o.Limit < 1 {

@@ -128,7 +128,7 @@ func TestClaimsBadInput(t *testing.T) {
 		want string
 	}{
 		{[]string{"ls", "--column", "claimed_until=lease_end", "--column", "version=row_version"}, "lease_end (claimed_until), row_version (version)"},
-		{[]string{"ls", "--column", "nonsense=x"}, "unknown role"},
+		{[]string{"ls", "--column", "nonsense=x"}, "unknown role \"nonsense\"; roles: id, type, payload, status, due_at, priority, retries, max_retries, owner, claimed_until, version, updated_at (see"},
 		{[]string{"ls", "--column", "id"}, "ROLE=COLUMN"},
 		{[]string{"ls", "--state", "sleeping"}, "--state"},
 		{[]string{"ls", "--table", "no_such_tasks"}, "no_such_tasks"},

@@ -8,6 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/schedlock/schedlock/dialects"
 )
 
 // freeTextFlags take a value that no list can offer: a URL, a name, an
@@ -121,6 +123,38 @@ func TestSharedFlagsOnlyWhereTheyApply(t *testing.T) {
 	for path := range commandFlags {
 		if !seen[path] {
 			t.Errorf("commandFlags lists %s, which is no command", path)
+		}
+	}
+}
+
+// TestEveryFlagHasHelp: every flag of every command says what it does in
+// --help, and a flag that takes one of a list of values names them all.
+func TestEveryFlagHasHelp(t *testing.T) {
+	f := testFactory(nil, nil, t.TempDir())
+	f.IO, _, _, _ = testStreams()
+	root := NewCmdRoot(f, &GlobalOptions{})
+	checked := 0
+	walkCommands(root, func(c *cobra.Command) {
+		visit := func(fl *pflag.Flag) {
+			checked++
+			if strings.TrimSpace(fl.Usage) == "" {
+				t.Errorf("%s --%s has no help text", c.CommandPath(), fl.Name)
+			}
+		}
+		c.LocalFlags().VisitAll(visit)
+		c.InheritedFlags().VisitAll(visit)
+	})
+	if checked < 50 {
+		t.Errorf("only %d flags found: the walk is broken", checked)
+	}
+	ls, _, err := root.Find([]string{"locks", "ls"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	usage := ls.Flags().Lookup("state").Usage
+	for _, st := range dialects.LockStates() {
+		if !strings.Contains(usage, string(st)) {
+			t.Errorf("locks ls --state help %q does not name %s", usage, st)
 		}
 	}
 }

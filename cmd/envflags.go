@@ -33,6 +33,24 @@ var flagsWithoutEnv = map[string]string{
 	"owner":        "$SCHEDLOCK_OWNER is what run gives its command",
 }
 
+// exclusiveFlags are the flags a command refuses together, each with the
+// flags it excludes. A variable does not set a flag when the command line
+// gave one it excludes: the flag given wins over the variable, as it would
+// over the variable of the same flag, instead of the two clashing.
+var exclusiveFlags = map[string][]string{
+	"quiet":    {"verbose"},
+	"verbose":  {"quiet"},
+	"for":      {"until"}, // pause
+	"until":    {"for"},
+	"duration": {"cycles"}, // bench
+	"cycles":   {"duration"},
+	"claims":   {"locks", "wait", "preset", "table"}, // bench --claims
+	"locks":    {"claims"},
+	"wait":     {"claims"},
+	"preset":   {"claims"},
+	"table":    {"claims"},
+}
+
 // FlagEnvName is the environment variable of the flag called name:
 // EnvPrefix and the name in capitals with '-' as '_' ("at-most" →
 // "SCHEDLOCK_AT_MOST").
@@ -45,9 +63,12 @@ func FlagEnvName(name string) string {
 type envFlags map[string][2]string
 
 // applyFlagEnv sets every flag of c that the command line did not give and
-// whose variable getenv returns non-empty, as if it had been given. A value
-// the flag refuses is a usage error naming the variable.
+// whose variable getenv returns non-empty, as if it had been given, unless
+// the command line gave a flag it excludes (exclusiveFlags). A value the
+// flag refuses is a usage error naming the variable.
 func applyFlagEnv(c *cobra.Command, getenv func(string) string) (envFlags, error) {
+	given := map[string]bool{}
+	c.Flags().Visit(func(fl *pflag.Flag) { given[fl.Name] = true })
 	set := envFlags{}
 	var err error
 	c.Flags().VisitAll(func(fl *pflag.Flag) {
@@ -55,6 +76,9 @@ func applyFlagEnv(c *cobra.Command, getenv func(string) string) (envFlags, error
 			return
 		}
 		if _, skip := flagsWithoutEnv[fl.Name]; skip {
+			return
+		}
+		if slices.ContainsFunc(exclusiveFlags[fl.Name], func(other string) bool { return given[other] }) {
 			return
 		}
 		name := FlagEnvName(fl.Name)

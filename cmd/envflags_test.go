@@ -151,6 +151,87 @@ func TestEveryFlagHasAVariable(t *testing.T) {
 	}
 }
 
+// TestFlagEnvYieldsToAnExcludingFlag: a flag given on the command line wins
+// over the variable of a flag it excludes, as over its own; two such flags
+// both typed, or both from variables, stay a usage error.
+func TestFlagEnvYieldsToAnExcludingFlag(t *testing.T) {
+	path, _ := pausedFile(t)
+	cases := []struct {
+		name    string
+		env     map[string]string
+		args    []string
+		wantErr string // "" when it must succeed
+	}{
+		{"-v over $SCHEDLOCK_QUIET", map[string]string{"SCHEDLOCK_QUIET": "1"}, []string{"version", "-v"}, ""},
+		{"-q over $SCHEDLOCK_VERBOSE", map[string]string{"SCHEDLOCK_VERBOSE": "true"}, []string{"version", "-q"}, ""},
+		{"--for over $SCHEDLOCK_UNTIL", map[string]string{"SCHEDLOCK_UNTIL": "2030-01-01T00:00:00Z"}, []string{"pause", "nightly", "--dsn", path, "--for", "1h", "--dry-run"}, ""},
+		{"--until over $SCHEDLOCK_FOR", map[string]string{"SCHEDLOCK_FOR": "1h"}, []string{"pause", "nightly", "--dsn", path, "--until", "2030-01-01T00:00:00Z", "--dry-run"}, ""},
+		{"-q and -v typed", nil, []string{"version", "-q", "-v"}, "--quiet and --verbose exclude each other (see"},
+		{"both from variables", map[string]string{"SCHEDLOCK_QUIET": "1", "SCHEDLOCK_VERBOSE": "1"}, []string{"version"}, `--quiet came from $SCHEDLOCK_QUIET="1", --verbose came from $SCHEDLOCK_VERBOSE="1"`},
+		{"--for and --until typed", nil, []string{"pause", "nightly", "--dsn", path, "--for", "1h", "--until", "2030-01-01T00:00:00Z", "--dry-run"}, "--for and --until exclude each other"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runCmd(t, false, tc.env, tc.args...)
+			if tc.wantErr == "" {
+				if r.err != nil {
+					t.Fatalf("error %v, want none", r.err)
+				}
+				return
+			}
+			var usage *UsageError
+			if !errors.As(r.err, &usage) || !strings.Contains(r.err.Error(), tc.wantErr) {
+				t.Errorf("error %v, want a usage error saying %q", r.err, tc.wantErr)
+			}
+		})
+	}
+
+	// Every pair in exclusiveFlags, on every command that has both: the
+	// variable of the one does not set it when the other was typed.
+	f := testFactory(nil, nil, t.TempDir())
+	f.IO, _, _, _ = testStreams()
+	root := NewCmdRoot(f, &GlobalOptions{})
+	checked := 0
+	walkCommands(root, func(c *cobra.Command) {
+		if !c.Runnable() {
+			return
+		}
+		for name, others := range exclusiveFlags {
+			for _, other := range others {
+				fl, typed := c.Flags().Lookup(name), c.Flags().Lookup(other)
+				if fl == nil || typed == nil {
+					continue
+				}
+				checked++
+				value := map[string]string{"bool": "true", "duration": "1s", "int": "1", "int64": "1"}[typed.Value.Type()]
+				if value == "" {
+					value = "x"
+				}
+				c.Flags().VisitAll(func(fl *pflag.Flag) { fl.Changed = false })
+				if err := c.ParseFlags([]string{"--" + other + "=" + value}); err != nil {
+					t.Fatal(err)
+				}
+				envValue := map[string]string{"bool": "true", "duration": "2s", "int": "2", "int64": "2"}[fl.Value.Type()]
+				if envValue == "" {
+					envValue = "y"
+				}
+				set, err := applyFlagEnv(c, func(k string) string {
+					if k == FlagEnvName(name) {
+						return envValue
+					}
+					return ""
+				})
+				if _, ok := set[name]; ok || err != nil {
+					t.Errorf("%s --%s: $%s set --%s (%v)", c.CommandPath(), other, FlagEnvName(name), name, err)
+				}
+			}
+		}
+	})
+	if checked < 8 {
+		t.Errorf("only %d exclusive pairs found on the commands: the walk is broken", checked)
+	}
+}
+
 // TestHelpNamesTheVariables: every command's help says how its flags are
 // read from the environment.
 func TestHelpNamesTheVariables(t *testing.T) {

@@ -121,15 +121,15 @@ ran, even when it is empty.`,
 	fl.StringVar(&opts.Preset, "preset", "", "table layout: "+strings.Join(dialects.AdminPresets(), ", ")+" (default: from the table name or its columns)")
 	fl.StringArrayVar(&opts.Names, "name", nil, "show only locks whose name matches this glob (*, ?, [...]; repeatable)")
 	_ = c.RegisterFlagCompletionFunc("name", lockNameCompletion(f, g, false, ""))
-	fl.StringSliceVar(&opts.States, "state", nil, "show only these states: held, waiting, expired, stale, free (comma-separated or repeated)")
+	states := make([]string, 0, 6)
+	for _, s := range dialects.LockStates() {
+		states = append(states, string(s))
+	}
+	fl.StringSliceVar(&opts.States, "state", nil, "show only these states: "+strings.Join(states, ", ")+" (comma-separated or repeated)")
 	fl.BoolVar(&opts.All, "all", false, "include free locks")
 	fl.StringVar(&opts.Strategy, "strategy", "", "only table locks (table) or only session locks (session) (default: both)")
 	fl.DurationVar(&opts.Watch, "watch", 0, "list again every interval, e.g. 2s, until Ctrl-C (0: once)")
 	_ = c.RegisterFlagCompletionFunc("preset", locksCompletion(dialects.AdminPresets()))
-	states := make([]string, 0, 5)
-	for _, s := range dialects.LockStates() {
-		states = append(states, string(s))
-	}
 	_ = c.RegisterFlagCompletionFunc("state", locksCompletion(states))
 	_ = c.RegisterFlagCompletionFunc("strategy", locksCompletion([]string{string(dialects.StrategyTable), string(dialects.StrategySession)}))
 	return c

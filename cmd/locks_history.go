@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -143,7 +144,30 @@ func overrunWarning(name string, r dialects.Run) string {
 		return ""
 	}
 	return shortf("lock %q: the run with token %d took %s, %.0f%% of its at-most %s: give --at-most at least the queue wait plus the run time plus 30%% (here %s plus the wait)",
-		name, r.Token, humanDuration(r.Duration), 100*r.Share(), humanDuration(r.AtMost), humanDuration(r.Duration*13/10))
+		name, r.Token, overrunDuration(r.Duration, false), 100*r.Share(), overrunDuration(r.AtMost, false), overrunDuration(r.Duration*13/10, true))
+}
+
+// overrunDuration is d for overrunWarning: to the millisecond below 1s, to
+// 100ms below 10s, to the second above, so that a 1.6s run under an
+// at-most of 2s does not read as 2s of 2s. up rounds up, for the at-most
+// the warning advises, which must not come out below the rule's figure.
+func overrunDuration(d time.Duration, up bool) string {
+	unit := time.Second
+	switch {
+	case d < time.Second:
+		unit = time.Millisecond
+	case d < 10*time.Second:
+		unit = 100 * time.Millisecond
+	}
+	if up {
+		d = (d + unit - 1) / unit * unit
+	} else {
+		d = d.Round(unit)
+	}
+	if d < 10*time.Second {
+		return d.String()
+	}
+	return humanDuration(d)
 }
 
 // runView is one run in `locks history -o json` and the last_run of

@@ -8,6 +8,9 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/schedlock/schedlock/dialects"
 )
 
 // runsFile is a SQLite file with the native lock table and its run table,
@@ -84,6 +87,35 @@ func TestLocksHistory(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(r.stdout), &ls); err != nil || len(ls) != 1 || ls[0].LastRun == nil || ls[0].LastRun.Token != 3 {
 		t.Errorf("locks ls -o json last_run: %v\n%s", err, r.stdout)
+	}
+}
+
+// The overrun warning rounds finely enough below 10s that its advice is
+// not the at-most already in use, and rounds the advised at-most up.
+func TestOverrunWarningRounding(t *testing.T) {
+	cases := []struct {
+		duration, atMost time.Duration
+		want             string // "" when there is no warning
+	}{
+		{1601 * time.Millisecond, 2 * time.Second, "took 1.6s, 80% of its at-most 2s: give --at-most at least the queue wait plus the run time plus 30% (here 2.1s plus the wait)"},
+		{1540 * time.Millisecond, 2 * time.Second, "took 1.5s, 77% of its at-most 2s: give --at-most at least the queue wait plus the run time plus 30% (here 2.1s plus the wait)"},
+		{800 * time.Millisecond, time.Second, "took 800ms, 80% of its at-most 1s: give --at-most at least the queue wait plus the run time plus 30% (here 1.1s plus the wait)"},
+		{450 * time.Millisecond, 500 * time.Millisecond, "took 450ms, 90% of its at-most 500ms: give --at-most at least the queue wait plus the run time plus 30% (here 585ms plus the wait)"},
+		{8 * time.Second, 10 * time.Second, "took 8s, 80% of its at-most 10s: give --at-most at least the queue wait plus the run time plus 30% (here 11s plus the wait)"},
+		{45 * time.Minute, time.Hour, "took 45m, 75% of its at-most 1h: give --at-most at least the queue wait plus the run time plus 30% (here 58m30s plus the wait)"},
+		{100 * time.Second, 120 * time.Second, "took 1m40s, 83% of its at-most 2m: give --at-most at least the queue wait plus the run time plus 30% (here 2m10s plus the wait)"},
+		{1001 * time.Second, 1200 * time.Second, "took 16m41s, 83% of its at-most 20m: give --at-most at least the queue wait plus the run time plus 30% (here 21m42s plus the wait)"},
+		{time.Second, 2 * time.Second, ""},
+	}
+	for _, tc := range cases {
+		got := overrunWarning("job", dialects.Run{Token: 4, Duration: tc.duration, AtMost: tc.atMost})
+		want := ""
+		if tc.want != "" {
+			want = `lock "job": the run with token 4 ` + tc.want
+		}
+		if got != want {
+			t.Errorf("%s of %s:\n got %q\nwant %q", tc.duration, tc.atMost, got, want)
+		}
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+
+	"github.com/schedlock/schedlock/internal/elide"
 )
 
 // The values of --log-format.
@@ -137,7 +139,7 @@ func checkLogFormat(path, format string) error {
 			return nil
 		}
 	}
-	return usageErrorf(path, "--log-format must be %s, got %s", strings.Join(logFormats, " or "), fmt.Sprintf("%q", format))
+	return usageErrorf(path, "--log-format must be %s, got %s", elide.Whole(strings.Join(logFormats, " or ")), fmt.Sprintf("%q", format))
 }
 
 // logSwitch installs the json log on the factory's stderr, or takes it

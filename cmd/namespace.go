@@ -14,6 +14,9 @@ func namespaceUsage(name string) string {
 		"ls":        "list only this namespace's locks, names without the namespace (default x-namespace; none: every lock)",
 		"unlock":    "free the lock of this namespace (default x-namespace)",
 		"selfcheck": "take the check's locks in this namespace (default x-namespace)",
+		"history":   "list the runs of the lock of this namespace (default x-namespace)",
+		"pause":     "pause the lock of this namespace (default x-namespace)",
+		"resume":    "resume the lock of this namespace (default x-namespace)",
 	}[name]
 	return what
 }

@@ -108,6 +108,35 @@ func TestNamespaceOnOneSQLiteFile(t *testing.T) {
 	}
 }
 
+// TestLocksListNameMatchesWithinNamespace: without --namespace, a lock is
+// listed by its name within its namespace, and --name matches that name as
+// well as the stored one.
+func TestLocksListNameMatchesWithinNamespace(t *testing.T) {
+	db, locker := sqliteLocks(t)
+	hold(t, locker, "staging::ns-job", "node-s:1")
+	hold(t, locker, "ns-bare", "node-b:1")
+	hold(t, locker, "other", "node-o:1")
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--name", "ns-job"}, "staging|ns-job|held|node-s:1"},
+		{[]string{"--name", "ns-*"}, "|ns-bare|held|node-b:1, staging|ns-job|held|node-s:1"},
+		{[]string{"--name", "staging::ns-job"}, "staging|ns-job|held|node-s:1"},
+		{[]string{"--name", "staging::*"}, "staging|ns-job|held|node-s:1"},
+		{[]string{"--name", "prod::ns-job"}, ""},
+		{[]string{"--namespace", "staging", "--name", "ns-job"}, "staging|ns-job|held|node-s:1"},
+		{[]string{"--namespace", "prod", "--name", "ns-job"}, ""},
+	}
+	for _, tc := range cases {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			if got := describeListed(listJSON(t, append([]string{"--dsn", db}, tc.args...)...)); got != tc.want {
+				t.Errorf("locks ls %v: %q; want %q", tc.args, got, tc.want)
+			}
+		})
+	}
+}
+
 // TestNamespaceBadValue: a bad --namespace or x-namespace is a usage error
 // (exit 2) of one line on every command that takes it, before anything
 // connects.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/internal/dsn"
+	"github.com/schedlock/schedlock/internal/elide"
 	"github.com/schedlock/schedlock/internal/iostreams"
 	"github.com/schedlock/schedlock/internal/output"
 )
@@ -290,7 +291,7 @@ func (o *PauseOptions) plan(found *dialects.Listing, given []dialects.Table) (*p
 		for _, e := range rows {
 			where = append(where, e.Source)
 		}
-		return nil, usageErrorf(o.Command, "lock %q has rows in several tables (%s): choose one with --table", o.Name, strings.Join(where, ", "))
+		return nil, usageErrorf(o.Command, "lock %q has rows in several tables (%s): choose one with --table", o.Name, elide.Whole(strings.Join(where, ", ")))
 	case len(rows) == 0 && o.Resume:
 		return nil, negativef("lock %q is not paused: no lock table has a row for it; nothing changed", o.Name)
 	case len(rows) == 0 && session && !o.Create:

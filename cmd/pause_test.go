@@ -143,6 +143,41 @@ func TestPauseRunResume(t *testing.T) {
 	}
 }
 
+// --wait does not wait out a pause, so the skip must not say it waited;
+// a lock held elsewhere is waited for and says so.
+func TestRunSkipSaysWhatItWaited(t *testing.T) {
+	path, l := pausedFile(t)
+	if r := runCmd(t, false, nil, "pause", "nightly", "--for", "1h", "--by", "ops-oncall", "--dsn", path, "--yes"); r.err != nil {
+		t.Fatal(r.err)
+	}
+	hold(t, l, "busy", "node-b")
+	cases := []struct {
+		name, lock, wait string
+		want, wantNot    string
+		atMost           time.Duration
+	}{
+		{"paused", "nightly", "8s", `skipped true: lock "nightly" is paused by ops-oncall until `, "waited", 4 * time.Second},
+		{"held", "busy", "300ms", `skipped true: lock "busy" is held by node-b until `, "", time.Minute},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := execRun(t, context.Background(), "", "run", "--dsn", path, "--name", tc.lock, "--wait", tc.wait, "--", "true")
+			if r.err == nil || !strings.Contains(r.err.Error(), tc.want) {
+				t.Fatalf("run: %v; want %q", r.err, tc.want)
+			}
+			if tc.wantNot != "" && strings.Contains(r.err.Error(), tc.wantNot) {
+				t.Errorf("run: %v; says %q", r.err, tc.wantNot)
+			}
+			if tc.wantNot == "" && !strings.HasSuffix(r.err.Error(), "(waited "+tc.wait+")") {
+				t.Errorf("run: %v; want it to say it waited %s", r.err, tc.wait)
+			}
+			if r.took > tc.atMost {
+				t.Errorf("run took %s", r.took)
+			}
+		})
+	}
+}
+
 func TestPauseCreateAndDecline(t *testing.T) {
 	path, l := pausedFile(t)
 	r := runWithInput(t, true, "n\n", "pause", "new-job", "--for", "1h", "--create", "--dsn", path)

@@ -80,6 +80,10 @@ type RunOptions struct {
 	historyGiven bool
 	history      *runHistory // where the run is recorded; nil: nowhere
 
+	// partitionBoundGiven is set when --partition-bound was given: 0 given
+	// is refused like any bound out of range, not taken as the default.
+	partitionBoundGiven bool
+
 	// Argv is the command and its arguments (everything after --).
 	Argv []string
 
@@ -160,6 +164,7 @@ is 30s plus --wait, so a frozen database cannot hold a cron slot for ever
 			opts.Argv = args
 			opts.TimeoutGiven = c.Flags().Changed("timeout")
 			opts.historyGiven = c.Flags().Changed("history")
+			opts.partitionBoundGiven = c.Flags().Changed("partition-bound")
 			if runF != nil {
 				return runF(c.Context(), opts)
 			}
@@ -247,7 +252,7 @@ func (o *RunOptions) validate() error {
 		return usage("--at-least must not be negative, got %s", o.AtLeast)
 	case o.Wait < 0:
 		return usage("--wait must not be negative, got %s", o.Wait)
-	case o.PartitionBound != 0 && (o.PartitionBound < dsn.MinPartitionBound || o.PartitionBound > dsn.MaxPartitionBound):
+	case (o.PartitionBound != 0 || o.partitionBoundGiven) && (o.PartitionBound < dsn.MinPartitionBound || o.PartitionBound > dsn.MaxPartitionBound):
 		return usage("--partition-bound must lie between %s and %s, got %s", dsn.MinPartitionBound, dsn.MaxPartitionBound, o.PartitionBound)
 	case o.KillGrace < 0:
 		return usage("--kill-grace must not be negative, got %s", o.KillGrace)
@@ -528,9 +533,9 @@ func (o *RunOptions) acquireError(ctx context.Context, err error) error {
 	case ctx.Err() != nil:
 		return interruption(fmt.Sprintf("gave up on lock %q", o.Name))
 	case errors.As(err, &held):
-		return o.skipped(held.Error())
+		return o.skipped(held.Error(), errors.Is(err, dialects.ErrPaused))
 	case errors.Is(err, dialects.ErrHeld):
-		return o.skipped(fmt.Sprintf("lock %q is held", o.Name))
+		return o.skipped(fmt.Sprintf("lock %q is held", o.Name), errors.Is(err, dialects.ErrPaused))
 	case errors.Is(err, dialects.ErrInvalid):
 		return &UsageError{Err: err, Command: o.Command}
 	}
@@ -549,9 +554,10 @@ func (o *RunOptions) dbError(ctx context.Context, err error) error {
 	return err
 }
 
-// skipped is the result of a run that did not get the lock.
-func (o *RunOptions) skipped(why string) error {
-	if o.Wait > 0 {
+// skipped is the result of a run that did not get the lock. A pause is
+// refused at once, --wait or not, so only a held lock says it waited.
+func (o *RunOptions) skipped(why string, paused bool) error {
+	if o.Wait > 0 && !paused {
 		why += fmt.Sprintf(" (waited %s)", o.Wait)
 	}
 	if o.SkippedCode == 0 && o.Global.Quiet {

@@ -139,6 +139,8 @@ func TestRunBadInput(t *testing.T) {
 		{"zero at-most", append(base, "--at-most", "0s", "--", "true"), "--at-most must be positive"},
 		{"negative at-least", append(base, "--at-least", "-1s", "--", "true"), "--at-least must not be negative"},
 		{"negative wait", append(base, "--wait", "-1s", "--", "true"), "--wait must not be negative"},
+		{"zero partition-bound", append(base, "--strategy", "session", "--partition-bound", "0", "--", "true"), "--partition-bound must lie between 1s and 1h0m0s, got 0s"},
+		{"partition-bound under 1s", append(base, "--strategy", "session", "--partition-bound", "500ms", "--", "true"), "--partition-bound must lie between 1s and 1h0m0s, got 500ms"},
 		{"negative kill-grace", append(base, "--kill-grace", "-1s", "--", "true"), "--kill-grace must not be negative"},
 		{"kill-grace too long for the lease", append(base, "--at-most", "10s", "--kill-grace", "5s", "--", "true"), "--kill-grace (5s) must be under half of --at-most (10s)"},
 		{"skipped code out of range", append(base, "--skipped-exit-code", "256", "--", "true"), "--skipped-exit-code must be between 0 and 255"},

@@ -44,6 +44,7 @@ Whatever it creates (its temporary lock table, its locks) it removes.
 
 With no DSN it runs on an embedded SQLite file in the user cache directory
 ($XDG_CACHE_HOME/schedlock/selfcheck.db), so it works with no server at all.
+A SQLite file named by a DSN must exist; selfcheck does not create it.
 
 The report goes to stdout (-o table, json, yaml, markdown or junit). Table and
 markdown end with the line "N passed, N warned, N failed, N skipped"; for
@@ -82,6 +83,7 @@ check failed.`,
 type selfcheckPlan struct {
 	target     *dsn.DSN
 	source     string // where the DSN came from
+	embedded   bool   // target is the embedded cache file, created if missing
 	strategies []dialects.Strategy
 	tables     []dialects.Table
 	namespace  string
@@ -94,7 +96,8 @@ func (o *SelfcheckOptions) plan() (*selfcheckPlan, error) {
 	if err != nil {
 		return nil, &UsageError{Err: err, Command: o.Command}
 	}
-	if raw == "" {
+	embedded := raw == ""
+	if embedded {
 		path, err := selfcheckDBPath(f)
 		if err != nil {
 			return nil, err
@@ -107,7 +110,7 @@ func (o *SelfcheckOptions) plan() (*selfcheckPlan, error) {
 	}
 	f.Scrubber.Merge(d.Scrubber())
 	nameConnections(d, o.Command)
-	p := &selfcheckPlan{target: d, source: source}
+	p := &selfcheckPlan{target: d, source: source, embedded: embedded}
 	if p.namespace, err = o.Global.namespace(o.Command, d); err != nil {
 		return nil, err
 	}
@@ -147,7 +150,13 @@ func selfcheckRun(ctx context.Context, o *SelfcheckOptions) error {
 	if g.Verbose {
 		fmt.Fprintf(io.ErrOut, "schedlock: checking %s (from %s)\n", p.target.Redacted(), p.source)
 	}
-	db, err := p.target.Connect(ctx)
+	// A file named by a DSN must exist, as for the other commands; only the
+	// embedded cache file is created on first use.
+	connect := func(ctx context.Context) (dialects.Backend, error) { return connectAdmin(ctx, p.target, o.Command) }
+	if p.embedded {
+		connect = p.target.Connect
+	}
+	db, err := connect(ctx)
 	if err != nil {
 		return err
 	}

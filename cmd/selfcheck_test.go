@@ -25,7 +25,7 @@ func lastLine(s string) string {
 func TestSelfcheckSQLite(t *testing.T) {
 	for _, tty := range []bool{false, true} {
 		t.Run(map[bool]string{false: "piped", true: "tty"}[tty], func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "locks.db")
+			path := emptySQLiteFile(t, "locks.db")
 			r := runCmd(t, tty, nil, append([]string{"selfcheck", "--dsn", path}, quickChecks...)...)
 			if r.err != nil {
 				t.Fatalf("%v\nstdout:\n%s\nstderr:\n%s", r.err, r.stdout, r.stderr)
@@ -57,7 +57,7 @@ func TestSelfcheckSQLite(t *testing.T) {
 }
 
 func TestSelfcheckColour(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "locks.db")
+	path := emptySQLiteFile(t, "locks.db")
 	r := runCmd(t, true, nil, append([]string{"selfcheck", "--dsn", path}, quickChecks...)...)
 	if r.err != nil || !strings.Contains(r.stdout, "\x1b[32mpass") {
 		t.Errorf("no colour on a terminal (err %v):\n%q", r.err, r.stdout)
@@ -90,8 +90,7 @@ func TestSelfcheckWithoutDSNUsesCacheFile(t *testing.T) {
 }
 
 func TestSelfcheckDSNFromEnvironment(t *testing.T) {
-	dir := t.TempDir()
-	flagDB, envDB, urlDB := filepath.Join(dir, "flag.db"), filepath.Join(dir, "env.db"), filepath.Join(dir, "url.db")
+	flagDB, envDB, urlDB := emptySQLiteFile(t, "flag.db"), emptySQLiteFile(t, "env.db"), emptySQLiteFile(t, "url.db")
 	env := map[string]string{EnvDSN: envDB, EnvDatabaseURL: urlDB}
 	target := func(args ...string) string {
 		r := runCmd(t, false, env, append([]string{"selfcheck", "-o", "json", "--check", "detect"}, args...)...)
@@ -118,8 +117,41 @@ func TestSelfcheckDSNFromEnvironment(t *testing.T) {
 	}
 }
 
+// A file named by a DSN must exist, as for detect and locks ls: a mistyped
+// path is refused and nothing is created. Only the embedded cache file
+// (no DSN at all) is created on first use.
+func TestSelfcheckRefusesMissingFile(t *testing.T) {
+	dir := t.TempDir()
+	cases := []struct {
+		name string
+		args []string
+		env  map[string]string
+		path string
+	}{
+		{"--dsn", []string{"--dsn", filepath.Join(dir, "mistyped.db")}, nil, filepath.Join(dir, "mistyped.db")},
+		{"--dsn in a missing directory", []string{"--dsn", filepath.Join(dir, "x", "mistyped.db")}, nil, filepath.Join(dir, "x", "mistyped.db")},
+		{"$SCHEDLOCK_DSN", nil, map[string]string{EnvDSN: filepath.Join(dir, "env.db")}, filepath.Join(dir, "env.db")},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runCmd(t, false, tc.env, append(append([]string{"selfcheck"}, tc.args...), quickChecks...)...)
+			var usage *UsageError
+			var exit *ExitError
+			if r.err == nil || errors.As(r.err, &usage) || errors.As(r.err, &exit) {
+				t.Fatalf("error %v (%T), want a plain error (exit 1)", r.err, r.err)
+			}
+			if want := "SQLite file " + tc.path + " does not exist: check the path; schedlock selfcheck does not create databases"; r.err.Error() != want {
+				t.Errorf("error %q, want %q", r.err, want)
+			}
+			if _, err := os.Stat(tc.path); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("%s: %v; want it not created", tc.path, err)
+			}
+		})
+	}
+}
+
 func TestSelfcheckJSONFields(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "locks.db")
+	path := emptySQLiteFile(t, "locks.db")
 	r := runCmd(t, false, nil, append([]string{"selfcheck", "--dsn", path, "-o", "json"}, quickChecks...)...)
 	if r.err != nil {
 		t.Fatal(r.err)
@@ -193,7 +225,7 @@ func TestSelfcheckFailingCheckExits3(t *testing.T) {
 }
 
 func TestSelfcheckUnsupportedStrategy(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "locks.db")
+	path := emptySQLiteFile(t, "locks.db")
 	r := runCmd(t, false, nil, "selfcheck", "--dsn", path, "--strategy", "session")
 	if r.err == nil || !errors.Is(r.err, dialects.ErrUnsupported) || !strings.Contains(r.err.Error(), "--strategy table") {
 		t.Errorf("error = %v", r.err)
@@ -212,7 +244,7 @@ func TestSelfcheckCancelledContext(t *testing.T) {
 	f := testFactory(ios, map[string]string{}, t.TempDir())
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	err := Execute(ctx, f, []string{"selfcheck", "--dsn", filepath.Join(t.TempDir(), "x.db")})
+	err := Execute(ctx, f, []string{"selfcheck", "--dsn", emptySQLiteFile(t, "x.db")})
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("error = %v, want context.Canceled", err)
 	}

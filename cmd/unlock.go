@@ -233,7 +233,7 @@ func (o *UnlockOptions) plan(found *dialects.Listing) (*unlockPlan, error) {
 	}
 	switch {
 	case len(tableHeld) == 0 && len(sessionHeld) > 0:
-		return nil, negativef("lock %q is a session lock held by %s; only ending that session frees it: add --kill-session", o.Name, describeSession(sessionHeld[0].Holder))
+		return nil, negativef("lock %q is a session lock held by %s; only ending that session frees it: add --kill-session", o.Name, elide.Whole(describeSession(sessionHeld[0].Holder)))
 	case len(tableHeld) == 0:
 		return nil, negative(notHeldMessage(o.Name, found))
 	case len(tableHeld) > 1:
@@ -241,7 +241,7 @@ func (o *UnlockOptions) plan(found *dialects.Listing) (*unlockPlan, error) {
 		for _, e := range tableHeld {
 			where = append(where, e.Source)
 		}
-		return nil, usageErrorf(o.Command, "lock %q is held in several tables (%s): choose one with --table", o.Name, strings.Join(where, ", "))
+		return nil, usageErrorf(o.Command, "lock %q is held in several tables (%s): choose one with --table", o.Name, elide.Whole(strings.Join(where, ", ")))
 	}
 	e := tableHeld[0]
 	p := &unlockPlan{action: actionRelease, lock: e, table: dialects.Table{Preset: e.Preset, Name: e.Source, TimeZone: o.tableZone}, owner: e.Owner}
@@ -535,7 +535,7 @@ func (o *UnlockOptions) killHolder(ctx context.Context, db dialects.LockBreaker,
 	case !held:
 		return negativef("lock %s is not held any more; no session was terminated", lockRef(p))
 	case holderID(current.Holder) != id:
-		return negativef("refused: lock %s is now held by %s, not session %s; no session was terminated", lockRef(p), describeSession(current.Holder), id)
+		return negativef("refused: lock %s is now held by %s, not session %s; no session was terminated", lockRef(p), elide.Whole(describeSession(current.Holder)), id)
 	}
 	if err := admin.Kill(ctx, id); err != nil {
 		return err

@@ -101,6 +101,45 @@ func TestUnlockRefusals(t *testing.T) {
 	}
 }
 
+func TestUnlockSessionRefusalNamesTheWholeHolder(t *testing.T) {
+	since := time.Date(2025, 3, 1, 9, 30, 0, 0, time.UTC)
+	long := strings.Repeat("n", 100)
+	cases := []struct {
+		name    string
+		lock    string
+		holder  dialects.Holder
+		wants   []string
+		wantNot string
+	}{
+		{"holder over the argument limit", "nightly-report-export",
+			dialects.Holder{SessionID: "23213", User: "pwuser", Client: "192.168.100.200", Application: "schedlock run nightly-report-export", Since: since},
+			[]string{"held by session 23213: pwuser@192.168.100.200, schedlock run nightly-report-export, since ", "; only ending that session frees it: add --kill-session"}, "bytes)"},
+		{"long lock name is still cut", long,
+			dialects.Holder{SessionID: "7", User: "app", Since: since},
+			[]string{"(100 bytes)", "held by session 7: app, since "}, long},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h := tc.holder
+			o := &UnlockOptions{Name: tc.lock}
+			_, err := o.plan(&dialects.Listing{Locks: []dialects.LockEntry{{
+				Name: tc.lock, State: dialects.StateHeld, Strategy: dialects.StrategySession, Source: "pg_locks", Holder: &h,
+			}}})
+			if got := unlockExitCode(err); got != CodeNegative {
+				t.Fatalf("exit code %d, want %d (error %v)", got, CodeNegative, err)
+			}
+			for _, w := range tc.wants {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+			if strings.Contains(err.Error(), tc.wantNot) {
+				t.Errorf("error %q says %q", err, tc.wantNot)
+			}
+		})
+	}
+}
+
 func TestUnlockDryRunChangesNothing(t *testing.T) {
 	path, db := lockFile(t)
 	_, untilBefore := shedRow(t, db, "held-job")

@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/schedlock/schedlock/internal/elide"
 )
 
 // Lock administration: what `schedlock locks ls` lists and `schedlock
@@ -69,7 +71,7 @@ func ExpectedColumns(preset string) ([]string, error) {
 	}
 	s, ok := presets[preset]
 	if !ok {
-		return nil, invalidf("unknown preset %q: use one of %s", preset, strings.Join(AdminPresets(), ", "))
+		return nil, invalidf("unknown preset %q: use one of %s", preset, elide.Whole(strings.Join(AdminPresets(), ", ")))
 	}
 	cols := []string{s.NameCol, s.UntilCol, s.LockedAtCol, s.OwnerCol}
 	if s.TokenCol != "" {
@@ -153,7 +155,7 @@ func ParseLockState(s string) (LockState, error) {
 	for _, st := range LockStates() {
 		names = append(names, string(st))
 	}
-	return "", invalidf("unknown lock state %q: use one of %s", s, strings.Join(names, ", "))
+	return "", invalidf("unknown lock state %q: use one of %s", s, elide.Whole(strings.Join(names, ", ")))
 }
 
 // TableRowState is the state of a lease-table row: held while its lease
@@ -803,7 +805,10 @@ func dedupe(names []string) []string {
 }
 
 // MatchesName reports whether e matches one of the globs (path.Match): its
-// name, or its key when the name is unknown. No patterns match everything.
+// name, or its key when the name is unknown. A stored name with a namespace
+// ("staging::nightly") matches both as stored and by the name within its
+// namespace ("nightly"), the name listings show. No patterns match
+// everything.
 func (e LockEntry) MatchesName(patterns []string) bool {
 	if len(patterns) == 0 {
 		return true
@@ -812,9 +817,15 @@ func (e LockEntry) MatchesName(patterns []string) bool {
 	if subject == "" {
 		subject = e.Key
 	}
+	subjects := []string{subject}
+	if ns, name := SplitNamespace(e.Name); ns != "" {
+		subjects = append(subjects, name)
+	}
 	for _, p := range patterns {
-		if ok, _ := path.Match(p, subject); ok {
-			return true
+		for _, s := range subjects {
+			if ok, _ := path.Match(p, s); ok {
+				return true
+			}
 		}
 	}
 	return false

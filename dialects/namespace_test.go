@@ -62,3 +62,30 @@ func TestApplyNamespace(t *testing.T) {
 		t.Errorf("NamespacePatterns(prod, a*) = %q", got)
 	}
 }
+
+// A stored "NS::NAME" matches a --name glob as stored and by its name
+// within the namespace, the name a listing shows.
+func TestMatchesNameWithinNamespace(t *testing.T) {
+	cases := []struct {
+		stored  string
+		pattern string
+		want    bool
+	}{
+		{"staging::ns-job", "ns-job", true},
+		{"staging::ns-job", "ns-*", true},
+		{"staging::ns-job", "staging::ns-job", true},
+		{"staging::ns-job", "staging::*", true},
+		{"staging::ns-job", "*", true},
+		{"staging::ns-job", "prod::ns-job", false},
+		{"staging::ns-job", "staging", false},
+		{"staging::ns-job", "other", false},
+		{"ns-job", "ns-*", true},
+		{"ns-job", "staging::ns-job", false},
+		{"a*b::x", "x", false}, // no valid namespace: only the stored name
+	}
+	for _, tc := range cases {
+		if got := (LockEntry{Name: tc.stored}).MatchesName([]string{tc.pattern}); got != tc.want {
+			t.Errorf("%q matches %q: %v, want %v", tc.stored, tc.pattern, got, tc.want)
+		}
+	}
+}

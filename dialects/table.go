@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/schedlock/schedlock/internal/elide"
 )
 
 // Preset names a lock-table layout.
@@ -78,7 +80,7 @@ func (t Table) Schema() (Schema, error) {
 	}
 	s, ok := presets[preset]
 	if !ok {
-		return Schema{}, invalidf("unknown preset %q: use one of %s", preset, strings.Join(Presets(), ", "))
+		return Schema{}, invalidf("unknown preset %q: use one of %s", preset, elide.Whole(strings.Join(Presets(), ", ")))
 	}
 	if t.Name != "" {
 		if !identRE.MatchString(t.Name) {

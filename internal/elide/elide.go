@@ -63,10 +63,16 @@ func QuoteN(s string, max int) string {
 // bytes.
 const MaxArgRunes = 64
 
+// Whole marks a message argument that Args must not cut: text the program
+// composed itself, such as a list of the valid values or the description of
+// a lock's holder, as opposed to input the message quotes. It formats as
+// the plain string with %s and %q.
+type Whole string
+
 // Args returns args with every string longer than MaxArgRunes characters
 // cut by String, for the arguments of a message format:
-// fmt.Errorf(format, elide.Args(args)...). Errors and other values pass
-// unchanged; args itself is never modified.
+// fmt.Errorf(format, elide.Args(args)...). Errors, Whole strings and other
+// values pass unchanged; args itself is never modified.
 func Args(args []any) []any {
 	out := args
 	copied := false

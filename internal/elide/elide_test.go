@@ -39,3 +39,17 @@ func TestString(t *testing.T) {
 		t.Errorf("String cut a character: %q", got)
 	}
 }
+
+func TestArgsKeepsWhole(t *testing.T) {
+	long := strings.Repeat("x", 3*MaxArgRunes)
+	got := Args([]any{long, Whole(long), 7})
+	if s := got[0].(string); !strings.HasSuffix(s, " bytes)") {
+		t.Errorf("Args kept a long string whole: %q", s)
+	}
+	if w, ok := got[1].(Whole); !ok || string(w) != long {
+		t.Errorf("Args cut a Whole string: %v", got[1])
+	}
+	if got[2] != 7 {
+		t.Errorf("Args changed an int: %v", got[2])
+	}
+}
