@@ -47,6 +47,12 @@ type Dialect struct {
 	// x- options are removed and whose query went through DriverQuery. Nil
 	// takes dburl's (u.DSN).
 	ConnString func(u *dburl.URL) (string, error)
+	// CheckConn reads the driver's connection string (a URL's, as
+	// ConnString built it, or a key=value one) as the driver will, so a
+	// value the driver refuses is a bad DSN before any dial. Its errors
+	// must not quote the password. Nil: the driver's parse is left to the
+	// dial.
+	CheckConn func(conn string) error
 	// NameConnections returns conn — the driver's connection string, as
 	// ConnString and DriverQuery built it — with its connections named app
 	// in the server's own session views (PostgreSQL application_name,

@@ -56,9 +56,13 @@ func init() {
 		Starts:   []string{"etcd://", "etcds://"},
 		Products: map[string]string{Product: "etcd"},
 		ConnString: func(u *dburl.URL) (string, error) {
-			// Parsed here too, so a bad option is a bad DSN before any dial.
+			// Parsed here too, and its TLS files read, so a bad option or
+			// an unreadable certificate is a bad DSN before any dial.
 			conn := u.URL.String()
-			_, err := parseConfig(conn)
+			cfg, err := parseConfig(conn)
+			if err == nil {
+				_, err = cfg.tlsConfig()
+			}
 			return conn, err
 		},
 		ConnectHint: connectHint,

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/xo/dburl"
 
 	"github.com/schedlock/schedlock/dialects"
@@ -96,4 +97,20 @@ func NameConnections(conn, app string) string {
 	}
 	quoted := strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(app)
 	return strings.TrimRight(conn, " \t") + " application_name='" + quoted + "'"
+}
+
+// CheckConn parses conn as pgx will when it connects (pgconn.ParseConfig:
+// the port, sslmode and its certificate files, the libpq options), so a
+// value pgx refuses is a bad DSN before any dial. pgconn masks the
+// password in its message; the message is cut to what is wrong.
+func CheckConn(conn string) error {
+	_, err := pgconn.ParseConfig(conn)
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	if i := strings.LastIndex(msg, "`: "); i >= 0 {
+		msg = msg[i+3:]
+	}
+	return errors.New(msg)
 }

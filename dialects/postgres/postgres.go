@@ -29,6 +29,7 @@ func init() {
 		Starts:           []string{"postgres://", "postgresql://", "kingbase://"},
 		Products:         ProductTitles,
 		ConnString:       ConnString,
+		CheckConn:        CheckConn,
 		NameConnections:  NameConnections,
 		ConnectHint:      ConnectHint,
 		ClassifyError:    ClassifyError,

@@ -85,12 +85,26 @@ func parseDSN(raw string) (*config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s", dialects.ErrInvalid, scrubOptionError(err))
 	}
+	if db := c.database(); db < 0 {
+		return nil, fmt.Errorf("%w: Redis database number %d is negative: write /0, /1, …", dialects.ErrInvalid, db)
+	}
 	if u.Scheme == schemeTLS {
 		if err := c.applyTLSFiles(files); err != nil {
 			return nil, err
 		}
 	}
 	return c, nil
+}
+
+// database is the database number the DSN names (0 for Cluster).
+func (c *config) database() int {
+	switch {
+	case c.single != nil:
+		return c.single.DB
+	case c.failover != nil:
+		return c.failover.DB
+	}
+	return 0
 }
 
 // applyTLSFiles reads files into the TLS configuration go-redis made for

@@ -134,6 +134,14 @@ func Parse(raw string) (*DSN, error) {
 	return d, nil
 }
 
+// checkConn runs the entry's CheckConn on the driver's connection string.
+func checkConn(entry *dialects.Dialect, conn string) error {
+	if entry.CheckConn == nil {
+		return nil
+	}
+	return entry.CheckConn(conn)
+}
+
 // IsFile reports whether the database is a local file (SQLite).
 func (d *DSN) IsFile() bool { return d.entry != nil && d.entry.Files != nil }
 
@@ -146,7 +154,13 @@ func parseNativeMySQL(body string) (*DSN, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkAddress(p.addr); err != nil && p.net != "unix" {
+		return nil, err
+	}
 	d := &DSN{Family: entry.Name, Scheme: "mysql", Driver: entry.Driver, Where: p.where(), conn: p.format(entry.DriverQuery), scrub: &Scrubber{}, entry: entry}
+	if err := checkConn(entry, d.conn); err != nil {
+		return nil, err
+	}
 	d.scrub.Add(p.pass, p.user, p.dbName(), p.where(), "mysql")
 	return d, nil
 }
@@ -251,6 +265,11 @@ func parseURL(body string) (*DSN, error) {
 	if entry.Driver != "" {
 		d.Driver = entry.Driver
 	}
+	if u.Transport != "unix" {
+		if err := checkHosts(u.Host); err != nil {
+			return nil, err
+		}
+	}
 	v := *u
 	if entry.DriverQuery != nil {
 		v.RawQuery = entry.DriverQuery(u.RawQuery)
@@ -259,6 +278,9 @@ func parseURL(body string) (*DSN, error) {
 		if d.conn, err = entry.ConnString(&v); err != nil {
 			return nil, err
 		}
+	}
+	if err := checkConn(entry, d.conn); err != nil {
+		return nil, err
 	}
 	d.Where = where(u, scheme.DefaultPort)
 	family := entry.Name

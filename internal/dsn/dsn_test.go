@@ -167,6 +167,19 @@ func TestParseErrors(t *testing.T) {
 		{"postgres://app:s3cr3t-P%40ss@h/db?x-table=a;drop", "not a plain identifier"},
 		{"/no/such/dir/locks", "cannot tell what database"},
 		{"root:s3cr3t-P@ss@tcp(h:3306/db", "not a valid go-sql-driver DSN"},
+		{"root:s3cr3t-P@ss@tcp(h:0)/db", `port "0" is not a number from 1 to 65535`},
+		{"postgres://app:s3cr3t-P%40ss@h:99999/db", `port "99999" is not a number from 1 to 65535`},
+		{"mysql://app:s3cr3t-P%40ss@h:65536/db", `port "65536" is not a number from 1 to 65535`},
+		{"postgres://app:s3cr3t-P%40ss@h/db?sslmode=bogus", "sslmode is invalid"},
+		{"postgres://app:s3cr3t-P%40ss@h/db?sslmode=verify-full&sslrootcert=/no/such/ca.pem", "/no/such/ca.pem"},
+		{"host=h port=99999 password=s3cr3t-P@ss", "invalid port"},
+		{"redis://:s3cr3t-P%40ss@h:1:2/0", `address "h:1:2" is not host:port`},
+		{"redis://:s3cr3t-P%40ss@h/-1", "database number -1 is negative"},
+		{"redis://:s3cr3t-P%40ss@h1,h2/0?master=m&db=-2", "database number -2 is negative"},
+		{"rediss://:s3cr3t-P%40ss@h/0?cacert=/no/such/ca.pem", "/no/such/ca.pem"},
+		{"etcd://h1:2379,h2:70000/jobs", `address "h2:70000": port "70000"`},
+		{"etcds://h/jobs?cacert=/no/such/ca.pem", "/no/such/ca.pem"},
+		{"zk://h:1:5/jobs", `address "h:1:5" is not host:port`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.in, func(t *testing.T) {
@@ -189,6 +202,18 @@ func assertNoSecret(t *testing.T, text, pw string) {
 	for _, form := range []string{pw, strings.ReplaceAll(pw, "@", "%40"), strings.ReplaceAll(pw, "@", "%2540")} {
 		if strings.Contains(text, form) {
 			t.Errorf("password form %q leaked in %q", form, text)
+		}
+	}
+}
+
+func TestParseAcceptsAddresses(t *testing.T) {
+	for _, in := range []string{
+		"redis://[::1]:6379/0", "redis://h1:6379,h2:6380/0", "etcd://[::1]/jobs", "zk://h1,h2:2181/jobs",
+		"postgres://u@h:1/db", "mysql://u@h:65535/db", "u@tcp(h)/db", "u@unix(/run/mysqld/mysqld.sock)/db",
+		"host=/run/postgresql dbname=jobs", "postgres://u@h1:5432,h2:5433/db",
+	} {
+		if _, err := Parse(in); err != nil {
+			t.Errorf("Parse(%q): %v", in, err)
 		}
 	}
 }

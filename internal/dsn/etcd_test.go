@@ -2,21 +2,25 @@ package dsn
 
 import (
 	"context"
+	"net/url"
 	"errors"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/schedlock/schedlock/internal/testpki"
 )
 
 // TestEtcdDSNs parses the etcd forms: several endpoints, a prefix, TLS, a
 // password that is redacted everywhere it could show.
 func TestEtcdDSNs(t *testing.T) {
+	ca := testpki.New(t).CA
 	cases := []struct {
 		raw, redacted, conn string
 	}{
 		{"etcd://127.0.0.1:2379/jobs", "etcd://127.0.0.1:2379/jobs", "etcd://127.0.0.1:2379/jobs"},
 		{"etcd://ops:s3cr%40t@h1:2379,h2:2379,h3:2379/jobs?x-table=t", "etcd://ops:xxxxx@h1:2379,h2:2379,h3:2379/jobs?x-table=t", "etcd://ops:s3cr%40t@h1:2379,h2:2379,h3:2379/jobs"},
-		{"etcds://ops:pw@h1/team/jobs?cacert=/etc/ca.pem", "etcds://ops:xxxxx@h1/team/jobs?cacert=/etc/ca.pem", "etcds://ops:pw@h1/team/jobs?cacert=%2Fetc%2Fca.pem"},
+		{"etcds://ops:pw@h1/team/jobs?cacert=" + ca, "etcds://ops:xxxxx@h1/team/jobs?cacert=" + ca, "etcds://ops:pw@h1/team/jobs?cacert=" + url.QueryEscape(ca)},
 		{"etcd://h1", "etcd://h1", "etcd://h1"},
 	}
 	for _, c := range cases {

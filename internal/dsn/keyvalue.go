@@ -100,6 +100,9 @@ func parseKeyValue(body string) (*DSN, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkConn(entry, body); err != nil {
+		return nil, err
+	}
 	d := &DSN{Family: entry.Name, Scheme: "postgres", Driver: entry.Driver, Where: w, conn: body, scrub: &Scrubber{}, entry: entry}
 	d.scrub.Add(kv["password"], kv["user"], kv["dbname"], host, "postgres")
 	d.scrub.Add(kv["sslpassword"], kv["user"], kv["dbname"], host, "postgres")
