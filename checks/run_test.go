@@ -346,6 +346,28 @@ func TestRunStopsWhenCancelled(t *testing.T) {
 	assertNothingLeft(t, server)
 }
 
+// TestInterruptedCheckIsNotFailed cancels the run while a check is under
+// way: that check is reported skipped as interrupted, not failed, and
+// the report counts no failure.
+func TestInterruptedCheckIsNotFailed(t *testing.T) {
+	db, server := openFake(faults{})
+	r, err := NewRunner(Config{Backend: db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	res := r.RunCheck(ctx, Check{ID: "slow", Title: "waits for the end", Run: func(ctx context.Context, env *Env) (string, error) {
+		cancel()
+		<-ctx.Done()
+		return "round 3", ctx.Err()
+	}})
+	if res.Status != StatusSkip || !strings.Contains(res.Detail, "interrupted") || res.Remedy != "" {
+		t.Errorf("interrupted check = %+v; want skipped as interrupted, with no remedy", res)
+	}
+	r.Cleanup(t.Context())
+	assertNothingLeft(t, server)
+}
+
 func TestLabelsAndIDsAreUnique(t *testing.T) {
 	db, _ := openFake(faults{})
 	cfg := Config{Backend: db, Tables: []dialects.Table{{Name: "a"}, {Name: "b"}, {Preset: dialects.PresetShedlock, Name: "c"}}}

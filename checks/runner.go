@@ -131,7 +131,8 @@ func (r *Runner) Checks() []Check { return slices.Clone(r.checks) }
 
 // RunCheck runs one check with a fresh Env, bounded by the check timeout,
 // releases what it left held, and returns its result. A panic in the check
-// is a failed result.
+// is a failed result; a check that ends in an error once ctx is cancelled
+// is skipped as interrupted.
 func (r *Runner) RunCheck(ctx context.Context, c Check) (res Result) {
 	res = Result{ID: c.ID, Title: c.Title, Strategy: string(c.Strategy)}
 	start := time.Now()
@@ -153,6 +154,11 @@ func (r *Runner) RunCheck(ctx context.Context, c Check) (res Result) {
 		err = errors.Join(err, fmt.Errorf("cleanup: %w", cerr))
 	}
 	res.Status, res.Detail, res.Remedy = classify(c, detail, err)
+	if err != nil && ctx.Err() != nil {
+		// The run was cancelled under the check: it proved nothing either way.
+		res.Status, res.Remedy = StatusSkip, ""
+		res.Detail = "interrupted before it finished"
+	}
 	res.Duration = time.Since(start)
 	return res
 }
