@@ -18,6 +18,15 @@ func detectCheck() Check {
 	return Check{ID: "detect", Title: "identify the database product and version", Run: checkDetect}
 }
 
+// strategyCheck is in the suite of a database on which no lock strategy
+// is possible (a Redis that evicts keys, a table that cannot be used): it
+// fails with why, so the report shows it beside the probes.
+func strategyCheck(why error) Check {
+	return Check{ID: "strategy", Title: "a lock strategy is possible", Run: func(context.Context, *Env) (string, error) {
+		return "", &Remedied{Err: why, Remedy: "fix what the detail names, or keep the locks on another database"}
+	}}
+}
+
 // checkDetect reports what detection found and the recommended strategy.
 func checkDetect(_ context.Context, env *Env) (string, error) {
 	info := env.Backend.Detected()

@@ -281,9 +281,30 @@ func TestNewRunnerSetupErrors(t *testing.T) {
 		})
 	}
 
+}
+
+// TestNoStrategyIsAFailedCheck: on a database with no possible strategy
+// the run still reports its probes, and its "strategy" check fails with
+// the reasons (matching ErrUnsupported) and a remedy.
+func TestNoStrategyIsAFailedCheck(t *testing.T) {
+	db, _ := openFake(faults{noSession: true})
 	noStrategy := &dialects.DB{SQL: db.SQL, Dialect: &dialects.Dialect{Name: "bare"}, Info: db.Info}
-	if _, err := Run(t.Context(), Config{Backend: noStrategy}); !errors.Is(err, dialects.ErrUnsupported) {
-		t.Errorf("Run on a database with no strategy = %v; want ErrUnsupported", err)
+	rep, err := Run(t.Context(), Config{Backend: noStrategy})
+	if err != nil {
+		t.Fatalf("Run = %v; want a report", err)
+	}
+	byID := results(rep)
+	if byID["detect"].Status != StatusPass {
+		t.Errorf("detect = %+v; want passed", byID["detect"])
+	}
+	st := byID["strategy"]
+	if st.Status != StatusFail || !strings.Contains(st.Detail, "no lock strategy is possible") || st.Remedy == "" || rep.Failed != 1 {
+		t.Errorf("strategy = %+v, %d failed; want the one failure, with reasons and a remedy", st, rep.Failed)
+	}
+	for id := range byID {
+		if strings.HasPrefix(id, "table.") || strings.HasPrefix(id, "session.") {
+			t.Errorf("check %s ran with no strategy possible", id)
+		}
 	}
 }
 

@@ -105,6 +105,11 @@ func Suite(cfg Config) []Check {
 	}
 
 	out := append([]Check{detectCheck()}, capabilityChecks()...)
+	if len(targets) == 0 && cfg.Backend != nil {
+		if err := noStrategyError(cfg); err != nil {
+			out = append(out, strategyCheck(err))
+		}
+	}
 	for _, tg := range targets {
 		out = append(out, strategyChecks(tg)...)
 	}

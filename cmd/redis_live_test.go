@@ -234,6 +234,30 @@ func TestRedisBadInput(t *testing.T) {
 			}
 		})
 	}
+	t.Run("selfcheck on the evicting store", func(t *testing.T) {
+		// A report, not a bare error: the probes, and the check that
+		// says no strategy is possible and why.
+		r := runCmd(t, false, nil, "selfcheck", "--dsn", "redis://"+evicting+"/0", "-o", "json")
+		if code := exitCodeOf(r.err); code != CodeNegative {
+			t.Fatalf("exit %d (%v), want %d\n%s", code, r.err, CodeNegative, r.stdout)
+		}
+		var rep struct {
+			Checks []struct{ ID, Status, Detail, Remedy string }
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+			t.Fatalf("no JSON report (%v):\n%s", err, r.stdout)
+		}
+		got := map[string]string{}
+		for _, c := range rep.Checks {
+			got[c.ID] = c.Status
+			if c.ID == "strategy" && (!strings.Contains(c.Detail, "maxmemory-policy") || c.Remedy == "") {
+				t.Errorf("strategy check %+v: want the eviction named and a remedy", c)
+			}
+		}
+		if got["detect"] != "pass" || got["probe.risks"] != "warn" || got["strategy"] != "fail" {
+			t.Errorf("checks %v: want detect passed, probe.risks warned, strategy failed", got)
+		}
+	})
 	c := goredis.NewClient(&goredis.Options{Addr: evicting})
 	defer c.Close()
 	if n, err := c.DBSize(context.Background()).Result(); err != nil || n != 0 {

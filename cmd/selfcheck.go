@@ -177,7 +177,7 @@ func selfcheckRun(ctx context.Context, o *SelfcheckOptions) error {
 		progress.clear()
 	}
 	if report == nil {
-		if errors.Is(runErr, dialects.ErrInvalid) {
+		if errors.Is(runErr, dialects.ErrInvalid) || errors.Is(runErr, dialects.ErrUnsupported) {
 			return &UsageError{Err: p.target.Scrub(runErr), Command: o.Command}
 		}
 		return p.target.Scrub(runErr)

@@ -230,6 +230,9 @@ func TestSelfcheckUnsupportedStrategy(t *testing.T) {
 	if r.err == nil || !errors.Is(r.err, dialects.ErrUnsupported) || !strings.Contains(r.err.Error(), "--strategy table") {
 		t.Errorf("error = %v", r.err)
 	}
+	if code := exitCodeOf(r.err); code != CodeUsage {
+		t.Errorf("exit %d, want %d (a strategy the database cannot do is bad input, as for run)", code, CodeUsage)
+	}
 }
 
 func TestSelfcheckTimeoutCancelsConnect(t *testing.T) {
