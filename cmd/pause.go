@@ -321,7 +321,7 @@ func (o *PauseOptions) createPlan(found *dialects.Listing, given []dialects.Tabl
 	var t dialects.Table
 	switch {
 	case len(given) == 1:
-		t = given[0]
+		t = namedAsFound(given[0], found.Tables)
 	case len(found.Tables) == 1:
 		t = found.Tables[0]
 	case len(found.Tables) > 1:
@@ -333,6 +333,25 @@ func (o *PauseOptions) createPlan(found *dialects.Listing, given []dialects.Tabl
 	p := &pausePlan{table: t}
 	o.setLength(p, time.Time{})
 	return p, nil
+}
+
+// namedAsFound is t as the listing names it: a table given by preset
+// alone (--preset shedlock) takes the name its rows are listed under
+// (the table's, or on Redis ShedLock's env), so the change names it and
+// reads it back.
+func namedAsFound(t dialects.Table, found []dialects.Table) dialects.Table {
+	for _, f := range found {
+		if f.Preset == t.Preset && (t.Name == "" || strings.EqualFold(f.Name, t.Name)) {
+			f.TimeZone = t.TimeZone
+			return f
+		}
+	}
+	if t.Name == "" {
+		if s, err := t.Schema(); err == nil {
+			t.Name = s.Table
+		}
+	}
+	return t
 }
 
 // setLength turns --for or --until into the pause's length, measured from
@@ -482,6 +501,8 @@ func (o *PauseOptions) report(p *pausePlan, after []dialects.LockEntry, changed 
 		fmt.Fprintf(&buf, "%s lock %q in table %s.\n", past, o.Name, p.table.Name)
 		if len(after) > 0 {
 			fmt.Fprintf(&buf, "  now: %s\n", describeRow(after[0]))
+		} else {
+			fmt.Fprintln(&buf, "  now: free, no row left")
 		}
 	}
 	_, err := io.WriteString(o.IO.Out, o.Factory.Scrubber.String(buf.String()))

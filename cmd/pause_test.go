@@ -202,6 +202,23 @@ func TestPauseCreateAndDecline(t *testing.T) {
 	}
 }
 
+// TestPauseByPresetNamesTheTable: a lock paused with --create in a table
+// given by --preset alone is reported in that table, with the row as it
+// is now, and JSON's after-state is the paused row.
+func TestPauseByPresetNamesTheTable(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "locks.db")
+	openTableLocker(t, path, dialects.Table{Preset: dialects.PresetShedlock})
+	r := runCmd(t, false, nil, "pause", "new-job", "--for", "1h", "--create", "--yes", "--dsn", path, "--preset", "shedlock")
+	if r.err != nil || !strings.Contains(r.stdout, `Paused lock "new-job" in table shedlock.`) || !strings.Contains(r.stdout, "now: paused") {
+		t.Fatalf("pause --preset shedlock --create: %v\n%s", r.err, r.stdout)
+	}
+	r = runCmd(t, false, nil, "pause", "other-job", "--for", "1h", "--create", "--yes", "--dsn", path, "--preset", "shedlock", "-o", "json")
+	var v pauseView
+	if err := json.Unmarshal([]byte(r.stdout), &v); r.err != nil || err != nil || v.After == nil || v.After.State != string(dialects.StatePaused) {
+		t.Fatalf("pause -o json: %v, %v, after %+v\n%s", r.err, err, v.After, r.stdout)
+	}
+}
+
 func TestPauseUnsupportedBackendAndPreset(t *testing.T) {
 	path, _ := pausedFile(t)
 	r := runCmd(t, false, nil, "pause", "nightly", "--for", "1h", "--yes", "--dsn", path, "--preset", "liquibase")

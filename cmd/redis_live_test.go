@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -262,5 +263,25 @@ func TestRedisBadInput(t *testing.T) {
 	defer c.Close()
 	if n, err := c.DBSize(context.Background()).Result(); err != nil || n != 0 {
 		t.Errorf("the evicting store holds %d keys (%v), want none", n, err)
+	}
+}
+
+// TestRedisPauseShedlockPreset pauses and resumes a lock in ShedLock's
+// Redis layout: each step names the env the key lives under and says
+// what the lock is now, also when resume leaves no key.
+func TestRedisPauseShedlockPreset(t *testing.T) {
+	dsn := liveRedis(t)
+	name := "pause-preset-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	r := runCmd(t, false, nil, "pause", name, "--dsn", dsn, "--preset", "shedlock", "--for", "1h", "--create", "--yes")
+	if r.err != nil || !strings.Contains(r.stdout, "in table default.") || !strings.Contains(r.stdout, "now: paused") {
+		t.Fatalf("pause: %v\n%s", r.err, r.stdout)
+	}
+	r = runCmd(t, false, nil, "resume", name, "--dsn", dsn, "--preset", "shedlock", "--yes")
+	if r.err != nil || !strings.Contains(r.stdout, "in table default.") || !strings.Contains(r.stdout, "now: free, no row left") {
+		t.Fatalf("resume: %v\n%s", r.err, r.stdout)
+	}
+	r = runCmd(t, false, nil, "run", "--dsn", dsn, "--preset", "shedlock", "--name", name, "--", "true")
+	if r.err != nil {
+		t.Errorf("run after resume: %v", r.err)
 	}
 }
