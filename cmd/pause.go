@@ -232,6 +232,9 @@ type pausePlan struct {
 	before *dialects.LockEntry // nil: no row yet (--create)
 	length time.Duration       // pause: how long, from the database's now
 	until  time.Time           // pause: its expected end
+	// deletesKey: the backend ends a pause by deleting the key (the
+	// stores), so resume leaves the lock free.
+	deletesKey bool
 }
 
 func pauseRun(ctx context.Context, o *PauseOptions) error {
@@ -254,6 +257,7 @@ func pauseRun(ctx context.Context, o *PauseOptions) error {
 		return err
 	}
 	plan.table.TimeZone = l.zone
+	plan.deletesKey = dialects.ReleaseDeletesKey(l.backend)
 	if o.DryRun {
 		return o.report(plan, o.predict(plan), false)
 	}
@@ -390,6 +394,9 @@ func (o *PauseOptions) predict(p *pausePlan) []dialects.LockEntry {
 		e = *p.before
 	}
 	if o.Resume {
+		if p.deletesKey {
+			return []dialects.LockEntry{freedByDeleting(e)}
+		}
 		e.Until = e.DBNow
 		e.State = dialects.TableRowState(dialects.Row{Owner: e.Owner, Until: e.Until, DBNow: e.DBNow})
 		return []dialects.LockEntry{e}

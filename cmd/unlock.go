@@ -165,6 +165,9 @@ type unlockPlan struct {
 	table  dialects.Table // table locks
 	owner  string         // the guard of a release
 	byKey  bool           // a session lock named by its key (--key)
+	// deletesKey: the backend frees the lock by deleting its key (the
+	// stores), so the lock is left free rather than expired.
+	deletesKey bool
 }
 
 // validate checks the flags before anything is read.
@@ -353,7 +356,10 @@ func describePlan(w io.Writer, p *unlockPlan) {
 	fmt.Fprintf(w, "Lock %s in table %s (%s):\n", lockLabel(e), e.Source, e.Preset)
 	fmt.Fprintf(w, "  before: %s\n", describeRow(e))
 	after := describeRow(predictAfter(p)[0])
-	if e.Preset != dialects.PresetLiquibase {
+	switch {
+	case p.deletesKey:
+		after += " — its key is deleted, so the next acquire takes it"
+	case e.Preset != dialects.PresetLiquibase:
 		after += " — the lease ends now, so the next acquire takes it"
 	}
 	fmt.Fprintf(w, "  after:  %s\n", after)
@@ -399,13 +405,16 @@ func describeRow(e dialects.LockEntry) string {
 }
 
 // predictAfter is the lock as the change would leave it: a released lease
-// ends at the database's now and keeps its owner; Liquibase's row is
-// cleared; a terminated session's lock is gone (no entry).
+// ends at the database's now and keeps its owner; a store's key is
+// deleted, leaving the lock free; Liquibase's row is cleared; a
+// terminated session's lock is gone (no entry).
 func predictAfter(p *unlockPlan) []dialects.LockEntry {
 	e := p.lock
 	switch {
 	case p.action == actionKillSession:
 		return nil
+	case p.deletesKey:
+		e = freedByDeleting(e)
 	case e.Preset == dialects.PresetLiquibase:
 		e.State, e.Owner, e.LockedAt = dialects.StateFree, "", time.Time{}
 	default:
@@ -415,9 +424,19 @@ func predictAfter(p *unlockPlan) []dialects.LockEntry {
 	return []dialects.LockEntry{e}
 }
 
+// freedByDeleting is e once its key is deleted: free, with no owner, no
+// lease and no token (etcd's and ZooKeeper's go with the key; Redis's
+// counter stays, and the next acquire's token is still larger).
+func freedByDeleting(e dialects.LockEntry) dialects.LockEntry {
+	e.State, e.Owner, e.LockedAt, e.Until = dialects.StateFree, "", time.Time{}, time.Time{}
+	e.Token, e.HasToken = 0, false
+	return e
+}
+
 // carryOut shows plan (--dry-run), or confirms it, applies it and reports
 // the lock as it is after the change.
 func (o *UnlockOptions) carryOut(ctx context.Context, db dialects.LockBreaker, target *dsn.DSN, plan *unlockPlan) error {
+	plan.deletesKey = plan.action != actionKillSession && dialects.ReleaseDeletesKey(db)
 	if o.DryRun {
 		return o.report(plan, predictAfter(plan), false)
 	}

@@ -3,6 +3,7 @@
 package cmd
 
 import (
+	"encoding/json"
 	"os"
 	"testing"
 
@@ -51,5 +52,64 @@ func TestUnlockOwnerDuringAtLeast(t *testing.T) {
 				t.Fatalf("run after unlock: %v\n%s", r.err, r.stderr)
 			}
 		})
+	}
+}
+
+// TestStorePreviewMatchesTheChange: on every store, what `unlock
+// --dry-run` and (Redis) `resume --dry-run` say the lock will be is what
+// the change leaves: free, with no owner — not an expired lease.
+func TestStorePreviewMatchesTheChange(t *testing.T) {
+	for _, store := range []struct{ name, env string }{
+		{"redis", "SCHEDLOCK_TEST_REDIS_DSN"},
+		{"etcd", "SCHEDLOCK_TEST_ETCD_DSN"},
+		{"zookeeper", "SCHEDLOCK_TEST_ZK_DSN"},
+	} {
+		t.Run(store.name, func(t *testing.T) {
+			dsn := os.Getenv(store.env)
+			if dsn == "" {
+				t.Skip(store.env + " is not set")
+			}
+			flags := []string{"--dsn", dsn, "--table", checks.NewPrefix(), "-o", "json"}
+			r := runCmd(t, false, nil, append(append([]string{"run", "--name", "kept", "--owner", "ops-a", "--at-most", "1m", "--at-least", "50s", "--create-table"}, flags[:4]...), "--", "true")...)
+			if r.err != nil {
+				t.Fatalf("run: %v\n%s", r.err, r.stderr)
+			}
+			assertPreviewMatches(t, append([]string{"unlock", "kept", "--owner", "ops-a"}, flags...))
+			if store.name != "redis" {
+				return
+			}
+			if r := runCmd(t, false, nil, append([]string{"pause", "kept", "--for", "1h", "--create", "--yes"}, flags...)...); r.err != nil {
+				t.Fatalf("pause: %v", r.err)
+			}
+			assertPreviewMatches(t, append([]string{"resume", "kept"}, flags...))
+		})
+	}
+}
+
+// assertPreviewMatches runs args with --dry-run, then with --yes, and
+// compares the state each reports after the change (null: no row left,
+// which is free too).
+func assertPreviewMatches(t *testing.T, args []string) {
+	t.Helper()
+	after := func(extra string) (state, owner string) {
+		r := runCmd(t, false, nil, append(args, extra)...)
+		if r.err != nil {
+			t.Fatalf("%v %s: %v\n%s", args[:2], extra, r.err, r.stderr)
+		}
+		var v struct {
+			After *struct{ State, Owner string }
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &v); err != nil {
+			t.Fatalf("%v %s: %v\n%s", args[:2], extra, err, r.stdout)
+		}
+		if v.After == nil {
+			return "free", ""
+		}
+		return v.After.State, v.After.Owner
+	}
+	ps, po := after("--dry-run")
+	rs, ro := after("--yes")
+	if ps != rs || po != ro || rs != "free" {
+		t.Errorf("%v: preview after %s/%q, real after %s/%q; want both free with no owner", args[:2], ps, po, rs, ro)
 	}
 }

@@ -351,6 +351,22 @@ type TableExpirer interface {
 	Expire(ctx context.Context, name string) (bool, error)
 }
 
+// KeyDeleter is implemented by backends that free a lock by deleting its
+// key — a handle's release, a forced Expire, a resume — where a SQL table
+// ends the lease in its row (the stores: Redis, etcd, ZooKeeper). After
+// such a change the lock is free: no owner, no lease end (Redis keeps the
+// name's token counter). Previews of a change use it.
+type KeyDeleter interface {
+	ReleaseDeletesKey() bool
+}
+
+// ReleaseDeletesKey reports whether b frees locks by deleting their key
+// (see KeyDeleter).
+func ReleaseDeletesKey(b any) bool {
+	k, ok := b.(KeyDeleter)
+	return ok && k.ReleaseDeletesKey()
+}
+
 // ColumnReader is implemented by table lockers and Liquibase locks that can
 // read their table's columns. A missing table gives an error matching
 // ErrNoTable.

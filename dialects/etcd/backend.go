@@ -330,6 +330,10 @@ func (b *Backend) Recommend() (dialects.Strategy, string) {
 	return dialects.StrategyTable, "etcd locks are leased keys with a fencing token (the table strategy)"
 }
 
+// ReleaseDeletesKey implements dialects.KeyDeleter: a release, a forced
+// expiry and a resume delete the lock's key.
+func (b *Backend) ReleaseDeletesKey() bool { return true }
+
 // Close implements dialects.Backend: it revokes the spare leases, stops
 // what releases left running (their leases end the keys they kept) and
 // closes the client. Leases still held end with their leases' TTL.

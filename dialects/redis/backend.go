@@ -148,6 +148,10 @@ func (b *Backend) Recommend() (dialects.Strategy, string) {
 	return dialects.StrategyTable, "Redis keeps leases as keys with an expiry (the table strategy); it has no session locks"
 }
 
+// ReleaseDeletesKey implements dialects.KeyDeleter: a release, a forced
+// expiry and a resume delete the lock's key.
+func (b *Backend) ReleaseDeletesKey() bool { return true }
+
 // Close implements dialects.Backend.
 func (b *Backend) Close() error {
 	b.closeOnce.Do(func() { b.closeErr = b.client.Close() })

@@ -287,6 +287,10 @@ func (b *Backend) Recommend() (dialects.Strategy, string) {
 	return dialects.StrategyTable, recommendation
 }
 
+// ReleaseDeletesKey implements dialects.KeyDeleter: a release, a forced
+// expiry and a resume delete the lock's key.
+func (b *Backend) ReleaseDeletesKey() bool { return true }
+
 // Close implements dialects.Backend: it closes the session, which deletes
 // its ephemeral lock nodes at once; leases still held end as lost.
 func (b *Backend) Close() error {
