@@ -10,9 +10,11 @@ import (
 
 // value is what schedlock writes into its lock key, as JSON:
 //
-//	{"owner":"host-a:4242","locked_at":"2026-01-02T03:04:05.678Z",
-//	 "until":"2026-01-02T03:34:05.678Z","released":false}
+//	{"owner":"host-a:4242","locked_at":"2026-01-02T03:04:05.678901234Z",
+//	 "until":"2026-01-02T03:34:05.678901234Z","released":false}
 //
+// (times as encoding/json writes a time.Time: RFC 3339, up to nine
+// fractional digits, trailing zeros dropped).
 // locked_at and until are the holder's clock (etcd has no clock of its
 // own to read); until is where the holder's lease ends unless refreshed
 // (the server's lease, whose TTL is at-most rounded up, ends no earlier).
