@@ -235,12 +235,13 @@ func adminTables(table, preset string, target *dsn.DSN, command string) ([]diale
 }
 
 // adminError turns a dialects error of a listing or unlock into the
-// command's error: bad tables and shapes are usage errors.
+// command's error: bad tables and shapes, and a table layout the backend
+// does not have (the shedlock preset on ZooKeeper), are usage errors.
 func adminError(err error, target *dsn.DSN, command string) error {
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, dialects.ErrInvalid), errors.Is(err, dialects.ErrNoTable):
+	case errors.Is(err, dialects.ErrInvalid), errors.Is(err, dialects.ErrNoTable), errors.Is(err, dialects.ErrUnsupported):
 		return &UsageError{Err: target.Scrub(err), Command: command}
 	}
 	return target.Scrub(err)

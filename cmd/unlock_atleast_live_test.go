@@ -5,6 +5,7 @@ package cmd
 import (
 	"encoding/json"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/schedlock/schedlock/checks"
@@ -111,5 +112,37 @@ func assertPreviewMatches(t *testing.T, args []string) {
 	rs, ro := after("--yes")
 	if ps != rs || po != ro || rs != "free" {
 		t.Errorf("%v: preview after %s/%q, real after %s/%q; want both free with no owner", args[:2], ps, po, rs, ro)
+	}
+}
+
+// TestStoresRefuseShedlockPreset: etcd and ZooKeeper have one key layout,
+// so --preset shedlock is bad input (exit 2) for every admin command, as
+// for run.
+func TestStoresRefuseShedlockPreset(t *testing.T) {
+	for _, store := range []struct{ name, env string }{
+		{"etcd", "SCHEDLOCK_TEST_ETCD_DSN"},
+		{"zookeeper", "SCHEDLOCK_TEST_ZK_DSN"},
+	} {
+		t.Run(store.name, func(t *testing.T) {
+			dsn := os.Getenv(store.env)
+			if dsn == "" {
+				t.Skip(store.env + " is not set")
+			}
+			for _, args := range [][]string{
+				{"locks", "ls"},
+				{"unlock", "nightly", "--force", "--yes"},
+				{"pause", "nightly", "--for", "1h", "--yes"},
+				{"run", "--name", "nightly"},
+			} {
+				full := append(args, "--dsn", dsn, "--preset", "shedlock")
+				if args[0] == "run" {
+					full = append(full, "--", "true")
+				}
+				r := runCmd(t, false, nil, full...)
+				if code := exitCodeOf(r.err); code != CodeUsage || !strings.Contains(r.err.Error(), "layout") {
+					t.Errorf("%v --preset shedlock: exit %d (%v), want %d naming the one layout", args[:2], code, r.err, CodeUsage)
+				}
+			}
+		})
 	}
 }
