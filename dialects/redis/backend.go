@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -53,6 +54,9 @@ func Open(ctx context.Context, dsn string) (*Backend, error) {
 	}
 	if err != nil {
 		_ = client.Close()
+		if !cfg.usesTLS() && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)) {
+			err = fmt.Errorf("%w: %w", errNoReply, err)
+		}
 		return nil, classify(err)
 	}
 	if facts.Role == "slave" || facts.Role == "replica" {

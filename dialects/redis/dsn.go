@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 
@@ -92,8 +93,30 @@ func parseDSN(raw string) (*config, error) {
 		if err := c.applyTLSFiles(files); err != nil {
 			return nil, err
 		}
+		c.setTLSDialer()
 	}
 	return c, nil
+}
+
+// setTLSDialer makes a rediss:// client dial with tlsDialer, which tells a
+// plaintext port from a silent one.
+func (c *config) setTLSDialer() {
+	switch {
+	case c.single != nil:
+		c.single.Dialer = tlsDialer(c.single.TLSConfig, dialTimeout(c.single.DialTimeout))
+	case c.cluster != nil:
+		c.cluster.Dialer = tlsDialer(c.cluster.TLSConfig, dialTimeout(c.cluster.DialTimeout))
+	case c.failover != nil:
+		c.failover.Dialer = tlsDialer(c.failover.TLSConfig, dialTimeout(c.failover.DialTimeout))
+	}
+}
+
+// dialTimeout is go-redis's DialTimeout with its default (5s) filled in.
+func dialTimeout(d time.Duration) time.Duration {
+	if d <= 0 {
+		return 5 * time.Second
+	}
+	return d
 }
 
 // database is the database number the DSN names (0 for Cluster).

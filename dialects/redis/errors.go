@@ -21,7 +21,7 @@ func classify(err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) && !isNetwork(err) {
 		return dialects.Wrap(Name, "open", err)
 	}
-	if isNetwork(err) || isAuth(err) || isTLS(err) {
+	if isNetwork(err) || isAuth(err) || isTLS(err) || errors.Is(err, errPlaintext) {
 		return dialects.Unreachable(err)
 	}
 	return dialects.Wrap(Name, "open", explain(err))
@@ -64,6 +64,10 @@ func connectHint(err error) string {
 		return "the user or password in the URL is wrong, or the ACL user may not log in"
 	case dialects.ClientCertRefused(err):
 		return "this Redis asks for a client certificate its CA signed: add cert=/path/client.pem&key=/path/client-key.pem to the rediss:// URL"
+	case errors.Is(err, errNoReply):
+		return "a TLS-only port does this: use rediss:// (or the server's plain port); else the server may be at its maxclients"
+	case errors.Is(err, errPlaintext):
+		return "this port speaks Redis without TLS: use redis://, or the port of the server's TLS listener (tls-port)"
 	case isTLS(err):
 		return "the server's certificate is not trusted here: name its CA in the rediss:// URL (cacert=/path/ca.pem), and connect by a name or address the certificate holds"
 	}

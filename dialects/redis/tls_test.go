@@ -114,3 +114,48 @@ func TestTLS(t *testing.T) {
 		})
 	}
 }
+
+// TestTLSModeMismatch: rediss:// naming a plaintext port, and redis://
+// naming a TLS port, each fail in one line that says which it is, without
+// waiting out every dial retry.
+func TestTLSModeMismatch(t *testing.T) {
+	plain, err := url.Parse(liveDSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pki := testpki.New(t)
+	tlsPort := ownTLSServer(t, pki)
+	for _, c := range []struct{ name, dsn, want string }{
+		{"rediss:// to a plaintext port", "rediss://" + plain.Host + "/0?dial_timeout=1s", "use redis://"},
+		{"redis:// to a TLS port", fmt.Sprintf("redis://127.0.0.1:%d/0?dial_timeout=1s", tlsPort), "use rediss://"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			start := time.Now()
+			b, err := redis.Open(ctx, c.dsn)
+			if err == nil {
+				b.Close()
+				t.Fatal("opened")
+			}
+			var unreachable *dialects.UnreachableError
+			if !errors.As(err, &unreachable) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("%v: want one line, a connection failure", err)
+			}
+			if hint := connectHintOf(err); !strings.Contains(hint, c.want) {
+				t.Errorf("%v: hint %q does not say %q", err, hint, c.want)
+			}
+			t.Logf("%v (after %v)", err, time.Since(start).Round(time.Millisecond))
+		})
+	}
+}
+
+// connectHintOf is the hint the command line prints after err.
+func connectHintOf(err error) string {
+	d, _ := dialects.Lookup(redis.Name)
+	var unreachable *dialects.UnreachableError
+	if errors.As(err, &unreachable) {
+		err = unreachable.Err
+	}
+	return d.ConnectHint(err)
+}

@@ -1,0 +1,102 @@
+package redis
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"errors"
+	"net"
+	"strings"
+	"sync"
+	"time"
+)
+
+// errPlaintext is a TLS handshake that got no answer from a port where a
+// plaintext Redis answers: a rediss:// URL naming a redis:// port. A
+// plaintext Redis waits for the end of a line that a TLS ClientHello
+// never sends, so without this the dial only times out. It is not
+// retried.
+var errPlaintext = errors.New("the TLS handshake got no answer, and the port answers plain Redis (RESP without TLS)")
+
+// errNoReply is a plaintext connection the server closed before any
+// reply, as a TLS-only port does (and a server at its client limit).
+var errNoReply = errors.New("the server closed the connection without a reply")
+
+// usesTLS reports whether c dials with TLS (rediss://).
+func (c *config) usesTLS() bool {
+	switch {
+	case c.single != nil:
+		return c.single.TLSConfig != nil
+	case c.cluster != nil:
+		return c.cluster.TLSConfig != nil
+	case c.failover != nil:
+		return c.failover.TLSConfig != nil
+	}
+	return false
+}
+
+// plaintextProbeTimeout bounds the plain PING sent after a handshake
+// that timed out.
+const plaintextProbeTimeout = time.Second
+
+// tlsDialer dials addr and runs the TLS handshake of cfg, both within
+// timeout (go-redis's DialTimeout), as go-redis's own dialer does. When
+// the handshake times out it sends a plain PING to addr: a RESP answer
+// means a plaintext Redis, reported as errPlaintext.
+//
+// go-redis's pool dials again on failure (DialerRetries, 5 by default):
+// an address found plaintext fails at once from then on, so the caller
+// hears within one dial timeout, not five.
+func tlsDialer(cfg *tls.Config, timeout time.Duration) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	var plaintext sync.Map // addr → true
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if _, found := plaintext.Load(addr); found {
+			return nil, errPlaintext
+		}
+		d := &net.Dialer{Timeout: timeout, KeepAlive: 5 * time.Minute}
+		raw, err := d.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		c := cfg.Clone()
+		if c.ServerName == "" {
+			if host, _, err := net.SplitHostPort(addr); err == nil {
+				c.ServerName = host
+			}
+		}
+		hctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		conn := tls.Client(raw, c)
+		err = conn.HandshakeContext(hctx)
+		if err == nil {
+			return conn, nil
+		}
+		_ = raw.Close()
+		// go-redis's ctx carries the dial timeout too: only a cancel (the
+		// caller gave up) skips the probe, which gets its own second.
+		if hctx.Err() != nil && !errors.Is(ctx.Err(), context.Canceled) && answersPlainRESP(context.WithoutCancel(ctx), d, network, addr) {
+			plaintext.Store(addr, true)
+			return nil, errPlaintext
+		}
+		return nil, err
+	}
+}
+
+// answersPlainRESP reports whether addr answers a plain PING with a RESP
+// reply: +PONG, or an error such as -NOAUTH.
+func answersPlainRESP(ctx context.Context, d *net.Dialer, network, addr string) bool {
+	ctx, cancel := context.WithTimeout(ctx, plaintextProbeTimeout)
+	defer cancel()
+	conn, err := d.DialContext(ctx, network, addr)
+	if err != nil {
+		return false
+	}
+	defer conn.Close()
+	deadline, _ := ctx.Deadline()
+	_ = conn.SetDeadline(deadline)
+	if _, err := conn.Write([]byte("PING\r\n")); err != nil {
+		return false
+	}
+	line, err := bufio.NewReader(conn).ReadString('\n')
+	return err == nil && (strings.HasPrefix(line, "+") || strings.HasPrefix(line, "-"))
+}
