@@ -5,86 +5,91 @@ package cmd
 import (
 	"encoding/json"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/schedlock/schedlock/checks"
 )
 
-// TestUnlockOwnerDuringAtLeast: on every store, `unlock NAME --owner O`
-// frees a lock O released and its at-least still keeps, as --dry-run
-// says it would, and the next run then gets the lock.
-func TestUnlockOwnerDuringAtLeast(t *testing.T) {
-	for _, store := range []struct{ name, env string }{
-		{"redis", "SCHEDLOCK_TEST_REDIS_DSN"},
-		{"etcd", "SCHEDLOCK_TEST_ETCD_DSN"},
-		{"zookeeper", "SCHEDLOCK_TEST_ZK_DSN"},
-	} {
+// liveStores are the stores and the variables of their live DSNs.
+var liveStores = []struct{ name, env string }{
+	{"redis", "SCHEDLOCK_TEST_REDIS_DSN"},
+	{"etcd", "SCHEDLOCK_TEST_ETCD_DSN"},
+	{"zookeeper", "SCHEDLOCK_TEST_ZK_DSN"},
+}
+
+// onEachStore runs f as a subtest on each live store named in only (all
+// when empty), skipping one whose DSN variable is unset.
+func onEachStore(t *testing.T, only []string, f func(t *testing.T, store, dsn string)) {
+	for _, store := range liveStores {
+		if len(only) > 0 && !slices.Contains(only, store.name) {
+			continue
+		}
 		t.Run(store.name, func(t *testing.T) {
 			dsn := os.Getenv(store.env)
 			if dsn == "" {
 				t.Skip(store.env + " is not set")
 			}
-			table := checks.NewPrefix()
-			flags := []string{"--dsn", dsn, "--table", table}
-			t.Cleanup(func() { runCmd(t, false, nil, append([]string{"unlock", "kept", "--force", "--yes"}, flags...)...) })
-			r := runCmd(t, false, nil, append(append([]string{"run", "--name", "kept", "--owner", "ops-a", "--at-most", "1m", "--at-least", "50s", "--create-table"}, flags...), "--", "true")...)
-			if r.err != nil {
-				t.Fatalf("run: %v\n%s", r.err, r.stderr)
-			}
-			if got := memoryLocks(t, append([]string{"--name", "kept"}, flags...)...); len(got) != 1 || got[0].State != "held" || got[0].Owner != "ops-a" {
-				t.Fatalf("locks ls during the at-least: %+v", got)
-			}
-			r = runCmd(t, false, nil, append([]string{"unlock", "kept", "--owner", "ops-b", "--yes"}, flags...)...)
-			if code := unlockExitCode(r.err); code != CodeNegative {
-				t.Fatalf("unlock --owner ops-b: exit %d (%v), want %d", code, r.err, CodeNegative)
-			}
-			for _, extra := range [][]string{{"--dry-run"}, {"--yes"}} {
-				r = runCmd(t, false, nil, append(append([]string{"unlock", "kept", "--owner", "ops-a"}, extra...), flags...)...)
-				if r.err != nil {
-					t.Fatalf("unlock --owner ops-a %v: %v\n%s", extra, r.err, r.stderr)
-				}
-			}
-			if got := memoryLocks(t, append([]string{"--name", "kept", "--state", "held"}, flags...)...); len(got) != 0 {
-				t.Fatalf("locks ls after unlock: %+v", got)
-			}
-			r = runCmd(t, false, nil, append(append([]string{"run", "--name", "kept", "--owner", "ops-c", "--skipped-exit-code", "99"}, flags...), "--", "true")...)
-			if r.err != nil {
-				t.Fatalf("run after unlock: %v\n%s", r.err, r.stderr)
-			}
+			f(t, store.name, dsn)
 		})
 	}
+}
+
+// TestUnlockOwnerDuringAtLeast: on every store, `unlock NAME --owner O`
+// frees a lock O released and its at-least still keeps, as --dry-run
+// says it would, and the next run then gets the lock.
+func TestUnlockOwnerDuringAtLeast(t *testing.T) {
+	onEachStore(t, nil, func(t *testing.T, store, dsn string) {
+		table := checks.NewPrefix()
+		flags := []string{"--dsn", dsn, "--table", table}
+		t.Cleanup(func() { runCmd(t, false, nil, append([]string{"unlock", "kept", "--force", "--yes"}, flags...)...) })
+		r := runCmd(t, false, nil, append(append([]string{"run", "--name", "kept", "--owner", "ops-a", "--at-most", "1m", "--at-least", "50s", "--create-table"}, flags...), "--", "true")...)
+		if r.err != nil {
+			t.Fatalf("run: %v\n%s", r.err, r.stderr)
+		}
+		if got := memoryLocks(t, append([]string{"--name", "kept"}, flags...)...); len(got) != 1 || got[0].State != "held" || got[0].Owner != "ops-a" {
+			t.Fatalf("locks ls during the at-least: %+v", got)
+		}
+		r = runCmd(t, false, nil, append([]string{"unlock", "kept", "--owner", "ops-b", "--yes"}, flags...)...)
+		if code := unlockExitCode(r.err); code != CodeNegative {
+			t.Fatalf("unlock --owner ops-b: exit %d (%v), want %d", code, r.err, CodeNegative)
+		}
+		for _, extra := range [][]string{{"--dry-run"}, {"--yes"}} {
+			r = runCmd(t, false, nil, append(append([]string{"unlock", "kept", "--owner", "ops-a"}, extra...), flags...)...)
+			if r.err != nil {
+				t.Fatalf("unlock --owner ops-a %v: %v\n%s", extra, r.err, r.stderr)
+			}
+		}
+		if got := memoryLocks(t, append([]string{"--name", "kept", "--state", "held"}, flags...)...); len(got) != 0 {
+			t.Fatalf("locks ls after unlock: %+v", got)
+		}
+		r = runCmd(t, false, nil, append(append([]string{"run", "--name", "kept", "--owner", "ops-c", "--skipped-exit-code", "99"}, flags...), "--", "true")...)
+		if r.err != nil {
+			t.Fatalf("run after unlock: %v\n%s", r.err, r.stderr)
+		}
+	})
 }
 
 // TestStorePreviewMatchesTheChange: on every store, what `unlock
 // --dry-run` and (Redis) `resume --dry-run` say the lock will be is what
 // the change leaves: free, with no owner — not an expired lease.
 func TestStorePreviewMatchesTheChange(t *testing.T) {
-	for _, store := range []struct{ name, env string }{
-		{"redis", "SCHEDLOCK_TEST_REDIS_DSN"},
-		{"etcd", "SCHEDLOCK_TEST_ETCD_DSN"},
-		{"zookeeper", "SCHEDLOCK_TEST_ZK_DSN"},
-	} {
-		t.Run(store.name, func(t *testing.T) {
-			dsn := os.Getenv(store.env)
-			if dsn == "" {
-				t.Skip(store.env + " is not set")
-			}
-			flags := []string{"--dsn", dsn, "--table", checks.NewPrefix(), "-o", "json"}
-			r := runCmd(t, false, nil, append(append([]string{"run", "--name", "kept", "--owner", "ops-a", "--at-most", "1m", "--at-least", "50s", "--create-table"}, flags[:4]...), "--", "true")...)
-			if r.err != nil {
-				t.Fatalf("run: %v\n%s", r.err, r.stderr)
-			}
-			assertPreviewMatches(t, append([]string{"unlock", "kept", "--owner", "ops-a"}, flags...))
-			if store.name != "redis" {
-				return
-			}
-			if r := runCmd(t, false, nil, append([]string{"pause", "kept", "--for", "1h", "--create", "--yes"}, flags...)...); r.err != nil {
-				t.Fatalf("pause: %v", r.err)
-			}
-			assertPreviewMatches(t, append([]string{"resume", "kept"}, flags...))
-		})
-	}
+	onEachStore(t, nil, func(t *testing.T, store, dsn string) {
+		flags := []string{"--dsn", dsn, "--table", checks.NewPrefix(), "-o", "json"}
+		r := runCmd(t, false, nil, append(append([]string{"run", "--name", "kept", "--owner", "ops-a", "--at-most", "1m", "--at-least", "50s", "--create-table"}, flags[:4]...), "--", "true")...)
+		if r.err != nil {
+			t.Fatalf("run: %v\n%s", r.err, r.stderr)
+		}
+		assertPreviewMatches(t, append([]string{"unlock", "kept", "--owner", "ops-a"}, flags...))
+		if store != "redis" {
+			return
+		}
+		if r := runCmd(t, false, nil, append([]string{"pause", "kept", "--for", "1h", "--create", "--yes"}, flags...)...); r.err != nil {
+			t.Fatalf("pause: %v", r.err)
+		}
+		assertPreviewMatches(t, append([]string{"resume", "kept"}, flags...))
+	})
 }
 
 // assertPreviewMatches runs args with --dry-run, then with --yes, and
@@ -119,30 +124,21 @@ func assertPreviewMatches(t *testing.T, args []string) {
 // so --preset shedlock is bad input (exit 2) for every admin command, as
 // for run.
 func TestStoresRefuseShedlockPreset(t *testing.T) {
-	for _, store := range []struct{ name, env string }{
-		{"etcd", "SCHEDLOCK_TEST_ETCD_DSN"},
-		{"zookeeper", "SCHEDLOCK_TEST_ZK_DSN"},
-	} {
-		t.Run(store.name, func(t *testing.T) {
-			dsn := os.Getenv(store.env)
-			if dsn == "" {
-				t.Skip(store.env + " is not set")
+	onEachStore(t, []string{"etcd", "zookeeper"}, func(t *testing.T, store, dsn string) {
+		for _, args := range [][]string{
+			{"locks", "ls"},
+			{"unlock", "nightly", "--force", "--yes"},
+			{"pause", "nightly", "--for", "1h", "--yes"},
+			{"run", "--name", "nightly"},
+		} {
+			full := append(args, "--dsn", dsn, "--preset", "shedlock")
+			if args[0] == "run" {
+				full = append(full, "--", "true")
 			}
-			for _, args := range [][]string{
-				{"locks", "ls"},
-				{"unlock", "nightly", "--force", "--yes"},
-				{"pause", "nightly", "--for", "1h", "--yes"},
-				{"run", "--name", "nightly"},
-			} {
-				full := append(args, "--dsn", dsn, "--preset", "shedlock")
-				if args[0] == "run" {
-					full = append(full, "--", "true")
-				}
-				r := runCmd(t, false, nil, full...)
-				if code := exitCodeOf(r.err); code != CodeUsage || !strings.Contains(r.err.Error(), "layout") {
-					t.Errorf("%v --preset shedlock: exit %d (%v), want %d naming the one layout", args[:2], code, r.err, CodeUsage)
-				}
+			r := runCmd(t, false, nil, full...)
+			if code := exitCodeOf(r.err); code != CodeUsage || !strings.Contains(r.err.Error(), "layout") {
+				t.Errorf("%v --preset shedlock: exit %d (%v), want %d naming the one layout", args[:2], code, r.err, CodeUsage)
 			}
-		})
-	}
+		}
+	})
 }
