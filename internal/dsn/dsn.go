@@ -154,8 +154,10 @@ func parseNativeMySQL(body string) (*DSN, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkAddress(p.addr); err != nil && p.net != "unix" {
-		return nil, err
+	if p.net != "unix" {
+		if err := checkAddress(p.addr); err != nil {
+			return nil, err
+		}
 	}
 	d := &DSN{Family: entry.Name, Scheme: "mysql", Driver: entry.Driver, Where: p.where(), conn: p.format(entry.DriverQuery), scrub: &Scrubber{}, entry: entry}
 	if err := checkConn(entry, d.conn); err != nil {
