@@ -137,8 +137,6 @@ func (o *BenchOptions) plan() (*dsn.DSN, benchkit.Plan, error) {
 		return nil, p, usage("--workers must be between 1 and %d, got %d", maxBenchWorkers, o.Workers)
 	case o.locksSet && (o.Locks < 1 || o.Locks > maxBenchLocks):
 		return nil, p, usage("--locks must be between 1 and %d, got %d", maxBenchLocks, o.Locks)
-	case o.durationSet && o.cyclesSet:
-		return nil, p, usage("give --duration or --cycles, not both")
 	case o.durationSet && o.Duration <= 0:
 		return nil, p, usage("--duration must be positive, got %s", o.Duration)
 	case o.cyclesSet && o.Cycles < 1:

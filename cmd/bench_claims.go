@@ -24,10 +24,6 @@ func (o *BenchOptions) claimPlan() (*dsn.DSN, benchkit.ClaimPlan, error) {
 		return nil, p, usage("--workers must be between 1 and %d, got %d", maxBenchWorkers, o.Workers)
 	case o.Batch < 1 || o.Batch > claimtable.MaxBatch:
 		return nil, p, usage("--batch must be between 1 and %d rows per claim, got %d", claimtable.MaxBatch, o.Batch)
-	case o.locksSet || o.Wait || o.Preset != "" || o.Table != "":
-		return nil, p, usage("--claims measures claims on a task table of its own: --locks, --wait, --preset and --table measure locks")
-	case o.durationSet && o.cyclesSet:
-		return nil, p, usage("give --duration or --cycles, not both")
 	case o.durationSet && o.Duration <= 0:
 		return nil, p, usage("--duration must be positive, got %s", o.Duration)
 	case o.cyclesSet && o.Cycles < 1:

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/schedlock/schedlock/internal/dsn"
+	"github.com/schedlock/schedlock/internal/elide"
 )
 
 // EnvPrefix starts the environment variable of every flag: --at-most is
@@ -33,22 +34,49 @@ var flagsWithoutEnv = map[string]string{
 	"owner":        "$SCHEDLOCK_OWNER is what run gives its command",
 }
 
-// exclusiveFlags are the flags a command refuses together, each with the
-// flags it excludes. A variable does not set a flag when the command line
-// gave one it excludes: the flag given wins over the variable, as it would
-// over the variable of the same flag, instead of the two clashing.
-var exclusiveFlags = map[string][]string{
-	"quiet":    {"verbose"},
-	"verbose":  {"quiet"},
-	"for":      {"until"}, // pause
-	"until":    {"for"},
-	"duration": {"cycles"}, // bench
-	"cycles":   {"duration"},
-	"claims":   {"locks", "wait", "preset", "table"}, // bench --claims
-	"locks":    {"claims"},
-	"wait":     {"claims"},
-	"preset":   {"claims"},
-	"table":    {"claims"},
+// exclusiveFlags are the flags a command refuses together: flag with any
+// of excludes, on every command that has both. It is the one place they
+// are written: refuseExclusive turns a pair given together into the usage
+// error why, and a variable does not set a flag when the command line gave
+// one it excludes — the flag given wins over the variable, as it would over
+// the variable of the same flag, instead of the two clashing.
+var exclusiveFlags = []struct {
+	flag     string
+	excludes []string
+	why      string
+}{
+	{"quiet", []string{"verbose"}, "--quiet and --verbose exclude each other"},
+	{"for", []string{"until"}, "--for and --until exclude each other: give one"}, // pause
+	{"duration", []string{"cycles"}, "give --duration or --cycles, not both"},    // bench
+	{"claims", []string{"locks", "wait", "preset", "table"}, "--claims measures claims on a task table of its own: --locks, --wait, --preset and --table measure locks"},
+}
+
+// excludedBy lists the flags that exclude the flag called name.
+func excludedBy(name string) []string {
+	var out []string
+	for _, x := range exclusiveFlags {
+		switch {
+		case x.flag == name:
+			out = append(out, x.excludes...)
+		case slices.Contains(x.excludes, name):
+			out = append(out, x.flag)
+		}
+	}
+	return out
+}
+
+// refuseExclusive is the usage error of the first pair of exclusiveFlags
+// that c was given together (on the command line or by variables), or nil.
+func refuseExclusive(c *cobra.Command) error {
+	for _, x := range exclusiveFlags {
+		if !c.Flags().Changed(x.flag) {
+			continue
+		}
+		if slices.ContainsFunc(x.excludes, c.Flags().Changed) {
+			return usageErrorf(c.CommandPath(), "%s", elide.Whole(x.why))
+		}
+	}
+	return nil
 }
 
 // FlagEnvName is the environment variable of the flag called name:
@@ -78,7 +106,7 @@ func applyFlagEnv(c *cobra.Command, getenv func(string) string) (envFlags, error
 		if _, skip := flagsWithoutEnv[fl.Name]; skip {
 			return
 		}
-		if slices.ContainsFunc(exclusiveFlags[fl.Name], func(other string) bool { return given[other] }) {
+		if slices.ContainsFunc(excludedBy(fl.Name), func(other string) bool { return given[other] }) {
 			return
 		}
 		name := FlagEnvName(fl.Name)

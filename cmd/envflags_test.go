@@ -3,6 +3,7 @@ package cmd
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -151,6 +152,19 @@ func TestEveryFlagHasAVariable(t *testing.T) {
 	}
 }
 
+// sampleValue is a value flag fl accepts, told apart by n.
+func sampleValue(fl *pflag.Flag, n int) string {
+	switch fl.Value.Type() {
+	case "bool":
+		return "true"
+	case "duration":
+		return fmt.Sprintf("%ds", n)
+	case "int", "int64":
+		return fmt.Sprint(n)
+	}
+	return fmt.Sprintf("v%d", n)
+}
+
 // TestFlagEnvYieldsToAnExcludingFlag: a flag given on the command line wins
 // over the variable of a flag it excludes, as over its own; two such flags
 // both typed, or both from variables, stay a usage error.
@@ -196,33 +210,36 @@ func TestFlagEnvYieldsToAnExcludingFlag(t *testing.T) {
 		if !c.Runnable() {
 			return
 		}
-		for name, others := range exclusiveFlags {
-			for _, other := range others {
-				fl, typed := c.Flags().Lookup(name), c.Flags().Lookup(other)
-				if fl == nil || typed == nil {
-					continue
-				}
-				checked++
-				value := map[string]string{"bool": "true", "duration": "1s", "int": "1", "int64": "1"}[typed.Value.Type()]
-				if value == "" {
-					value = "x"
-				}
-				c.Flags().VisitAll(func(fl *pflag.Flag) { fl.Changed = false })
-				if err := c.ParseFlags([]string{"--" + other + "=" + value}); err != nil {
-					t.Fatal(err)
-				}
-				envValue := map[string]string{"bool": "true", "duration": "2s", "int": "2", "int64": "2"}[fl.Value.Type()]
-				if envValue == "" {
-					envValue = "y"
-				}
-				set, err := applyFlagEnv(c, func(k string) string {
-					if k == FlagEnvName(name) {
-						return envValue
+		for _, x := range exclusiveFlags {
+			for _, excluded := range x.excludes {
+				for _, pair := range [][2]string{{x.flag, excluded}, {excluded, x.flag}} {
+					name, other := pair[0], pair[1]
+					fl, typed := c.Flags().Lookup(name), c.Flags().Lookup(other)
+					if fl == nil || typed == nil {
+						continue
 					}
-					return ""
-				})
-				if _, ok := set[name]; ok || err != nil {
-					t.Errorf("%s --%s: $%s set --%s (%v)", c.CommandPath(), other, FlagEnvName(name), name, err)
+					checked++
+					c.Flags().VisitAll(func(fl *pflag.Flag) { fl.Changed = false })
+					if err := c.ParseFlags([]string{"--" + other + "=" + sampleValue(typed, 1)}); err != nil {
+						t.Fatal(err)
+					}
+					set, err := applyFlagEnv(c, func(k string) string {
+						if k == FlagEnvName(name) {
+							return sampleValue(fl, 2)
+						}
+						return ""
+					})
+					if _, ok := set[name]; ok || err != nil {
+						t.Errorf("%s --%s: $%s set --%s (%v)", c.CommandPath(), other, FlagEnvName(name), name, err)
+					}
+					// Both typed: the pair's own usage error.
+					if err := c.ParseFlags([]string{"--" + name + "=" + sampleValue(fl, 2)}); err != nil {
+						t.Fatal(err)
+					}
+					var usage *UsageError
+					if err := refuseExclusive(c); !errors.As(err, &usage) || !strings.Contains(err.Error(), x.why) {
+						t.Errorf("%s --%s --%s: %v, want the usage error %q", c.CommandPath(), other, name, err, x.why)
+					}
 				}
 			}
 		}

@@ -175,8 +175,6 @@ func (o *PauseOptions) validate() error {
 	switch {
 	case o.For == 0 && o.Until == "":
 		return usage("say how long: --for 2h, or --until 2026-12-24T06:00:00Z")
-	case o.For != 0 && o.Until != "":
-		return usage("--for and --until exclude each other: give one")
 	case o.For < 0:
 		return usage("--for must be positive, got %s", o.For)
 	case o.Wait < 0:

@@ -105,6 +105,9 @@ func Execute(ctx context.Context, f *Factory, args []string) error {
 		if fromEnv, err = applyFlagEnv(c, f.Getenv); err != nil {
 			return err
 		}
+		if err := refuseExclusive(c); err != nil {
+			return err
+		}
 		if err := checkLogFormat(c.CommandPath(), g.LogFormat); err != nil {
 			return err
 		}
@@ -153,8 +156,6 @@ func (g *GlobalOptions) validate(c *cobra.Command, f *Factory) error {
 	switch {
 	case g.Timeout < 0:
 		return usageErrorf(path, "--timeout must not be negative, got %s", g.Timeout)
-	case g.Quiet && g.Verbose:
-		return usageErrorf(path, "--quiet and --verbose exclude each other")
 	}
 	if g.NoColor {
 		f.IO.DisableColor()
