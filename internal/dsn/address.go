@@ -2,7 +2,7 @@ package dsn
 
 import (
 	"fmt"
-	"net"
+	"net/netip"
 	"strconv"
 	"strings"
 
@@ -36,13 +36,13 @@ func checkAddress(addr string) error {
 			return fmt.Errorf("address %s: after ] comes :port", elide.Quote(addr))
 		}
 		port = strings.TrimPrefix(port, ":")
-		if net.ParseIP(host) == nil {
+		if !isIPv6(host) {
 			return fmt.Errorf("address %s: only an IPv6 address goes in brackets", elide.Quote(addr))
 		}
 	case strings.Count(addr, ":") == 1:
 		host, port, _ = strings.Cut(addr, ":")
 	case strings.Count(addr, ":") > 1:
-		if net.ParseIP(addr) == nil {
+		if !isIPv6(addr) {
 			return fmt.Errorf("address %s is not host:port (an IPv6 address goes in brackets: [::1]:port)", elide.Quote(addr))
 		}
 		return nil
@@ -54,4 +54,11 @@ func checkAddress(addr string) error {
 		return fmt.Errorf("address %s: port %s is not a number from 1 to 65535", elide.Quote(addr), elide.Quote(port))
 	}
 	return nil
+}
+
+// isIPv6 reports whether s is an IPv6 address, with or without a zone
+// (fe80::1%eth0).
+func isIPv6(s string) bool {
+	a, err := netip.ParseAddr(s)
+	return err == nil && a.Is6()
 }
