@@ -39,18 +39,22 @@ func (c *config) usesTLS() bool {
 // that timed out.
 const plaintextProbeTimeout = time.Second
 
+// plaintextMemory is how long an address that answered plain RESP fails
+// a TLS dial at once (a long-running client dials it anew after).
+const plaintextMemory = 30 * time.Second
+
 // tlsDialer dials addr and runs the TLS handshake of cfg, both within
 // timeout (go-redis's DialTimeout), as go-redis's own dialer does. When
 // the handshake times out it sends a plain PING to addr: a RESP answer
 // means a plaintext Redis, reported as errPlaintext.
 //
 // go-redis's pool dials again on failure (DialerRetries, 5 by default):
-// an address found plaintext fails at once from then on, so the caller
-// hears within one dial timeout, not five.
+// an address found plaintext fails at once for plaintextMemory after, so
+// the caller hears within one dial timeout, not five.
 func tlsDialer(cfg *tls.Config, timeout time.Duration) func(ctx context.Context, network, addr string) (net.Conn, error) {
-	var plaintext sync.Map // addr → true
+	var plaintext sync.Map // addr → time.Time it answered plain RESP
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		if _, found := plaintext.Load(addr); found {
+		if at, found := plaintext.Load(addr); found && time.Since(at.(time.Time)) < plaintextMemory {
 			return nil, errPlaintext
 		}
 		d := &net.Dialer{Timeout: timeout, KeepAlive: 5 * time.Minute}
@@ -75,7 +79,7 @@ func tlsDialer(cfg *tls.Config, timeout time.Duration) func(ctx context.Context,
 		// go-redis's ctx carries the dial timeout too: only a cancel (the
 		// caller gave up) skips the probe, which gets its own second.
 		if hctx.Err() != nil && !errors.Is(ctx.Err(), context.Canceled) && answersPlainRESP(context.WithoutCancel(ctx), d, network, addr) {
-			plaintext.Store(addr, true)
+			plaintext.Store(addr, time.Now())
 			return nil, errPlaintext
 		}
 		return nil, err
