@@ -142,3 +142,28 @@ func TestStoresRefuseShedlockPreset(t *testing.T) {
 		}
 	})
 }
+
+// TestStoresRecommendNoClaims: detect on a store recommends no claim
+// strategy (it has no task rows), saying claims need a SQL database.
+func TestStoresRecommendNoClaims(t *testing.T) {
+	onEachStore(t, nil, func(t *testing.T, store, dsn string) {
+		r := runCmd(t, false, nil, "detect", "--dsn", dsn, "-o", "json")
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		var doc struct {
+			Recommended struct {
+				ClaimStrategy *string `json:"claim_strategy"`
+				ClaimReason   string  `json:"claim_reason"`
+				Reason        string
+			}
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+			t.Fatal(err)
+		}
+		rec := doc.Recommended
+		if rec.ClaimStrategy == nil || *rec.ClaimStrategy != "" || !strings.Contains(rec.ClaimReason, "claims need a SQL database") || !strings.Contains(rec.Reason, "no claims:") {
+			t.Errorf("recommended %+v: want no claim strategy, and why", rec)
+		}
+	})
+}

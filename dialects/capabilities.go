@@ -115,14 +115,19 @@ type Clock struct {
 
 // Recommendation is the strategy Probe advises and why.
 type Recommendation struct {
-	LockStrategy  Strategy      `json:"lock_strategy"`
-	LockReason    string        `json:"lock_reason"`
+	LockStrategy Strategy `json:"lock_strategy"`
+	LockReason   string   `json:"lock_reason"`
+	// ClaimStrategy is empty where there are no task rows to claim (the
+	// stores); ClaimReason then says so.
 	ClaimStrategy ClaimStrategy `json:"claim_strategy"`
 	ClaimReason   string        `json:"claim_reason"`
 }
 
 // Reason says why both strategies were chosen, in one text.
 func (r Recommendation) Reason() string {
+	if r.ClaimStrategy == "" {
+		return fmt.Sprintf("lock strategy %s: %s; no claims: %s", r.LockStrategy, r.LockReason, r.ClaimReason)
+	}
 	return fmt.Sprintf("lock strategy %s: %s; claim strategy %s: %s", r.LockStrategy, r.LockReason, r.ClaimStrategy, r.ClaimReason)
 }
 

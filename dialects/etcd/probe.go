@@ -32,7 +32,7 @@ func (b *Backend) Probe(ctx context.Context, _ dialects.ProbeOptions) (dialects.
 		isolation = dialects.CapYes("serializable: transactions are linearizable")
 	}
 	rec := dialects.Recommendation{LockStrategy: dialects.StrategyTable, LockReason: "etcd locks are leased keys with a fencing token (the table strategy)",
-		ClaimStrategy: dialects.ClaimOptimistic, ClaimReason: "no rows to claim"}
+		ClaimReason: "etcd has no task rows to claim: claims need a SQL database"}
 	return dialects.Capabilities{
 		SessionLocks:      no("session locks: its locks are leases"),
 		SkipLocked:        no("rows to lock"),

@@ -20,7 +20,7 @@ func (b *Backend) Probe(ctx context.Context, _ dialects.ProbeOptions) (dialects.
 		KillSessions:      no("sessions that hold locks: an administrator frees a lease by its key, under the owner check or forced"),
 		MissingPrivileges: []dialects.MissingPrivilege{},
 		Recommended: dialects.Recommendation{LockStrategy: dialects.StrategyTable, LockReason: "Redis keeps leases as keys with an expiry; it has no session locks",
-			ClaimStrategy: dialects.ClaimOptimistic, ClaimReason: "Redis has no rows to claim"},
+			ClaimReason: "Redis has no task rows to claim: claims need a SQL database"},
 		Risks: b.facts.risks(),
 	}
 	if err := b.client.Scan(ctx, 0, "schedlock-probe-*", 10).Err(); err != nil {

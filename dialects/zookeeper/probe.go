@@ -178,7 +178,7 @@ func (b *Backend) Probe(ctx context.Context, opts dialects.ProbeOptions) (dialec
 		LockListing:  dialects.CapYes("lock nodes are listed with their holder's session; waiters are listed too"),
 		KillSessions: no("a session cannot be ended by another client; a force release deletes the holder's lock node instead"),
 		Recommended: dialects.Recommendation{LockStrategy: dialects.StrategyTable, LockReason: recommendation,
-			ClaimStrategy: dialects.ClaimOptimistic, ClaimReason: "ZooKeeper has no task rows to claim"},
+			ClaimReason: "ZooKeeper has no task rows to claim: claims need a SQL database"},
 		MissingPrivileges: []dialects.MissingPrivilege{},
 		Risks:             b.risks(),
 	}
