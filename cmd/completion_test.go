@@ -47,9 +47,7 @@ func complete(t *testing.T, args ...string) ([]string, cobra.ShellCompDirective)
 // the shell-completion request itself, to a fixed list without file names;
 // a comma-list flag completes again after a comma.
 func TestEveryEnumeratedFlagCompletes(t *testing.T) {
-	f := testFactory(nil, nil, t.TempDir())
-	f.IO, _, _, _ = testStreams()
-	root := NewCmdRoot(f, &GlobalOptions{})
+	root := testRoot(t)
 	checked := 0
 	walkCommands(root, func(c *cobra.Command) {
 		if c.Hidden || strings.HasPrefix(c.Name(), "__") {
@@ -101,9 +99,7 @@ func TestEveryEnumeratedFlagCompletes(t *testing.T) {
 // TestSharedFlagsOnlyWhereTheyApply: every runnable command is in
 // commandFlags, and takes -o, --dsn and --timeout exactly as listed there.
 func TestSharedFlagsOnlyWhereTheyApply(t *testing.T) {
-	f := testFactory(nil, nil, t.TempDir())
-	f.IO, _, _, _ = testStreams()
-	root := NewCmdRoot(f, &GlobalOptions{})
+	root := testRoot(t)
 	seen := map[string]bool{}
 	walkCommands(root, func(c *cobra.Command) {
 		path := c.CommandPath()
@@ -130,9 +126,7 @@ func TestSharedFlagsOnlyWhereTheyApply(t *testing.T) {
 // TestEveryFlagHasHelp: every flag of every command says what it does in
 // --help, and a flag that takes one of a list of values names them all.
 func TestEveryFlagHasHelp(t *testing.T) {
-	f := testFactory(nil, nil, t.TempDir())
-	f.IO, _, _, _ = testStreams()
-	root := NewCmdRoot(f, &GlobalOptions{})
+	root := testRoot(t)
 	checked := 0
 	walkCommands(root, func(c *cobra.Command) {
 		visit := func(fl *pflag.Flag) {

@@ -105,9 +105,7 @@ func TestFlagEnvNeverSetsGuards(t *testing.T) {
 // in flagsWithoutEnv, and docs/environment.md names every variable-less
 // flag and the variables' precedence.
 func TestEveryFlagHasAVariable(t *testing.T) {
-	f := testFactory(nil, nil, t.TempDir())
-	f.IO, _, _, _ = testStreams()
-	root := NewCmdRoot(f, &GlobalOptions{})
+	root := testRoot(t)
 	walkCommands(root, func(c *cobra.Command) {
 		if !c.Runnable() {
 			return
@@ -202,9 +200,7 @@ func TestFlagEnvYieldsToAnExcludingFlag(t *testing.T) {
 
 	// Every pair in exclusiveFlags, on every command that has both: the
 	// variable of the one does not set it when the other was typed.
-	f := testFactory(nil, nil, t.TempDir())
-	f.IO, _, _, _ = testStreams()
-	root := NewCmdRoot(f, &GlobalOptions{})
+	root := testRoot(t)
 	checked := 0
 	walkCommands(root, func(c *cobra.Command) {
 		if !c.Runnable() {

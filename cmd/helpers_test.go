@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/spf13/cobra"
+
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/internal/dsn"
 	"github.com/schedlock/schedlock/internal/iostreams"
@@ -71,4 +73,13 @@ func emptySQLiteFile(t *testing.T, name string) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// testRoot is the command tree on test streams and a factory of its own,
+// for tests that walk the commands and their flags.
+func testRoot(t *testing.T) *cobra.Command {
+	t.Helper()
+	f := testFactory(nil, nil, t.TempDir())
+	f.IO, _, _, _ = testStreams()
+	return NewCmdRoot(f, &GlobalOptions{})
 }

@@ -54,9 +54,7 @@ func TestUsageErrors(t *testing.T) {
 }
 
 func TestEveryCommandHasExamples(t *testing.T) {
-	f := testFactory(nil, nil, t.TempDir())
-	f.IO, _, _, _ = testStreams()
-	root := NewCmdRoot(f, &GlobalOptions{})
+	root := testRoot(t)
 	queue := root.Commands()
 	if root.Example == "" {
 		t.Error("schedlock has no Examples")

@@ -2,8 +2,8 @@ package dsn
 
 import (
 	"context"
-	"net/url"
 	"errors"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
