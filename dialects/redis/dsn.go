@@ -1,8 +1,10 @@
 package redis
 
 import (
+	"context"
 	"crypto/tls"
 	"fmt"
+	"net"
 	"net/url"
 	"strings"
 	"time"
@@ -101,14 +103,8 @@ func parseDSN(raw string) (*config, error) {
 // setTLSDialer makes a rediss:// client dial with tlsDialer, which tells a
 // plaintext port from a silent one.
 func (c *config) setTLSDialer() {
-	switch {
-	case c.single != nil:
-		c.single.Dialer = tlsDialer(c.single.TLSConfig, dialTimeout(c.single.DialTimeout))
-	case c.cluster != nil:
-		c.cluster.Dialer = tlsDialer(c.cluster.TLSConfig, dialTimeout(c.cluster.DialTimeout))
-	case c.failover != nil:
-		c.failover.Dialer = tlsDialer(c.failover.TLSConfig, dialTimeout(c.failover.DialTimeout))
-	}
+	o := c.options()
+	*o.dialer = tlsDialer(*o.tls, dialTimeout(o.dialTimeout))
 }
 
 // dialTimeout is go-redis's DialTimeout with its default (5s) filled in.
@@ -120,29 +116,36 @@ func dialTimeout(d time.Duration) time.Duration {
 }
 
 // database is the database number the DSN names (0 for Cluster).
-func (c *config) database() int {
+func (c *config) database() int { return c.options().db }
+
+// usesTLS reports whether c dials with TLS (rediss://).
+func (c *config) usesTLS() bool { return *c.options().tls != nil }
+
+// clientOptions are the options every kind of client has (single,
+// Cluster, Sentinel), the settable ones as pointers into c.
+type clientOptions struct {
+	tls         **tls.Config
+	dialer      *func(ctx context.Context, network, addr string) (net.Conn, error)
+	dialTimeout time.Duration
+	db          int
+}
+
+// options are the clientOptions of the client c describes.
+func (c *config) options() clientOptions {
 	switch {
-	case c.single != nil:
-		return c.single.DB
+	case c.cluster != nil:
+		return clientOptions{tls: &c.cluster.TLSConfig, dialer: &c.cluster.Dialer, dialTimeout: c.cluster.DialTimeout}
 	case c.failover != nil:
-		return c.failover.DB
+		return clientOptions{tls: &c.failover.TLSConfig, dialer: &c.failover.Dialer, dialTimeout: c.failover.DialTimeout, db: c.failover.DB}
 	}
-	return 0
+	return clientOptions{tls: &c.single.TLSConfig, dialer: &c.single.Dialer, dialTimeout: c.single.DialTimeout, db: c.single.DB}
 }
 
 // applyTLSFiles reads files into the TLS configuration go-redis made for
 // a rediss:// URL (it verifies the server's name; skip_verify=true, a
 // go-redis option, turns verification off).
 func (c *config) applyTLSFiles(files dialects.TLSFiles) error {
-	var t **tls.Config
-	switch {
-	case c.single != nil:
-		t = &c.single.TLSConfig
-	case c.cluster != nil:
-		t = &c.cluster.TLSConfig
-	case c.failover != nil:
-		t = &c.failover.TLSConfig
-	}
+	t := c.options().tls
 	cfg, err := files.Apply(*t)
 	if err != nil {
 		return err

@@ -22,19 +22,6 @@ var errPlaintext = errors.New("the TLS handshake got no answer, and the port ans
 // reply, as a TLS-only port does (and a server at its client limit).
 var errNoReply = errors.New("the server closed the connection without a reply")
 
-// usesTLS reports whether c dials with TLS (rediss://).
-func (c *config) usesTLS() bool {
-	switch {
-	case c.single != nil:
-		return c.single.TLSConfig != nil
-	case c.cluster != nil:
-		return c.cluster.TLSConfig != nil
-	case c.failover != nil:
-		return c.failover.TLSConfig != nil
-	}
-	return false
-}
-
 // plaintextProbeTimeout bounds the plain PING sent after a handshake
 // that timed out.
 const plaintextProbeTimeout = time.Second
