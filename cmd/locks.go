@@ -121,10 +121,7 @@ ran, even when it is empty.`,
 	fl.StringVar(&opts.Preset, "preset", "", "table layout: "+strings.Join(dialects.AdminPresets(), ", ")+" (default: from the table name or its columns)")
 	fl.StringArrayVar(&opts.Names, "name", nil, "show only locks whose name matches this glob (*, ?, [...]; repeatable)")
 	_ = c.RegisterFlagCompletionFunc("name", lockNameCompletion(f, g, false, ""))
-	states := make([]string, 0, 6)
-	for _, s := range dialects.LockStates() {
-		states = append(states, string(s))
-	}
+	states := lockStateNames()
 	fl.StringSliceVar(&opts.States, "state", nil, "show only these states: "+strings.Join(states, ", ")+" (comma-separated or repeated)")
 	fl.BoolVar(&opts.All, "all", false, "include free locks")
 	fl.StringVar(&opts.Strategy, "strategy", "", "only table locks (table) or only session locks (session) (default: both)")
