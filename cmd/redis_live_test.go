@@ -214,6 +214,8 @@ func TestRedisBadInput(t *testing.T) {
 		{"unreachable", "redis://:" + esc + "@" + testnet.FreeAddr(t) + "/0", "cannot connect to redis", CodeError},
 		{"auth refused", "redis://:" + esc + "@" + authed + "/0", "WRONGPASS", CodeError},
 		{"no password", "redis://" + authed + "/0", "requires a password", CodeError},
+		// A password that is a word of the hint leaves the hint readable.
+		{"auth refused, a password the hint has as a word", "redis://:wrong@" + authed + "/0", "the user or password in the URL is wrong,", CodeError},
 		{"read-only replica", "redis://:" + esc + "@" + replica + "/0", "read-only replica", CodeError},
 		{"evicting store", "redis://" + evicting + "/0", "maxmemory-policy", CodeUsage},
 		{"bad database", "redis://" + lu.Host + "/notanumber", "invalid database number", CodeUsage},

@@ -40,6 +40,15 @@ func (e *ConnectError) Error() string {
 // Unwrap returns the driver's error.
 func (e *ConnectError) Unwrap() error { return e.Err }
 
+// OwnWords is the hint: schedlock's words, which a Scrubber leaves as
+// written.
+func (e *ConnectError) OwnWords() []string {
+	if e.Hint == "" {
+		return nil
+	}
+	return []string{" — " + e.Hint}
+}
+
 // Dialect returns the registered entry of d's backend. The error matches
 // dialects.ErrUnsupported and says which backends this build has.
 func (d *DSN) Dialect() (*dialects.Dialect, error) {

@@ -1,6 +1,7 @@
 package dsn
 
 import (
+	"errors"
 	"net/url"
 	"sort"
 	"strings"
@@ -107,17 +108,39 @@ func (s *Scrubber) String(text string) string {
 }
 
 // Error returns err with its message scrubbed; errors.Is and errors.As still
-// see the original chain. It returns nil for nil.
+// see the original chain. It returns nil for nil. The parts of the message
+// in schedlock's own words (ownWords: a connect hint) stay as written.
 func (s *Scrubber) Error(err error) error {
 	if err == nil || s.Empty() {
 		return err
 	}
 	msg := err.Error()
-	clean := s.String(msg)
+	clean := s.restoreOwnWords(s.String(msg), err)
 	if clean == msg {
 		return err
 	}
 	return &scrubbedError{msg: clean, err: err}
+}
+
+// ownWords is implemented by an error whose message has parts in
+// schedlock's own words, the same whatever the password (ConnectError's
+// hint). A secret masked there hides nothing, and would show what the
+// password is: "the password in the URL is xxxxx" when it is "wrong".
+type ownWords interface{ OwnWords() []string }
+
+// restoreOwnWords puts back, in clean (err's message scrubbed), the own
+// words of the first error in err's chain that has any.
+func (s *Scrubber) restoreOwnWords(clean string, err error) string {
+	var own ownWords
+	if !errors.As(err, &own) {
+		return clean
+	}
+	for _, words := range own.OwnWords() {
+		if masked := s.String(words); masked != words {
+			clean = strings.ReplaceAll(clean, masked, words)
+		}
+	}
+	return clean
 }
 
 type scrubbedError struct {

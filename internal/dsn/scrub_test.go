@@ -51,3 +51,21 @@ func TestScrubberErrorKeepsChain(t *testing.T) {
 		t.Error("Error(nil) is not nil")
 	}
 }
+
+// A hint is in schedlock's own words, the same whatever the password: a
+// password that is one of its words ("wrong", "password", "check") is
+// masked where the server's words quote it, and the hint stays readable,
+// since a masked word there would show what the password is.
+func TestScrubberLeavesConnectHintsAsWritten(t *testing.T) {
+	for _, secret := range []string{"wrong", "password", "check"} {
+		var s Scrubber
+		s.Add(secret)
+		err := s.Error(fmt.Errorf("open: %w", &ConnectError{Family: "redis", Where: "h:6379",
+			Reason: "auth failed for redis://:" + secret + "@h:6379 (" + secret + ")",
+			Hint:   "check the user name and password in the URL: one is wrong"}))
+		want := "open: cannot connect to redis at h:6379: auth failed for redis://:xxxxx@h:6379 (xxxxx) — check the user name and password in the URL: one is wrong"
+		if got := err.Error(); got != want {
+			t.Errorf("password %q:\n got %q\nwant %q", secret, got, want)
+		}
+	}
+}
