@@ -8,6 +8,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
@@ -89,6 +90,9 @@ func Open(ctx context.Context, conn string) (*Backend, error) {
 	dial := cfg.dialTimeout
 	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < dial {
 		dial = max(time.Until(dl), time.Millisecond)
+	}
+	if err := refusedEverywhere(ctx, cfg.endpoints); err != nil {
+		return nil, dialects.Unreachable(err)
 	}
 	cli, err := clientv3.New(clientv3.Config{
 		Endpoints:            cfg.endpoints,
@@ -174,6 +178,43 @@ func describeDialError(cfg config, tlsCfg *tls.Config, dial time.Duration, err e
 		return none
 	}
 	return err
+}
+
+// refusedProbeTimeout bounds refusedEverywhere's dials: a member that
+// listens accepts well within it; a slower network is left to gRPC.
+const refusedProbeTimeout = 500 * time.Millisecond
+
+// refusedEverywhere returns the first endpoint's dial error when every
+// endpoint refuses a TCP connection (nothing listens there), else nil.
+// gRPC retries a refused dial until its dial timeout and then says only
+// that no member answered; one plain dial per endpoint, all at once,
+// says it at once. It returns as soon as one endpoint connects or fails
+// otherwise.
+func refusedEverywhere(ctx context.Context, endpoints []string) error {
+	ctx, cancel := context.WithTimeout(ctx, refusedProbeTimeout)
+	defer cancel()
+	errs := make(chan error, len(endpoints))
+	for _, ep := range endpoints {
+		go func() {
+			var d net.Dialer
+			conn, err := d.DialContext(ctx, "tcp", ep)
+			if err == nil {
+				_ = conn.Close()
+			}
+			errs <- err
+		}()
+	}
+	var first error
+	for range endpoints {
+		err := <-errs
+		if !errors.Is(err, syscall.ECONNREFUSED) {
+			return nil
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	return first
 }
 
 // noAnswerError is a cluster none of whose endpoints answered in time.
