@@ -3,6 +3,8 @@ package cmd
 import (
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/schedlock/schedlock/checks"
 	"github.com/schedlock/schedlock/dialects"
 )
@@ -42,14 +44,20 @@ func cliText(text string) string {
 // "create it with --create-table or run: CREATE TABLE …".
 func cliRemedy(r dialects.Remedy) string { return cliText(r.String()) }
 
-// cliError is err with its message in the command line's words (cliText);
-// errors.Is and errors.As still see every error in the chain.
-func cliError(err error) error {
+// cliError is err, returned by command c, with its message in the
+// command line's words (cliText); errors.Is and errors.As still see every
+// error in the chain. Creating the table is "--create-table" on a command
+// that has the flag, else "schedlock run --create-table".
+func cliError(c *cobra.Command, err error) error {
 	if err == nil {
 		return nil
 	}
 	msg := err.Error()
-	words := cliText(msg)
+	words := msg
+	if c == nil || c.Flags().Lookup("create-table") == nil {
+		words = strings.ReplaceAll(words, string(dialects.TermCreateTable), "schedlock run "+cliTerms[dialects.TermCreateTable])
+	}
+	words = cliText(words)
 	if words == msg {
 		return err
 	}

@@ -58,7 +58,11 @@ func TestCLIRemedyWords(t *testing.T) {
 // and typed errors.
 func TestCLIErrorKeepsChain(t *testing.T) {
 	missing := &dialects.MissingTableError{Table: "shedlock", CreateSQL: "CREATE TABLE shedlock (name TEXT)"}
-	err := cliError(&UsageError{Err: fmt.Errorf("run: %w", missing), Command: "schedlock run"})
+	run, _, err := testRoot(t).Find([]string{"run"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = cliError(run, &UsageError{Err: fmt.Errorf("run: %w", missing), Command: "schedlock run"})
 	want := "run: lock table shedlock does not exist; create it with --create-table or run: CREATE TABLE shedlock (name TEXT) (see 'schedlock run --help')"
 	if err.Error() != want {
 		t.Errorf("got  %q\nwant %q", err.Error(), want)
@@ -115,7 +119,7 @@ func TestBackendRefusalsAdviseTheFlag(t *testing.T) {
 		if lib := err.Error(); strings.Contains(lib, "--") || !strings.HasSuffix(lib, "; use the table strategy (lock.StrategyTable)") {
 			t.Errorf("%s: library text %q", name, lib)
 		}
-		cli := cliError(err)
+		cli := cliError(nil, err)
 		if msg := cli.Error(); !strings.HasSuffix(msg, "; use --strategy table") || strings.Contains(msg, "lock.Strategy") {
 			t.Errorf("%s: command line text %q", name, msg)
 		}

@@ -135,7 +135,7 @@ func Execute(ctx context.Context, f *Factory, args []string) error {
 		// arguments the command does not take.
 		err = &UsageError{Err: err, Command: c.CommandPath()}
 	}
-	return cliError(f.Scrubber.Error(fromEnv.explain(err)))
+	return cliError(c, f.Scrubber.Error(fromEnv.explain(err)))
 }
 
 // validate checks the global flags for command c and applies --no-color.
