@@ -201,7 +201,7 @@ func unlockRun(ctx context.Context, o *UnlockOptions) error {
 	// From here on the lock is known by its stored name ("staging::nightly").
 	o.Name, o.tableZone = l.name, l.zone
 	target, db, found := l.target, l.db, l.found
-	plan, err := o.plan(found)
+	plan, err := o.plan(found, dialects.ReleaseDeletesKey(db))
 	if err != nil {
 		return err
 	}
@@ -210,7 +210,9 @@ func unlockRun(ctx context.Context, o *UnlockOptions) error {
 
 // plan picks the lock to free from what FindLock read, or says why there
 // is nothing unlock may do (exit 3) or the call is ambiguous (exit 2).
-func (o *UnlockOptions) plan(found *dialects.Listing) (*unlockPlan, error) {
+// deletesKey: the backend frees a lock by deleting its key
+// (dialects.KeyDeleter), so a free lock may have none.
+func (o *UnlockOptions) plan(found *dialects.Listing, deletesKey bool) (*unlockPlan, error) {
 	var tableHeld, sessionHeld []dialects.LockEntry
 	for _, e := range found.Locks {
 		switch {
@@ -238,7 +240,7 @@ func (o *UnlockOptions) plan(found *dialects.Listing) (*unlockPlan, error) {
 	case len(tableHeld) == 0 && len(sessionHeld) > 0:
 		return nil, negativef("lock %q is a session lock held by %s; only ending that session frees it: add --kill-session", o.Name, elide.Whole(describeSession(sessionHeld[0].Holder)))
 	case len(tableHeld) == 0:
-		return nil, negative(notHeldMessage(o.Name, found))
+		return nil, negative(notHeldMessage(o.Name, found, deletesKey))
 	case len(tableHeld) > 1:
 		var where []string
 		for _, e := range tableHeld {
@@ -293,8 +295,9 @@ func shellWord(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// notHeldMessage says a lock is not held, and what was found instead.
-func notHeldMessage(name string, found *dialects.Listing) string {
+// notHeldMessage says a lock is not held, and what was found instead;
+// deletesKey as for plan.
+func notHeldMessage(name string, found *dialects.Listing, deletesKey bool) string {
 	msg := shortf("lock %q is not held", name)
 	for _, e := range found.Locks {
 		if e.Strategy != dialects.StrategyTable {
@@ -309,7 +312,10 @@ func notHeldMessage(name string, found *dialects.Listing) string {
 			return msg + shortf(": table %s shows it %s; nothing to unlock", e.Source, e.State)
 		}
 	}
-	if len(found.Tables) == 0 {
+	switch {
+	case deletesKey:
+		msg += ": no key holds it (a released or expired lock leaves none); nothing to unlock"
+	case len(found.Tables) == 0:
 		msg += " (no lock table was found: name one with --table or --preset)"
 	}
 	return msg

@@ -124,7 +124,7 @@ func TestUnlockSessionRefusalNamesTheWholeHolder(t *testing.T) {
 			o := &UnlockOptions{Name: tc.lock}
 			_, err := o.plan(&dialects.Listing{Locks: []dialects.LockEntry{{
 				Name: tc.lock, State: dialects.StateHeld, Strategy: dialects.StrategySession, Source: "pg_locks", Holder: &h,
-			}}})
+			}}}, false)
 			if got := unlockExitCode(err); got != CodeNegative {
 				t.Fatalf("exit code %d, want %d (error %v)", got, CodeNegative, err)
 			}
