@@ -3,13 +3,17 @@
 package cmd
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/schedlock/schedlock/checks"
+	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/internal/dsn"
 )
 
 // liveStores are the stores and the variables of their live DSNs.
@@ -36,14 +40,41 @@ func onEachStore(t *testing.T, only []string, f func(t *testing.T, store, dsn st
 	}
 }
 
+// storeTable is a new lock table (a key prefix) on the store dsn names,
+// dropped with every key under it, token counters included, when the
+// test ends.
+func storeTable(t *testing.T, raw string) string {
+	t.Helper()
+	table := checks.NewPrefix()
+	d, err := dsn.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	b, err := d.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	l, err := b.Locker(dialects.StrategyTable, dialects.Table{Name: table})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if d, ok := l.(dialects.TableDropper); ok {
+			_ = d.DropTable(context.Background())
+		}
+	})
+	return table
+}
+
 // TestUnlockOwnerDuringAtLeast: on every store, `unlock NAME --owner O`
 // frees a lock O released and its at-least still keeps, as --dry-run
 // says it would, and the next run then gets the lock.
 func TestUnlockOwnerDuringAtLeast(t *testing.T) {
 	onEachStore(t, nil, func(t *testing.T, store, dsn string) {
-		table := checks.NewPrefix()
-		flags := []string{"--dsn", dsn, "--table", table}
-		t.Cleanup(func() { runCmd(t, false, nil, append([]string{"unlock", "kept", "--force", "--yes"}, flags...)...) })
+		flags := []string{"--dsn", dsn, "--table", storeTable(t, dsn)}
 		r := runCmd(t, false, nil, append(append([]string{"run", "--name", "kept", "--owner", "ops-a", "--at-most", "1m", "--at-least", "50s", "--create-table"}, flags...), "--", "true")...)
 		if r.err != nil {
 			t.Fatalf("run: %v\n%s", r.err, r.stderr)
@@ -76,7 +107,7 @@ func TestUnlockOwnerDuringAtLeast(t *testing.T) {
 // the change leaves: free, with no owner — not an expired lease.
 func TestStorePreviewMatchesTheChange(t *testing.T) {
 	onEachStore(t, nil, func(t *testing.T, store, dsn string) {
-		flags := []string{"--dsn", dsn, "--table", checks.NewPrefix(), "-o", "json"}
+		flags := []string{"--dsn", dsn, "--table", storeTable(t, dsn), "-o", "json"}
 		r := runCmd(t, false, nil, append(append([]string{"run", "--name", "kept", "--owner", "ops-a", "--at-most", "1m", "--at-least", "50s", "--create-table"}, flags[:4]...), "--", "true")...)
 		if r.err != nil {
 			t.Fatalf("run: %v\n%s", r.err, r.stderr)

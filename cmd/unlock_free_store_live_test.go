@@ -1,10 +1,10 @@
+//go:build unix
+
 package cmd
 
 import (
 	"strings"
 	"testing"
-
-	"github.com/schedlock/schedlock/checks"
 )
 
 // unlock of a lock no key holds, on etcd, whose lock space needs no
@@ -12,7 +12,7 @@ import (
 // lock table was found.
 func TestUnlockFreeLockOnEtcd(t *testing.T) {
 	onEachStore(t, []string{"etcd"}, func(t *testing.T, _, dsn string) {
-		for _, extra := range [][]string{nil, {"--table", checks.NewPrefix()}} {
+		for _, extra := range [][]string{nil, {"--table", storeTable(t, dsn)}} {
 			r := runCmd(t, false, nil, append([]string{"unlock", "never-taken", "--yes", "--dsn", dsn}, extra...)...)
 			if code := exitCodeOf(r.err); code != CodeNegative {
 				t.Fatalf("%v: exit %d (%v), want %d", extra, code, r.err, CodeNegative)
