@@ -168,9 +168,10 @@ func NewCmdRoot(f *Factory, g *GlobalOptions) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "schedlock",
 		Short: "Distributed locks that keep scheduled jobs from running twice",
-		Long: `schedlock proves, inspects and uses the database locks that keep a scheduled
-job from running on two nodes at once: PostgreSQL advisory locks, MySQL
-GET_LOCK, and a portable lease table (ShedLock-compatible) on any database.
+		Long: `schedlock proves, inspects and uses the locks that keep a scheduled job from
+running on two nodes at once: PostgreSQL advisory locks, MySQL GET_LOCK, a
+portable lease table (ShedLock-compatible) on any database, and leases in
+Redis, etcd or ZooKeeper (shared with ShedLock, etcdctl lock and Curator).
 
 The database comes from --dsn, else --dsn-file, else $SCHEDLOCK_DSN, else
 $SCHEDLOCK_DSN_FILE, else $DATABASE_URL. Every other flag can be set in the
@@ -195,6 +196,9 @@ or declined.`,
 
   # Run a cron job on one node of many
   schedlock run --name nightly-report --at-most 1h -- /opt/jobs/report.sh
+
+  # The same under a Redis lock, in ShedLock's keys
+  schedlock run --dsn 'redis://cache1:6379/0?x-preset=shedlock' --name nightly-report -- /opt/jobs/report.sh
 
   # Who holds what
   schedlock locks ls --dsn 'postgres://ops@db1:5432/jobs'`,
