@@ -139,7 +139,11 @@ const spareSlack = 250 * time.Millisecond
 // leaseFor returns a lease of ttl whose server-side end is at least by: a
 // spare when one is fresh enough, else one granted now.
 func (b *Backend) leaseFor(ctx context.Context, ttl int64, by time.Time) (spare, error) {
-	if s, ok := b.spares.take(ttl, by); ok {
+	s, ok, stale := b.spares.take(ttl, by)
+	for _, old := range stale {
+		b.revoke(old.id)
+	}
+	if ok {
 		return s, nil
 	}
 	sent := time.Now()

@@ -35,26 +35,25 @@ const (
 // ends is the earliest instant the server can end s.
 func (s spare) ends() time.Time { return s.at.Add(time.Duration(s.ttl) * time.Second) }
 
-// take returns a spare of ttl that lasts until at least by.
-func (p *spares) take(ttl int64, by time.Time) (spare, bool) {
+// take returns a spare of ttl that lasts until at least by, and the
+// spares of ttl it passed over as ending too early for that: the caller
+// revokes those (left alone, each would outlive its use by up to its TTL).
+func (p *spares) take(ttl int64, by time.Time) (s spare, ok bool, stale []spare) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	list := p.byTTL[ttl]
-	if len(list) == 0 {
-		return spare{}, false
-	}
 	for len(list) > 0 {
-		s := list[len(list)-1]
+		s = list[len(list)-1]
 		list = list[:len(list)-1]
 		p.count--
 		if !s.ends().Before(by) {
 			p.byTTL[ttl] = list
-			return s, true
+			return s, true, stale
 		}
-		// too old: dropped; the server ends it at its TTL
+		stale = append(stale, s)
 	}
-	p.byTTL[ttl] = list
-	return spare{}, false
+	delete(p.byTTL, ttl) // none left (a no-op on the nil map of no spares)
+	return spare{}, false, stale
 }
 
 // put keeps s; false when the pool is full (the caller revokes it).
