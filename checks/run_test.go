@@ -301,6 +301,10 @@ func TestNoStrategyIsAFailedCheck(t *testing.T) {
 	if st.Status != StatusFail || !strings.Contains(st.Detail, "no lock strategy is possible") || st.Remedy == "" || rep.Failed != 1 {
 		t.Errorf("strategy = %+v, %d failed; want the one failure, with reasons and a remedy", st, rep.Failed)
 	}
+	// One reason per strategy, each after "; ", on one line.
+	if strings.Contains(st.Detail, "\n") || strings.Count(st.Detail, "; ") < len(dialects.Strategies)-1 {
+		t.Errorf("strategy detail %q: want the reasons on one line, separated by \"; \"", st.Detail)
+	}
 	for id := range byID {
 		if strings.HasPrefix(id, "table.") || strings.HasPrefix(id, "session.") {
 			t.Errorf("check %s ran with no strategy possible", id)

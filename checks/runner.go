@@ -323,7 +323,12 @@ func noStrategyError(cfg Config) error {
 		}
 		reasons = append(reasons, err)
 	}
-	return fmt.Errorf("no lock strategy is possible on %s: %w", cfg.Backend.Detected().Product, errors.Join(reasons...))
+	// One line, the reasons after "; ", each still in the chain.
+	args := []any{cfg.Backend.Detected().Product}
+	for _, r := range reasons {
+		args = append(args, r)
+	}
+	return fmt.Errorf("no lock strategy is possible on %s: "+strings.Repeat("%w; ", len(reasons)-1)+"%w", args...)
 }
 
 func strategyUsable(cfg Config, s dialects.Strategy) error {

@@ -20,6 +20,11 @@ type Backend struct {
 	cfg    *config
 	info   dialects.Info
 	facts  *Facts
+	// noScripts is why the ACL user may not load the lock scripts (a
+	// *dialects.PrivilegeError), or nil: every lock operation is a
+	// script, so lockers and listings refuse with it, and Probe reports
+	// it as a missing privilege.
+	noScripts error
 
 	closeOnce sync.Once
 	closeErr  error
@@ -36,7 +41,8 @@ var (
 // doc), detects it and loads the scripts. A server that cannot be reached
 // or refuses the login is a *dialects.UnreachableError; a read-only
 // replica is refused (it cannot hold a lock), with what to connect to
-// instead.
+// instead. An ACL user that may not load scripts opens, for detection
+// and probes; its lockers and listings refuse with the missing privilege.
 func Open(ctx context.Context, dsn string) (*Backend, error) {
 	cfg, err := parseDSN(dsn)
 	if err != nil {
@@ -63,11 +69,32 @@ func Open(ctx context.Context, dsn string) (*Backend, error) {
 		_ = client.Close()
 		return nil, dialects.Wrap(Name, "open", fmt.Errorf("%w: this Redis server is a read-only replica of %s: connect to the master, or through Sentinel with master=<name>", dialects.ErrUnsupported, facts.MasterAddr))
 	}
+	b := &Backend{client: client, cfg: cfg, facts: facts, info: facts.info()}
 	if err := loadScripts(ctx, client); err != nil {
-		_ = client.Close()
-		return nil, classify(err)
+		if !isNoPermission(err) {
+			_ = client.Close()
+			return nil, classify(err)
+		}
+		b.noScripts = noScriptingError(cfg.options().user, err)
 	}
-	return &Backend{client: client, cfg: cfg, facts: facts, info: facts.info()}, nil
+	return b, nil
+}
+
+// noScriptingError is the missing privilege of a user whose script load
+// Redis refused (NOPERM).
+func noScriptingError(user string, err error) error {
+	return &dialects.PrivilegeError{Privilege: scriptingPrivilege, Grant: scriptingGrant(user), Err: err}
+}
+
+// scriptingPrivilege names the commands every lock operation needs.
+const scriptingPrivilege = "the scripting commands SCRIPT LOAD, EVALSHA and EVAL (every lock operation is one script)"
+
+// scriptingGrant is the ACL change that lets user run the lock scripts.
+func scriptingGrant(user string) string {
+	if user == "" {
+		user = "default"
+	}
+	return "ACL SETUSER " + user + " +@scripting"
 }
 
 // loadScripts loads every script once (on every master of a Cluster), so
@@ -140,6 +167,9 @@ func (b *Backend) TableLocker(t dialects.Table) (dialects.TableLocker, error) {
 	l, err := newLayout(t)
 	if err != nil {
 		return nil, err
+	}
+	if b.noScripts != nil {
+		return nil, dialects.Wrap(Name, "table locker", b.noScripts)
 	}
 	if r := b.facts.evictionRisk(); r != "" {
 		return nil, dialects.Wrap(Name, "table locker", unsupportedf("%s: set maxmemory-policy to noeviction (CONFIG SET maxmemory-policy noeviction) or use another Redis for locks", r))

@@ -128,17 +128,18 @@ type clientOptions struct {
 	dialer      *func(ctx context.Context, network, addr string) (net.Conn, error)
 	dialTimeout time.Duration
 	db          int
+	user        string // the ACL user ("": the default user)
 }
 
 // options are the clientOptions of the client c describes.
 func (c *config) options() clientOptions {
 	switch {
 	case c.cluster != nil:
-		return clientOptions{tls: &c.cluster.TLSConfig, dialer: &c.cluster.Dialer, dialTimeout: c.cluster.DialTimeout}
+		return clientOptions{tls: &c.cluster.TLSConfig, dialer: &c.cluster.Dialer, dialTimeout: c.cluster.DialTimeout, user: c.cluster.Username}
 	case c.failover != nil:
-		return clientOptions{tls: &c.failover.TLSConfig, dialer: &c.failover.Dialer, dialTimeout: c.failover.DialTimeout, db: c.failover.DB}
+		return clientOptions{tls: &c.failover.TLSConfig, dialer: &c.failover.Dialer, dialTimeout: c.failover.DialTimeout, db: c.failover.DB, user: c.failover.Username}
 	}
-	return clientOptions{tls: &c.single.TLSConfig, dialer: &c.single.Dialer, dialTimeout: c.single.DialTimeout, db: c.single.DB}
+	return clientOptions{tls: &c.single.TLSConfig, dialer: &c.single.Dialer, dialTimeout: c.single.DialTimeout, db: c.single.DB, user: c.single.Username}
 }
 
 // applyTLSFiles reads files into the TLS configuration go-redis made for

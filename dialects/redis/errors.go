@@ -27,6 +27,11 @@ func classify(err error) error {
 	return dialects.Wrap(Name, "open", explain(err))
 }
 
+// isNoPermission reports a command or key the ACL user may not use.
+func isNoPermission(err error) bool {
+	return strings.HasPrefix(err.Error(), "NOPERM") || strings.Contains(err.Error(), ": NOPERM")
+}
+
 // isNetwork reports a connection that could not be made or was cut.
 func isNetwork(err error) bool {
 	var ne net.Error

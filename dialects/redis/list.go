@@ -25,6 +25,9 @@ func (b *Backend) ListLocks(ctx context.Context, opts dialects.ListOptions) (*di
 	if opts.Strategy == dialects.StrategySession {
 		return listing, nil
 	}
+	if b.noScripts != nil {
+		return nil, dialects.Wrap(Name, "list", b.noScripts)
+	}
 	layouts, err := b.layouts(opts.Tables)
 	if err != nil {
 		return nil, err

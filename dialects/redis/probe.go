@@ -40,6 +40,10 @@ func (b *Backend) Probe(ctx context.Context, _ dialects.ProbeOptions) (dialects.
 		mid := before.Add(after.Sub(before) / 2)
 		caps.Clock = dialects.Clock{Server: t.UTC(), Skew: t.Sub(mid), RoundTrip: after.Sub(before), Measured: true}
 	}
+	if b.noScripts != nil {
+		caps.MissingPrivileges = append(caps.MissingPrivileges, dialects.MissingPrivilege{Privilege: scriptingPrivilege,
+			NeededFor: "taking, refreshing, releasing and listing locks", Grant: scriptingGrant(b.cfg.options().user)})
+	}
 	if caps.Risks == nil {
 		caps.Risks = []dialects.Risk{}
 	}
