@@ -288,36 +288,46 @@ func TestRedisPauseShedlockPreset(t *testing.T) {
 	}
 }
 
-// A Redis ACL user that may not run scripts: run says which commands it
-// lacks and how to grant them (exit 1, nothing taken), and detect reports
-// them as a missing privilege instead of failing.
-func TestRedisUserWithoutScripting(t *testing.T) {
+// Redis ACL users short of what the locks need — the scripting commands,
+// or the lock keys outside their key patterns: run says what is missing
+// and how to grant it (exit 1, nothing taken), and detect reports it as a
+// missing privilege instead of failing or finding nothing.
+func TestRedisUserShortOfPrivileges(t *testing.T) {
 	liveRedis(t)
-	addr := extraRedis(t, "--user", "noscript", "on", ">pw", "~*", "&*", "+@all", "-@scripting")
-	dsn := "redis://noscript:pw@" + addr + "/0"
-	ran := filepath.Join(t.TempDir(), "ran")
-	r := runCmd(t, false, nil, "run", "--dsn", dsn, "--name", "acl", "--", "touch", ran)
-	if code := exitCodeOf(r.err); code != CodeError {
-		t.Fatalf("run: exit %d (%v), want %d", code, r.err, CodeError)
-	}
-	if msg := r.err.Error(); !strings.Contains(msg, "missing privilege") || !strings.Contains(msg, "ACL SETUSER noscript +@scripting") {
-		t.Errorf("run: error %q: want the missing privilege and its ACL SETUSER", msg)
-	}
-	if _, err := os.Stat(ran); err == nil {
-		t.Error("the command ran")
-	}
-	r = runCmd(t, false, nil, "detect", "--dsn", dsn, "-o", "json")
-	if r.err != nil {
-		t.Fatalf("detect: %v", r.err)
-	}
-	var report struct {
-		MissingPrivileges []struct{ Privilege, Grant string } `json:"missing_privileges"`
-	}
-	if err := json.Unmarshal([]byte(r.stdout), &report); err != nil {
-		t.Fatalf("detect output: %v\n%s", err, r.stdout)
-	}
-	if len(report.MissingPrivileges) != 1 || !strings.Contains(report.MissingPrivileges[0].Privilege, "EVALSHA") ||
-		report.MissingPrivileges[0].Grant != "ACL SETUSER noscript +@scripting" {
-		t.Errorf("detect: missing privileges %+v, want the scripting commands", report.MissingPrivileges)
+	addr := extraRedis(t,
+		"--user", "noscript", "on", ">pw", "~*", "&*", "+@all", "-@scripting",
+		"--user", "keyed", "on", ">pw", "~app:*", "&*", "+@all")
+	for _, tc := range []struct{ user, privilege, grant string }{
+		{"noscript", "EVALSHA", "ACL SETUSER noscript +@scripting"},
+		{"keyed", "the lock keys", "ACL SETUSER keyed ~schedlock:*"},
+	} {
+		t.Run(tc.user, func(t *testing.T) {
+			dsn := "redis://" + tc.user + ":pw@" + addr + "/0"
+			ran := filepath.Join(t.TempDir(), "ran")
+			r := runCmd(t, false, nil, "run", "--dsn", dsn, "--name", "acl", "--", "touch", ran)
+			if code := exitCodeOf(r.err); code != CodeError {
+				t.Fatalf("run: exit %d (%v), want %d", code, r.err, CodeError)
+			}
+			if msg := r.err.Error(); !strings.Contains(msg, "missing privilege") || !strings.Contains(msg, tc.privilege) || !strings.Contains(msg, tc.grant) {
+				t.Errorf("run: error %q: want the missing privilege (%s) and %q", msg, tc.privilege, tc.grant)
+			}
+			if _, err := os.Stat(ran); err == nil {
+				t.Error("the command ran")
+			}
+			r = runCmd(t, false, nil, "detect", "--dsn", dsn, "-o", "json")
+			if r.err != nil {
+				t.Fatalf("detect: %v", r.err)
+			}
+			var report struct {
+				MissingPrivileges []struct{ Privilege, Grant string } `json:"missing_privileges"`
+			}
+			if err := json.Unmarshal([]byte(r.stdout), &report); err != nil {
+				t.Fatalf("detect output: %v\n%s", err, r.stdout)
+			}
+			if len(report.MissingPrivileges) != 1 || !strings.Contains(report.MissingPrivileges[0].Privilege, tc.privilege) ||
+				!strings.Contains(report.MissingPrivileges[0].Grant, tc.grant) {
+				t.Errorf("detect: missing privileges %+v, want %s with %q", report.MissingPrivileges, tc.privilege, tc.grant)
+			}
+		})
 	}
 }

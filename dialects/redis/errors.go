@@ -27,6 +27,41 @@ func classify(err error) error {
 	return dialects.Wrap(Name, "open", explain(err))
 }
 
+// aclUser and aclKeys stand for the ACL user and the lock keys' pattern
+// in the fix of a refused command or key, until aclFix writes them in.
+const aclUser, aclKeys = "<user>", "~<keys>"
+
+// noPermission is the missing privilege of a NOPERM answer: a key outside
+// the ACL user's key patterns, or a command it may not run (named by
+// Redis: "no permissions to run the 'script|load' command").
+func noPermission(err error) *dialects.PrivilegeError {
+	msg := err.Error()
+	if strings.Contains(msg, "permissions to access") && strings.Contains(msg, "key") {
+		return &dialects.PrivilegeError{Privilege: "access to the lock keys (outside the ACL user's key patterns)", Grant: "ACL SETUSER " + aclUser + " " + aclKeys, Err: err}
+	}
+	command := "a command the locks need"
+	if _, rest, ok := strings.Cut(msg, "run the '"); ok {
+		if c, _, ok := strings.Cut(rest, "'"); ok {
+			command = "the " + strings.ToUpper(strings.ReplaceAll(c, "|", " ")) + " command"
+		}
+	}
+	return &dialects.PrivilegeError{Privilege: command + " (Redis: " + msg + ")", Grant: "ACL SETUSER " + aclUser + " +@scripting +scan +info +time", Err: err}
+}
+
+// aclFix writes user (the backend's ACL user; "": default) and keys (an
+// ACL key pattern, "~schedlock:*") into the fix of a missing privilege
+// that noPermission made.
+func aclFix(err error, user, keys string) error {
+	var pe *dialects.PrivilegeError
+	if errors.As(err, &pe) && strings.HasPrefix(pe.Grant, "ACL SETUSER "+aclUser) {
+		if user == "" {
+			user = "default"
+		}
+		pe.Grant = strings.NewReplacer(aclUser, user, aclKeys, keys).Replace(pe.Grant)
+	}
+	return err
+}
+
 // isNoPermission reports a command or key the ACL user may not use.
 func isNoPermission(err error) bool {
 	return strings.HasPrefix(err.Error(), "NOPERM") || strings.Contains(err.Error(), ": NOPERM")
@@ -96,7 +131,7 @@ func explain(err error) error {
 	case strings.HasPrefix(msg, "CLUSTERDOWN"):
 		return unsupportedf("the Redis Cluster is down or not all of its slots are served (%v)", err)
 	case strings.HasPrefix(msg, "NOPERM"):
-		return &dialects.PrivilegeError{Privilege: "the EVALSHA, SCAN and INFO commands", Err: err}
+		return noPermission(err)
 	case strings.Contains(msg, "DB index is out of range"):
 		return unsupportedf("this Redis has no database of the URL's number: name one below its databases setting (16 by default) in redis://host:6379/N (%v)", err)
 	case strings.Contains(msg, "SELECT is not allowed in cluster mode"):

@@ -99,6 +99,15 @@ func (l layout) match() string {
 	return shedlockPrefix + ":" + globEscape(l.prefix) + ":*"
 }
 
+// aclKeys is the ACL key pattern that covers the layout's keys (lock and
+// token counter keys): "~schedlock:*", "~job-lock:default:*".
+func (l layout) aclKeys() string {
+	if l.native {
+		return "~" + globEscape(l.prefix) + ":*"
+	}
+	return "~" + shedlockPrefix + ":" + globEscape(l.prefix) + ":*"
+}
+
 // nameOf returns the lock name of a key of the layout and whether the key
 // is a counter key; ok is false for a key of another shape.
 func (l layout) nameOf(key string) (name string, counter, ok bool) {

@@ -80,7 +80,7 @@ func (s *lease) Refresh(ctx context.Context) error {
 		res, err = refreshShedlock.Run(ctx, c, keys, s.owner, ms(s.atMost)).Result()
 	}
 	if err != nil {
-		return s.RefreshFailed(dialects.Wrap(Name, "refresh", explain(err)))
+		return s.RefreshFailed(dialects.Wrap(Name, "refresh", s.locker.explain(err)))
 	}
 	if err := s.judge("refresh", res); err != nil {
 		return err
@@ -114,7 +114,7 @@ func (s *lease) Release(ctx context.Context) error {
 		}
 	}
 	if err != nil {
-		return dialects.Wrap(Name, "release", explain(err))
+		return dialects.Wrap(Name, "release", s.locker.explain(err))
 	}
 	if err := s.judge("release", res); err != nil {
 		return err

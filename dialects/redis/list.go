@@ -185,7 +185,7 @@ func (b *Backend) entries(ctx context.Context, l layout, keys []string) ([]diale
 		return nil, nil
 	}
 	if _, err := pipe.Exec(ctx); err != nil && !isNil(err) {
-		return nil, explain(err)
+		return nil, aclFix(explain(err), b.cfg.options().user, l.aclKeys())
 	}
 	var out []dialects.LockEntry
 	for _, p := range ps {
@@ -194,7 +194,7 @@ func (b *Backend) entries(ctx context.Context, l layout, keys []string) ([]diale
 			continue // gone between SCAN and now
 		}
 		if err != nil {
-			return nil, explain(err)
+			return nil, aclFix(explain(err), b.cfg.options().user, l.aclKeys())
 		}
 		e := dialects.LockEntry{Name: p.name, Key: p.key, Strategy: dialects.StrategyTable, Source: l.schema.Table, Preset: l.schema.Preset}
 		if p.counter {

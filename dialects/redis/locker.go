@@ -27,6 +27,12 @@ var (
 	_ dialects.TableExpirer = (*Locker)(nil)
 )
 
+// explain is the package's explain with the ACL fix of a refused command
+// or key written for this backend's user and this layout's keys.
+func (l *Locker) explain(err error) error {
+	return aclFix(explain(err), l.b.cfg.options().user, l.layout.aclKeys())
+}
+
 // Strategy reports StrategyTable: a lease with an owner, a lease end and
 // (native layout) a fencing token.
 func (l *Locker) Strategy() dialects.Strategy { return dialects.StrategyTable }
@@ -55,7 +61,7 @@ func (l *Locker) DropTable(ctx context.Context) error {
 			pipe.Del(ctx, k)
 		}
 		_, err := pipe.Exec(ctx)
-		return explain(err)
+		return l.explain(err)
 	})
 }
 
@@ -129,7 +135,7 @@ func (l *Locker) try(ctx context.Context, name string, opts dialects.Options) (d
 		if l.b.unavailable(err) {
 			return nil, unavailableError{explain(err)}
 		}
-		return nil, explain(err)
+		return nil, l.explain(err)
 	}
 	value, taken := res.(string)
 	if !taken {
@@ -196,7 +202,7 @@ func (l *Locker) Inspect(ctx context.Context, name string) (dialects.Row, bool, 
 			return row, false, err
 		}
 	case err != nil:
-		return row, false, explain(err)
+		return row, false, l.explain(err)
 	default:
 		row.Token, row.HasToken = last, true
 	}
@@ -218,7 +224,7 @@ func (l *Locker) prefixHasKeys(ctx context.Context) (bool, error) {
 func (l *Locker) inspectKey(ctx context.Context, key, name string) (row dialects.Row, exists bool, err error) {
 	res, err := inspectScript.Run(ctx, l.b.client, []string{key}).Result()
 	if err != nil {
-		return row, false, explain(err)
+		return row, false, l.explain(err)
 	}
 	r, ok := res.([]any)
 	if !ok || len(r) < 2 {
@@ -270,7 +276,7 @@ func (l *Locker) Expire(ctx context.Context, name string) (bool, error) {
 	}
 	n, err := l.b.client.Del(ctx, l.layout.key(name)).Result()
 	if err != nil {
-		return false, dialects.Wrap(Name, "expire", explain(err))
+		return false, dialects.Wrap(Name, "expire", l.explain(err))
 	}
 	return n > 0, nil
 }

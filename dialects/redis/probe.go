@@ -44,8 +44,29 @@ func (b *Backend) Probe(ctx context.Context, _ dialects.ProbeOptions) (dialects.
 		caps.MissingPrivileges = append(caps.MissingPrivileges, dialects.MissingPrivilege{Privilege: scriptingPrivilege,
 			NeededFor: "taking, refreshing, releasing and listing locks", Grant: scriptingGrant(b.cfg.options().user)})
 	}
+	if p, err := b.keyAccess(ctx); err != nil {
+		return caps, err
+	} else if p != nil {
+		caps.MissingPrivileges = append(caps.MissingPrivileges, *p)
+	}
 	if caps.Risks == nil {
 		caps.Risks = []dialects.Risk{}
 	}
 	return caps, nil
+}
+
+// keyAccess reads (EXISTS) a key of the default native layout: when the
+// ACL user's key patterns leave it out, the missing privilege.
+func (b *Backend) keyAccess(ctx context.Context) (*dialects.MissingPrivilege, error) {
+	l, err := newLayout(dialects.Table{})
+	if err != nil {
+		return nil, err
+	}
+	err = b.client.Exists(ctx, l.key("schedlock-probe")).Err()
+	if err == nil || !isNoPermission(err) {
+		return nil, nil
+	}
+	pe := aclFix(noPermission(err), b.cfg.options().user, l.aclKeys()).(*dialects.PrivilegeError)
+	return &dialects.MissingPrivilege{Privilege: pe.Privilege + " under the default prefix " + l.prefix + ":",
+		NeededFor: "taking, refreshing, releasing and listing locks", Grant: pe.Grant}, nil
 }
