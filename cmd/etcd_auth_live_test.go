@@ -3,7 +3,10 @@
 package cmd
 
 import (
+	"encoding/json"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -36,5 +39,56 @@ func TestEtcdAuthRefusedIsOneLine(t *testing.T) {
 	t.Log(res.err)
 	if res := runCmd(t, false, nil, "run", "--dsn", "etcd://root:Right-Pass-1@"+m.client+"/jobs", "--name", "auth", "--", "true"); res.err != nil {
 		t.Fatalf("run with the right password: %v\n%s", res.err, res.stderr)
+	}
+}
+
+// TestEtcdUserWithoutPermission: etcd users whose roles do not cover the
+// lock space (no permission on it, or read only): run says which
+// permission is missing and how to grant it (exit 1, nothing ran), and
+// detect reports it as a missing privilege.
+func TestEtcdUserWithoutPermission(t *testing.T) {
+	e := etcdLive(t)
+	m := startEtcdMember(t)
+	for _, args := range [][]string{
+		{"user", "add", "root:Root-Pass-1"},
+		{"user", "add", "elsewhere:Pass-2"}, {"role", "add", "elsewhere"}, {"role", "grant-permission", "elsewhere", "--prefix=true", "readwrite", "other/"}, {"user", "grant-role", "elsewhere", "elsewhere"},
+		{"user", "add", "reader:Pass-3"}, {"role", "add", "reader"}, {"role", "grant-permission", "reader", "--prefix=true", "read", "jobs/"}, {"user", "grant-role", "reader", "reader"},
+		{"auth", "enable"},
+	} {
+		c := exec.Command(e.etcdctl, append([]string{"--endpoints=http://" + m.client}, args...)...)
+		c.Env = append(c.Environ(), "ETCDCTL_API=3")
+		if out, err := c.CombinedOutput(); err != nil {
+			t.Fatalf("etcdctl %v: %v\n%s", args, err, out)
+		}
+	}
+	const grant = "etcdctl role grant-permission ROLE --prefix=true readwrite jobs/"
+	for _, user := range []string{"elsewhere:Pass-2", "reader:Pass-3"} {
+		t.Run(strings.Split(user, ":")[0], func(t *testing.T) {
+			dsn := "etcd://" + user + "@" + m.client + "/jobs"
+			ran := filepath.Join(t.TempDir(), "ran")
+			r := runCmd(t, false, nil, "run", "--dsn", dsn, "--name", "perm", "--", "touch", ran)
+			if code := exitCodeOf(r.err); code != CodeError {
+				t.Fatalf("run: exit %d (%v), want %d", code, r.err, CodeError)
+			}
+			if msg := r.err.Error(); !strings.Contains(msg, "missing privilege") || !strings.Contains(msg, grant) {
+				t.Errorf("run: error %q: want the missing privilege and %q", msg, grant)
+			}
+			if _, err := os.Stat(ran); err == nil {
+				t.Error("the command ran")
+			}
+			r = runCmd(t, false, nil, "detect", "--dsn", dsn, "-o", "json")
+			if r.err != nil {
+				t.Fatalf("detect: %v", r.err)
+			}
+			var report struct {
+				MissingPrivileges []struct{ Privilege, Grant string } `json:"missing_privileges"`
+			}
+			if err := json.Unmarshal([]byte(r.stdout), &report); err != nil {
+				t.Fatalf("detect output: %v\n%s", err, r.stdout)
+			}
+			if len(report.MissingPrivileges) != 1 || !strings.Contains(report.MissingPrivileges[0].Grant, grant) {
+				t.Errorf("detect: missing privileges %+v, want one with %q", report.MissingPrivileges, grant)
+			}
+		})
 	}
 }

@@ -38,7 +38,7 @@ func (b *Backend) ListLocks(ctx context.Context, opts dialects.ListOptions) (*di
 	}
 	resp, err := b.cli.Get(ctx, b.cfg.root, clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByKey, clientv3.SortAscend))
 	if err != nil {
-		return nil, dialects.Wrap(Name, "list", fmt.Errorf("read the keys under %s: %w", quotePrefix(b.cfg.root), err))
+		return nil, dialects.Wrap(Name, "list", b.denied(fmt.Errorf("read the keys under %s: %w", quotePrefix(b.cfg.root), err)))
 	}
 	now := time.Now().UTC()
 	type lockID struct{ table, name string }
@@ -64,7 +64,7 @@ func (b *Backend) ListLocks(ctx context.Context, opts dialects.ListOptions) (*di
 		for i, k := range keys {
 			e, err := b.entry(ctx, id.table, id.name, k, i == 0, now)
 			if err != nil {
-				return nil, dialects.Wrap(Name, "list", err)
+				return nil, dialects.Wrap(Name, "list", b.denied(err))
 			}
 			if opts.Keeps(e) {
 				listing.Locks = append(listing.Locks, e)

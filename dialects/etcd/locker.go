@@ -79,7 +79,7 @@ func (l *Locker) Acquire(ctx context.Context, name string, opts dialects.Options
 		}
 		return lease, nil
 	}, unavailable)
-	return lease, dialects.Wrap(Name, "acquire", err)
+	return lease, dialects.Wrap(Name, "acquire", l.b.denied(err))
 }
 
 // try is one acquire: a lease (a spare, or granted now) and one
@@ -276,7 +276,7 @@ func (l *Locker) Inspect(ctx context.Context, name string) (dialects.Row, bool, 
 	}
 	k, err := l.holderKey(ctx, name)
 	if err != nil {
-		return dialects.Row{}, false, dialects.Wrap(Name, "inspect", err)
+		return dialects.Row{}, false, dialects.Wrap(Name, "inspect", l.b.denied(err))
 	}
 	now := time.Now().UTC()
 	if k == nil {
@@ -284,7 +284,7 @@ func (l *Locker) Inspect(ctx context.Context, name string) (dialects.Row, bool, 
 	}
 	r, err := l.b.row(ctx, name, k, now)
 	if err != nil {
-		return dialects.Row{}, false, dialects.Wrap(Name, "inspect", err)
+		return dialects.Row{}, false, dialects.Wrap(Name, "inspect", l.b.denied(err))
 	}
 	r.HasToken = l.schema.TokenCol != ""
 	if !r.HasToken {
@@ -343,14 +343,14 @@ func (l *Locker) Expire(ctx context.Context, name string) (bool, error) {
 	}
 	k, err := l.holderKey(ctx, name)
 	if err != nil || k == nil {
-		return false, dialects.Wrap(Name, "force release", err)
+		return false, dialects.Wrap(Name, "force release", l.b.denied(err))
 	}
 	resp, err := l.b.cli.Txn(ctx).
 		If(clientv3.Compare(clientv3.ModRevision(k.key), "=", k.mod)).
 		Then(clientv3.OpDelete(k.key)).
 		Commit()
 	if err != nil {
-		return false, dialects.Wrap(Name, "force release", err)
+		return false, dialects.Wrap(Name, "force release", l.b.denied(err))
 	}
 	return resp.Succeeded, nil
 }

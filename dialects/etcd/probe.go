@@ -25,6 +25,12 @@ func (b *Backend) Probe(ctx context.Context, _ dialects.ProbeOptions) (dialects.
 	} else if ctx.Err() != nil {
 		return dialects.Capabilities{}, dialects.Wrap(Name, "probe", err)
 	}
+	missing := []dialects.MissingPrivilege{}
+	if p, err := b.lockSpaceAccess(ctx); err != nil {
+		return dialects.Capabilities{}, err
+	} else if p != nil {
+		missing = append(missing, *p)
+	}
 	now := time.Now().UTC()
 	risks := b.Risks()
 	isolation := dialects.CapYes("serializable: transactions are linearizable; " + strings.TrimPrefix(leaseCap.Detail, "proved: "))
@@ -42,7 +48,7 @@ func (b *Backend) Probe(ctx context.Context, _ dialects.ProbeOptions) (dialects.
 		KillSessions:      dialects.CapNo("a holder is not terminated: its key is deleted under the revision guard, and its lease runs out", ""),
 		Clock:             dialects.Clock{Server: now, Measured: false, RoundTrip: took},
 		Recommended:       rec,
-		MissingPrivileges: []dialects.MissingPrivilege{},
+		MissingPrivileges: missing,
 		Risks:             risks,
 	}, nil
 }
