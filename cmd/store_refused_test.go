@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"net"
 	"strings"
 	"testing"
 
@@ -25,5 +26,40 @@ func TestStoresSayConnectionRefused(t *testing.T) {
 				t.Errorf("error %q: want it to say the connection was refused", msg)
 			}
 		})
+	}
+}
+
+// A port that accepts connections and never answers (not a Redis server,
+// or one that hangs): the wait is Redis's read_timeout, not --timeout, so
+// the hint names that.
+func TestRedisSilentServerNamesReadTimeout(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		var held []net.Conn
+		defer func() {
+			for _, c := range held {
+				c.Close()
+			}
+		}()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			held = append(held, c)
+		}
+	}()
+	dsn := "redis://" + ln.Addr().String() + "/0?read_timeout=300ms&dial_timeout=300ms"
+	r := runCmd(t, false, nil, "run", "--timeout", "1m", "--dsn", dsn, "--name", "silent", "--", "true")
+	if code := exitCodeOf(r.err); code != CodeError {
+		t.Fatalf("exit %d (%v), want %d", code, r.err, CodeError)
+	}
+	msg := r.err.Error()
+	if !strings.Contains(msg, "timed out") || !strings.Contains(msg, "read_timeout=") || strings.Contains(msg, "--timeout") {
+		t.Errorf("error %q: want a time-out naming read_timeout, not --timeout", msg)
 	}
 }

@@ -67,6 +67,18 @@ func isNoPermission(err error) bool {
 	return strings.HasPrefix(err.Error(), "NOPERM") || strings.Contains(err.Error(), ": NOPERM")
 }
 
+// isTimeout reports a dial or read that ran out of time.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// isDial reports an error of the dial itself, before any answer.
+func isDial(err error) bool {
+	var oe *net.OpError
+	return errors.As(err, &oe) && oe.Op == "dial"
+}
+
 // isNetwork reports a connection that could not be made or was cut.
 func isNetwork(err error) bool {
 	var ne net.Error
@@ -110,6 +122,10 @@ func connectHint(err error) string {
 		return "this port speaks Redis without TLS: use redis://, or the port of the server's TLS listener (tls-port)"
 	case isTLS(err):
 		return "the server's certificate is not trusted here: name its CA in the rediss:// URL (cacert=/path/ca.pem), and connect by a name or address the certificate holds"
+	case isTimeout(err) && isDial(err):
+		return "the host did not take the connection: is it reachable, and is the port right? If it is only slow, raise dial_timeout= in the URL"
+	case isTimeout(err):
+		return "the server took the connection but did not answer: is a Redis server listening there? If it is only slow, raise read_timeout= (and dial_timeout=) in the URL"
 	}
 	return ""
 }

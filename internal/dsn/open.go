@@ -143,8 +143,12 @@ func (d *DSN) connectError(entry *dialects.Dialect, err error) error {
 	switch {
 	case errors.As(err, &limit):
 		e.Reason, e.Hint = connLimitReason(limit), connLimitHint(limit)
-	case errors.Is(err, context.DeadlineExceeded) || isTimeout(err):
+	case errors.Is(err, context.DeadlineExceeded):
 		e.Reason, e.Hint = "timed out", "is the host reachable? raise --timeout if it is slow"
+	case isTimeout(err):
+		// The driver's own time-out, which --timeout does not move: the
+		// entry's hint names the setting that does, when it knows one.
+		e.Reason, e.Hint = "timed out", firstNonEmpty(hint, "is the host reachable? raise --timeout if it is slow")
 	case errors.Is(err, syscall.ECONNREFUSED):
 		e.Reason, e.Hint = "connection refused", "is the server running?"
 	case errors.As(err, &dnsErr):
