@@ -48,7 +48,8 @@ func (b *Backend) lockSpaceGrant() string {
 // write the lock space: a transaction whose condition never holds (a
 // version below zero) with a put in its branch, which etcd's
 // authorisation checks all the same. It returns the missing privilege,
-// or nil.
+// or nil; an error only when ctx ended (another failure proves nothing
+// about permissions, and the lock operations will report it).
 func (b *Backend) lockSpaceAccess(ctx context.Context) (*dialects.MissingPrivilege, error) {
 	key := b.cfg.root + "schedlock-probe"
 	_, err := b.cli.Txn(ctx).If(clientv3.Compare(clientv3.Version(key), "<", 0)).Then(clientv3.OpPut(key, "")).Commit()
@@ -57,6 +58,8 @@ func (b *Backend) lockSpaceAccess(ctx context.Context) (*dialects.MissingPrivile
 		return nil, nil
 	case isPermissionDenied(err):
 		return &dialects.MissingPrivilege{Privilege: b.lockSpacePrivilege(), NeededFor: "taking, refreshing, releasing and listing locks", Grant: b.lockSpaceGrant()}, nil
+	case ctx.Err() != nil:
+		return nil, dialects.Wrap(Name, "probe", err)
 	}
-	return nil, dialects.Wrap(Name, "probe", err)
+	return nil, nil
 }

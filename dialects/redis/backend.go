@@ -90,12 +90,7 @@ func noScriptingError(user string, err error) error {
 const scriptingPrivilege = "the scripting commands SCRIPT LOAD, EVALSHA and EVAL (every lock operation is one script)"
 
 // scriptingGrant is the ACL change that lets user run the lock scripts.
-func scriptingGrant(user string) string {
-	if user == "" {
-		user = "default"
-	}
-	return "ACL SETUSER " + user + " +@scripting"
-}
+func scriptingGrant(user string) string { return "ACL SETUSER " + aclUserName(user) + " +@scripting" }
 
 // loadScripts loads every script once (on every master of a Cluster), so
 // the lock operations run them by hash.

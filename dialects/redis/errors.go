@@ -54,13 +54,21 @@ func noPermission(err error) *dialects.PrivilegeError {
 func aclFix(err error, user, keys string) error {
 	var pe *dialects.PrivilegeError
 	if errors.As(err, &pe) && strings.HasPrefix(pe.Grant, "ACL SETUSER "+aclUser) {
-		if user == "" {
-			user = "default"
-		}
-		pe.Grant = strings.NewReplacer(aclUser, user, aclKeys, keys).Replace(pe.Grant)
+		pe.Grant = strings.NewReplacer(aclUser, aclUserName(user), aclKeys, keys).Replace(pe.Grant)
 	}
 	return err
 }
+
+// aclUserName is user as ACL SETUSER names it: "default" for none.
+func aclUserName(user string) string {
+	if user == "" {
+		return "default"
+	}
+	return user
+}
+
+// lockOperations is what a missing privilege of the locks is needed for.
+const lockOperations = "taking, refreshing, releasing and listing locks"
 
 // isNoPermission reports a command or key the ACL user may not use.
 func isNoPermission(err error) bool {

@@ -42,7 +42,7 @@ func (b *Backend) Probe(ctx context.Context, _ dialects.ProbeOptions) (dialects.
 	}
 	if b.noScripts != nil {
 		caps.MissingPrivileges = append(caps.MissingPrivileges, dialects.MissingPrivilege{Privilege: scriptingPrivilege,
-			NeededFor: "taking, refreshing, releasing and listing locks", Grant: scriptingGrant(b.cfg.options().user)})
+			NeededFor: lockOperations, Grant: scriptingGrant(b.cfg.options().user)})
 	}
 	if p, err := b.keyAccess(ctx); err != nil {
 		return caps, err
@@ -68,5 +68,5 @@ func (b *Backend) keyAccess(ctx context.Context) (*dialects.MissingPrivilege, er
 	}
 	pe := aclFix(noPermission(err), b.cfg.options().user, l.aclKeys()).(*dialects.PrivilegeError)
 	return &dialects.MissingPrivilege{Privilege: pe.Privilege + " under the default prefix " + l.prefix + ":",
-		NeededFor: "taking, refreshing, releasing and listing locks", Grant: pe.Grant}, nil
+		NeededFor: lockOperations, Grant: pe.Grant}, nil
 }
