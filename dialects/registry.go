@@ -53,6 +53,11 @@ type Dialect struct {
 	// must not quote the password. Nil: the driver's parse is left to the
 	// dial.
 	CheckConn func(conn string) error
+	// Where names, for messages, the server a URL DSN's connection string
+	// reaches when the URL alone does not say (PostgreSQL's postgres:///DB
+	// reaches the default socket), or "": the URL's host and port. Nil:
+	// always the URL's.
+	Where func(conn string) string
 	// NameConnections returns conn — the driver's connection string, as
 	// ConnString and DriverQuery built it — with its connections named app
 	// in the server's own session views (PostgreSQL application_name,

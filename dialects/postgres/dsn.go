@@ -2,7 +2,10 @@ package postgres
 
 import (
 	"errors"
+	"net"
+	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -49,13 +52,53 @@ func init() {
 }
 
 // ConnString is the pgx connection string of u: pq:// names lib/pq, whose
-// URL pgx reads as well.
+// URL pgx reads as well. A postgres:// URL with the "//" but no host
+// (postgres:///jobs, postgres://app@:5433/jobs?host=/tmp) is libpq's own
+// form — the database on the default socket, or on the host its query
+// names — and goes to pgx as written, which reads it as libpq does
+// (dburl would take its path for a socket).
 func ConnString(u *dburl.URL) (string, error) {
+	if emptyHostURL(u) {
+		v := u.URL
+		v.Scheme = "postgres"
+		return v.String(), nil
+	}
 	if u.Driver == DriverName {
 		return u.DSN, nil
 	}
 	conn, _, err := dburl.GenPgx(u)
 	return conn, err
+}
+
+// emptyHostURL reports libpq's URL form with an empty host: the
+// authority's "//" written, no host name in it.
+func emptyHostURL(u *dburl.URL) bool {
+	switch u.SchemeName {
+	case "postgres", "pgx", "pq":
+		return u.URL.Opaque == "" && !u.URL.OmitHost && u.URL.Hostname() == ""
+	}
+	return false
+}
+
+// Where names the server a postgres:///… connection string reaches: the
+// host and port, or the socket directory, pgx resolves; "" for any other
+// connection string (its URL says).
+func Where(conn string) string {
+	if !strings.HasPrefix(conn, "postgres://") {
+		return ""
+	}
+	u, err := url.Parse(conn)
+	if err != nil || u.Hostname() != "" {
+		return ""
+	}
+	cfg, err := pgconn.ParseConfig(conn)
+	if err != nil {
+		return ""
+	}
+	if strings.HasPrefix(cfg.Host, "/") {
+		return cfg.Host
+	}
+	return net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port)))
 }
 
 // sqlStater is implemented by pgx's *pgconn.PgError.

@@ -30,6 +30,7 @@ func init() {
 		Products:         ProductTitles,
 		ConnString:       ConnString,
 		CheckConn:        CheckConn,
+		Where:            Where,
 		NameConnections:  NameConnections,
 		ConnectHint:      ConnectHint,
 		ClassifyError:    ClassifyError,

@@ -285,6 +285,11 @@ func parseURL(body string) (*DSN, error) {
 		return nil, err
 	}
 	d.Where = where(u, scheme.DefaultPort)
+	if entry.Where != nil {
+		if w := entry.Where(d.conn); w != "" {
+			d.Where = w
+		}
+	}
 	family := entry.Name
 	user, pass := "", ""
 	if u.User != nil {

@@ -31,6 +31,25 @@ func TestParse(t *testing.T) {
 			opts:     Options{"table": "ops.job_lock", "preset": "shedlock"},
 		},
 		{
+			// libpq's empty-host form goes to pgx as written: the
+			// database jobs on the query's host, not a socket "/jobs".
+			in:     "postgres:///jobs?host=127.0.0.1&port=5433",
+			family: "postgres", scheme: "postgres", driver: "pgx", where: "127.0.0.1:5433",
+			conn: "postgres:///jobs?host=127.0.0.1&port=5433", redacted: "postgres:///jobs?host=127.0.0.1&port=5433",
+		},
+		{
+			in:     "postgresql://app:pw@/jobs?host=/run/pg&sslmode=disable",
+			family: "postgres", scheme: "postgres", driver: "pgx", where: "/run/pg",
+			conn: "postgres://app:pw@/jobs?host=/run/pg&sslmode=disable", redacted: "postgresql://app:xxxxx@/jobs?host=/run/pg&sslmode=disable",
+		},
+		{
+			// dburl's socket form (no "//"): the directory, then the
+			// database.
+			in:     "postgres:/var/run/postgresql/jobs",
+			family: "postgres", scheme: "postgres", driver: "pgx", where: "/var/run/postgresql",
+			conn: "postgres:///jobs?host=%2Fvar%2Frun%2Fpostgresql", redacted: "postgres:/var/run/postgresql/jobs",
+		},
+		{
 			in:     "postgresql://app@db1/jobs",
 			family: "postgres", scheme: "postgres", driver: "pgx", where: "db1:5432",
 			conn: "postgres://app@db1/jobs", redacted: "postgresql://app@db1/jobs",
