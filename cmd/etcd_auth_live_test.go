@@ -3,10 +3,7 @@
 package cmd
 
 import (
-	"encoding/json"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -65,29 +62,10 @@ func TestEtcdUserWithoutPermission(t *testing.T) {
 	for _, user := range []string{"elsewhere:Pass-2", "reader:Pass-3"} {
 		t.Run(strings.Split(user, ":")[0], func(t *testing.T) {
 			dsn := "etcd://" + user + "@" + m.client + "/jobs"
-			ran := filepath.Join(t.TempDir(), "ran")
-			r := runCmd(t, false, nil, "run", "--dsn", dsn, "--name", "perm", "--", "touch", ran)
-			if code := exitCodeOf(r.err); code != CodeError {
-				t.Fatalf("run: exit %d (%v), want %d", code, r.err, CodeError)
-			}
-			if msg := r.err.Error(); !strings.Contains(msg, "missing privilege") || !strings.Contains(msg, grant) {
-				t.Errorf("run: error %q: want the missing privilege and %q", msg, grant)
-			}
-			if _, err := os.Stat(ran); err == nil {
-				t.Error("the command ran")
-			}
-			r = runCmd(t, false, nil, "detect", "--dsn", dsn, "-o", "json")
-			if r.err != nil {
-				t.Fatalf("detect: %v", r.err)
-			}
-			var report struct {
-				MissingPrivileges []struct{ Privilege, Grant string } `json:"missing_privileges"`
-			}
-			if err := json.Unmarshal([]byte(r.stdout), &report); err != nil {
-				t.Fatalf("detect output: %v\n%s", err, r.stdout)
-			}
-			if len(report.MissingPrivileges) != 1 || !strings.Contains(report.MissingPrivileges[0].Grant, grant) {
-				t.Errorf("detect: missing privileges %+v, want one with %q", report.MissingPrivileges, grant)
+			runRefused(t, dsn, "missing privilege", grant)
+			missing := detectMissingPrivileges(t, dsn)
+			if len(missing) != 1 || !strings.Contains(missing[0].Grant, grant) {
+				t.Errorf("detect: missing privileges %+v, want one with %q", missing, grant)
 			}
 		})
 	}

@@ -3,9 +3,12 @@ package cmd
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/spf13/cobra"
@@ -82,4 +85,59 @@ func testRoot(t *testing.T) *cobra.Command {
 	f := testFactory(nil, nil, t.TempDir())
 	f.IO, _, _, _ = testStreams()
 	return NewCmdRoot(f, &GlobalOptions{})
+}
+
+// livePostgresURL is the live PostgreSQL's DSN as a URL; t skips when
+// SCHEDLOCK_TEST_POSTGRES_DSN is unset.
+func livePostgresURL(t *testing.T) *url.URL {
+	t.Helper()
+	raw := os.Getenv("SCHEDLOCK_TEST_POSTGRES_DSN")
+	if raw == "" {
+		t.Skip("SCHEDLOCK_TEST_POSTGRES_DSN is not set")
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// missingPrivilege is one entry of detect's missing_privileges.
+type missingPrivilege struct{ Privilege, Grant string }
+
+// detectMissingPrivileges runs detect -o json on dsn and returns its
+// missing privileges; detect failing fails t.
+func detectMissingPrivileges(t *testing.T, dsn string) []missingPrivilege {
+	t.Helper()
+	r := runCmd(t, false, nil, "detect", "--dsn", dsn, "-o", "json")
+	if r.err != nil {
+		t.Fatalf("detect: %v", r.err)
+	}
+	var report struct {
+		MissingPrivileges []missingPrivilege `json:"missing_privileges"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &report); err != nil {
+		t.Fatalf("detect output: %v\n%s", err, r.stdout)
+	}
+	return report.MissingPrivileges
+}
+
+// runRefused runs `run --dsn dsn` on a command that would leave a file,
+// and fails t unless run exits 1 with an error containing every one of
+// wants and the command did not run.
+func runRefused(t *testing.T, dsn string, wants ...string) {
+	t.Helper()
+	ran := filepath.Join(t.TempDir(), "ran")
+	r := runCmd(t, false, nil, "run", "--dsn", dsn, "--name", "refused", "--", "touch", ran)
+	if code := exitCodeOf(r.err); code != CodeError {
+		t.Fatalf("run: exit %d (%v), want %d", code, r.err, CodeError)
+	}
+	for _, want := range wants {
+		if msg := r.err.Error(); !strings.Contains(msg, want) {
+			t.Errorf("run: error %q: want %q", msg, want)
+		}
+	}
+	if _, err := os.Stat(ran); err == nil {
+		t.Error("the command ran")
+	}
 }

@@ -1,8 +1,6 @@
 package cmd
 
 import (
-	"net/url"
-	"os"
 	"strings"
 	"testing"
 )
@@ -11,14 +9,7 @@ import (
 // (postgres:///DB?host=H&port=P), reaches database DB on H:P, as psql
 // reads it: detect and run work through it.
 func TestPostgresEmptyHostURL(t *testing.T) {
-	raw := os.Getenv("SCHEDLOCK_TEST_POSTGRES_DSN")
-	if raw == "" {
-		t.Skip("SCHEDLOCK_TEST_POSTGRES_DSN is not set")
-	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
+	u := livePostgresURL(t)
 	q := u.Query()
 	q.Set("host", u.Hostname())
 	q.Set("port", u.Port())

@@ -99,14 +99,7 @@ func TestPasswordNeverShownOnErrors(t *testing.T) {
 // with the password in the DSN (trust authentication accepts any) and
 // checks every report format.
 func TestPasswordNeverShownInReports(t *testing.T) {
-	raw := os.Getenv("SCHEDLOCK_TEST_POSTGRES_DSN")
-	if raw == "" {
-		t.Skip("SCHEDLOCK_TEST_POSTGRES_DSN is not set")
-	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
+	u := livePostgresURL(t)
 	u.User = url.UserPassword(u.User.Username(), secret)
 	for _, format := range []string{"table", "json", "yaml", "markdown", "junit"} {
 		for _, tty := range []bool{false, true} {

@@ -303,30 +303,11 @@ func TestRedisUserShortOfPrivileges(t *testing.T) {
 	} {
 		t.Run(tc.user, func(t *testing.T) {
 			dsn := "redis://" + tc.user + ":pw@" + addr + "/0"
-			ran := filepath.Join(t.TempDir(), "ran")
-			r := runCmd(t, false, nil, "run", "--dsn", dsn, "--name", "acl", "--", "touch", ran)
-			if code := exitCodeOf(r.err); code != CodeError {
-				t.Fatalf("run: exit %d (%v), want %d", code, r.err, CodeError)
-			}
-			if msg := r.err.Error(); !strings.Contains(msg, "missing privilege") || !strings.Contains(msg, tc.privilege) || !strings.Contains(msg, tc.grant) {
-				t.Errorf("run: error %q: want the missing privilege (%s) and %q", msg, tc.privilege, tc.grant)
-			}
-			if _, err := os.Stat(ran); err == nil {
-				t.Error("the command ran")
-			}
-			r = runCmd(t, false, nil, "detect", "--dsn", dsn, "-o", "json")
-			if r.err != nil {
-				t.Fatalf("detect: %v", r.err)
-			}
-			var report struct {
-				MissingPrivileges []struct{ Privilege, Grant string } `json:"missing_privileges"`
-			}
-			if err := json.Unmarshal([]byte(r.stdout), &report); err != nil {
-				t.Fatalf("detect output: %v\n%s", err, r.stdout)
-			}
-			if len(report.MissingPrivileges) != 1 || !strings.Contains(report.MissingPrivileges[0].Privilege, tc.privilege) ||
-				!strings.Contains(report.MissingPrivileges[0].Grant, tc.grant) {
-				t.Errorf("detect: missing privileges %+v, want %s with %q", report.MissingPrivileges, tc.privilege, tc.grant)
+			runRefused(t, dsn, "missing privilege", tc.privilege, tc.grant)
+			missing := detectMissingPrivileges(t, dsn)
+			if len(missing) != 1 || !strings.Contains(missing[0].Privilege, tc.privilege) ||
+				!strings.Contains(missing[0].Grant, tc.grant) {
+				t.Errorf("detect: missing privileges %+v, want %s with %q", missing, tc.privilege, tc.grant)
 			}
 		})
 	}
