@@ -31,6 +31,8 @@ type Backend struct {
 	// could not be reached.
 	dialErr error
 	dials   int
+
+	benchRaw benchRaw // the table bench's raw clients share
 }
 
 var (

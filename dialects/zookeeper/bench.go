@@ -26,8 +26,10 @@ var _ benchkit.RoundTripper = benchSupport{}
 // RoundTripSQL names the round trip's command.
 func (benchSupport) RoundTripSQL() string { return "exists /" }
 
-// RawStoreOps opens a client of its own on b's ensemble; its raw lock
-// nodes live under a temporary node of the chroot, deleted by Close.
+// RawStoreOps opens a client of its own on b's ensemble; the raw lock
+// nodes of every client opened on b live under one temporary node of the
+// chroot (so contending workers, a client each, meet on the same names),
+// deleted when the last of them closes.
 func (benchSupport) RawStoreOps(ctx context.Context, backend dialects.Backend) (benchkit.StoreOps, error) {
 	zb, ok := backend.(*Backend)
 	if !ok {
@@ -38,14 +40,27 @@ func (benchSupport) RawStoreOps(ctx context.Context, backend dialects.Backend) (
 		return benchkit.StoreOps{}, err
 	}
 	conn := raw.conn
-	parent := zb.cfg.Chroot + "/schedlock_bench_raw_" + strings.ReplaceAll(newUUID(), "-", "")
-	tl, err := raw.TableLocker(dialects.Table{Name: parent[strings.LastIndexByte(parent, '/')+1:]})
+	locker := func(table string) (*Locker, error) {
+		tl, err := raw.TableLocker(dialects.Table{Name: table})
+		if err != nil {
+			return nil, err
+		}
+		return tl.(*Locker), nil
+	}
+	table, err := zb.benchRaw.join(func(table string) error {
+		l, err := locker(table)
+		if err != nil {
+			return err
+		}
+		return l.CreateTable(ctx)
+	})
 	if err != nil {
 		raw.Close()
 		return benchkit.StoreOps{}, err
 	}
-	l := tl.(*Locker)
-	if err := l.CreateTable(ctx); err != nil {
+	l, err := locker(table)
+	if err != nil {
+		_ = zb.benchRaw.leave(func() error { return nil })
 		raw.Close()
 		return benchkit.StoreOps{}, err
 	}
@@ -100,10 +115,45 @@ func (benchSupport) RawStoreOps(ctx context.Context, backend dialects.Backend) (
 		Close: func() error {
 			ctx, cancel := context.WithTimeout(context.Background(), dropTimeout)
 			defer cancel()
-			err := l.DropTable(ctx)
+			err := zb.benchRaw.leave(func() error { return l.DropTable(ctx) })
 			raw.Close()
 			return err
 		},
 	}
 	return ops, nil
+}
+
+// benchRaw is the table the raw clients of one backend share: made by the
+// first to join, dropped by the last to leave.
+type benchRaw struct {
+	mu      sync.Mutex
+	table   string
+	clients int
+}
+
+// join returns the shared table's name, calling create with a new one
+// when no client has it.
+func (r *benchRaw) join(create func(table string) error) (string, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.clients == 0 {
+		table := "schedlock_bench_raw_" + strings.ReplaceAll(newUUID(), "-", "")
+		if err := create(table); err != nil {
+			return "", err
+		}
+		r.table = table
+	}
+	r.clients++
+	return r.table, nil
+}
+
+// leave calls drop when the last client leaves.
+func (r *benchRaw) leave(drop func() error) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.clients--; r.clients > 0 {
+		return nil
+	}
+	r.table = ""
+	return drop()
 }

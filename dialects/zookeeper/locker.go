@@ -443,32 +443,15 @@ func (a *attempt) hostTime(t time.Time) time.Time {
 
 // wait waits for the predecessor's watch, the estimated end of a lease
 // or at-least, deadline or ctx, whichever comes first, with a look
-// every second at most in case an event was missed.
+// every second at most in case an event was missed. It returns at once
+// when there is nothing to wait for (watchPredecessor).
 func (a *attempt) wait(ctx context.Context, wake, deadline time.Time) error {
-	conn := a.l.b.conn
 	var watch <-chan zk.Event
 	if a.path != "" {
 		a.waited = true
-		children, err := call(ctx, func() ([]string, error) { ch, _, err := conn.Children(a.dir); return ch, err })
-		if err == nil {
-			nodes := sortedLockNodes(children)
-			for i, n := range nodes {
-				if a.dir+"/"+n.name != a.path || i == 0 {
-					continue
-				}
-				// Curator watches with getData, which leaves no watch
-				// behind on a node that is already gone.
-				ch, err := call(ctx, func() (<-chan zk.Event, error) {
-					_, _, ch, err := conn.GetW(a.dir + "/" + nodes[i-1].name)
-					return ch, err
-				})
-				if errors.Is(err, zk.ErrNoNode) {
-					return nil // gone already: judge again
-				}
-				if err == nil {
-					watch = ch
-				}
-			}
+		var now bool
+		if watch, now = a.watchPredecessor(ctx); now {
+			return nil
 		}
 	}
 	until := deadline
@@ -488,6 +471,41 @@ func (a *attempt) wait(ctx context.Context, wake, deadline time.Time) error {
 	case <-t.C:
 	}
 	return nil
+}
+
+// watchPredecessor watches the node queued just before ours, as Curator
+// does (with getData, which leaves no watch behind on a node already
+// gone). now is true when the queue is to be judged again at once: our
+// node became the lowest since it was judged (the holder released
+// meanwhile), our node or its predecessor is gone. A failed read of the
+// queue gives neither (the wait's look finds out later).
+func (a *attempt) watchPredecessor(ctx context.Context) (watch <-chan zk.Event, now bool) {
+	conn := a.l.b.conn
+	children, err := call(ctx, func() ([]string, error) { ch, _, err := conn.Children(a.dir); return ch, err })
+	if err != nil {
+		return nil, false
+	}
+	nodes := sortedLockNodes(children)
+	for i, n := range nodes {
+		if a.dir+"/"+n.name != a.path {
+			continue
+		}
+		if i == 0 {
+			return nil, true // the lowest now: nothing to wait for
+		}
+		ch, err := call(ctx, func() (<-chan zk.Event, error) {
+			_, _, ch, err := conn.GetW(a.dir + "/" + nodes[i-1].name)
+			return ch, err
+		})
+		switch {
+		case errors.Is(err, zk.ErrNoNode):
+			return nil, true // gone already
+		case err != nil:
+			return nil, false
+		}
+		return ch, false
+	}
+	return nil, true // our node is gone: judge says so
 }
 
 // grant turns our node into a held lease. A node that waited in the

@@ -1,0 +1,62 @@
+package zookeeper
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/schedlock/schedlock/internal/benchkit"
+)
+
+// The raw clients bench opens on one backend, one per contending worker,
+// lock in one place: the second is refused while the first holds a name,
+// and gets it once the first let it go. (Each had a parent node of its
+// own, so the raw contention figure was of workers that never met.)
+func TestRawClientsOfOneBackendExcludeEachOther(t *testing.T) {
+	dsn := os.Getenv("SCHEDLOCK_TEST_ZK_DSN")
+	if dsn == "" {
+		t.Skip("SCHEDLOCK_TEST_ZK_DSN is not set")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	b, err := Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	var raw benchkit.RawStore = benchSupport{}
+	first, err := raw.RawStoreOps(ctx, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	second, err := raw.RawStoreOps(ctx, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer second.Close()
+	try := func(ops benchkit.StoreOps) bool {
+		t.Helper()
+		ok, err := ops.TryLock(ctx, "shared")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	if !try(first) {
+		t.Fatal("the first raw client was refused a free name")
+	}
+	if try(second) {
+		t.Error("the second raw client got the name the first holds")
+	}
+	if err := first.Unlock(ctx, "shared"); err != nil {
+		t.Fatal(err)
+	}
+	if !try(second) {
+		t.Error("the second raw client was refused the name the first let go")
+	}
+	if err := second.Unlock(ctx, "shared"); err != nil {
+		t.Fatal(err)
+	}
+}

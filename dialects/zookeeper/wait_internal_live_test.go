@@ -1,0 +1,52 @@
+package zookeeper
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/schedlock/schedlock/checks"
+	"github.com/schedlock/schedlock/dialects"
+)
+
+// A waiting node whose predecessors all left between its look at the
+// queue and its wait (the holder released meanwhile) is the lowest: it
+// has nothing to watch and judges the queue again at once, not after
+// the one-second look that covers a missed event.
+func TestWaitJudgesAgainWhenOurNodeIsLowest(t *testing.T) {
+	dsn := os.Getenv("SCHEDLOCK_TEST_ZK_DSN")
+	if dsn == "" {
+		t.Skip("SCHEDLOCK_TEST_ZK_DSN is not set")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	b, err := Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	tl, err := b.TableLocker(dialects.Table{Name: checks.NewPrefix()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tl.CreateTable(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer tl.(dialects.TableDropper).DropTable(context.Background())
+	l := tl.(*Locker)
+	opts, err := dialects.Options{Owner: "waiter", AtMost: time.Minute}.Normalize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &attempt{l: l, name: "lowest", opts: opts, dir: l.NamePath("lowest"),
+		data: holderData{Tool: toolName, Owner: opts.Owner, AtMost: opts.AtMost.Milliseconds()}}
+	if err := a.create(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer a.dropNode()
+	watch, now := a.watchPredecessor(ctx)
+	if !now || watch != nil {
+		t.Errorf("watchPredecessor with our node the lowest = %v, %v; want no watch and a judgement at once", watch, now)
+	}
+}
