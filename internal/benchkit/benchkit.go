@@ -83,10 +83,18 @@ type Rate struct {
 	Cycles          int64   `json:"cycles"`
 	Seconds         float64 `json:"seconds"`
 	CyclesPerSecond float64 `json:"cycles_per_second"`
+	// elapsed is Seconds unrounded: a sum of rates (Rate.add) divides by
+	// it, so turns shorter than Seconds' microsecond still count.
+	elapsed time.Duration
 }
 
 func newRate(cycles int64, elapsed time.Duration) Rate {
-	r := Rate{Cycles: cycles, Seconds: round(elapsed.Seconds(), 6)}
+	if cycles > 0 && elapsed <= 0 {
+		// Done within one tick of the clock (an in-memory fake): faster
+		// than it can tell, not a rate of nothing.
+		elapsed = time.Nanosecond
+	}
+	r := Rate{Cycles: cycles, Seconds: round(elapsed.Seconds(), 6), elapsed: elapsed}
 	if elapsed > 0 {
 		r.CyclesPerSecond = round(float64(cycles)/elapsed.Seconds(), 1)
 	}

@@ -36,9 +36,13 @@ func (b Budget) slices() []Budget {
 // add sums o into r and recomputes the rate.
 func (r *Rate) add(o Rate) {
 	r.Cycles += o.Cycles
-	r.Seconds = round(r.Seconds+o.Seconds, 6)
-	if r.Seconds > 0 {
-		r.CyclesPerSecond = round(float64(r.Cycles)/r.Seconds, 1)
+	if o.elapsed == 0 { // a Rate not made by newRate: its Seconds
+		o.elapsed = time.Duration(o.Seconds * float64(time.Second))
+	}
+	r.elapsed += o.elapsed
+	r.Seconds = round(r.elapsed.Seconds(), 6)
+	if r.elapsed > 0 {
+		r.CyclesPerSecond = round(float64(r.Cycles)/r.elapsed.Seconds(), 1)
 	}
 }
 
