@@ -49,6 +49,11 @@ func (b *Backend) Probe(ctx context.Context, _ dialects.ProbeOptions) (dialects.
 	} else if p != nil {
 		caps.MissingPrivileges = append(caps.MissingPrivileges, *p)
 	}
+	if len(caps.MissingPrivileges) > 0 && caps.LockListing.Status == dialects.StatusYes {
+		// SCAN finds the keys, but each is read by a script on the key.
+		p := caps.MissingPrivileges[0]
+		caps.LockListing = dialects.CapNo("SCAN finds the lock keys, but listing reads each with a script, which needs "+p.Privilege, p.Grant)
+	}
 	if caps.Risks == nil {
 		caps.Risks = []dialects.Risk{}
 	}
