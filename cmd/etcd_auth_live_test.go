@@ -67,6 +67,9 @@ func TestEtcdUserWithoutPermission(t *testing.T) {
 			if len(missing) != 1 || !strings.Contains(missing[0].Grant, grant) {
 				t.Errorf("detect: missing privileges %+v, want one with %q", missing, grant)
 			}
+			if l := detectCapability(t, dsn, "lock_listing"); l.Status == "yes" || !strings.Contains(l.Remedy, grant) {
+				t.Errorf("detect: lock_listing %+v, want it not proved, with %q", l, grant)
+			}
 		})
 	}
 }

@@ -141,3 +141,23 @@ func runRefused(t *testing.T, dsn string, wants ...string) {
 		t.Error("the command ran")
 	}
 }
+
+// capability is one of detect's capabilities.
+type capability struct{ Status, Detail, Remedy string }
+
+// detectCapability runs detect -o json on dsn and returns capability
+// name; detect failing fails t.
+func detectCapability(t *testing.T, dsn, name string) capability {
+	t.Helper()
+	r := runCmd(t, false, nil, "detect", "--dsn", dsn, "-o", "json")
+	if r.err != nil {
+		t.Fatalf("detect: %v", r.err)
+	}
+	var doc struct {
+		Capabilities map[string]capability `json:"capabilities"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+		t.Fatalf("detect output: %v\n%s", err, r.stdout)
+	}
+	return doc.Capabilities[name]
+}

@@ -310,14 +310,7 @@ func TestRedisUserShortOfPrivileges(t *testing.T) {
 				t.Errorf("detect: missing privileges %+v, want %s with %q", missing, tc.privilege, tc.grant)
 			}
 			// Listing reads each lock key with a script: not proved.
-			r := runCmd(t, false, nil, "detect", "--dsn", dsn, "-o", "json")
-			var doc struct {
-				Capabilities map[string]struct{ Status, Remedy string } `json:"capabilities"`
-			}
-			if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
-				t.Fatalf("detect output: %v\n%s", err, r.stdout)
-			}
-			if l := doc.Capabilities["lock_listing"]; l.Status == "yes" || !strings.Contains(l.Remedy, tc.grant) {
+			if l := detectCapability(t, dsn, "lock_listing"); l.Status == "yes" || !strings.Contains(l.Remedy, tc.grant) {
 				t.Errorf("detect: lock_listing %+v, want it not proved, with %q", l, tc.grant)
 			}
 		})

@@ -31,6 +31,10 @@ func (b *Backend) Probe(ctx context.Context, _ dialects.ProbeOptions) (dialects.
 	} else if p != nil {
 		missing = append(missing, *p)
 	}
+	listing := dialects.CapYes(fmt.Sprintf("every lock key under %s is listed with its holder, lease and token", quotePrefix(b.cfg.root)))
+	if len(missing) > 0 {
+		listing = dialects.CapNo("listing reads the lock space, which needs "+missing[0].Privilege, missing[0].Grant)
+	}
 	now := time.Now().UTC()
 	risks := b.Risks()
 	isolation := dialects.CapYes("serializable: transactions are linearizable; " + strings.TrimPrefix(leaseCap.Detail, "proved: "))
@@ -44,7 +48,7 @@ func (b *Backend) Probe(ctx context.Context, _ dialects.ProbeOptions) (dialects.
 		SkipLocked:        no("rows to lock"),
 		NoWait:            no("rows to lock"),
 		Isolation:         isolation,
-		LockListing:       dialects.CapYes(fmt.Sprintf("every lock key under %s is listed with its holder, lease and token", quotePrefix(b.cfg.root))),
+		LockListing:       listing,
 		KillSessions:      dialects.CapNo("a holder is not terminated: its key is deleted under the revision guard, and its lease runs out", ""),
 		Clock:             dialects.Clock{Server: now, Measured: false, RoundTrip: took},
 		Recommended:       rec,
