@@ -33,6 +33,36 @@ func TestStoresSayConnectionRefused(t *testing.T) {
 // or one that hangs): the wait is Redis's read_timeout, not --timeout, so
 // the hint names that.
 func TestRedisSilentServerNamesReadTimeout(t *testing.T) {
+	dsn := "redis://" + silentListener(t) + "/0?read_timeout=300ms&dial_timeout=300ms"
+	r := runCmd(t, false, nil, "run", "--timeout", "1m", "--dsn", dsn, "--name", "silent", "--", "true")
+	if code := exitCodeOf(r.err); code != CodeError {
+		t.Fatalf("exit %d (%v), want %d", code, r.err, CodeError)
+	}
+	msg := r.err.Error()
+	if !strings.Contains(msg, "timed out") || !strings.Contains(msg, "read_timeout=") || strings.Contains(msg, "--timeout") {
+		t.Errorf("error %q: want a time-out naming read_timeout, not --timeout", msg)
+	}
+}
+
+// etcds:// to a port that takes the connection and never answers: no
+// member answered — not a certificate problem, and no advice to use the
+// etcds:// the DSN already has.
+func TestEtcdsSilentPortIsNoAnswer(t *testing.T) {
+	addr := silentListener(t)
+	r := runCmd(t, false, nil, "run", "--dsn", "etcds://"+addr+"/x?dial-timeout=1s", "--name", "silent", "--", "true")
+	if code := exitCodeOf(r.err); code != CodeError {
+		t.Fatalf("exit %d (%v), want %d", code, r.err, CodeError)
+	}
+	msg := r.err.Error()
+	if !strings.Contains(msg, "no etcd member answered") || strings.Contains(msg, "certificate") || strings.Contains(msg, "Use etcds://") {
+		t.Errorf("error %q: want no answer, without certificate advice or etcds://", msg)
+	}
+}
+
+// silentListener is a loopback address that takes connections and never
+// answers, until the test ends.
+func silentListener(t *testing.T) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -53,13 +83,5 @@ func TestRedisSilentServerNamesReadTimeout(t *testing.T) {
 			held = append(held, c)
 		}
 	}()
-	dsn := "redis://" + ln.Addr().String() + "/0?read_timeout=300ms&dial_timeout=300ms"
-	r := runCmd(t, false, nil, "run", "--timeout", "1m", "--dsn", dsn, "--name", "silent", "--", "true")
-	if code := exitCodeOf(r.err); code != CodeError {
-		t.Fatalf("exit %d (%v), want %d", code, r.err, CodeError)
-	}
-	msg := r.err.Error()
-	if !strings.Contains(msg, "timed out") || !strings.Contains(msg, "read_timeout=") || strings.Contains(msg, "--timeout") {
-		t.Errorf("error %q: want a time-out naming read_timeout, not --timeout", msg)
-	}
+	return ln.Addr().String()
 }

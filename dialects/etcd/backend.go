@@ -171,7 +171,7 @@ func describeDialError(cfg config, tlsCfg *tls.Config, dial time.Duration, err e
 	case isAuthError(err):
 		return err
 	case errors.Is(err, context.DeadlineExceeded), status.Code(err) == codes.DeadlineExceeded, status.Code(err) == codes.Unavailable:
-		none := &noAnswerError{where: cfg.where(), within: dial, err: err}
+		none := &noAnswerError{where: cfg.where(), within: dial, err: err, tls: tlsCfg != nil}
 		if tlsCfg != nil {
 			none.tlsErr = tlsProblem(cfg.endpoints, tlsCfg)
 		}
@@ -223,6 +223,7 @@ type noAnswerError struct {
 	within time.Duration
 	err    error
 	tlsErr error // the TLS handshake's failure with an endpoint, if that is why
+	tls    bool  // the DSN dials TLS (etcds://)
 }
 
 func (e *noAnswerError) Error() string {
@@ -251,8 +252,9 @@ func tlsProblem(endpoints []string, tlsCfg *tls.Config) error {
 		conn, err := tls.DialWithDialer(&net.Dialer{Timeout: tlsProbeTimeout}, "tcp", ep, c)
 		if err != nil {
 			var opErr *net.OpError
-			if errors.As(err, &opErr) && opErr.Op == "dial" {
-				continue // not listening: not a TLS matter
+			var netErr net.Error
+			if errors.As(err, &opErr) && opErr.Op == "dial" || errors.As(err, &netErr) && netErr.Timeout() {
+				continue // not listening, or no answer at all: not a TLS matter
 			}
 			return fmt.Errorf("the TLS handshake with %s failed: %w", ep, err)
 		}
@@ -281,6 +283,8 @@ func connectHint(err error) string {
 			return "that port does not speak TLS: use etcd:// for it"
 		}
 		return "the member's certificate is not trusted here: name its CA (cacert=/path/ca.pem), and connect by a name or address the certificate holds (or server-name=)"
+	case errors.As(err, &none) && none.tls:
+		return "is etcd running there, and is that its client port (2379 by default)?"
 	case errors.As(err, &none):
 		return "is etcd running there, and is that its client port (2379 by default)? Use etcds:// for a TLS port"
 	}
