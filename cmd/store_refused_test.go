@@ -85,3 +85,18 @@ func silentListener(t *testing.T) string {
 	}()
 	return ln.Addr().String()
 }
+
+// rediss:// to a port that takes the connection and answers neither TLS
+// nor plain Redis: the dial says so after one handshake and one plain
+// PING, instead of its retries running out --timeout.
+func TestRedissSilentPortSaysNothingAnswered(t *testing.T) {
+	addr := silentListener(t)
+	r := runCmd(t, false, nil, "run", "--timeout", "20s", "--dsn", "rediss://"+addr+"/0?dial_timeout=1s&read_timeout=1s", "--name", "silent", "--", "true")
+	if code := exitCodeOf(r.err); code != CodeError {
+		t.Fatalf("exit %d (%v), want %d", code, r.err, CodeError)
+	}
+	msg := r.err.Error()
+	if strings.Contains(msg, "gave up") || !strings.Contains(msg, "neither") || !strings.Contains(msg, "dial_timeout=") {
+		t.Errorf("error %q: want the dial's own answer (neither TLS nor plain Redis), not --timeout running out", msg)
+	}
+}

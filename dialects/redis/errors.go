@@ -21,7 +21,7 @@ func classify(err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) && !isNetwork(err) {
 		return dialects.Wrap(Name, "open", err)
 	}
-	if isNetwork(err) || isAuth(err) || isTLS(err) || errors.Is(err, errPlaintext) {
+	if isNetwork(err) || isAuth(err) || isTLS(err) || errors.Is(err, errPlaintext) || errors.Is(err, errSilent) {
 		return dialects.Unreachable(err)
 	}
 	return dialects.Wrap(Name, "open", explain(err))
@@ -126,6 +126,8 @@ func connectHint(err error) string {
 		return "this Redis asks for a client certificate its CA signed: add cert=/path/client.pem&key=/path/client-key.pem to the rediss:// URL"
 	case errors.Is(err, errNoReply):
 		return "a TLS-only port does this: use rediss:// (or the server's plain port); else the server may be at its maxclients"
+	case errors.Is(err, errSilent):
+		return "is a Redis server listening there, and is it its TLS port (tls-port)? If it is only slow, raise dial_timeout= in the URL"
 	case errors.Is(err, errPlaintext):
 		return "this port speaks Redis without TLS: use redis://, or the port of the server's TLS listener (tls-port)"
 	case isTLS(err):

@@ -18,6 +18,11 @@ import (
 // retried.
 var errPlaintext = errors.New("the TLS handshake got no answer, and the port answers plain Redis (RESP without TLS)")
 
+// errSilent is a TLS handshake that got no answer from a port that
+// answers no plain PING either: nothing that speaks Redis listens there,
+// or the server hangs.
+var errSilent = errors.New("the port took the connection but answered neither the TLS handshake nor a plain PING")
+
 // errNoReply is a plaintext connection the server closed before any
 // reply, as a TLS-only port does (and a server at its client limit).
 var errNoReply = errors.New("the server closed the connection without a reply")
@@ -37,12 +42,14 @@ const plaintextMemory = 30 * time.Second
 //
 // go-redis's pool dials again on failure (DialerRetries, 5 by default):
 // an address found plaintext fails at once for plaintextMemory after, so
-// the caller hears within one dial timeout, not five.
+// the caller hears within one dial timeout, not five; one that answered
+// nothing (errSilent) fails at once for one dial timeout, which covers
+// the pool's retries but not a later dial (the server may come back).
 func tlsDialer(cfg *tls.Config, timeout time.Duration) func(ctx context.Context, network, addr string) (net.Conn, error) {
-	var plaintext sync.Map // addr → time.Time it answered plain RESP
+	var failed sync.Map // addr → dialFailure
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		if at, found := plaintext.Load(addr); found && time.Since(at.(time.Time)) < plaintextMemory {
-			return nil, errPlaintext
+		if f, found := failed.Load(addr); found && time.Since(f.(dialFailure).at) < f.(dialFailure).memory {
+			return nil, f.(dialFailure).err
 		}
 		d := &net.Dialer{Timeout: timeout, KeepAlive: 5 * time.Minute}
 		raw, err := d.DialContext(ctx, network, addr)
@@ -65,12 +72,24 @@ func tlsDialer(cfg *tls.Config, timeout time.Duration) func(ctx context.Context,
 		_ = raw.Close()
 		// go-redis's ctx carries the dial timeout too: only a cancel (the
 		// caller gave up) skips the probe, which gets its own second.
-		if hctx.Err() != nil && !errors.Is(ctx.Err(), context.Canceled) && answersPlainRESP(context.WithoutCancel(ctx), d, network, addr) {
-			plaintext.Store(addr, time.Now())
+		if hctx.Err() == nil || errors.Is(ctx.Err(), context.Canceled) {
+			return nil, err
+		}
+		if answersPlainRESP(context.WithoutCancel(ctx), d, network, addr) {
+			failed.Store(addr, dialFailure{at: time.Now(), memory: plaintextMemory, err: errPlaintext})
 			return nil, errPlaintext
 		}
-		return nil, err
+		failed.Store(addr, dialFailure{at: time.Now(), memory: timeout, err: errSilent})
+		return nil, errSilent
 	}
+}
+
+// dialFailure is an address's last known answer to a TLS dial: err again
+// until memory has passed since at.
+type dialFailure struct {
+	at     time.Time
+	memory time.Duration
+	err    error
 }
 
 // answersPlainRESP reports whether addr answers a plain PING with a RESP
