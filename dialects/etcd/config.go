@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -80,6 +81,9 @@ func parseConfig(conn string) (config, error) {
 	prefix, err := url.PathUnescape(path)
 	if err != nil {
 		return config{}, dialects.Invalidf("the prefix of the DSN is not valid URL escaping")
+	}
+	if inner := strings.TrimSuffix(strings.TrimPrefix(prefix, "/"), "/"); inner != "" && slices.Contains(strings.Split(inner, "/"), "") {
+		return config{}, dialects.Invalidf("the etcd prefix %q has an empty segment: write etcd://host/a/b (etcd://host//a/b for keys that start with /)", prefix)
 	}
 	if prefix != "" && !strings.HasSuffix(prefix, "/") {
 		prefix += "/"

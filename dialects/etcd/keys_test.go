@@ -103,7 +103,13 @@ func TestParseConfig(t *testing.T) {
 	if c, err := parseConfig("etcd://h"); err != nil || c.root != "" || c.tls {
 		t.Errorf("etcd://h: %+v, %v", c, err)
 	}
-	for _, bad := range []string{"etcd://h/?cacert=/x", "etcd://h/?bogus=1", "etcd://h/?dial-timeout=-1s", "etcds://h/?cert=/c"} {
+	if c, err := parseConfig("etcd://h//jobs"); err != nil || c.root != "/jobs/" {
+		t.Errorf("etcd://h//jobs: %+v, %v; want the keys that start with /jobs/", c, err)
+	}
+	// An empty segment anywhere else is a mistyped prefix, which would
+	// put the locks in a space of their own (jobs// is not jobs/).
+	for _, bad := range []string{"etcd://h/?cacert=/x", "etcd://h/?bogus=1", "etcd://h/?dial-timeout=-1s", "etcds://h/?cert=/c",
+		"etcd://h/jobs//", "etcd://h/a//b", "etcd://h///jobs"} {
 		if _, err := parseConfig(bad); err == nil {
 			t.Errorf("parseConfig(%q) accepted", bad)
 		}
