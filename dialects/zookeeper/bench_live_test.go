@@ -1,10 +1,7 @@
 package zookeeper
 
 import (
-	"context"
-	"os"
 	"testing"
-	"time"
 
 	"github.com/schedlock/schedlock/internal/benchkit"
 )
@@ -14,17 +11,7 @@ import (
 // and gets it once the first let it go. (Each had a parent node of its
 // own, so the raw contention figure was of workers that never met.)
 func TestRawClientsOfOneBackendExcludeEachOther(t *testing.T) {
-	dsn := os.Getenv("SCHEDLOCK_TEST_ZK_DSN")
-	if dsn == "" {
-		t.Skip("SCHEDLOCK_TEST_ZK_DSN is not set")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	b, err := Open(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	ctx, b := liveBackend(t)
 	var raw benchkit.RawStore = benchSupport{}
 	first, err := raw.RawStoreOps(ctx, b)
 	if err != nil {

@@ -2,7 +2,6 @@ package zookeeper
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
 
@@ -15,17 +14,7 @@ import (
 // has nothing to watch and judges the queue again at once, not after
 // the one-second look that covers a missed event.
 func TestWaitJudgesAgainWhenOurNodeIsLowest(t *testing.T) {
-	dsn := os.Getenv("SCHEDLOCK_TEST_ZK_DSN")
-	if dsn == "" {
-		t.Skip("SCHEDLOCK_TEST_ZK_DSN is not set")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	b, err := Open(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	ctx, b := liveBackend(t)
 	tl, err := b.TableLocker(dialects.Table{Name: checks.NewPrefix()})
 	if err != nil {
 		t.Fatal(err)
