@@ -598,8 +598,11 @@ func clockTime(t, now time.Time) string {
 // with how far it is from the database's now: "10:30:00 (in 4m30s)",
 // "… (2m ago)".
 func untilCell(e dialects.LockEntry, clock bool) string {
-	if e.Until.IsZero() {
+	switch {
+	case e.Until.IsZero():
 		return "-"
+	case e.Until.Equal(dialects.HeldForGood):
+		return "never (no expiry)"
 	}
 	s := shortTime(e.Until)
 	if clock {

@@ -270,7 +270,7 @@ func (o *UnlockOptions) plan(found *dialects.Listing, deletesKey bool) (*unlockP
 // --force.
 func liveLockMessage(name string, e dialects.LockEntry) string {
 	lease := "until " + untilCell(e, false)
-	if e.Until.IsZero() {
+	if e.Until.IsZero() || e.Until.Equal(dialects.HeldForGood) {
 		lease = "with no lease end"
 		if !e.LockedAt.IsZero() {
 			lease = "since " + shortTime(e.LockedAt) + ", with no lease end"

@@ -158,6 +158,11 @@ func ParseLockState(s string) (LockState, error) {
 	return "", invalidf("unknown lock state %q: use one of %s", s, elide.Whole(strings.Join(names, ", ")))
 }
 
+// HeldForGood is the Until of a lock held with no end — a store's key
+// without an expiry (written by another tool, or PERSIST): later than any
+// lease, so it reads as held; the command line shows it as no lease end.
+var HeldForGood = time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)
+
 // TableRowState is the state of a lease-table row: held while its lease
 // runs (until after the database's now), expired once it has run out while
 // the row still names an owner, free when it names none. Every preset's

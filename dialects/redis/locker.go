@@ -246,7 +246,7 @@ func rowOf(l layout, name string, r []any) (dialects.Row, bool, error) {
 		// its expiry names.
 		row.Until = time.UnixMilli(max(asInt(r[2]), asInt(r[0])+1)).UTC()
 	} else {
-		row.Until = time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC) // no expiry: held for good
+		row.Until = dialects.HeldForGood // no expiry
 	}
 	if l.native {
 		row.Token, row.LockedAt, row.Owner, _ = parseNativeValue(asString(r[3]))
