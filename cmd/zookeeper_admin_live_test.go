@@ -84,3 +84,50 @@ func TestZooKeeperAdmin(t *testing.T) {
 		t.Fatalf("selfcheck: %v\n%s%s", r.err, r.stdout, r.stderr)
 	}
 }
+
+// TestZooKeeperTableACLIsAMissingPrivilege: a lock table node whose ACL
+// refuses this session (made by a digest user, creator-only) under a
+// chroot it may read: detect reports the missing privilege on the table
+// and does not claim the listing, where it said none was missing.
+func TestZooKeeperTableACLIsAMissingPrivilege(t *testing.T) {
+	raw := os.Getenv("SCHEDLOCK_TEST_ZK_DSN")
+	if raw == "" {
+		t.Skip("SCHEDLOCK_TEST_ZK_DSN is not set")
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefix := checks.NewPrefix()
+	chroot := u.Path + "/" + prefix
+	open := "zk://" + u.Host + chroot
+	owned := "zk://app:pw@" + u.Host + chroot
+	// The chroot by an anonymous session (open to all), the default table
+	// under it by the digest user (its creator alone may use it).
+	for _, dsn := range []string{open + "?x-table=other", owned} {
+		if r := runCmd(t, false, nil, "run", "--dsn", dsn, "--create-table", "--name", "setup", "--", "true"); r.err != nil {
+			t.Fatalf("run --create-table on %s: %v\n%s", dsn, r.err, r.stderr)
+		}
+	}
+	t.Cleanup(func() {
+		// The digest user's table first (only it may delete in it), then
+		// the chroot, from the live DSN's own chroot.
+		for _, drop := range []struct{ dsn, table string }{{owned, "schedlock"}, {raw, prefix}} {
+			b, err := zookeeper.Open(context.Background(), drop.dsn)
+			if err != nil {
+				continue
+			}
+			if tl, err := b.TableLocker(dialects.Table{Name: drop.table}); err == nil {
+				_ = tl.(dialects.TableDropper).DropTable(context.Background())
+			}
+			_ = b.Close()
+		}
+	})
+	missing := detectMissingPrivileges(t, open)
+	if len(missing) == 0 || !strings.Contains(missing[0].Privilege, chroot+"/schedlock") {
+		t.Errorf("detect: missing privileges %+v, want one on %s/schedlock", missing, chroot)
+	}
+	if l := detectCapability(t, open, "lock_listing"); l.Status == "yes" {
+		t.Errorf("detect: lock_listing %+v, want it not proved", l)
+	}
+}

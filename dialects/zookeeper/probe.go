@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"strings"
 	"time"
@@ -187,7 +188,42 @@ func (b *Backend) Probe(ctx context.Context, opts dialects.ProbeOptions) (dialec
 		return caps, nil
 	}
 	caps.Clock, caps.MissingPrivileges = b.probeWrite(ctx)
+	caps.MissingPrivileges = append(caps.MissingPrivileges, b.probeTable(ctx)...)
+	if len(caps.MissingPrivileges) > 0 {
+		p := caps.MissingPrivileges[0]
+		caps.LockListing = dialects.CapNo("listing reads the lock nodes, which needs "+p.Privilege, p.Grant)
+	}
 	return caps, nil
+}
+
+// probeTable checks, writing nothing, that this session may read and
+// write the default lock table's node when it exists (its ACL may refuse
+// what the chroot's allows): a read of its children, and a write under a
+// version it cannot have, which ZooKeeper checks against the ACL before
+// the version.
+func (b *Backend) probeTable(ctx context.Context) []dialects.MissingPrivilege {
+	tl, err := b.TableLocker(dialects.Table{})
+	if err != nil {
+		return nil
+	}
+	node := tl.(*Locker).root
+	if ok, _, err := b.exists(ctx, node); err != nil || !ok {
+		return nil
+	}
+	refused := func(what string, err error) []dialects.MissingPrivilege {
+		var pe *dialects.PrivilegeError
+		if !errors.As(b.noAuth(node, what, err), &pe) {
+			return nil
+		}
+		return []dialects.MissingPrivilege{{Privilege: pe.Privilege, NeededFor: "taking, refreshing, releasing and listing locks", Grant: pe.Grant}}
+	}
+	if _, err := call(ctx, func() ([]string, error) { ch, _, err := b.conn.Children(node); return ch, err }); errors.Is(err, zk.ErrNoAuth) {
+		return refused("read", err)
+	}
+	if _, err := call(ctx, func() (*zk.Stat, error) { return b.conn.Set(node, nil, math.MaxInt32) }); errors.Is(err, zk.ErrNoAuth) {
+		return refused("write", err)
+	}
+	return nil
 }
 
 // probeWrite creates and deletes an ephemeral node under the chroot (or
