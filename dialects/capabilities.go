@@ -699,3 +699,13 @@ func randomHex(n int) string {
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
 }
+
+// NeededForLocks is what a lock store's missing privilege is needed for:
+// every lock operation reads and writes the same keys or nodes.
+const NeededForLocks = "taking, refreshing, releasing and listing locks"
+
+// ListingNeeds is the lock_listing capability of a store whose user lacks
+// p, which reading the locks needs: not proved, with p's fix.
+func ListingNeeds(p MissingPrivilege) Capability {
+	return CapNo("listing reads the locks, which needs "+p.Privilege, p.Grant)
+}

@@ -57,7 +57,7 @@ func (b *Backend) lockSpaceAccess(ctx context.Context) (*dialects.MissingPrivile
 	case err == nil:
 		return nil, nil
 	case isPermissionDenied(err):
-		return &dialects.MissingPrivilege{Privilege: b.lockSpacePrivilege(), NeededFor: "taking, refreshing, releasing and listing locks", Grant: b.lockSpaceGrant()}, nil
+		return &dialects.MissingPrivilege{Privilege: b.lockSpacePrivilege(), NeededFor: dialects.NeededForLocks, Grant: b.lockSpaceGrant()}, nil
 	case ctx.Err() != nil:
 		return nil, dialects.Wrap(Name, "probe", err)
 	}

@@ -33,7 +33,7 @@ func (b *Backend) Probe(ctx context.Context, _ dialects.ProbeOptions) (dialects.
 	}
 	listing := dialects.CapYes(fmt.Sprintf("every lock key under %s is listed with its holder, lease and token", quotePrefix(b.cfg.root)))
 	if len(missing) > 0 {
-		listing = dialects.CapNo("listing reads the lock space, which needs "+missing[0].Privilege, missing[0].Grant)
+		listing = dialects.ListingNeeds(missing[0])
 	}
 	now := time.Now().UTC()
 	risks := b.Risks()

@@ -67,9 +67,6 @@ func aclUserName(user string) string {
 	return user
 }
 
-// lockOperations is what a missing privilege of the locks is needed for.
-const lockOperations = "taking, refreshing, releasing and listing locks"
-
 // isNoPermission reports a command or key the ACL user may not use.
 func isNoPermission(err error) bool {
 	return strings.HasPrefix(err.Error(), "NOPERM") || strings.Contains(err.Error(), ": NOPERM")

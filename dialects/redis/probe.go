@@ -42,7 +42,7 @@ func (b *Backend) Probe(ctx context.Context, _ dialects.ProbeOptions) (dialects.
 	}
 	if b.noScripts != nil {
 		caps.MissingPrivileges = append(caps.MissingPrivileges, dialects.MissingPrivilege{Privilege: scriptingPrivilege,
-			NeededFor: lockOperations, Grant: scriptingGrant(b.cfg.options().user)})
+			NeededFor: dialects.NeededForLocks, Grant: scriptingGrant(b.cfg.options().user)})
 	}
 	if p, err := b.keyAccess(ctx); err != nil {
 		return caps, err
@@ -51,8 +51,7 @@ func (b *Backend) Probe(ctx context.Context, _ dialects.ProbeOptions) (dialects.
 	}
 	if len(caps.MissingPrivileges) > 0 && caps.LockListing.Status == dialects.StatusYes {
 		// SCAN finds the keys, but each is read by a script on the key.
-		p := caps.MissingPrivileges[0]
-		caps.LockListing = dialects.CapNo("SCAN finds the lock keys, but listing reads each with a script, which needs "+p.Privilege, p.Grant)
+		caps.LockListing = dialects.ListingNeeds(caps.MissingPrivileges[0])
 	}
 	if caps.Risks == nil {
 		caps.Risks = []dialects.Risk{}
@@ -73,5 +72,5 @@ func (b *Backend) keyAccess(ctx context.Context) (*dialects.MissingPrivilege, er
 	}
 	pe := aclFix(noPermission(err), b.cfg.options().user, l.aclKeys()).(*dialects.PrivilegeError)
 	return &dialects.MissingPrivilege{Privilege: pe.Privilege + " under the default prefix " + l.prefix + ":",
-		NeededFor: lockOperations, Grant: pe.Grant}, nil
+		NeededFor: dialects.NeededForLocks, Grant: pe.Grant}, nil
 }

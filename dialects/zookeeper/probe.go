@@ -190,8 +190,7 @@ func (b *Backend) Probe(ctx context.Context, opts dialects.ProbeOptions) (dialec
 	caps.Clock, caps.MissingPrivileges = b.probeWrite(ctx)
 	caps.MissingPrivileges = append(caps.MissingPrivileges, b.probeTable(ctx)...)
 	if len(caps.MissingPrivileges) > 0 {
-		p := caps.MissingPrivileges[0]
-		caps.LockListing = dialects.CapNo("listing reads the lock nodes, which needs "+p.Privilege, p.Grant)
+		caps.LockListing = dialects.ListingNeeds(caps.MissingPrivileges[0])
 	}
 	return caps, nil
 }
@@ -215,7 +214,7 @@ func (b *Backend) probeTable(ctx context.Context) []dialects.MissingPrivilege {
 		if !errors.As(b.noAuth(node, what, err), &pe) {
 			return nil
 		}
-		return []dialects.MissingPrivilege{{Privilege: pe.Privilege, NeededFor: "taking, refreshing, releasing and listing locks", Grant: pe.Grant}}
+		return []dialects.MissingPrivilege{{Privilege: pe.Privilege, NeededFor: dialects.NeededForLocks, Grant: pe.Grant}}
 	}
 	if _, err := call(ctx, func() ([]string, error) { ch, _, err := b.conn.Children(node); return ch, err }); errors.Is(err, zk.ErrNoAuth) {
 		return refused("read", err)
