@@ -90,10 +90,10 @@ func TestZooKeeperAdmin(t *testing.T) {
 // chroot it may read: detect reports the missing privilege on the table
 // and does not claim the listing, where it said none was missing.
 func TestZooKeeperTableACLIsAMissingPrivilege(t *testing.T) {
-	raw := os.Getenv("SCHEDLOCK_TEST_ZK_DSN")
-	if raw == "" {
-		t.Skip("SCHEDLOCK_TEST_ZK_DSN is not set")
-	}
+	onEachStore(t, []string{"zookeeper"}, testZooKeeperTableACL)
+}
+
+func testZooKeeperTableACL(t *testing.T, _, raw string) {
 	u, err := url.Parse(raw)
 	if err != nil {
 		t.Fatal(err)
