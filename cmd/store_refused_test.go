@@ -1,10 +1,10 @@
 package cmd
 
 import (
-	"net"
 	"strings"
 	"testing"
 
+	"github.com/schedlock/schedlock/internal/tcpproxy"
 	"github.com/schedlock/schedlock/internal/testnet"
 )
 
@@ -60,30 +60,17 @@ func TestEtcdsSilentPortIsNoAnswer(t *testing.T) {
 }
 
 // silentListener is a loopback address that takes connections and never
-// answers, until the test ends.
+// answers, until the test ends: a stalled proxy (to a port nothing
+// listens on, which a stalled proxy never dials).
 func silentListener(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := tcpproxy.Start(testnet.FreeAddr(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		var held []net.Conn
-		defer func() {
-			for _, c := range held {
-				c.Close()
-			}
-		}()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			held = append(held, c)
-		}
-	}()
-	return ln.Addr().String()
+	p.Stall()
+	t.Cleanup(func() { _ = p.Close() })
+	return p.Addr()
 }
 
 // rediss:// to a port that takes the connection and answers neither TLS
