@@ -35,23 +35,17 @@ return {redis.call('GET', KEYS[1]), redis.call('PTTL', KEYS[1])}
 
 // designRelease is the release both designs need: KEYS lock; ARGV the
 // exact value, at-least ms. The value starts with its span (the lock's
-// expiry minus its locked-at, at-most when taken), so what at-least
-// still needs is at-least - (span - PTTL), on the server's clock alone.
-var designRelease = goredis.NewScript(`
+// expiry minus its locked-at, at-most when taken), so at-least keeps the
+// lock until now + at-least - (span - PTTL), on the server's clock alone;
+// luaRelease does the rest (without at-least no clock is read).
+var designRelease = goredis.NewScript(luaNow + `
 local v = redis.call('GET', KEYS[1])
 if v ~= ARGV[1] then return {0, v} end
-local least = tonumber(ARGV[2])
-if least > 0 then
-  local pttl = redis.call('PTTL', KEYS[1])
-  local keep = least - (tonumber(string.match(v, '(%d+) ')) - pttl)
-  if keep > 0 then
-    if pttl < 0 or keep < pttl then redis.call('PEXPIRE', KEYS[1], keep) end
-    return 1
-  end
+local keep_until = 0
+if ARGV[2] ~= '0' then
+  keep_until = now_ms() + tonumber(ARGV[2]) - (tonumber(string.match(v, '(%d+) ')) - redis.call('PTTL', KEYS[1]))
 end
-redis.call('DEL', KEYS[1])
-return 1
-`)
+` + luaRelease)
 
 // BenchmarkAcquireDesigns interleaves, as BenchmarkCycleRatio does, the
 // raw loop, the engine's scripts called bare, and a cycle of each design
