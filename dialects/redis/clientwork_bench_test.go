@@ -12,7 +12,7 @@ import (
 )
 
 // cannedReplies is a go-redis hook that answers every EVALSHA at once,
-// without a server: the acquire script with a value, everything else
+// without a server: the acquire script with a token, everything else
 // with what a successful obtain or release answers.
 type cannedReplies struct{}
 
@@ -28,7 +28,9 @@ func (cannedReplies) ProcessHook(goredis.ProcessHook) goredis.ProcessHook {
 		}
 		switch args := cmd.Args(); {
 		case len(args) > 1 && args[1] == acquireNative.Hash():
-			c.SetVal("7 1764620000123 bench")
+			c.SetVal(int64(7)) // the token
+		case len(args) > 1 && args[1] == releaseValue.Hash():
+			c.SetVal(int64(1))
 		case len(args) == 7: // bsm/redislock's obtain: sha, 1 key, value, token length, ttl
 			c.SetVal("OK")
 		default:

@@ -1,6 +1,7 @@
 package redis
 
 import (
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"time"
@@ -12,10 +13,12 @@ import (
 //
 // schedlock (native), prefix P (Table.Name, default "schedlock"):
 //
-//	P:{TAG}        string "<token> <locked_at> <owner>" (locked_at in
-//	               server Unix ms), expiring at the lease end
-//	P:{TAG}:token  the fencing-token counter of the name (INCR); kept
-//	               when the lock is released, so tokens only grow
+//	P:{TAG}        string "<span> <nonce> <owner>" (see nativeValue),
+//	               expiring at the lease end: locked-at is that expiry
+//	               less the span, on the server's clock
+//	P:{TAG}:token  the fencing-token counter of the name (INCR), the
+//	               token of the lock; kept when the lock is released, so
+//	               tokens only grow
 //
 // TAG is the name with '%', '{' and '}' percent-encoded (%25, %7B, %7D),
 // so the whole name is the Cluster hash tag: both keys of a name are in
@@ -178,18 +181,77 @@ func globEscape(s string) string {
 	return strings.NewReplacer(`\`, `\\`, "*", `\*`, "?", `\?`, "[", `\[`, "]", `\]`).Replace(s)
 }
 
-// parseNativeValue reads "<token> <locked_at ms> <owner>"; ok is false
-// for a value of another shape.
-func parseNativeValue(v string) (token int64, lockedAt time.Time, owner string, ok bool) {
-	tok, rest, ok1 := strings.Cut(v, " ")
-	at, owner, ok2 := strings.Cut(rest, " ")
-	t, err1 := strconv.ParseInt(tok, 10, 64)
-	ms, err2 := strconv.ParseInt(at, 10, 64)
-	if !ok1 || !ok2 || err1 != nil || err2 != nil {
-		return 0, time.Time{}, v, false
+// newNativeValue is the value an acquire writes, "<span> <nonce>
+// <owner>" — the span at-most in ms (the key's expiry less its
+// locked-at), the nonce 12 random letters, so that no two acquires write
+// the same value — and its identity, all after the span (" <nonce>
+// <owner>"), which refreshes and releases compare.
+func newNativeValue(owner string, atMostMS int64) (value, ident string) {
+	b := make([]byte, 0, 20+nonceLen+2+len(owner))
+	b = strconv.AppendInt(b, atMostMS, 10)
+	span := len(b)
+	b = append(b, ' ')
+	n := rand.Uint64()
+	for range nonceLen {
+		b = append(b, byte('a'+n%26))
+		n /= 26
 	}
-	return t, time.UnixMilli(ms).UTC(), owner, true
+	b = append(b, ' ')
+	value = string(append(b, owner...))
+	return value, value[span:]
 }
+
+// nonceLen is the length of a native value's nonce: 26^12 is below 2^64.
+const nonceLen = 12
+
+// nativeValue is a native lock key's value read back, of either form:
+// the span form "<span> <nonce> <owner>" (newNativeValue; the nonce is
+// letters), whose token only the counter key keeps, or the earlier form
+// "<token> <locked_at> <owner>" (both numbers; written by schedlock
+// before the span form), whose token and locked-at (server Unix ms) are
+// the value's own.
+type nativeValue struct {
+	owner string
+	// span is the key's expiry less its locked-at, in ms (span form).
+	span int64
+	// token and lockedAt are the earlier form's (spanForm false).
+	token    int64
+	lockedAt time.Time
+	spanForm bool
+	// ok is false for a value of neither form (owner is then all of it).
+	ok bool
+}
+
+// parseNativeValue reads a native lock key's value as the scripts'
+// patterns do ('^(%d+) %a+ (.*)$', '^(%d+) (%d+) (.*)$').
+func parseNativeValue(v string) nativeValue {
+	first, rest, ok1 := strings.Cut(v, " ")
+	second, owner, ok2 := strings.Cut(rest, " ")
+	n, err := strconv.ParseInt(first, 10, 64)
+	if !ok1 || !ok2 || err != nil || !allOf(first, isDigit) || second == "" {
+		return nativeValue{owner: v}
+	}
+	if allOf(second, isLetter) {
+		return nativeValue{owner: owner, span: n, spanForm: true, ok: true}
+	}
+	at, err := strconv.ParseInt(second, 10, 64)
+	if err != nil || !allOf(second, isDigit) {
+		return nativeValue{owner: v}
+	}
+	return nativeValue{owner: owner, token: n, lockedAt: time.UnixMilli(at).UTC(), ok: true}
+}
+
+func allOf(s string, is func(byte) bool) bool {
+	for i := range len(s) {
+		if !is(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func isDigit(c byte) bool  { return '0' <= c && c <= '9' }
+func isLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
 
 // shedlockValue is ShedLock's value: "ADDED:<instant>@<owner>".
 func shedlockValue(at time.Time, owner string) string {

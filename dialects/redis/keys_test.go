@@ -1,6 +1,9 @@
 package redis
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 // lockKeys gives an acquire the same keys as key and tokenKey, on both
 // layouts, for names with and without the characters escapeTag encodes.
@@ -18,5 +21,31 @@ func TestLockKeys(t *testing.T) {
 				t.Errorf("%+v %q: keys %q, want the lock key alone", l, name, keys)
 			}
 		}
+	}
+}
+
+// parseNativeValue reads both forms of the native value exactly as the
+// scripts' Lua patterns do, and newNativeValue writes the span form.
+func TestParseNativeValue(t *testing.T) {
+	for v, want := range map[string]nativeValue{
+		"60000 abcdefghijkl host a:1":      {owner: "host a:1", span: 60000, spanForm: true, ok: true},
+		"60000 abcdefghijkl ":              {owner: "", span: 60000, spanForm: true, ok: true},
+		"7 1764620000123 old node":         {owner: "old node", token: 7, lockedAt: time.UnixMilli(1764620000123).UTC(), ok: true},
+		"+7 1764620000123 x":               {owner: "+7 1764620000123 x"},
+		"7 -5 x":                           {owner: "7 -5 x"},
+		"7 ab1 x":                          {owner: "7 ab1 x"},
+		"60000 abc":                        {owner: "60000 abc"},
+		"ADDED:2026-01-01T00:00:00.000Z@h": {owner: "ADDED:2026-01-01T00:00:00.000Z@h"},
+	} {
+		if got := parseNativeValue(v); got != want {
+			t.Errorf("parseNativeValue(%q) = %+v, want %+v", v, got, want)
+		}
+	}
+	v, ident := newNativeValue("host a:1", 1500)
+	if got := parseNativeValue(v); !got.spanForm || got.span != 1500 || got.owner != "host a:1" || v != "1500"+ident {
+		t.Errorf("newNativeValue = %q, %q; read back %+v", v, ident, got)
+	}
+	if other, _ := newNativeValue("host a:1", 1500); other == v {
+		t.Errorf("two acquires wrote the same value %q", v)
 	}
 }

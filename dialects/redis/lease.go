@@ -19,16 +19,20 @@ import (
 type lease struct {
 	dialects.LeaseEnd
 
-	locker  *Locker
-	name    string
-	keys    []string // the lock key alone, as the scripts take it
-	owner   string
-	token   int64  // native: the fencing token (0 on a Handle: not compared)
-	value   string // the exact value the acquire wrote ("" on a Handle)
+	locker *Locker
+	name   string
+	keys   []string // the lock key, and native its counter (lockKeys)
+	owner  string
+	token  int64 // native: the fencing token (0 on a Handle: not compared)
+	// ident is what the key holds for this lease's acquire alone: on the
+	// native layout the value after its span (" <nonce> <owner>"), on the
+	// shedlock layout the whole value; "" on a Handle.
+	ident   string
 	atMost  time.Duration
 	atLeast time.Duration
 	handle  bool
-	// lockedAtMS is the server time of the acquire (0 on a Handle).
+	// lockedAtMS is the server time of a ShedLock-layout acquire (0 on a
+	// Handle and on the native layout, whose value keeps it).
 	lockedAtMS int64
 
 	opMu sync.Mutex // serialises Refresh and Release
@@ -36,7 +40,7 @@ type lease struct {
 
 var _ dialects.RefreshFailure = (*lease)(nil)
 
-// newLease is the lease of name under keys (the lock key alone), ending
+// newLease is the lease of name under keys (lockKeys), ending
 // at until unless refreshed.
 func (l *Locker) newLease(name string, keys []string, opts dialects.Options, handle bool, until time.Time) *lease {
 	s := &lease{locker: l, name: name, keys: keys, owner: opts.Owner,
@@ -58,9 +62,9 @@ func (s *lease) Token() (int64, bool) {
 }
 
 // Refresh implements dialects.Lease: one script run that checks the key
-// still holds the value the acquire wrote (a Handle: the owner, and the
-// token if it has one) and sets its expiry to at-most from the server's
-// now.
+// still holds this lease's acquire (a Handle: the owner, and the token
+// if it has one) and sets its expiry to at-most from the server's now,
+// keeping its locked-at.
 func (s *lease) Refresh(ctx context.Context) error {
 	s.opMu.Lock()
 	defer s.opMu.Unlock()
@@ -70,11 +74,13 @@ func (s *lease) Refresh(ctx context.Context) error {
 	start := time.Now()
 	var res any
 	var err error
-	c, keys := s.locker.b.client, s.keys
+	c, keys, native := s.locker.b.client, s.keys, s.locker.layout.native
 	switch {
-	case s.value != "":
-		res, err = refreshExact.Run(ctx, c, keys, s.value, ms(s.atMost)).Result()
-	case s.locker.layout.native:
+	case s.ident != "" && native:
+		res, err = refreshValue.Run(ctx, c, keys, s.ident, ms(s.atMost)).Result()
+	case s.ident != "":
+		res, err = refreshExact.Run(ctx, c, keys, s.ident, ms(s.atMost)).Result()
+	case native:
 		res, err = refreshNative.Run(ctx, c, keys, s.owner, strconv.FormatInt(s.token, 10), ms(s.atMost)).Result()
 	default:
 		res, err = refreshShedlock.Run(ctx, c, keys, s.owner, ms(s.atMost)).Result()
@@ -89,8 +95,8 @@ func (s *lease) Refresh(ctx context.Context) error {
 }
 
 // Release implements dialects.Lease: one script run that checks the key
-// as Refresh does and deletes it, or shortens its expiry to what at-least still
-// needs (locked-at + at-least, on the server's clock).
+// as Refresh does and deletes it, or shortens its expiry to what at-least
+// still needs (locked-at + at-least, on the server's clock).
 func (s *lease) Release(ctx context.Context) error {
 	s.opMu.Lock()
 	defer s.opMu.Unlock()
@@ -99,16 +105,19 @@ func (s *lease) Release(ctx context.Context) error {
 	}
 	var res any
 	var err error
-	c, keys := s.locker.b.client, s.keys
-	if s.value == "" && s.locker.layout.native {
-		res, err = releaseNative.Run(ctx, c, keys, s.owner, strconv.FormatInt(s.token, 10), s.atLeast.Milliseconds()).Result()
-	} else {
+	c, keys, atLeast := s.locker.b.client, s.keys, s.atLeast.Milliseconds()
+	switch {
+	case s.locker.layout.native && s.ident != "":
+		res, err = releaseValue.Run(ctx, c, keys, s.ident, atLeast).Result()
+	case s.locker.layout.native:
+		res, err = releaseNative.Run(ctx, c, keys, s.owner, strconv.FormatInt(s.token, 10), atLeast).Result()
+	default:
 		keepUntil, kerr := s.atLeastEnd(ctx)
 		if kerr != nil {
 			return dialects.Wrap(Name, "release", kerr)
 		}
-		if s.value != "" {
-			res, err = releaseExact.Run(ctx, c, keys, s.value, keepUntil).Result()
+		if s.ident != "" {
+			res, err = releaseExact.Run(ctx, c, keys, s.ident, keepUntil).Result()
 		} else {
 			res, err = releaseShedlock.Run(ctx, c, keys, s.owner, keepUntil).Result()
 		}
@@ -129,15 +138,15 @@ func (s *lease) abandon(ctx context.Context, cause error) error {
 	return dialects.Abandon(ctx, cause, s.Release)
 }
 
-// atLeastEnd is the server time (ms) until which a release keeps the
-// lock: locked-at + at-least, with locked-at from the acquire, or for a
-// ShedLock-layout Handle from the value's instant; 0 without at-least.
+// atLeastEnd is the server time (ms) until which a ShedLock-layout
+// release keeps the lock: locked-at + at-least, with locked-at from the
+// acquire, or for a Handle from the value's instant; 0 without at-least.
 func (s *lease) atLeastEnd(ctx context.Context) (int64, error) {
 	if s.atLeast <= 0 {
 		return 0, nil
 	}
 	if s.lockedAtMS == 0 {
-		row, _, err := s.locker.inspectKey(ctx, s.keys[0], s.name)
+		row, _, err := s.locker.inspectKey(ctx, s.name)
 		if err != nil {
 			return 0, err
 		}
@@ -149,9 +158,9 @@ func (s *lease) atLeastEnd(ctx context.Context) (int64, error) {
 	return s.lockedAtMS + s.atLeast.Milliseconds(), nil
 }
 
-// judge reads a refresh or release reply: 1 done; else {0, the value
-// found (nil: no key)}, the refusal, which ends the lease as lost
-// (another owner on a Handle is ErrNotOwner and leaves it open).
+// judge reads a refresh or release reply: 1 done; else {0, the value found (nil: no key)}, the refusal,
+// which ends the lease as lost (another owner on a Handle is ErrNotOwner
+// and leaves it open).
 func (s *lease) judge(op string, res any) error {
 	if n, ok := res.(int64); ok && n == 1 {
 		return nil
@@ -170,8 +179,8 @@ func (s *lease) judge(op string, res any) error {
 		}
 		return s.lose(op, fmt.Sprintf("lock %q was taken over by %s", s.name, holder))
 	}
-	if token, _, _, ok := parseNativeValue(found); s.locker.layout.native && ok {
-		return s.lose(op, fmt.Sprintf("lock %q was acquired again (token %d, this lease has %d)", s.name, token, s.token))
+	if v := parseNativeValue(found); s.locker.layout.native && v.ok && !v.spanForm {
+		return s.lose(op, fmt.Sprintf("lock %q was acquired again (token %d, this lease has %d)", s.name, v.token, s.token))
 	}
 	return s.lose(op, fmt.Sprintf("lock %q was acquired again by the same owner", s.name))
 }

@@ -178,7 +178,7 @@ func (b *Backend) entries(ctx context.Context, l layout, keys []string) ([]diale
 			ps = append(ps, pending{it, func() (any, error) { return cmd.Result() }})
 			continue
 		}
-		cmd := inspectScript.EvalSha(ctx, pipe, []string{it.key})
+		cmd := inspectScript.EvalSha(ctx, pipe, l.lockKeys(it.name))
 		ps = append(ps, pending{it, cmd.Result})
 	}
 	if len(ps) == 0 {

@@ -123,13 +123,14 @@ func (l *Locker) Acquire(ctx context.Context, name string, opts dialects.Options
 // waited for, and a lock it took as ctx ended is released again).
 func (l *Locker) try(ctx context.Context, name string, opts dialects.Options) (dialects.Lease, error) {
 	keys := l.layout.lockKeys(name)
-	script := acquireShedlock
+	script, value, ident := acquireShedlock, opts.Owner, ""
 	if l.layout.native {
 		script = acquireNative
+		value, ident = newNativeValue(opts.Owner, ms(opts.AtMost))
 	}
 	start := time.Now()
 	res, err := dialects.Settled(ctx, func(ctx context.Context) (any, error) {
-		return script.Run(ctx, l.b.client, keys, opts.Owner, ms(opts.AtMost)).Result()
+		return script.Run(ctx, l.b.client, keys, value, ms(opts.AtMost)).Result()
 	})
 	if err != nil {
 		if l.b.unavailable(err) {
@@ -137,10 +138,15 @@ func (l *Locker) try(ctx context.Context, name string, opts dialects.Options) (d
 		}
 		return nil, l.explain(err)
 	}
-	value, taken := res.(string)
-	if !taken {
-		r, ok := res.([]any)
-		if !ok || len(r) != 2 {
+	s := l.newLease(name, keys, opts, false, leaseEnd(start, opts.AtMost))
+	switch r := res.(type) {
+	case int64: // native: the token
+		s.ident, s.token = ident, r
+	case string: // shedlock: the value written
+		lockedAt, _ := parseShedlockValue(r)
+		s.ident, s.lockedAtMS = r, lockedAt.UnixMilli()
+	case []any:
+		if len(r) != 2 {
 			return nil, fmt.Errorf("unexpected reply of the acquire script: %v", res)
 		}
 		held := &dialects.HeldError{Name: name, Holder: holderOf(l.layout, asString(r[0]))}
@@ -148,16 +154,9 @@ func (l *Locker) try(ctx context.Context, name string, opts dialects.Options) (d
 			held.Until = start.Add(time.Duration(pttl) * time.Millisecond).UTC()
 		}
 		return nil, held
+	default:
+		return nil, fmt.Errorf("unexpected reply of the acquire script: %v", res)
 	}
-	s := l.newLease(name, keys[:1:1], opts, false, leaseEnd(start, opts.AtMost))
-	s.value = value
-	var lockedAt time.Time
-	if l.layout.native {
-		s.token, lockedAt, _, _ = parseNativeValue(value)
-	} else {
-		lockedAt, _ = parseShedlockValue(value)
-	}
-	s.lockedAtMS = lockedAt.UnixMilli()
 	if err := ctx.Err(); err != nil {
 		return nil, s.abandon(ctx, err)
 	}
@@ -172,7 +171,7 @@ func (l *Locker) Handle(name, owner string, token int64, opts dialects.Options) 
 	if err != nil {
 		return nil, err
 	}
-	s := l.newLease(name, []string{l.layout.key(name)}, opts, true, time.Now().Add(opts.AtMost))
+	s := l.newLease(name, l.layout.lockKeys(name), opts, true, time.Now().Add(opts.AtMost))
 	if l.layout.native {
 		s.token = token
 	}
@@ -188,7 +187,7 @@ func (l *Locker) Inspect(ctx context.Context, name string) (dialects.Row, bool, 
 	if err := dialects.CheckName(name); err != nil {
 		return dialects.Row{}, false, err
 	}
-	row, exists, err := l.inspectKey(ctx, l.layout.key(name), name)
+	row, exists, err := l.inspectKey(ctx, name)
 	if err != nil || exists || !l.layout.native {
 		return row, true, err
 	}
@@ -219,10 +218,10 @@ func (l *Locker) prefixHasKeys(ctx context.Context) (bool, error) {
 	return false, err
 }
 
-// inspectKey reads the lock key of name; exists is false when it has none
-// (row is then free, DBNow set).
-func (l *Locker) inspectKey(ctx context.Context, key, name string) (row dialects.Row, exists bool, err error) {
-	res, err := inspectScript.Run(ctx, l.b.client, []string{key}).Result()
+// inspectKey reads the lock key of name (and its counter); exists is
+// false when it has none (row is then free, DBNow set).
+func (l *Locker) inspectKey(ctx context.Context, name string) (row dialects.Row, exists bool, err error) {
+	res, err := inspectScript.Run(ctx, l.b.client, l.layout.lockKeys(name)).Result()
 	if err != nil {
 		return row, false, l.explain(err)
 	}
@@ -233,7 +232,7 @@ func (l *Locker) inspectKey(ctx context.Context, key, name string) (row dialects
 	return rowOf(l.layout, name, r)
 }
 
-// rowOf reads an inspect reply.
+// rowOf reads an inspect reply (with the counter's value, native).
 func rowOf(l layout, name string, r []any) (dialects.Row, bool, error) {
 	now := time.UnixMilli(asInt(r[0])).UTC()
 	row := dialects.Row{Name: name, DBNow: now}
@@ -249,8 +248,17 @@ func rowOf(l layout, name string, r []any) (dialects.Row, bool, error) {
 		row.Until = dialects.HeldForGood // no expiry
 	}
 	if l.native {
-		row.Token, row.LockedAt, row.Owner, _ = parseNativeValue(asString(r[3]))
-		row.HasToken = true
+		v := parseNativeValue(asString(r[3]))
+		row.Owner = v.owner
+		switch {
+		case !v.spanForm:
+			row.Token, row.HasToken, row.LockedAt = v.token, v.ok, v.lockedAt
+		case len(r) > 4 && r[4] != nil:
+			row.Token, row.HasToken = asInt(r[4]), true
+		}
+		if v.spanForm && pttl >= 0 {
+			row.LockedAt = time.UnixMilli(asInt(r[2]) - v.span).UTC()
+		}
 		return row, true, nil
 	}
 	row.LockedAt, row.Owner = parseShedlockValue(asString(r[3]))
@@ -260,8 +268,7 @@ func rowOf(l layout, name string, r []any) (dialects.Row, bool, error) {
 // holderOf is the owner a lock key's value names.
 func holderOf(l layout, value string) string {
 	if l.native {
-		_, _, owner, _ := parseNativeValue(value)
-		return owner
+		return parseNativeValue(value).owner
 	}
 	_, owner := parseShedlockValue(value)
 	return owner

@@ -62,11 +62,11 @@ func liveCycles(b *testing.B) (c goredis.UniversalClient, cycles []benchCycle) {
 			return lease.Release(ctx)
 		}},
 		{name: "scripts", topLevel: []string{"evalsha"}, cycle: func() error {
-			v, err := acquireNative.Run(ctx, c, bare, "bench", ms(time.Minute)).Text()
-			if err != nil {
+			v, ident := newNativeValue("bench", ms(time.Minute))
+			if err := acquireNative.Run(ctx, c, bare, v, ms(time.Minute)).Err(); err != nil {
 				return err
 			}
-			return releaseExact.Run(ctx, c, bare[:1], v, 0).Err()
+			return releaseValue.Run(ctx, c, bare, ident, 0).Err()
 		}},
 		{name: "raw", topLevel: []string{"set", "evalsha"}, cycle: func() error {
 			if err := c.SetArgs(ctx, rawKey, rawValue, goredis.SetArgs{Mode: "NX", TTL: time.Minute}).Err(); err != nil {

@@ -17,23 +17,83 @@ local function now_ms()
 end
 `
 
-// acquireNative: KEYS lock, counter; ARGV owner, at-most ms. The lock
-// is a string "<token> <locked_at ms> <owner>" (see parseNativeValue),
-// set with PX only when the key is absent. Reply: the value written, when
-// taken; {value, pttl ms} when held (nothing written then).
-var acquireNative = goredis.NewScript(acquireNativeLua)
+// acquireNative: KEYS lock, counter; ARGV the value, at-most ms. The
+// lock is the client's value "<at-most ms> <nonce> <owner>" (see
+// nativeValue), set with PX only when the key is absent, and then the
+// counter is incremented: the fencing token. Reply: the token, when
+// taken; {value, pttl ms} when held (nothing written then). No clock is
+// read: the value's span (at-most, the key's expiry less its locked-at)
+// and the key's expiry give locked-at on the server's clock.
+var acquireNative = goredis.NewScript(`
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return redis.call('INCR', KEYS[2]) end
+return {redis.call('GET', KEYS[1]), redis.call('PTTL', KEYS[1])}
+`)
 
-const acquireNativeLua = luaNow + `
-if redis.call('EXISTS', KEYS[1]) == 1 then return {redis.call('GET', KEYS[1]), redis.call('PTTL', KEYS[1])} end
-local v = string.format('%d %d %s', redis.call('INCR', KEYS[2]), now_ms(), ARGV[1])
-redis.call('SET', KEYS[1], v, 'PX', ARGV[2])
-return v
+// luaSpan works on a native value of the span form (nativeValue), v
+// with span its first field:
+//
+//   - elapsed(span): the time since the lock's locked-at, its span less
+//     its PTTL (0 when the key has no expiry: then at-least counts from
+//     now);
+//   - respan(v, span, px): the expiry set to px ms from the server's now
+//     and the span to elapsed + px, so locked-at stays where it was;
+//   - release_span(v, span, at_least): the key deleted, or kept until
+//     locked-at + at-least (ms) when that is still ahead — its expiry
+//     shortened, never lengthened. Reply 1.
+const luaSpan = `
+local function elapsed(span)
+  local pttl = redis.call('PTTL', KEYS[1])
+  if pttl < 0 then return 0 end
+  return math.max(tonumber(span) - pttl, 0)
+end
+local function respan(v, span, px)
+  redis.call('SET', KEYS[1], string.format('%d', elapsed(span) + px) .. string.sub(v, #span + 1), 'PX', string.format('%d', px))
+end
+local function release_span(v, span, at_least)
+  local keep = 0
+  if at_least > 0 then keep = at_least - elapsed(span) end
+  if keep > 0 then
+    local pttl = redis.call('PTTL', KEYS[1])
+    if pttl < 0 or keep < pttl then respan(v, span, keep) end
+    return 1
+  end
+  redis.call('DEL', KEYS[1])
+  return 1
+end
 `
 
-// refreshExact is the refresh of a lease this process acquired, on
-// either layout: KEYS lock; ARGV the exact value the acquire wrote,
-// at-most ms. Reply 1 when the value is still there (its expiry reset to
-// at-most from the server's now); else {0, the value found or nil}.
+// checkIdent is the check of a native lease this process acquired:
+// KEYS[1] the lock; ARGV[1] the value's identity (everything after its
+// span: " <nonce> <owner>", which a refresh leaves as it is). It returns
+// from the script with {0, the value found or nil} when the key holds
+// another; else it leaves the value in v and its span in span.
+const checkIdent = `
+local v = redis.call('GET', KEYS[1])
+local span, ident
+if v then span, ident = string.match(v, '^(%d+)( .*)$') end
+if ident ~= ARGV[1] then return {0, v} end
+`
+
+// refreshValue is the refresh of a native lease this process acquired:
+// KEYS lock; ARGV its identity (checkIdent), at-most ms. Reply 1 (the
+// expiry and span reset by respan), or {0, the value found or nil}.
+var refreshValue = goredis.NewScript(luaSpan + checkIdent + `
+respan(v, span, tonumber(ARGV[2]))
+return 1
+`)
+
+// releaseValue is the release of a native lease this process acquired:
+// KEYS lock; ARGV its identity (checkIdent), at-least ms ("0": none).
+// Reply 1 (release_span), or {0, the value found or nil}. No clock is
+// read.
+var releaseValue = goredis.NewScript(luaSpan + checkIdent + `
+return release_span(v, span, tonumber(ARGV[2]))
+`)
+
+// refreshExact is the refresh of a ShedLock-layout lease this process
+// acquired: KEYS lock; ARGV the exact value the acquire wrote, at-most
+// ms. Reply 1 when the value is still there (its expiry reset to at-most
+// from the server's now); else {0, the value found or nil}.
 var refreshExact = goredis.NewScript(`
 local v = redis.call('GET', KEYS[1])
 if v ~= ARGV[1] then return {0, v} end
@@ -41,61 +101,73 @@ redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1
 `)
 
-// releaseExact is the release of a lease this process acquired, on
-// either layout: KEYS lock; ARGV the exact value the acquire wrote, the
-// server time (ms) at-least keeps the lock until ("0": none). The key is
-// deleted, or kept until then when that is still ahead (its expiry
-// shortened, never lengthened); without at-least the server's clock is
-// not read. Reply 1, or {0, the value found or nil}.
+// releaseExact is the release of a ShedLock-layout lease this process
+// acquired: KEYS lock; ARGV the exact value the acquire wrote, the
+// server time (ms) at-least keeps the lock until ("0": none). Reply as
+// luaRelease, or {0, the value found or nil}.
 var releaseExact = goredis.NewScript(luaNow + `
 local v = redis.call('GET', KEYS[1])
 if v ~= ARGV[1] then return {0, v} end
-local keep_until = tonumber(ARGV[2])
-` + luaRelease)
+` + luaKeepUntil + luaRelease)
 
-// luaRelease ends every release script once its check passed: while
-// keep_until (server ms; 0: none, and then no clock is read) is still
-// ahead, the key's expiry is shortened to it, never lengthened; else the
-// key is deleted. Reply 1.
+// luaKeepUntil turns ARGV[2], the server time (ms) at-least keeps the
+// lock until ("0": none, and then no clock is read), into keep, the time
+// still to keep it.
+const luaKeepUntil = `
+local keep = 0
+if ARGV[2] ~= '0' then keep = tonumber(ARGV[2]) - now_ms() end
+`
+
+// luaRelease ends the release scripts of values that keep their own
+// locked-at, once their check passed: while keep (ms; 0 or less: none)
+// is ahead, the key's expiry is shortened to it, never lengthened; else
+// the key is deleted. Reply 1.
 const luaRelease = `
-if keep_until > 0 then
-  local keep = keep_until - now_ms()
-  if keep > 0 then
-    local pttl = redis.call('PTTL', KEYS[1])
-    if pttl < 0 or keep < pttl then redis.call('PEXPIRE', KEYS[1], keep) end
-    return 1
-  end
+if keep > 0 then
+  local pttl = redis.call('PTTL', KEYS[1])
+  if pttl < 0 or keep < pttl then redis.call('PEXPIRE', KEYS[1], keep) end
+  return 1
 end
 redis.call('DEL', KEYS[1])
 return 1
 `
 
-// checkNative is the owner check of a Handle's refresh and release:
-// ARGV[1] owner, ARGV[2] token ("0": any). It returns from the script
-// with {0, the value found or nil} when the lock is not that owner's
-// (with that token); else it leaves the lock's locked-at in at.
+// checkNative is the owner check of a Handle's refresh and release, on
+// either form of the native value: KEYS lock, counter; ARGV[1] owner,
+// ARGV[2] token ("0": any), compared with the counter (span form) or the
+// value's own (the earlier form). It returns from the script with {0,
+// the value found or nil} when the lock is not that owner's (with that
+// token); else it leaves the value in v and either span (span form) or
+// at, its locked-at in server ms (the earlier form).
 const checkNative = `
 local v = redis.call('GET', KEYS[1])
 if not v then return {0, false} end
-local tok, at, owner = string.match(v, '^(%d+) (%d+) (.*)$')
-if owner ~= ARGV[1] or ARGV[2] ~= '0' and tok ~= ARGV[2] then return {0, v} end
+local span, owner = string.match(v, '^(%d+) %a+ (.*)$')
+local tok, at
+if span then
+  if ARGV[2] ~= '0' and redis.call('GET', KEYS[2]) ~= ARGV[2] then return {0, v} end
+else
+  tok, at, owner = string.match(v, '^(%d+) (%d+) (.*)$')
+  if ARGV[2] ~= '0' and tok ~= ARGV[2] then return {0, v} end
+end
+if owner ~= ARGV[1] then return {0, v} end
 `
 
-// refreshNative (a Handle's): KEYS lock; ARGV owner, token, at-most ms.
-// Reply 1 or a checkNative refusal.
-var refreshNative = goredis.NewScript(checkNative + `
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
+// refreshNative (a Handle's): KEYS lock, counter; ARGV owner, token,
+// at-most ms. Reply 1 or a checkNative refusal.
+var refreshNative = goredis.NewScript(luaSpan + checkNative + `
+if span then respan(v, span, tonumber(ARGV[3])) else redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
 return 1
 `)
 
-// releaseNative (a Handle's): KEYS lock; ARGV owner, token, at-least ms.
-// The key is deleted, or kept until locked_at + at-least when that is
-// still ahead (its expiry shortened, never lengthened); without an
-// at-least ("0") the server's clock is not read. Reply 1 or a
-// checkNative refusal.
-var releaseNative = goredis.NewScript(luaNow + checkNative + `
-local keep_until = 0
-if ARGV[3] ~= '0' then keep_until = tonumber(at) + tonumber(ARGV[3]) end
+// releaseNative (a Handle's): KEYS lock, counter; ARGV owner, token,
+// at-least ms ("0": none). As releaseValue (span form), or with the
+// value's locked-at (the earlier form). Reply 1 or a checkNative
+// refusal.
+var releaseNative = goredis.NewScript(luaNow + luaSpan + checkNative + `
+if span then return release_span(v, span, tonumber(ARGV[3])) end
+local keep = 0
+if ARGV[3] ~= '0' then keep = tonumber(at) + tonumber(ARGV[3]) - now_ms() end
 ` + luaRelease)
 
 // luaISO formats server milliseconds as ShedLock's instant
@@ -122,7 +194,7 @@ end
 
 // acquireShedlock: KEYS lock; ARGV owner, at-most ms. ShedLock's own
 // take, SET NX PX, with the value stamped on the server's clock. Reply
-// as acquireNative's: the value written, or {value, pttl ms} when held.
+// the value written, or {value, pttl ms} when held.
 var acquireShedlock = goredis.NewScript(luaNow + luaISO + `
 local v = 'ADDED:' .. iso(now_ms()) .. '@' .. ARGV[1]
 if redis.call('SET', KEYS[1], v, 'NX', 'PX', ARGV[2]) then return v end
@@ -150,23 +222,24 @@ return 1
 // (server ms, 0: none). As ShedLock's unlock: DEL once at-least has
 // passed, else the expiry shortened to what at-least still needs. Reply
 // 1 or a checkShedlock refusal.
-var releaseShedlock = goredis.NewScript(luaNow + checkShedlock + `
-local keep_until = tonumber(ARGV[2])
-` + luaRelease)
+var releaseShedlock = goredis.NewScript(luaNow + checkShedlock + luaKeepUntil + luaRelease)
 
-// inspectScript: KEYS lock. Reply {server now ms, pttl ms, expiry ms,
-// value}. pttl is -2 when there is no key. The expiry
-// is the key's own absolute one (PEXPIRETIME, Redis 7+; now + pttl
-// before), so two reads of an untouched key agree to the millisecond.
+// inspectScript: KEYS lock[, counter]. Reply {server now ms, pttl ms,
+// expiry ms, value[, counter's value or nil]}, or {now, -2} when there is
+// no key. The expiry is the key's own absolute one (PEXPIRETIME, Redis
+// 7+; now + pttl before), so two reads of an untouched key agree to the
+// millisecond.
 var inspectScript = goredis.NewScript(luaNow + `
 local now = now_ms()
 local pttl = redis.call('PTTL', KEYS[1])
 if pttl == -2 then return {now, -2} end
 local exp = redis.pcall('PEXPIRETIME', KEYS[1])
 if type(exp) ~= 'number' then exp = now + pttl end
-return {now, pttl, exp, redis.call('GET', KEYS[1]) or ''}
+local r = {now, pttl, exp, redis.call('GET', KEYS[1]) or ''}
+if KEYS[2] then r[5] = redis.call('GET', KEYS[2]) end
+return r
 `)
 
 // scripts are every script, loaded once when a backend opens.
-var scripts = []*goredis.Script{acquireNative, refreshExact, releaseExact, refreshNative, releaseNative,
-	acquireShedlock, refreshShedlock, releaseShedlock, inspectScript}
+var scripts = []*goredis.Script{acquireNative, refreshValue, releaseValue, refreshNative, releaseNative,
+	refreshExact, releaseExact, acquireShedlock, refreshShedlock, releaseShedlock, inspectScript}
