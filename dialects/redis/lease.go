@@ -21,7 +21,7 @@ type lease struct {
 
 	locker *Locker
 	name   string
-	keys   []string // the lock key, and native its counter (lockKeys)
+	keys   []string // the lock key; a native Handle's counter too (lockKeys)
 	owner  string
 	token  int64 // native: the fencing token (0 on a Handle: not compared)
 	// ident is what the key holds for this lease's acquire alone: on the
@@ -40,7 +40,7 @@ type lease struct {
 
 var _ dialects.RefreshFailure = (*lease)(nil)
 
-// newLease is the lease of name under keys (lockKeys), ending
+// newLease is the lease of name under keys (the scripts' KEYS), ending
 // at until unless refreshed.
 func (l *Locker) newLease(name string, keys []string, opts dialects.Options, handle bool, until time.Time) *lease {
 	s := &lease{locker: l, name: name, keys: keys, owner: opts.Owner,
@@ -158,9 +158,9 @@ func (s *lease) atLeastEnd(ctx context.Context) (int64, error) {
 	return s.lockedAtMS + s.atLeast.Milliseconds(), nil
 }
 
-// judge reads a refresh or release reply: 1 done; else {0, the value found (nil: no key)}, the refusal,
-// which ends the lease as lost (another owner on a Handle is ErrNotOwner
-// and leaves it open).
+// judge reads a refresh or release reply: 1 done; else {0, the value
+// found (nil: no key)}, the refusal, which ends the lease as lost
+// (another owner on a Handle is ErrNotOwner and leaves it open).
 func (s *lease) judge(op string, res any) error {
 	if n, ok := res.(int64); ok && n == 1 {
 		return nil

@@ -138,13 +138,13 @@ func (l *Locker) try(ctx context.Context, name string, opts dialects.Options) (d
 		}
 		return nil, l.explain(err)
 	}
-	s := l.newLease(name, keys, opts, false, leaseEnd(start, opts.AtMost))
+	var token, lockedAtMS int64
 	switch r := res.(type) {
 	case int64: // native: the token
-		s.ident, s.token = ident, r
+		token = r
 	case string: // shedlock: the value written
 		lockedAt, _ := parseShedlockValue(r)
-		s.ident, s.lockedAtMS = r, lockedAt.UnixMilli()
+		ident, lockedAtMS = r, lockedAt.UnixMilli()
 	case []any:
 		if len(r) != 2 {
 			return nil, fmt.Errorf("unexpected reply of the acquire script: %v", res)
@@ -157,6 +157,10 @@ func (l *Locker) try(ctx context.Context, name string, opts dialects.Options) (d
 	default:
 		return nil, fmt.Errorf("unexpected reply of the acquire script: %v", res)
 	}
+	// The lock key alone: a refresh in the middle of a Cluster reshard
+	// then never meets the two keys in different nodes (TRYAGAIN).
+	s := l.newLease(name, keys[:1:1], opts, false, leaseEnd(start, opts.AtMost))
+	s.ident, s.token, s.lockedAtMS = ident, token, lockedAtMS
 	if err := ctx.Err(); err != nil {
 		return nil, s.abandon(ctx, err)
 	}
