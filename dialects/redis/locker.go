@@ -254,13 +254,14 @@ func rowOf(l layout, name string, r []any) (dialects.Row, bool, error) {
 	if l.native {
 		v := parseNativeValue(asString(r[3]))
 		row.Owner = v.owner
-		switch {
-		case !v.spanForm:
+		if !v.spanForm {
 			row.Token, row.HasToken, row.LockedAt = v.token, v.ok, v.lockedAt
-		case len(r) > 4 && r[4] != nil:
+			return row, true, nil
+		}
+		if len(r) > 4 && r[4] != nil { // the counter holds the token
 			row.Token, row.HasToken = asInt(r[4]), true
 		}
-		if v.spanForm && pttl >= 0 {
+		if pttl >= 0 { // locked-at is the expiry less the span
 			row.LockedAt = time.UnixMilli(asInt(r[2]) - v.span).UTC()
 		}
 		return row, true, nil
