@@ -7,10 +7,8 @@ package cmd
 import (
 	"context"
 	"errors"
-	"os"
 	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -66,7 +64,10 @@ type GlobalOptions struct {
 // the command's context. An interrupted command's error matches
 // ErrInterrupted.
 func Run(f *Factory, args []string) error {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := context.Background(), context.CancelFunc(func() {})
+	if len(interruptSignals) > 0 { // none would mean every signal
+		ctx, stop = signal.NotifyContext(ctx, interruptSignals...)
+	}
 	defer stop()
 	err := Execute(ctx, f, args)
 	var exit *ExitError

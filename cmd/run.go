@@ -8,7 +8,6 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -42,11 +41,6 @@ const (
 // DefaultKillGrace is the time between SIGTERM and SIGKILL when the lock
 // is lost.
 const DefaultKillGrace = 10 * time.Second
-
-// forwardedSignals are passed on to the command's process group while it
-// runs. SIGINT and SIGTERM also cancel schedlock's context (see Run): before
-// the command starts they abort the wait for the lock.
-var forwardedSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}
 
 // RunOptions are the inputs of `schedlock run`.
 type RunOptions struct {
@@ -107,7 +101,8 @@ variables SCHEDLOCK_LOCK_NAME, SCHEDLOCK_OWNER and, where the strategy has
 one, SCHEDLOCK_FENCING_TOKEN. SCHEDLOCK_DSN, SCHEDLOCK_DSN_FILE and
 DATABASE_URL, which may hold a password, are removed from its environment
 unless --keep-env; --dsn-file keeps the password out of argv too. It runs in a process group of its own; signals
-sent to schedlock (INT, TERM, HUP, QUIT) are passed to that group, and the
+sent to schedlock (INT, TERM, HUP, QUIT) are passed to that group — except
+one ignored when schedlock started (nohup's HUP), which stays ignored — and the
 lock is released after COMMAND has exited, with anything it left running in
 its group stopped first. If schedlock itself is killed, Linux kills COMMAND
 with it.
@@ -389,8 +384,10 @@ type runState struct {
 // the lock is released once the command has exited.
 func (o *RunOptions) runLocked(ctx context.Context, locker dialects.Locker) error {
 	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, forwardedSignals...)
-	defer signal.Stop(sigs)
+	if len(forwardedSignals) > 0 {
+		signal.Notify(sigs, forwardedSignals...)
+		defer signal.Stop(sigs)
+	}
 
 	lockCtx, cancelLock := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer cancelLock(nil)

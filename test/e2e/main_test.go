@@ -244,7 +244,14 @@ func (r *run) waitStderr(t *testing.T, want string, timeout time.Duration) {
 // the test if still running, and so is the group of any command it ran.
 func start(t *testing.T, dir string, args ...string) *run {
 	t.Helper()
-	r := &run{cmd: exec.Command(binary, args...), done: make(chan struct{})}
+	return startArgv(t, dir, binary, args...)
+}
+
+// startArgv is start with a program of its own, e.g. a shell that
+// prepares the signals schedlock inherits and then execs it.
+func startArgv(t *testing.T, dir, program string, args ...string) *run {
+	t.Helper()
+	r := &run{cmd: exec.Command(program, args...), done: make(chan struct{})}
 	r.cmd.Dir = dir
 	r.cmd.Stdout, r.cmd.Stderr = &r.stdout, &r.stderr
 	r.began = time.Now()

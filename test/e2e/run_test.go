@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"context"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -502,6 +503,12 @@ func TestRunForwardsTermAndReleasesAfterExit(t *testing.T) {
 // SIGHUP is forwarded too, and does not count as an interruption: the
 // command's exit code (129, killed by SIGHUP) passes through.
 func TestRunForwardsHangup(t *testing.T) {
+	// schedlock must start with SIGHUP at its default even when the tests
+	// run under nohup: while this process handles SIGHUP, the processes
+	// it starts get the default action.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 	b := newBackend(t, sqliteDSN(t), "table")
 	dir := t.TempDir()
 	r, _ := startHolder(t, dir, runArgs(b, lockName("hup"), `echo $$ > child; while :; do sleep 0.05; done`))
@@ -510,6 +517,41 @@ func TestRunForwardsHangup(t *testing.T) {
 	}
 	if code := r.wait(t, 10*time.Second); code != 128+int(syscall.SIGHUP) {
 		t.Fatalf("exit %d, want %d; stderr: %s", code, 128+int(syscall.SIGHUP), r.stderr.String())
+	}
+}
+
+// nohupScript ignores nothing itself: on SIGTERM it notes it and exits 0.
+const nohupScript = `trap 'echo term > got; exit 0' TERM; echo $$ > child; while :; do sleep 0.05; done`
+
+// `nohup schedlock run …`: SIGHUP, ignored when schedlock started, stays
+// ignored — schedlock neither dies of it nor forwards it, and the command
+// inherits it ignored. SIGTERM, sent after the two SIGHUPs, is forwarded
+// and ends the command with 0; had either SIGHUP reached the command, it
+// would have died of it first (129).
+func TestRunKeepsIgnoredHangup(t *testing.T) {
+	b := newBackend(t, sqliteDSN(t), "table")
+	dir := t.TempDir()
+	args := append([]string{"-c", `trap '' HUP; exec "$0" "$@"`, binary}, runArgs(b, lockName("nohup"), nohupScript)...)
+	r := startArgv(t, dir, "sh", args...)
+	child, err := strconv.Atoi(strings.TrimSpace(waitFile(t, filepath.Join(dir, "child"), 15*time.Second)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	killGroupAtEnd(t, child)
+	if err := r.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(-child, syscall.SIGHUP); err != nil { // a hang-up of the command's own group
+		t.Fatal(err)
+	}
+	if err := r.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := r.wait(t, 30*time.Second); code != 0 {
+		t.Fatalf("exit %d, want 0 (the command's, after SIGTERM); stderr: %s", code, r.stderr.String())
+	}
+	if got := strings.TrimSpace(string(mustRead(t, filepath.Join(dir, "got")))); got != "term" {
+		t.Fatalf("command wrote %q, want term", got)
 	}
 }
 
