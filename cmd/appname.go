@@ -11,7 +11,9 @@ import (
 // job holds a session lock: "schedlock run nightly-report", "schedlock
 // selfcheck", "schedlock locks ls". command is the command path; detail
 // (the lock name of run) follows it. An application name written in the
-// DSN wins.
+// DSN wins. Each backend cuts the name to what its server keeps (63 bytes
+// on PostgreSQL), so a long lock name never stops the connection; the lock
+// itself keeps the whole name.
 func nameConnections(target *dsn.DSN, command string, detail ...string) {
 	target.NameConnections(strings.Join(append([]string{command}, detail...), " "))
 }

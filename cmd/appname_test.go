@@ -6,6 +6,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -15,6 +16,8 @@ import (
 	"time"
 
 	gomysql "github.com/go-sql-driver/mysql"
+
+	"github.com/schedlock/schedlock/dialects"
 )
 
 // Every command names its connections after itself; run adds the lock
@@ -159,5 +162,40 @@ func assertListedApplication(t *testing.T, raw, name, app string) {
 	}
 	if len(entries) != 1 || entries[0].Name == nil || *entries[0].Name != name || entries[0].Holder.Application == nil || *entries[0].Holder.Application != app {
 		t.Errorf("locks ls: %s, want %s held by application %q", r.stdout, name, app)
+	}
+}
+
+// A lock name far longer than a client name may be (9,950 bytes, which
+// would push PostgreSQL's startup packet past its 10,000 bytes; 70,000 on
+// MySQL, past what a handshake's attributes may carry): run connects, the
+// connection is named by the name's start (63 bytes on PostgreSQL) and the
+// lock is taken under the whole name.
+func TestRunLongLockNameConnects(t *testing.T) {
+	for _, s := range liveServers(t) {
+		t.Run(s.name, func(t *testing.T) {
+			size := 9950
+			if s.name == "mysql" {
+				size = 70000
+			}
+			name := "long-" + strconv.FormatInt(time.Now().UnixNano(), 36) + "-"
+			name += strings.Repeat("n", size-len(name))
+			startHolding(t, s.dsn, name)
+			locker := sessionLocker(t, s.dsn)
+			ctx := context.Background()
+			if _, err := locker.Acquire(ctx, name, dialects.Options{AtMost: time.Minute, Owner: "other"}); !errors.Is(err, dialects.ErrHeld) {
+				t.Fatalf("acquire of the whole name while run holds it: %v, want held", err)
+			}
+			if s.name != "postgres" {
+				return
+			}
+			app := "schedlock run " + name[:63-len("schedlock run ")]
+			var n int
+			err := openPostgres(t, s.dsn).QueryRow(`SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a USING (pid)
+WHERE l.locktype = 'advisory' AND l.granted AND a.application_name = $1`, app).Scan(&n)
+			if err != nil || n != 1 {
+				t.Fatalf("advisory locks held by sessions named %q: %d (%v), want 1", app, n, err)
+			}
+			assertListedApplication(t, s.dsn, name, app)
+		})
 	}
 }

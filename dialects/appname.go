@@ -3,6 +3,7 @@ package dialects
 import (
 	"net/url"
 	"strings"
+	"unicode/utf8"
 )
 
 // WithURLParam returns the URL connection string conn with key=value
@@ -36,4 +37,24 @@ func WithURLParam(conn, key, value string, present func(key string) bool) string
 // queryEscape escapes s for a query, a space as %20.
 func queryEscape(s string) string {
 	return strings.ReplaceAll(url.QueryEscape(s), "+", "%20")
+}
+
+// CutAppName returns app cut to at most maxBytes bytes at a character
+// boundary, for a client name the server keeps only the start of (or
+// refuses the connection over): a lock name of any length must not stop
+// the connection that takes it. app is returned unchanged when it fits;
+// a byte that is not UTF-8 counts as one character.
+func CutAppName(app string, maxBytes int) string {
+	if len(app) <= maxBytes {
+		return app
+	}
+	end := 0
+	for end < len(app) {
+		_, size := utf8.DecodeRuneInString(app[end:])
+		if end+size > maxBytes {
+			break
+		}
+		end += size
+	}
+	return app[:end]
 }

@@ -20,3 +20,26 @@ func TestWithURLParam(t *testing.T) {
 		}
 	}
 }
+
+// CutAppName keeps whole characters: a name that fits is unchanged, a
+// longer one loses the characters that would cross the limit.
+func TestCutAppName(t *testing.T) {
+	for _, tc := range []struct {
+		app  string
+		max  int
+		want string
+	}{
+		{"schedlock run a", 63, "schedlock run a"},
+		{"abcdef", 3, "abc"},
+		{"aé", 2, "a"},         // é is 2 bytes
+		{"aéb", 3, "aé"},       // exactly at the end of é
+		{"a日本", 5, "a日"},       // 日 and 本 are 3 bytes each
+		{"a😀b", 4, "a"},        // 😀 is 4 bytes
+		{"a\xffb", 2, "a\xff"}, // a stray byte counts as one character
+		{"", 5, ""},
+	} {
+		if got := dialects.CutAppName(tc.app, tc.max); got != tc.want {
+			t.Errorf("CutAppName(%q, %d) = %q, want %q", tc.app, tc.max, got, tc.want)
+		}
+	}
+}

@@ -64,8 +64,9 @@ type Dialect struct {
 	// the MySQL/MariaDB program_name connection attribute, SQL Server app
 	// name, Oracle's program), unless conn names them already: a name the
 	// user wrote in the DSN wins. The caller chooses app ("schedlock run
-	// nightly-report"); a backend never makes one up. Nil: the backend's
-	// connections carry no name.
+	// nightly-report"); a backend never makes one up, but cuts it to what
+	// its server keeps (CutAppName), since app may hold a lock name of any
+	// length. Nil: the backend's connections carry no name.
 	NameConnections func(conn, app string) string
 	// ConnectHint says what to check when connecting failed with err (a
 	// wrong password, a missing database), or "" when it knows nothing

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/xo/dburl"
+
+	"github.com/schedlock/schedlock/dialects"
 )
 
 // unsafeInterpolation are the character sets with which go-sql-driver
@@ -75,16 +77,25 @@ func ConnectHint(err error) string {
 // set it too).
 const ProgramNameAttribute = "program_name"
 
+// MaxProgramName is the longest program_name value sent, in bytes: the
+// server keeps the first 1024 bytes of an attribute's value
+// (session_connect_attrs.ATTR_VALUE), and a handshake with a much longer
+// one is refused (MariaDB 10.11 answers a 70,000-byte program_name with
+// error 1043, Bad handshake).
+const MaxProgramName = 1024
+
 // NameConnections adds the program_name connection attribute (go-sql-
 // driver's connectionAttributes parameter) to the go-sql-driver DSN conn,
 // unless conn sets program_name already. The server shows it in
 // performance_schema.session_connect_attrs; MariaDB keeps that schema off
 // by default, and then the name is sent but not shown. A comma, which
-// separates attributes, becomes a space.
+// separates attributes, becomes a space; app is cut to MaxProgramName
+// bytes at a character boundary, so a lock name of any length connects.
 func NameConnections(conn, app string) string {
 	if app == "" {
 		return conn
 	}
+	app = dialects.CutAppName(app, MaxProgramName)
 	slash := strings.LastIndexByte(conn, '/')
 	if slash < 0 {
 		return conn

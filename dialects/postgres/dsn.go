@@ -124,14 +124,23 @@ func ConnectHint(err error) string {
 // string.
 var applicationNameKV = regexp.MustCompile(`(^|\s)application_name\s*=`)
 
+// MaxApplicationName is the longest application_name the server keeps,
+// in bytes: NAMEDATALEN-1. The server cuts a longer one itself, but it
+// first has to arrive: the startup packet that carries it may not exceed
+// 10,000 bytes, and a longer one is refused with the connection closed.
+const MaxApplicationName = 63
+
 // NameConnections sets application_name, which pg_stat_activity and the
 // server log show, unless conn (a URL or libpq key=value string) sets it.
-// The server keeps its first 63 bytes; a PGAPPNAME in the environment is
-// overridden, an application_name in the DSN is not.
+// app is cut to MaxApplicationName bytes at a character boundary (the
+// server would keep no more), so a lock name of any length leaves the
+// startup packet small; a PGAPPNAME in the environment is overridden, an
+// application_name in the DSN is not.
 func NameConnections(conn, app string) string {
 	if app == "" {
 		return conn
 	}
+	app = dialects.CutAppName(app, MaxApplicationName)
 	if strings.Contains(conn, "://") {
 		return dialects.WithURLParam(conn, "application_name", app, func(k string) bool { return k == "application_name" })
 	}
