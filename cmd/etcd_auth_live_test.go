@@ -3,10 +3,76 @@
 package cmd
 
 import (
+	"bufio"
+	"net/http"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 )
+
+// etcdctlOn runs etcdctl with each of steps on member m, failing t on an
+// error.
+func etcdctlOn(t *testing.T, e liveEtcd, m *etcdMember, steps ...[]string) {
+	t.Helper()
+	for _, args := range steps {
+		c := exec.Command(e.etcdctl, append([]string{"--endpoints=http://" + m.client}, args...)...)
+		c.Env = append(c.Environ(), "ETCDCTL_API=3")
+		if out, err := c.CombinedOutput(); err != nil {
+			t.Fatalf("etcdctl %v: %v\n%s", args, err, out)
+		}
+	}
+}
+
+// authenticateCalls is how many Authenticate requests member m has
+// started, from its metrics.
+func authenticateCalls(t *testing.T, m *etcdMember) int {
+	t.Helper()
+	resp, err := http.Get("http://" + m.client + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	const metric = `grpc_server_started_total{grpc_method="Authenticate",grpc_service="etcdserverpb.Auth",grpc_type="unary"} `
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), metric); ok {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				t.Fatalf("metric %s%s: %v", metric, v, err)
+			}
+			return n
+		}
+	}
+	t.Fatalf("the member's metrics have no %s(%v)", metric, sc.Err())
+	return 0
+}
+
+// TestEtcdAuthSelfcheckLogsInOnce runs selfcheck on an etcd with
+// authentication: every check passes, and the server is asked to
+// authenticate a few times (the client's login, its lease keep-alive
+// stream's), not once per lease keep-alive. Each Authenticate is a bcrypt
+// password check: one per keep-alive kept the server's CPU so busy that
+// the contention check's requests queued behind them for minutes.
+func TestEtcdAuthSelfcheckLogsInOnce(t *testing.T) {
+	e := etcdLive(t)
+	m := startEtcdMember(t)
+	etcdctlOn(t, e, m, []string{"user", "add", "root:Root-Pass-1"}, []string{"auth", "enable"})
+	before := authenticateCalls(t, m)
+	res := runCmd(t, false, nil, "selfcheck", "--dsn", "etcd://root:Root-Pass-1@"+m.client+"/jobs")
+	if res.err != nil {
+		t.Fatalf("selfcheck: %v\n%s\n%s", res.err, res.stdout, res.stderr)
+	}
+	if !strings.Contains(res.stdout, " 0 failed") {
+		t.Fatalf("selfcheck report: %s", res.stdout)
+	}
+	// The suite refreshes and recycles leases hundreds of times.
+	n := authenticateCalls(t, m) - before
+	t.Logf("selfcheck authenticated %d times", n)
+	if n > 4 {
+		t.Errorf("selfcheck authenticated %d times; want one login per client and per keep-alive stream", n)
+	}
+}
 
 // TestEtcdAuthRefusedIsOneLine enables authentication on an etcd of the
 // test's own: a wrong password is one line naming the fix, without the
@@ -14,13 +80,7 @@ import (
 func TestEtcdAuthRefusedIsOneLine(t *testing.T) {
 	e := etcdLive(t)
 	m := startEtcdMember(t)
-	for _, args := range [][]string{{"user", "add", "root:Right-Pass-1"}, {"auth", "enable"}} {
-		c := exec.Command(e.etcdctl, append([]string{"--endpoints=http://" + m.client}, args...)...)
-		c.Env = append(c.Environ(), "ETCDCTL_API=3")
-		if out, err := c.CombinedOutput(); err != nil {
-			t.Fatalf("etcdctl %v: %v\n%s", args, err, out)
-		}
-	}
+	etcdctlOn(t, e, m, []string{"user", "add", "root:Right-Pass-1"}, []string{"auth", "enable"})
 	res := runCmd(t, false, nil, "locks", "ls", "--dsn", "etcd://root:Wrong-Pass-2@"+m.client+"/jobs")
 	msg := res.stderr + res.err.Error()
 	switch {

@@ -41,6 +41,7 @@ type Backend struct {
 	closed    bool // guarded by bgMu: no more background work
 
 	spares spares
+	renew  renewer // one-off keep-alives, on one stream
 
 	lockersMu sync.Mutex
 	lockers   map[string]*Locker // by lock-space base
@@ -109,6 +110,7 @@ func Open(ctx context.Context, conn string) (*Backend, error) {
 	}
 	b := &Backend{cli: cli, cfg: cfg, lockers: map[string]*Locker{}}
 	b.bg, b.cancel = context.WithCancel(context.Background())
+	b.renew = renewer{cli: cli, bg: b.bg}
 	dctx, cancel := context.WithTimeout(ctx, dial)
 	defer cancel()
 	if err := b.detect(dctx); err != nil {

@@ -77,11 +77,11 @@ func (h *handle) Refresh(ctx context.Context) error {
 	}
 	cli := h.locker.b.cli
 	sent := time.Now()
-	ka, err := cli.KeepAliveOnce(ctx, k.lease)
+	ttl, err := h.locker.b.renew.keepAliveOnce(ctx, k.lease)
 	if err != nil {
 		return dialects.Wrap(Name, "refresh", fmt.Errorf("%w: keep lease %x alive: %v", dialects.ErrLeaseLost, int64(k.lease), err))
 	}
-	until := sent.Add(time.Duration(ka.TTL) * time.Second)
+	until := sent.Add(time.Duration(ttl) * time.Second)
 	if !k.ours {
 		h.until = until
 		return nil

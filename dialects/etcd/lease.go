@@ -86,14 +86,14 @@ func (s *lease) Refresh(ctx context.Context) error {
 	}
 	sent := time.Now()
 	cli := s.locker.b.cli
-	ka, err := cli.KeepAliveOnce(ctx, s.id)
+	ttl, err := s.locker.b.renew.keepAliveOnce(ctx, s.id)
 	if err != nil {
 		if errors.Is(err, rpctypes.ErrLeaseNotFound) {
 			return dialects.Wrap(Name, "refresh", s.End(s.lost("refresh", "its etcd lease has expired or was revoked")))
 		}
 		return s.RefreshFailed(dialects.Wrap(Name, "refresh", fmt.Errorf("keep lease %x alive: %w", int64(s.id), err)))
 	}
-	s.renewed = spare{id: s.id, ttl: ka.TTL, at: sent}
+	s.renewed = spare{id: s.id, ttl: ttl, at: sent}
 	until := sent.Add(s.atMost)
 	if e := s.renewed.ends(); e.Before(until) {
 		until = e

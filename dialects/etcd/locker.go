@@ -167,20 +167,20 @@ func (b *Backend) keepSpare(s spare, ttl int64) {
 // recycle keeps the lease of a released lock, whose key is gone or bound
 // to another lease, as a spare: at once while it was renewed a moment ago
 // (within half of spareSlack), else after renewing it in the background.
-func (b *Backend) recycle(sp spare, ttl int64) {
+func (b *Backend) recycle(sp spare, want int64) {
 	id := sp.id
-	if !sp.ends().Before(time.Now().Add(time.Duration(ttl)*time.Second - spareSlack/2)) {
-		b.keepSpare(sp, ttl)
+	if !sp.ends().Before(time.Now().Add(time.Duration(want)*time.Second - spareSlack/2)) {
+		b.keepSpare(sp, want)
 		return
 	}
 	b.background(5*time.Second, func(ctx context.Context) {
 		sent := time.Now()
-		ka, err := b.cli.KeepAliveOnce(ctx, id)
+		ttl, err := b.renew.keepAliveOnce(ctx, id)
 		if err != nil {
 			revokeNow(b.cli, id)
 			return
 		}
-		b.keepSpare(spare{id: id, ttl: ka.TTL, at: sent}, ttl)
+		b.keepSpare(spare{id: id, ttl: ttl, at: sent}, want)
 	})
 }
 
