@@ -477,16 +477,23 @@ func str(p *string) string {
 // locksTTY is the table for people: the key column only when some lock
 // has a key, the tool column only when some lock is a migration tool's, owner and holder in one column, times of today as clock times
 // (UTC), lease ends relative to the database's now. On a narrow terminal
-// the age goes first, then the lock time, the key and the source; the
-// owner wraps.
+// the age goes first, then the lock time, the key (kept while a lock has
+// no name) and the source; the owner wraps.
 func locksTTY(locks []dialects.LockEntry, color bool) output.TableData {
-	withKey, withNamespace, withTool := false, false, false
+	withKey, keyOnly, withNamespace, withTool := false, false, false, false
 	for _, e := range locks {
 		withKey = withKey || e.Key != ""
+		keyOnly = keyOnly || (e.Key != "" && e.Name == "")
 		withNamespace = withNamespace || e.Namespace != ""
 		withTool = withTool || e.Tool != ""
 	}
-	t := output.TableData{Header: []string{"NAME"}, Drop: []string{"AGE", "LOCKED AT (UTC)", "KEY", "SOURCE"}}
+	// A key is copied whole into `unlock --key`; a lock without a name is
+	// known only by its key, so then the column stays however narrow the
+	// terminal.
+	t := output.TableData{Header: []string{"NAME"}, Drop: []string{"AGE", "LOCKED AT (UTC)", "KEY", "SOURCE"}, Whole: []string{"KEY"}}
+	if keyOnly {
+		t.Drop = []string{"AGE", "LOCKED AT (UTC)", "SOURCE"}
+	}
 	if withNamespace {
 		t.Header = append(t.Header, "NAMESPACE")
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -106,6 +107,29 @@ func TestWriteLocksGolden(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// On a terminal of any width the key of a lock without a name stays, on
+// one line (it is what `unlock --key` takes); once every lock has a name
+// the key is among the first columns to go.
+func TestLocksTerminalKeepsTheKeyOfUnnamedLocks(t *testing.T) {
+	named := slices.DeleteFunc(sampleLocks(), func(e dialects.LockEntry) bool { return e.Name == "" })
+	for _, width := range []int{80, 100, 120, 160} {
+		var buf bytes.Buffer
+		if err := writeLocks(&buf, sampleLocks(), output.Table, true, false, width); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(buf.String(), "│ 4097083626 ") {
+			t.Errorf("width %d: the unnamed lock's key is missing:\n%s", width, buf.String())
+		}
+		buf.Reset()
+		if err := writeLocks(&buf, named, output.Table, true, false, width); err != nil {
+			t.Fatal(err)
+		}
+		if width == 80 && strings.Contains(buf.String(), "KEY") {
+			t.Errorf("width %d: KEY kept though every lock has a name:\n%s", width, buf.String())
+		}
 	}
 }
 

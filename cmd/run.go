@@ -204,6 +204,8 @@ func runRun(ctx context.Context, o *RunOptions) (err error) {
 	if err != nil {
 		return err
 	}
+	// The connections carry the stored name: `locks ls` reads it back.
+	target.NameConnections(dialects.RunApplication(dialects.NamespacedName(ns, o.Name)))
 	defer o.reportRun(ctx, ns)(&err)
 	if err := o.existingFile(target); err != nil {
 		return err
@@ -300,7 +302,6 @@ func (o *RunOptions) target() (*dsn.DSN, error) {
 		return nil, &UsageError{Err: fmt.Errorf("%s: %w", source, err), Command: o.Command}
 	}
 	f.Scrubber.Merge(d.Scrubber())
-	nameConnections(d, o.Command, o.Name)
 	return d, nil
 }
 

@@ -764,7 +764,9 @@ func tableEntry(t Table, r Row) LockEntry {
 	}
 }
 
-// listSessions lists the session locks, labelled with labels. Where the
+// listSessions lists the session locks, labelled with labels and, for
+// those of `schedlock run`, with the name their holder's application name
+// gives (nameRunLocks). Where the
 // server cannot list them it returns a note and looks up each of lookup
 // by name instead.
 func (db *DB) listSessions(ctx context.Context, labels, lookup []string) ([]LockEntry, string, error) {
@@ -799,6 +801,7 @@ func (db *DB) listSessions(ctx context.Context, labels, lookup []string) ([]Lock
 	case err != nil:
 		return nil, "", Wrap(db.Dialect.Name, "list session locks", err)
 	}
+	nameRunLocks(admin, entries)
 	return entries, "", nil
 }
 

@@ -110,6 +110,10 @@ func (a *LockAdmin) SessionLocks(ctx context.Context, names []string) ([]dialect
 	return entries, dialects.Wrap(Name, "list session locks", err)
 }
 
+// LockKey is the key of name's advisory lock in decimal, as LockEntry.Key
+// shows it (see Key): the listing names a lock by it (dialects.SessionKeyer).
+func (a *LockAdmin) LockKey(name string) string { return strconv.FormatInt(Key(name), 10) }
+
 // SessionLock returns the backend holding the advisory lock of name in
 // the current database.
 func (a *LockAdmin) SessionLock(ctx context.Context, name string) (dialects.LockEntry, bool, error) {

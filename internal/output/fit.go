@@ -41,7 +41,7 @@ func fitTable(t TableData) TableData {
 	}
 	widths := natural
 	if t.Width > 0 && boxWidth(natural) > t.Width {
-		widths = shareWidth(natural, t.Width-boxWidth(make([]int, len(natural))))
+		widths = fitWidths(t, natural, t.Width-boxWidth(make([]int, len(natural))))
 	}
 	out := TableData{Header: wrapRow(t.Header, widths)}
 	for _, r := range t.Rows {
@@ -67,6 +67,31 @@ func naturalWidths(t TableData) []int {
 	measure(t.Header)
 	for _, r := range t.Rows {
 		measure(r)
+	}
+	return widths
+}
+
+// fitWidths divides budget columns among t's columns: those of t.Whole
+// get their natural width when the others can still have minColumnWidth
+// (or less, if that is all they want), the others share the rest
+// (shareWidth); otherwise every column shares the budget.
+func fitWidths(t TableData, natural []int, budget int) []int {
+	var others, want []int
+	left, least := budget, 0
+	for i, name := range t.Header {
+		if slices.Contains(t.Whole, name) {
+			left -= natural[i]
+			continue
+		}
+		others, want = append(others, i), append(want, natural[i])
+		least += min(natural[i], minColumnWidth)
+	}
+	if len(others) == len(natural) || left < least {
+		return shareWidth(natural, budget)
+	}
+	widths := slices.Clone(natural)
+	for j, w := range shareWidth(want, left) {
+		widths[others[j]] = w
 	}
 	return widths
 }

@@ -50,6 +50,37 @@ func TestTableFitsTheTerminal(t *testing.T) {
 	}
 }
 
+// A Whole column keeps its values on one line while the others can
+// narrow; when they cannot, it wraps like the rest.
+func TestTableKeepsWholeColumns(t *testing.T) {
+	for _, width := range []int{80, 59, 58, 50} {
+		tbl := wideTable(width)
+		tbl.Drop = []string{"AGE"}
+		tbl.Whole = []string{"KEY"}
+		var buf bytes.Buffer
+		if err := WriteTable(&buf, tbl, true); err != nil {
+			t.Fatal(err)
+		}
+		out := buf.String()
+		for _, line := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
+			if w := twwidth.Width(line); w > width {
+				t.Errorf("width %d: line is %d columns:\n%s", width, w, out)
+				break
+			}
+		}
+		whole := strings.Contains(out, "7440995589958059143")
+		// 5 columns: 16 columns of borders, the key 19, the 4 others at
+		// least 6 each (STATE wants 7, SOURCE 9).
+		fits := width >= 16+19+4*6
+		if whole != fits {
+			t.Errorf("width %d: key on one line %v, want %v:\n%s", width, whole, fits, out)
+		}
+		if !strings.Contains(strings.Join(columnTexts(out), "|"), "7440995589958059143") {
+			t.Errorf("width %d: key lost:\n%s", width, out)
+		}
+	}
+}
+
 func TestTableWithoutWidthWrapsAtMaxCellWidth(t *testing.T) {
 	long := strings.Repeat("word ", 40)
 	var buf bytes.Buffer

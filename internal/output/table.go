@@ -21,6 +21,10 @@ type TableData struct {
 	// Drop names the header cells of the columns a too-wide table leaves
 	// out, first to last, before it wraps the cells of the rest.
 	Drop []string
+	// Whole names the header cells of columns kept unwrapped while the
+	// other columns can still be narrowed to fit: values a person copies
+	// (a key to pass to a flag).
+	Whole []string
 }
 
 // MaxCellWidth is where a terminal table wraps a long cell.
