@@ -78,6 +78,10 @@ type RunOptions struct {
 	// is refused like any bound out of range, not taken as the default.
 	partitionBoundGiven bool
 
+	// sessionHolder describes the session holding the lock (see
+	// sessionHolderOf); nil where there is none to describe.
+	sessionHolder func(context.Context) string
+
 	// Argv is the command and its arguments (everything after --).
 	Argv []string
 
@@ -227,6 +231,7 @@ func runRun(ctx context.Context, o *RunOptions) (err error) {
 	if ns != "" {
 		o.note(o.Global.Verbose, "namespace %q: the lock is stored as %q", ns, dialects.NamespacedName(ns, o.Name))
 	}
+	o.sessionHolder = sessionHolderOf(db, locker, dialects.NamespacedName(ns, o.Name))
 	o.prepareHistory(locker, ns)
 	return o.runLocked(ctx, dialects.WithNamespace(locker, ns))
 }
@@ -416,7 +421,7 @@ func (o *RunOptions) runLocked(ctx context.Context, locker dialects.Locker) erro
 		return nil
 	})
 	if !st.acquired {
-		err = withHolder(lockCtx, locker, o.Name, err)
+		err = o.withHolder(lockCtx, locker, o.Name, err)
 	}
 	o.observeRun(st, err)
 	res := o.result(ctx, err, st)
@@ -531,7 +536,7 @@ func (o *RunOptions) acquireError(ctx context.Context, err error) error {
 	case ctx.Err() != nil:
 		return interruption(fmt.Sprintf("gave up on lock %q", o.Name))
 	case errors.As(err, &held):
-		return o.skipped(held.Error(), errors.Is(err, dialects.ErrPaused))
+		return o.skipped(heldText(held), errors.Is(err, dialects.ErrPaused))
 	case errors.Is(err, dialects.ErrHeld):
 		return o.skipped(fmt.Sprintf("lock %q is held", o.Name), errors.Is(err, dialects.ErrPaused))
 	case errors.Is(err, dialects.ErrInvalid):
@@ -588,24 +593,6 @@ func (e interruption) Error() string { return string(e) }
 // Is makes errors.Is(err, ErrInterrupted) true.
 func (e interruption) Is(target error) bool { return target == ErrInterrupted }
 
-// holderLookupTimeout bounds the holder lookup after a refusal.
-const holderLookupTimeout = 2 * time.Second
-
-// withHolder names the holder in a refusal that does not (a session lock
-// refusal is one round trip; the holder is looked up here, on request).
-func withHolder(ctx context.Context, locker dialects.Locker, name string, err error) error {
-	var held *dialects.HeldError
-	if !errors.As(err, &held) || held.Holder != "" || ctx.Err() != nil {
-		return err
-	}
-	lctx, cancel := context.WithTimeout(ctx, holderLookupTimeout)
-	defer cancel()
-	if h, lerr := dialects.LookupHolder(lctx, locker, name); lerr == nil && h != "" {
-		held.Holder = h
-	}
-	return err
-}
-
 // waitNotice is a Locker that, with --wait, tries once and tells a person
 // watching that it is waiting (and for whom) before it waits.
 type waitNotice struct {
@@ -628,7 +615,7 @@ func (w *waitNotice) Acquire(ctx context.Context, name string, opts dialects.Opt
 	}
 	holder := ""
 	var held *dialects.HeldError
-	if errors.As(withHolder(ctx, w.Locker, name, err), &held) && held.Holder != "" {
+	if errors.As(o.withHolder(ctx, w.Locker, name, err), &held) && held.Holder != "" {
 		holder = " by " + held.Holder
 	}
 	o.note(true, "lock %q is held%s; waiting up to %s…", name, holder, opts.Wait)
