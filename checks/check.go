@@ -78,6 +78,11 @@ type Config struct {
 	// run also leaves out when it names Strategies (claims are not a lock
 	// strategy). dialecttest, the lock conformance suite, sets it.
 	NoClaims bool
+	// CheckTimeout bounds each check: its context ends then, and a check
+	// still running a grace period later (as long again, at most 5 s) is
+	// failed as timed out and left behind, so the run goes on. Zero means
+	// DefaultCheckTimeout; destructive checks get twice as long.
+	CheckTimeout time.Duration
 	// Progress, when set, is called before each check starts (id, title)
 	// and after it ends (with its Result).
 	Progress func(r Result, started bool)

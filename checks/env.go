@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/schedlock/schedlock/dialects"
 )
@@ -20,8 +21,11 @@ type Env struct {
 	// Prefix starts every lock and table name of the run.
 	Prefix string
 
-	run      *runState
-	deferred []func(context.Context) error
+	run *runState
+
+	mu       sync.Mutex
+	deferred []func(context.Context) error // guarded by mu
+	finished bool                          // guarded by mu: the check's cleanup ran
 }
 
 // runState is shared by every check of one run.
@@ -129,9 +133,19 @@ func (e *Env) TableLocker(ctx context.Context, t dialects.Table) (dialects.Table
 }
 
 // Defer registers fn to run when the check ends, latest first, with a
-// context that outlives the check's own.
+// context that outlives the check's own. A check that was left running
+// after its time was up (its cleanup has run) runs fn at once.
 func (e *Env) Defer(fn func(ctx context.Context) error) {
-	e.deferred = append(e.deferred, fn)
+	e.mu.Lock()
+	if !e.finished {
+		e.deferred = append(e.deferred, fn)
+		e.mu.Unlock()
+		return
+	}
+	e.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	defer cancel()
+	_ = fn(ctx)
 }
 
 // Track registers lease to be released when the check ends unless it has
@@ -161,14 +175,35 @@ func (e *Env) Acquire(ctx context.Context, l dialects.Locker, name string, opts 
 	return e.Track(lease), nil
 }
 
-// finish runs the deferred functions, latest first, and joins their errors.
+// finish runs the deferred functions, latest first, and joins their
+// errors; later Defer calls run at once. It returns when ctx ends even if
+// a function ignores it, saying so; that function is left running.
 func (e *Env) finish(ctx context.Context) error {
-	var errs []error
-	for i := len(e.deferred) - 1; i >= 0; i-- {
-		errs = append(errs, e.deferred[i](ctx))
+	e.mu.Lock()
+	fns := e.deferred
+	e.deferred, e.finished = nil, true
+	e.mu.Unlock()
+	done := make(chan error, 1)
+	go func() {
+		var errs []error
+		for i := len(fns) - 1; i >= 0; i-- {
+			errs = append(errs, fns[i](ctx))
+		}
+		done <- errors.Join(errs...)
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
 	}
-	e.deferred = nil
-	return errors.Join(errs...)
+	t := time.NewTimer(maxGrace)
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-t.C:
+		return fmt.Errorf("%w (%w)", errAbandoned, ctx.Err())
+	}
 }
 
 // tableLocker returns b's table-strategy locker on t with the lease-table

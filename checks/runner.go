@@ -15,9 +15,15 @@ import (
 	"github.com/schedlock/schedlock/internal/elide"
 )
 
-// DefaultCheckTimeout bounds one check; destructive checks get twice as
-// long.
+// DefaultCheckTimeout bounds one check when Config.CheckTimeout is zero;
+// destructive checks get twice as long.
 const DefaultCheckTimeout = time.Minute
+
+// maxGrace caps how long a check whose time is up may take to notice its
+// cancelled context and return (as long again as its bound, at most
+// this); one that has not returned by then is reported as timed out and
+// left running, and the run goes on.
+const maxGrace = 5 * time.Second
 
 // cleanupTimeout bounds the cleanup after each check and after the run; it
 // runs even when the run's context was cancelled.
@@ -129,22 +135,21 @@ func (r *Runner) Config() Config { return r.cfg }
 // Checks lists the selected checks in run order.
 func (r *Runner) Checks() []Check { return slices.Clone(r.checks) }
 
-// RunCheck runs one check with a fresh Env, bounded by the check timeout,
-// releases what it left held, and returns its result. A panic in the check
-// is a failed result; a check that ends in an error once ctx is cancelled
-// is skipped as interrupted.
+// RunCheck runs one check with a fresh Env, bounded by its timeout
+// (Timeout), releases what it left held, and returns its result. A check
+// still running a grace period after its timeout (as long again, at most
+// maxGrace) is failed as timed out and left running: RunCheck returns
+// without it. A panic in the check is a failed result; a check that ends
+// in an error once ctx is cancelled is skipped as interrupted.
 func (r *Runner) RunCheck(ctx context.Context, c Check) (res Result) {
 	res = Result{ID: c.ID, Title: c.Title, Strategy: string(c.Strategy)}
 	start := time.Now()
 	env := r.state.env()
-	timeout := DefaultCheckTimeout
-	if c.Destructive {
-		timeout *= 2
-	}
+	timeout := r.Timeout(c)
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
-	detail, err := runGuarded(cctx, c, env)
+	detail, err := runBounded(cctx, c, env, min(timeout, maxGrace))
 	if cctx.Err() != nil && err != nil && ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
 		err = fmt.Errorf("check timed out after %s: %w", timeout, err)
 	}
@@ -161,6 +166,52 @@ func (r *Runner) RunCheck(ctx context.Context, c Check) (res Result) {
 	}
 	res.Duration = time.Since(start)
 	return res
+}
+
+// Timeout is the bound of check c: Config.CheckTimeout, or
+// DefaultCheckTimeout when that is zero, twice that for a destructive
+// check.
+func (r *Runner) Timeout(c Check) time.Duration {
+	timeout := r.cfg.CheckTimeout
+	if timeout <= 0 {
+		timeout = DefaultCheckTimeout
+	}
+	if c.Destructive {
+		timeout *= 2
+	}
+	return timeout
+}
+
+// errAbandoned is the error of a check that did not return within its
+// grace period after its context ended.
+var errAbandoned = errors.New("it did not stop when told to, and was left running")
+
+// runBounded runs c and returns its outcome, or, when c has not returned
+// grace after ctx ended, an error matching errAbandoned (ctx's own error
+// joined) while c goes on in the background.
+func runBounded(ctx context.Context, c Check, env *Env, grace time.Duration) (string, error) {
+	type outcome struct {
+		detail string
+		err    error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		detail, err := runGuarded(ctx, c, env)
+		done <- outcome{detail, err}
+	}()
+	select {
+	case out := <-done:
+		return out.detail, out.err
+	case <-ctx.Done():
+	}
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case out := <-done:
+		return out.detail, out.err
+	case <-t.C:
+		return "", fmt.Errorf("%w (%w)", errAbandoned, ctx.Err())
+	}
 }
 
 func runGuarded(ctx context.Context, c Check, env *Env) (detail string, err error) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -24,10 +25,14 @@ type SelfcheckOptions struct {
 	Global  *GlobalOptions
 	Command string // command path, for usage errors
 
-	Strategy string
-	Preset   string
-	Table    string
-	Checks   []string
+	Strategy     string
+	Preset       string
+	Table        string
+	Checks       []string
+	// CheckTimeout bounds each check; zero: checks.DefaultCheckTimeout.
+	CheckTimeout time.Duration
+
+	checkTimeoutGiven bool // on the command line or by its variable
 }
 
 // NewCmdSelfcheck builds `schedlock selfcheck`. runF replaces the run
@@ -50,7 +55,11 @@ The report goes to stdout (-o table, json, yaml, markdown or junit). Table and
 markdown end with the line "N passed, N warned, N failed, N skipped"; for
 json, yaml and junit that line goes to stderr. On a terminal, a line on
 stderr shows the running check, "[N/total] ID: title". Exit code 3 means a
-check failed.`,
+check failed.
+
+Each check is bounded by --check-timeout (1m; the destructive checks at the
+end, twice that): a check still running then fails as timed out, and the
+run goes on with the next one. --timeout bounds the whole run.`,
 		Example: `  # No server needed: the embedded SQLite database
   schedlock selfcheck
 
@@ -65,6 +74,7 @@ check failed.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			opts.Command = c.CommandPath()
+			opts.checkTimeoutGiven = c.Flags().Changed("check-timeout")
 			if runF != nil {
 				return runF(c.Context(), opts)
 			}
@@ -76,6 +86,7 @@ check failed.`,
 	fl.StringVar(&opts.Preset, "preset", "", "lock-table layout: "+strings.Join(dialects.Presets(), ", ")+" (default schedlock)")
 	fl.StringVar(&opts.Table, "table", "", "lock table to check, created if missing and then dropped (default: a temporary table)")
 	fl.StringSliceVar(&opts.Checks, "check", nil, "run only these check IDs (repeatable)")
+	fl.DurationVar(&opts.CheckTimeout, "check-timeout", checks.DefaultCheckTimeout, "bound each check, e.g. 30s: one still running then fails as timed out and the run goes on (destructive checks get twice as long)")
 	return c
 }
 
@@ -92,6 +103,9 @@ type selfcheckPlan struct {
 // plan resolves the DSN and the options; every error is a usage error.
 func (o *SelfcheckOptions) plan() (*selfcheckPlan, error) {
 	f := o.Factory
+	if o.CheckTimeout < 0 || o.checkTimeoutGiven && o.CheckTimeout == 0 {
+		return nil, usageErrorf(o.Command, "--check-timeout must be positive, got %s", o.CheckTimeout)
+	}
 	raw, source, err := o.Global.ResolveDSN(f)
 	if err != nil {
 		return nil, &UsageError{Err: err, Command: o.Command}
@@ -165,7 +179,7 @@ func selfcheckRun(ctx context.Context, o *SelfcheckOptions) error {
 		fmt.Fprintf(io.ErrOut, "schedlock: connected to %s\n", f.Scrubber.String(output.DescribeDatabase(db.Detected())))
 	}
 
-	cfg := checks.Config{Backend: db, Strategies: p.strategies, Tables: p.tables, Namespace: p.namespace, Only: o.Checks}
+	cfg := checks.Config{Backend: db, Strategies: p.strategies, Tables: p.tables, Namespace: p.namespace, Only: o.Checks, CheckTimeout: o.CheckTimeout}
 	var progress *progressLine
 	if io.IsStderrTTY() && !g.Quiet {
 		progress = &progressLine{w: io.ErrOut, width: io.TerminalWidth}

@@ -224,6 +224,32 @@ func TestSelfcheckFailingCheckExits3(t *testing.T) {
 	}
 }
 
+// TestSelfcheckCheckTimeout: --check-timeout must be positive (exit 2,
+// one line, nothing on stdout), and bounds each check: with 1ns every
+// check selected times out, fails saying so, and the run exits 3.
+func TestSelfcheckCheckTimeout(t *testing.T) {
+	path := emptySQLiteFile(t, "locks.db")
+	for _, bad := range []string{"0s", "-1s"} {
+		r := runCmd(t, false, nil, "selfcheck", "--dsn", path, "--check-timeout", bad)
+		if code := exitCodeOf(r.err); code != CodeUsage || !strings.Contains(r.err.Error(), "--check-timeout must be positive") || strings.Contains(r.err.Error(), "\n") || r.stdout != "" {
+			t.Errorf("--check-timeout %s: exit %d, %v, stdout %q; want exit 2 in one line, nothing written", bad, code, r.err, r.stdout)
+		}
+	}
+	r := runCmd(t, false, nil, "selfcheck", "--dsn", path, "--check-timeout", "1ns", "--check", "table.wait", "-o", "json")
+	if code := exitCodeOf(r.err); code != CodeNegative {
+		t.Fatalf("exit %d (%v), want 3\n%s", code, r.err, r.stdout)
+	}
+	var rep struct {
+		Checks []struct{ ID, Status, Detail string } `json:"checks"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Checks) == 0 || rep.Checks[0].ID != "table.wait" || rep.Checks[0].Status != "fail" || !strings.Contains(rep.Checks[0].Detail, "timed out after 1ns") {
+		t.Errorf("checks %+v; want table.wait failed as timed out after 1ns", rep.Checks)
+	}
+}
+
 func TestSelfcheckUnsupportedStrategy(t *testing.T) {
 	path := emptySQLiteFile(t, "locks.db")
 	r := runCmd(t, false, nil, "selfcheck", "--dsn", path, "--strategy", "session")
