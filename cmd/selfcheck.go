@@ -25,10 +25,10 @@ type SelfcheckOptions struct {
 	Global  *GlobalOptions
 	Command string // command path, for usage errors
 
-	Strategy     string
-	Preset       string
-	Table        string
-	Checks       []string
+	Strategy string
+	Preset   string
+	Table    string
+	Checks   []string
 	// CheckTimeout bounds each check; zero: checks.DefaultCheckTimeout.
 	CheckTimeout time.Duration
 
