@@ -57,10 +57,19 @@ skip the job, with a line naming who paused it and until when.
 
 The pause is the lock's own row in its lease table (schedlock, shedlock or
 sys_sched_lock), taken by the owner "paused:WHO" with a lease that ends
-when the pause does, on the database clock. ShedLock applications sharing
-the table skip the job too. Session locks (advisory locks, GET_LOCK) end
-with their connection, so a pause needs the table strategy: jobs run with
---strategy session do not see it.
+when the pause does, on the database clock. What each runner does with it:
+
+  table strategy    finds the lock held by the pause and skips; ShedLock
+                    applications sharing the table skip the job too.
+  session strategy  (advisory locks, GET_LOCK; the default on PostgreSQL and
+                    MySQL) reads the lock's row in the lease table first —
+                    the DSN's x-table/x-preset, else the native schedlock
+                    table — and skips a paused lock. The job has no row
+                    there: create the table once and pause with --create.
+                    Without that table there is no pause to honour.
+  Redis             the pause is the lock's own key; ShedLock nodes on that
+                    Redis skip the job too.
+  etcd, ZooKeeper   cannot hold a pause: pause refuses (exit 2).
 
 NAME must have a row already (it has run once, or --create). A lock held by
 a job that is running now is not taken from it: pause refuses (exit 3), or
@@ -102,7 +111,7 @@ confirmation, 3 NAME has no row (without --create) or its job is running,
 	fl.StringVar(&opts.Until, "until", "", "when the pause ends, RFC 3339, e.g. 2026-12-24T06:00:00Z")
 	fl.StringVar(&opts.By, "by", "", "who pauses, recorded as the owner paused:BY (default $USER@host)")
 	fl.DurationVar(&opts.Wait, "wait", 0, "wait up to this long for a running job to end (default: refuse at once)")
-	fl.BoolVar(&opts.Create, "create", false, "pause a lock that has no row yet (a job that has not run)")
+	fl.BoolVar(&opts.Create, "create", false, "pause a lock that has no row yet (a job that has not run, or runs on the session strategy)")
 	return c
 }
 
