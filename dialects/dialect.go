@@ -55,7 +55,10 @@
 //     wait out a pause (ErrPaused).
 //  3. Lease: Options.AtMost bounds a hold that is never refreshed (table
 //     strategy); Options.AtLeast keeps the lock after an early release
-//     (ShedLock semantics).
+//     (ShedLock semantics): on the server's lease (table, stores), or on
+//     the session strategy by the process, which keeps the lock on its
+//     connection until then (and frees it earlier only when the
+//     connection or the process ends: see Freed).
 //  4. Owner check: Release and Refresh by anyone but the owner fail with
 //     ErrNotOwner and change nothing; after the lease was lost they fail with
 //     ErrLeaseLost.
@@ -140,10 +143,13 @@ type Lease interface {
 	// ErrLeaseLost when the lease is gone and ErrNotOwner when another owner
 	// holds it.
 	Refresh(ctx context.Context) error
-	// Release gives the lock up, keeping it until locked-at + AtLeast where
-	// the strategy has a lease. It fails with ErrLeaseLost when the lease was
-	// lost before and ErrNotOwner when another owner holds it. Releasing
-	// twice fails with ErrLeaseLost.
+	// Release gives the lock up, keeping it until locked-at + AtLeast: in
+	// the lease where the strategy has one, else (session locks) held by
+	// this process on its connection and freed there in the background
+	// once AtLeast has passed (Release returns at once; a process that
+	// exits, or a connection that drops, frees it sooner). It fails with
+	// ErrLeaseLost when the lease was lost before and ErrNotOwner when
+	// another owner holds it. Releasing twice fails with ErrLeaseLost.
 	Release(ctx context.Context) error
 	// Done is closed when the lease ends: released, or lost.
 	Done() <-chan struct{}
@@ -160,7 +166,8 @@ type Options struct {
 	// locks, which end when their connection does.
 	AtMost time.Duration
 	// AtLeast keeps the lock after an early Release until locked-at + AtLeast
-	// (default 0). Must not exceed AtMost.
+	// (default 0), on every strategy: session locks are kept by this
+	// process for as long as it runs (see Freed). Must not exceed AtMost.
 	AtLeast time.Duration
 	// Wait is how long Acquire keeps retrying a taken lock (default 0: once).
 	Wait time.Duration

@@ -118,6 +118,9 @@ type namespacedLease struct {
 // Name is the name the caller gave, without the namespace.
 func (l *namespacedLease) Name() string { return l.name }
 
+// Unwrap returns the backend's lease.
+func (l *namespacedLease) Unwrap() Lease { return l.Lease }
+
 // ApplyNamespace fills every entry's Namespace from its stored Name and,
 // when ns is not empty, keeps only the entries of namespace ns. Names are
 // then given without their namespace. Entries known only by a key (no

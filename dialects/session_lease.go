@@ -18,6 +18,11 @@ type sessionLease struct {
 	name   string
 	owner  string
 	entry  *heldEntry
+	// granted is when the server's grant came back (host monotonic
+	// clock) and atLeast the acquire's Options.AtLeast: a Release before
+	// granted + atLeast leaves the lock held until then (session_hold.go).
+	granted time.Time
+	atLeast time.Duration
 
 	mu        sync.Mutex
 	finished  bool
@@ -112,6 +117,11 @@ func (s *sessionLease) Refresh(ctx context.Context) error {
 // connection stay held. The statement runs on the caller's goroutine once
 // the connection is free; when ctx ends before that, Release returns ctx's
 // error, the release still happens, and Done closes once it has.
+//
+// Before AtLeast has passed since the grant, Release sends nothing: the
+// lease ends at once (Done closes, Err stays nil) and the lock stays held
+// on its connection until AtLeast has passed, when it is freed there in
+// the background (see Lingering and Freed).
 func (s *sessionLease) Release(ctx context.Context) error {
 	s.mu.Lock()
 	if s.finished {
@@ -131,6 +141,14 @@ func (s *sessionLease) Release(ctx context.Context) error {
 	s.releasing = make(chan struct{})
 	s.mu.Unlock()
 
+	if left := s.holdLeft(); left > 0 && s.locker.hold(s, left) {
+		s.end(nil)
+		close(s.releasing)
+		// A connection lost between the hold and the end is a lost lock:
+		// its loss is the lease's error.
+		_, err := s.ended()
+		return err
+	}
 	c := s.conn
 	c.pending.Add(1)
 	ok, err := c.batched(ctx, batchUnlock, s.name)

@@ -68,6 +68,10 @@ const (
 //     connection asks the server (SessionGuard) to end it PartitionBound
 //     after the last statement, so a partitioned holder's locks are freed
 //     within that bound, after its leases reported the loss.
+//   - At-least: a Release before Options.AtLeast has passed since the
+//     grant returns at once and leaves the lock held on its connection;
+//     a timer frees it there once AtLeast has passed (see Freed). A lost
+//     connection or Close frees it sooner, as a process's exit does.
 //
 // A SessionLocker is safe for concurrent use. Close ends its leases and
 // closes its connections.
@@ -96,6 +100,11 @@ type SessionLocker struct {
 	held    map[string]*heldEntry // by lock key: this process holds or is taking it
 	opening int                   // connections being opened for routing
 	closed  bool
+	// holds are the released locks kept for their at-least, each freed by
+	// its timer; holding counts them until each is freed or dropped
+	// (session_hold.go).
+	holds   map[*sessionLease]*time.Timer
+	holding sync.WaitGroup
 }
 
 // heldEntry is a lock key this process holds (lease set) or is acquiring.
@@ -298,12 +307,15 @@ func (l *SessionLocker) unreserveLocked(key string, e *heldEntry) {
 // grant records the lease of key on c. A lease whose connection was lost
 // in the meantime is returned already ended, reporting the loss.
 func (l *SessionLocker) grant(c *lockConn, e *heldEntry, key, name string, opts Options) *sessionLease {
-	s := &sessionLease{locker: l, conn: c, key: key, name: name, owner: opts.Owner, entry: e, done: make(chan struct{})}
+	s := &sessionLease{locker: l, conn: c, key: key, name: name, owner: opts.Owner, entry: e, done: make(chan struct{}),
+		granted: time.Now(), atLeast: opts.AtLeast}
 	l.mu.Lock()
 	e.lease = s
 	lost := c.lostErr()
 	if lost == nil {
 		c.leases[s] = struct{}{}
+	} else {
+		l.unreserveLocked(key, e) // connLost ran before the lease was recorded
 	}
 	l.mu.Unlock()
 	if lost != nil {
@@ -428,6 +440,7 @@ func (l *SessionLocker) connLost(c *lockConn, cause error) {
 	leases := make([]*sessionLease, 0, len(c.leases))
 	for s := range c.leases {
 		leases = append(leases, s)
+		l.dropHoldLocked(s) // its lock went with the connection
 		l.unreserveLocked(s.key, s.entry)
 	}
 	c.leases = map[*sessionLease]struct{}{}
@@ -471,7 +484,9 @@ func (l *SessionLocker) idleExpired(c *lockConn) bool {
 }
 
 // Close ends every lease of the locker (its locks are freed with their
-// connections, which are closed) and refuses new acquires.
+// connections, which are closed) and refuses new acquires. Locks released
+// and still held for their at-least are freed with their connections too,
+// at once: Close returns once no goroutine or timer of the locker is left.
 func (l *SessionLocker) Close() error {
 	l.mu.Lock()
 	l.closed = true
@@ -486,6 +501,7 @@ func (l *SessionLocker) Close() error {
 	for _, c := range conns {
 		<-c.finished
 	}
+	l.holding.Wait() // a hold that was freeing its lock as Close began
 	return nil
 }
 

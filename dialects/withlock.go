@@ -42,7 +42,8 @@ func SafetyMargin(atMost time.Duration) time.Duration {
 //     the lock. In both cases the cause (context.Cause) matches
 //     ErrLeaseLost. Leases without an Until (session locks) have no margin.
 //   - After fn returns the lock is released (keeping it until locked-at +
-//     AtLeast), with a fresh ReleaseTimeout context if ctx is done. When fn
+//     AtLeast, a session lock in the background: WithLock does not wait
+//     for it), with a fresh ReleaseTimeout context if ctx is done. When fn
 //     released the lease itself, cleanly, nothing more is sent.
 //
 // The result is fn's error joined with the lease's error when the lease was
