@@ -37,6 +37,7 @@ const closeTimeout = 10 * time.Second
 type DB struct {
 	backend  dialects.Backend
 	locker   dialects.Locker
+	base     dialects.Locker // the backend's locker, under the pause check and namespace
 	strategy Strategy
 
 	mu   sync.Mutex
@@ -84,9 +85,10 @@ func Open(ctx context.Context, dsnText string) (*DB, error) {
 		return nil, target.Scrub(fmt.Errorf("%s %s strategy: %w", backend.Detected().Dialect, strategy, err))
 	}
 	dialects.ApplyPartitionBound(locker, target.Options.PartitionBound())
+	base := locker
 	locker = dialects.WithPauseCheck(backend, locker, target.Options.Table())
 	locker = dialects.WithNamespace(locker, target.Options.Namespace())
-	return &DB{backend: backend, locker: locker, strategy: strategy, held: map[*trackedLease]struct{}{}, pruneAt: minPruneAt, done: make(chan struct{})}, nil
+	return &DB{backend: backend, locker: locker, base: base, strategy: strategy, held: map[*trackedLease]struct{}{}, pruneAt: minPruneAt, done: make(chan struct{})}, nil
 }
 
 // Info is what detection learned about the database.
@@ -161,10 +163,14 @@ func (db *DB) CreateTable(ctx context.Context) error {
 }
 
 // Close releases every lease still held through this handle, then the
-// locker's prepared statements and the connection pool. It reports the
-// leases it could not release (their session locks end with their
-// connections all the same; a table lease then runs out at its AtMost).
-// Calling Close again returns the first call's result.
+// locker's prepared statements, its lock connections and the connection
+// pool. It reports the leases it could not release (their session locks
+// end with their connections all the same; a table lease then runs out at
+// its AtMost). Session locks released before their AtLeast and still held
+// for it are freed at once with their connections, as they would be when
+// the process exits, and Close returns once the session locker's
+// goroutines and timers have stopped; a table lease keeps its AtLeast on
+// the server. Calling Close again returns the first call's result.
 func (db *DB) Close() error {
 	db.mu.Lock()
 	if db.closed {
@@ -189,7 +195,7 @@ func (db *DB) Close() error {
 		}
 		t.forget()
 	}
-	if c, ok := db.locker.(io.Closer); ok {
+	if c, ok := db.base.(io.Closer); ok {
 		if err := c.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("close: locker: %w", err))
 		}
@@ -208,6 +214,9 @@ type trackedLease struct {
 	Lease
 	db *DB
 }
+
+// Unwrap returns the backend's lease (see dialects.Freed).
+func (t *trackedLease) Unwrap() Lease { return t.Lease }
 
 // Release implements Lease and forgets the lease once it has ended.
 func (t *trackedLease) Release(ctx context.Context) error {

@@ -23,13 +23,27 @@
 // on a shared database (WithNamespace does it for any Locker). The handle
 // it returns owns the connection pool, what detection learned, the lease
 // table's prepared statements and the connections that hold session locks;
-// Close releases the leases still held and then all of those.
+// Close releases the leases still held and then all of those, freeing the
+// session locks still kept for their AtLeast at once.
 //
 // Its connections name themselves in the server's session views
 // (pg_stat_activity.application_name, MySQL's program_name connection
 // attribute, SQL Server's app name, Oracle's program) after the program:
 // DefaultApplicationName, the executable's base name. A name written in
 // the DSN (application_name=billing-worker) wins.
+//
+// Options.AtLeast keeps a lock after a quick run (ShedLock's
+// lockAtLeastFor), so that a node whose clock is behind, or whose
+// scheduler fires a moment later, finds it taken and skips. It holds on
+// every strategy. On the table strategy it is written into the lease and
+// kept by the database. On the session strategy, which has no lease, the
+// process keeps it: Release (and WithLock after the job) returns at once,
+// the lock stays held on its connection until AtLeast has passed since the
+// acquire, and is then freed in the background. That hold lasts only as
+// long as the process: the server frees a session's locks with the
+// session, so Close, or a process that exits, frees it sooner. A program
+// that exits right after its job and needs AtLeast kept uses the table
+// strategy (x-strategy=table).
 //
 // A lock paused with `schedlock pause` is refused with an error matching
 // both ErrHeld and ErrPaused that names who paused it and until when; a

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -110,19 +111,123 @@ func TestCloseReleasesHeldLeases(t *testing.T) {
 	}
 }
 
-// TestWithLockLive runs a job under WithLock on every live backend with its
-// recommended strategy.
-func TestWithLockLive(t *testing.T) {
+// strategyDSNs are liveDSNs by "backend/strategy": the table strategy on
+// a fresh table everywhere, and the session strategy as Open picks it by
+// default (no x-strategy) on PostgreSQL and MariaDB/MySQL.
+func strategyDSNs(t *testing.T) map[string]string {
+	out := map[string]string{}
 	for backend, raw := range liveDSNs(t) {
-		t.Run(backend, func(t *testing.T) {
-			db := openT(t, raw)
-			if err := db.CreateTable(t.Context()); err != nil {
-				t.Fatal(err)
+		out[backend+"/table"] = withOption(withOption(raw, "x-strategy=table"),
+			"x-table=withlock_test_"+strings.ReplaceAll(NewOwner()[len(NewOwner())-8:], "-", "_"))
+		if backend != "sqlite" {
+			out[backend+"/session"] = raw
+		}
+	}
+	return out
+}
+
+// openStrategy opens dsn of strategyDSNs[name], checks its strategy and
+// creates its table (dropped at the end).
+func openStrategy(t *testing.T, name, dsn string) *DB {
+	t.Helper()
+	db := openT(t, dsn)
+	if want := Strategy(name[strings.IndexByte(name, '/')+1:]); db.Strategy() != want {
+		t.Fatalf("opened with %s, want %s", db.Strategy(), want)
+	}
+	if err := db.CreateTable(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if tl, ok := db.locker.(dialects.TableLocker); ok {
+		t.Cleanup(func() {
+			if d, ok := tl.(dialects.TableDropper); ok {
+				_ = d.DropTable(context.Background())
 			}
+		})
+	}
+	return db
+}
+
+// TestWithLockLive runs a quick job under WithLock with AtLeast on every
+// live backend and strategy: WithLock returns after the job, another
+// handle is refused the lock right after, and takes it once AtLeast has
+// passed since the acquire (a session lock is kept by the first handle's
+// process meanwhile, a table lease by the database).
+func TestWithLockLive(t *testing.T) {
+	const atLeast = time.Second
+	for name, dsn := range strategyDSNs(t) {
+		t.Run(name, func(t *testing.T) {
+			a := openStrategy(t, name, dsn)
+			b := openT(t, dsn)
+			lockName := "withlock-" + NewOwner()
 			ran := false
-			err := WithLock(t.Context(), db, "withlock-"+NewOwner(), Options{}, func(context.Context, Lease) error { ran = true; return nil })
+			before := time.Now()
+			err := WithLock(t.Context(), a, lockName, Options{AtMost: time.Minute, AtLeast: atLeast}, func(context.Context, Lease) error { ran = true; return nil })
 			if err != nil || !ran {
 				t.Fatalf("WithLock = %v, ran %v", err, ran)
+			}
+			if _, err := b.Acquire(t.Context(), lockName, Options{}); !errors.Is(err, ErrHeld) {
+				t.Fatalf("another handle right after WithLock: %v, want ErrHeld (AtLeast %s)", err, atLeast)
+			}
+			deadline := time.Now().Add(20 * atLeast)
+			for {
+				l, err := b.Acquire(t.Context(), lockName, Options{})
+				if err == nil {
+					// The table's times have millisecond precision.
+					if took := time.Since(before); took < atLeast-10*time.Millisecond {
+						t.Errorf("another handle took the lock %s after the acquire, before AtLeast %s", took, atLeast)
+					}
+					_ = l.Release(t.Context())
+					return
+				}
+				if !errors.Is(err, ErrHeld) || time.Now().After(deadline) {
+					t.Fatalf("another handle after AtLeast: %v", err)
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		})
+	}
+}
+
+// TestCloseFreesSessionHold: a session lock kept for its AtLeast after
+// WithLock returned is freed at once by Close (as by the process's exit:
+// the server frees a session's locks with it), and Close leaves none of
+// the handle's goroutines behind.
+func TestCloseFreesSessionHold(t *testing.T) {
+	for name, dsn := range strategyDSNs(t) {
+		if !strings.HasSuffix(name, "/session") {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			b := openT(t, dsn)
+			baseline := runtime.NumGoroutine()
+			a := openStrategy(t, name, dsn)
+			lockName := "close-hold-" + NewOwner()
+			if err := WithLock(t.Context(), a, lockName, Options{AtMost: time.Hour, AtLeast: time.Hour}, func(context.Context, Lease) error { return nil }); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := b.Acquire(t.Context(), lockName, Options{}); !errors.Is(err, ErrHeld) {
+				t.Fatalf("another handle during the hold: %v, want ErrHeld", err)
+			}
+			if err := a.Close(); err != nil {
+				t.Fatal(err)
+			}
+			l, err := b.Acquire(t.Context(), lockName, Options{Wait: 10 * time.Second})
+			if err != nil {
+				t.Fatalf("another handle after Close: %v, want the lock Close freed", err)
+			}
+			if err := l.Release(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			if err := b.Close(); err != nil {
+				t.Fatal(err)
+			}
+			deadline := time.Now().Add(10 * time.Second)
+			for runtime.NumGoroutine() > baseline {
+				if time.Now().After(deadline) {
+					buf := make([]byte, 1<<20)
+					t.Fatalf("%d goroutines after Close, %d before Open:\n%s", runtime.NumGoroutine(), baseline, buf[:runtime.Stack(buf, true)])
+				}
+				time.Sleep(20 * time.Millisecond)
 			}
 		})
 	}

@@ -11,10 +11,18 @@
 //	).Then(job))
 //
 // The lease is refreshed every third of AtMost while the job runs (see
-// lock.WithLock). AtLeast keeps the lock after a quick run, by the
-// database's clock, so that a node whose clock is behind finds it taken
-// and skips the same tick: choose it above the nodes' clock skew and below
-// the job's interval. It uses only the public API of package lock.
+// lock.WithLock). AtLeast keeps the lock after a quick run, so that a node
+// whose clock is behind, or that fires a moment later, finds it taken and
+// skips the same tick: choose it above the nodes' clock skew and start
+// spread and below the job's interval (half the interval is a good
+// default). It holds on every strategy: on the table strategy in the lease,
+// by the database's clock; on the session strategy (Open's default on
+// PostgreSQL and MySQL/MariaDB) this process keeps the lock on its
+// connection until AtLeast has passed since the acquire and then frees it,
+// in the background, the run returning at once. A process that exits or
+// closes its lock.DB before then frees a session lock sooner: the server
+// ends a session's locks with the session. It uses only the public API of
+// package lock.
 package cronlock
 
 import (
@@ -53,7 +61,8 @@ func (f JobFunc) RunContext(ctx context.Context) error { return f(ctx) }
 
 // SkipIfLocked returns a cron.JobWrapper that runs each run of a job under
 // the lock called name on locker, with opts (default: one try, a 30-minute
-// lease refreshed while the job runs, no at-least). When another node
+// lease refreshed while the job runs, no at-least; AtLeast keeps the lock
+// after a quick run on every strategy, see the package doc). When another node
 // holds the lock the run is skipped and logged at Info ("skip", with the
 // lock's name and its holder); any other failure to take the lock, a lost
 // lease, a failed release and the error of a ContextJob are logged at

@@ -24,10 +24,12 @@
 // been held AtLeast, judged by the database's clock, so the late nodes find
 // it taken and skip. Choose AtLeast larger than the spread of the nodes'
 // start times plus their clock skew, and smaller than the job's interval
-// minus that spread (half the interval is a good default); on the table
-// strategy it is written into the lease; on the session strategy, which has
-// no lease, the lock is held by this process until then (Unlock returns at
-// once and the release follows).
+// minus that spread (half the interval is a good default). On the table
+// strategy it is written into the lease. On the session strategy, which has
+// no lease, this process keeps the lock on its connection until then (lock's
+// Release: Unlock returns at once and the lock is freed in the background);
+// a process that exits, or a lock.DB that is closed, frees it sooner, as the
+// server frees a session's locks with the session.
 //
 // # Elector: one leader for every job
 //

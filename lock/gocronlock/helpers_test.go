@@ -1,7 +1,6 @@
 package gocronlock_test
 
 import (
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -17,22 +16,11 @@ import (
 // own.
 const testTable = "gocronlock_test"
 
-// liveDSNs are the databases the tests run on (locktest.LiveDSNs), with
-// the table strategy on testTable.
+// liveDSNs are the databases and strategies the tests run on
+// (locktest.LiveDSNs, by "backend/strategy"): the table strategy on
+// testTable everywhere, and the session strategy, Open's default, on
+// PostgreSQL and MariaDB/MySQL.
 func liveDSNs(t *testing.T) map[string]string { return locktest.LiveDSNs(t, testTable) }
-
-// withSessionDSNs adds to dsns the session strategy of the databases that
-// have one (PostgreSQL advisory locks, MySQL/MariaDB GET_LOCK).
-func withSessionDSNs(t *testing.T, dsns map[string]string) map[string]string {
-	out := map[string]string{}
-	for name, dsn := range dsns {
-		out[name] = dsn
-		if name != "sqlite" {
-			out[name+"/session"] = strings.Replace(dsn, "x-strategy=table", "x-strategy=session", 1)
-		}
-	}
-	return out
-}
 
 // openT opens dsn for the test, creating the lease table.
 func openT(t *testing.T, dsn string) *lock.DB { return locktest.Open(t, dsn) }

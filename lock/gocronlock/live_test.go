@@ -13,6 +13,7 @@ import (
 
 	"github.com/schedlock/schedlock/lock"
 	"github.com/schedlock/schedlock/lock/gocronlock"
+	"github.com/schedlock/schedlock/lock/internal/locktest"
 )
 
 // Three nodes whose clocks differ: node 0 is right, node 1 runs ahead and
@@ -41,7 +42,7 @@ const (
 func TestEachTickRunsOnce(t *testing.T) {
 	t.Parallel()
 	cases := map[string]string{}
-	for backend, dsn := range withSessionDSNs(t, liveDSNs(t)) {
+	for backend, dsn := range liveDSNs(t) {
 		openT(t, dsn) // the table, before the subtests
 		cases[backend+"/locker"] = dsn
 		if !strings.HasSuffix(backend, "/session") {
@@ -149,7 +150,7 @@ func TestLeaseOutlivesAtMostWhileTheJobRuns(t *testing.T) {
 // the database (table) or held by the process (session), then frees it.
 func TestAtLeastHoldsAfterUnlock(t *testing.T) {
 	t.Parallel()
-	runAll(t, withSessionDSNs(t, liveDSNs(t)), func(t *testing.T, dsn string) {
+	runAll(t, liveDSNs(t), func(t *testing.T, dsn string) {
 		a, b := openT(t, dsn), openT(t, dsn)
 		name := "at-least-" + lock.NewOwner()
 		other := gocronlock.NewLocker(b, gocronlock.Options{})
@@ -198,7 +199,7 @@ func TestAtLeastHoldsAfterUnlock(t *testing.T) {
 // TestLockHonoursContext: a Lock whose context has ended takes nothing.
 func TestLockHonoursContext(t *testing.T) {
 	t.Parallel()
-	dsn := liveDSNs(t)["sqlite"]
+	dsn := locktest.SQLite(liveDSNs(t))
 	db := openT(t, dsn)
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
@@ -216,7 +217,7 @@ func TestLockHonoursContext(t *testing.T) {
 // TestInvalidOptions fail every Lock with ErrInvalid.
 func TestInvalidOptions(t *testing.T) {
 	t.Parallel()
-	db := openT(t, liveDSNs(t)["sqlite"])
+	db := openT(t, locktest.SQLite(liveDSNs(t)))
 	_, err := gocronlock.NewLocker(db, gocronlock.Options{AtMost: time.Second, AtLeast: time.Minute}).Lock(t.Context(), "x")
 	if !errors.Is(err, lock.ErrInvalid) {
 		t.Errorf("AtLeast over AtMost: %v, want ErrInvalid", err)
@@ -230,7 +231,7 @@ func TestInvalidOptions(t *testing.T) {
 // other takes over at its next try.
 func TestElectorHandsOver(t *testing.T) {
 	t.Parallel()
-	runAll(t, withSessionDSNs(t, liveDSNs(t)), func(t *testing.T, dsn string) {
+	runAll(t, liveDSNs(t), func(t *testing.T, dsn string) {
 		name := "leader-" + lock.NewOwner()
 		opts := gocronlock.ElectorOptions{Lease: 3 * time.Second, RetryEvery: 200 * time.Millisecond}
 		first, err := gocronlock.NewElector(t.Context(), openT(t, dsn), name, opts)

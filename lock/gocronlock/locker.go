@@ -62,7 +62,7 @@ func (l *Locker) Lock(ctx context.Context, key string) (gocron.Lock, error) {
 		return nil, fmt.Errorf("gocronlock: lock %q: %w", key, context.Cause(ctx))
 	}
 	opts := lock.Options{AtMost: l.opts.AtMost, AtLeast: l.opts.AtLeast, Owner: l.opts.Owner}
-	run := &run{key: key, atLeast: l.opts.AtLeast, onLost: l.opts.OnLost,
+	run := &run{key: key, onLost: l.opts.OnLost,
 		unlock: make(chan struct{}), acquired: make(chan struct{}), result: make(chan error, 1)}
 
 	// The held lock outlives ctx: once acquired, only Unlock ends it.
@@ -71,12 +71,10 @@ func (l *Locker) Lock(ctx context.Context, key string) (gocron.Lock, error) {
 	go func() {
 		defer cancel()
 		defer stop() // a refused try must not stay registered on ctx
-		run.result <- lock.WithLock(held, l.locker, key, opts, func(leaseCtx context.Context, lease lock.Lease) error {
+		run.result <- lock.WithLock(held, l.locker, key, opts, func(leaseCtx context.Context, _ lock.Lease) error {
 			if !stop() { // ctx ended while the lock was being taken
 				return fmt.Errorf("gocronlock: lock %q: %w", key, context.Cause(ctx))
 			}
-			run.lease = lease
-			run.started = time.Now()
 			close(run.acquired)
 			return run.hold(leaseCtx)
 		})
@@ -91,21 +89,16 @@ func (l *Locker) Lock(ctx context.Context, key string) (gocron.Lock, error) {
 
 // run is one held lock; it implements gocron.Lock.
 type run struct {
-	key     string
-	atLeast time.Duration
-	onLost  func(string, error)
-
-	lease   lock.Lease
-	started time.Time // when the lock was taken, on this host's monotonic clock
+	key    string
+	onLost func(string, error)
 
 	unlockOnce sync.Once
 	unlock     chan struct{} // closed by the first Unlock
-	acquired   chan struct{} // closed once lease and started are set
+	acquired   chan struct{} // closed once the lock is held
 	result     chan error    // what WithLock returned
 }
 
-// hold keeps the lock until Unlock, reporting a loss meanwhile; on a lease
-// without an end (a session lock) it then waits out AtLeast.
+// hold keeps the lock until Unlock, reporting a loss meanwhile.
 func (r *run) hold(leaseCtx context.Context) error {
 	select {
 	case <-r.unlock:
@@ -114,44 +107,22 @@ func (r *run) hold(leaseCtx context.Context) error {
 			r.onLost(r.key, cause)
 		}
 		<-r.unlock
-		return nil
-	}
-	if wait := r.sessionHold(); wait > 0 {
-		t := time.NewTimer(wait)
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-leaseCtx.Done():
-		}
 	}
 	return nil
 }
 
-// sessionHold is how long a lock without a lease end must still be held
-// to have been held AtLeast; 0 for leases, which keep AtLeast themselves.
-func (r *run) sessionHold() time.Duration {
-	if r.atLeast <= 0 || !r.lease.Until().IsZero() {
-		return 0
-	}
-	return r.atLeast - time.Since(r.started)
-}
-
-// Unlock releases the lock, keeping it until it has been held AtLeast. It
-// waits for the release (at most lock's release timeout, whatever ctx
-// says, so that a scheduler shutting down still frees its locks) and
-// returns its error, or the loss of the lease during the run (matching
-// lock.ErrLeaseLost). Where this process must itself hold a session lock
-// until AtLeast, Unlock returns nil at once and the release follows.
+// Unlock releases the lock, keeping it until it has been held AtLeast
+// (see lock.Lease.Release: a session lock is then kept by this process
+// and freed in the background, without a round trip now). It waits for
+// the release (at most lock's release timeout, whatever ctx says, so that
+// a scheduler shutting down still frees its locks) and returns its error,
+// or the loss of the lease during the run (matching lock.ErrLeaseLost).
 func (r *run) Unlock(_ context.Context) error {
 	first := false
 	r.unlockOnce.Do(func() { first = true })
 	if !first {
 		return fmt.Errorf("gocronlock: lock %q: %w: unlocked twice", r.key, lock.ErrLeaseLost)
 	}
-	background := r.sessionHold() > 0
 	close(r.unlock)
-	if background {
-		return nil
-	}
 	return <-r.result
 }
