@@ -420,6 +420,14 @@ func (o *RunOptions) runLocked(ctx context.Context, locker dialects.Locker) erro
 		o.supervise(runCtx, lease, sigs, st)
 		return nil
 	})
+	if st.started {
+		// A session lock released before --at-least is still held by this
+		// process, which stays until the lock is freed or a signal ends it.
+		select {
+		case <-dialects.Freed(st.lease):
+		case <-sigs:
+		}
+	}
 	if !st.acquired {
 		err = o.withHolder(lockCtx, locker, o.Name, err)
 	}
@@ -432,7 +440,6 @@ func (o *RunOptions) runLocked(ctx context.Context, locker dialects.Locker) erro
 // supervise starts the command with the lock's environment and watches it
 // against the lease until it has exited.
 func (o *RunOptions) supervise(runCtx context.Context, lease dialects.Lease, sigs chan os.Signal, st *runState) {
-	acquired := time.Now()
 	env := []string{EnvLockName + "=" + lease.Name(), EnvOwner + "=" + lease.Owner()}
 	token, hasToken := lease.Token()
 	if hasToken {
@@ -469,21 +476,6 @@ func (o *RunOptions) supervise(runCtx context.Context, lease dialects.Lease, sig
 	}
 	if st.outcome.Leftovers {
 		o.note(!o.Global.Quiet, "%s left processes running in its process group; they were stopped before the lock was released", o.Argv[0])
-	}
-	// A session lock has no lease to keep it after release: hold it here.
-	if lease.Until().IsZero() && o.AtLeast > 0 {
-		holdUntil(runCtx, acquired.Add(o.AtLeast), sigs)
-	}
-}
-
-// holdUntil waits until t, the lease's end or a signal, whichever is first.
-func holdUntil(ctx context.Context, t time.Time, sigs <-chan os.Signal) {
-	timer := time.NewTimer(time.Until(t))
-	defer timer.Stop()
-	select {
-	case <-timer.C:
-	case <-ctx.Done():
-	case <-sigs:
 	}
 }
 
