@@ -71,7 +71,8 @@ when the pause does, on the database clock. What each runner does with it:
                     Redis skip the job too.
   etcd, ZooKeeper   cannot hold a pause: pause refuses (exit 2).
 
-NAME must have a row already (it has run once, or --create). A lock held by
+A pause lasts at most 366 days (8784h); pause again before it ends to go
+on. NAME must have a row already (it has run once, or --create). A lock held by
 a job that is running now is not taken from it: pause refuses (exit 3), or
 waits up to --wait for the run to end. Pausing a paused lock replaces the
 pause with the new one.
@@ -107,8 +108,8 @@ confirmation, 3 NAME has no row (without --create) or its job is running,
 	}
 	fl := c.Flags()
 	addPauseTableFlags(c, opts)
-	fl.DurationVar(&opts.For, "for", 0, "how long the pause lasts, e.g. 2h")
-	fl.StringVar(&opts.Until, "until", "", "when the pause ends, RFC 3339, e.g. 2026-12-24T06:00:00Z")
+	fl.DurationVar(&opts.For, "for", 0, "how long the pause lasts, e.g. 2h (at most 8784h, 366 days)")
+	fl.StringVar(&opts.Until, "until", "", "when the pause ends, RFC 3339, e.g. 2026-12-24T06:00:00Z (at most 366 days away)")
 	fl.StringVar(&opts.By, "by", "", "who pauses, recorded as the owner paused:BY (default $USER@host)")
 	fl.DurationVar(&opts.Wait, "wait", 0, "wait up to this long for a running job to end (default: refuse at once)")
 	fl.BoolVar(&opts.Create, "create", false, "pause a lock that has no row yet (a job that has not run, or runs on the session strategy)")
@@ -186,6 +187,8 @@ func (o *PauseOptions) validate() error {
 		return usage("say how long: --for 2h, or --until 2026-12-24T06:00:00Z")
 	case o.For < 0:
 		return usage("--for must be positive, got %s", o.For)
+	case o.For > dialects.MaxPause:
+		return usage("--for %s is longer than a pause may last, 366 days (8784h): pause again before it ends to go on, or take the job off its schedule to stop it for good", o.For)
 	case o.Wait < 0:
 		return usage("--wait must not be negative, got %s", o.Wait)
 	}
@@ -196,6 +199,9 @@ func (o *PauseOptions) validate() error {
 		}
 		if !t.After(o.now()) {
 			return usage("--until %s is not in the future", t.UTC().Format(time.RFC3339))
+		}
+		if t.Sub(o.now()) > dialects.MaxPause {
+			return usage("--until %s is more than 366 days (8784h) away, longer than a pause may last: pause again before it ends to go on, or take the job off its schedule to stop it for good", t.UTC().Format(time.RFC3339))
 		}
 	}
 	if o.By == "" {
@@ -323,7 +329,9 @@ func (o *PauseOptions) plan(found *dialects.Listing, given []dialects.Table) (*p
 	if e.State == dialects.StateHeld && o.Wait == 0 {
 		return nil, negativef("lock %q in table %s is held by %q until %s: its job is running, and a pause does not take the lock from it; nothing changed: pause it when the run ends, or add --wait to wait for it", o.Name, e.Source, e.Owner, untilCell(e, false))
 	}
-	o.setLength(p, e.DBNow)
+	if err := o.setLength(p, e.DBNow); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 
@@ -342,7 +350,9 @@ func (o *PauseOptions) createPlan(found *dialects.Listing, given []dialects.Tabl
 		return nil, usageErrorf(o.Command, "Liquibase's lock table has no lease end to pause by: choose a lease table with --table or --preset")
 	}
 	p := &pausePlan{table: t}
-	o.setLength(p, time.Time{})
+	if err := o.setLength(p, time.Time{}); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 
@@ -367,7 +377,10 @@ func namedAsFound(t dialects.Table, found []dialects.Table) dialects.Table {
 
 // setLength turns --for or --until into the pause's length, measured from
 // the database's now when it is known (dbNow), else from this host's.
-func (o *PauseOptions) setLength(p *pausePlan, dbNow time.Time) {
+// validate bounded --until by this host's clock; a database clock behind
+// it can make the length pass MaxPause, which is refused here, before
+// anything is written.
+func (o *PauseOptions) setLength(p *pausePlan, dbNow time.Time) error {
 	now := dbNow
 	if now.IsZero() {
 		now = o.now().UTC()
@@ -379,8 +392,12 @@ func (o *PauseOptions) setLength(p *pausePlan, dbNow time.Time) {
 		if p.length < time.Millisecond {
 			p.length = time.Millisecond
 		}
+		if p.length > dialects.MaxPause {
+			return usageErrorf(o.Command, "--until %s is more than 366 days (8784h) after the database's now (%s), longer than a pause may last", t.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))
+		}
 	}
 	p.until = now.Add(p.length)
+	return nil
 }
 
 func tableNames(tables []dialects.Table) string {

@@ -28,6 +28,15 @@ import (
 // paused it. Owners that start with it are reserved for pauses.
 const PauseOwnerPrefix = "paused:"
 
+// MaxPause is the longest pause: 366 days (8784h), a year with a leap
+// day. A pause is a lease, so its end is stored in the table's lease-end
+// column; this bound keeps it well inside every column type that holds
+// one (MySQL's TIMESTAMP, ShedLock's column there, ends in January 2038)
+// and catches a mistyped length (--for 1000000h). A job that must stop for
+// longer is not paused but unscheduled; a pause that should go on is
+// paused again, which replaces it.
+const MaxPause = 366 * 24 * time.Hour
+
 // ErrPaused: the lock is paused; the *HeldError (which also matches
 // ErrHeld, so code that skips a held lock skips a paused one) names who
 // paused it and until when.
@@ -56,7 +65,8 @@ type PauseRequest struct {
 	// By names who pauses (a person, user@host); it is recorded in the
 	// owner column as PauseOwner(By), so it follows CheckOwner's rules.
 	By string
-	// For is how long the pause lasts, from the database's now; > 0.
+	// For is how long the pause lasts, from the database's now; > 0 and
+	// at most MaxPause.
 	For time.Duration
 	// Wait is how long to wait for a running job's lease to end before the
 	// pause is refused with a *HeldError (default 0: one try).
@@ -103,10 +113,15 @@ func (db *DB) Resume(ctx context.Context, t Table, name string) error {
 // of a lock paused already is moved to the new pauser and length (a
 // refresh when the pauser is the same, else a guarded release and a new
 // acquire); any other lock is acquired by PauseOwner(req.By) for req.For,
-// waiting up to req.Wait for a running job's lease to end.
+// waiting up to req.Wait for a running job's lease to end. A req.For of 0
+// or below, or above MaxPause, is refused with ErrInvalid before anything
+// is read.
 func PauseLock(ctx context.Context, tl TableLocker, name string, req PauseRequest) error {
 	if req.For <= 0 {
 		return invalidf("a pause must last a positive time, got %s", req.For)
+	}
+	if req.For > MaxPause {
+		return invalidf("a pause may last at most 366 days (8784h), got %s", req.For)
 	}
 	owner := PauseOwner(req.By)
 	if err := CheckOwner(owner); err != nil {

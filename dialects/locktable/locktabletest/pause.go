@@ -10,7 +10,8 @@ import (
 )
 
 // RunPause pauses and resumes a lock on db with the table strategy's own
-// statements, in the default table (created here): a paused lock is
+// statements, in the default table (created here): a pause longer than
+// MaxPause is refused and writes nothing, a paused lock is
 // refused with the pause, the same pauser may pause again, a second
 // resume finds nothing paused, and a resumed lock is taken again.
 func RunPause(t *testing.T, db *dialects.DB) {
@@ -22,6 +23,12 @@ func RunPause(t *testing.T, db *dialects.DB) {
 	}
 	if err := tl.CreateTable(ctx); err != nil {
 		t.Fatal(err)
+	}
+	if err := db.Pause(ctx, dialects.Table{}, "job", dialects.PauseRequest{By: "alice", For: dialects.MaxPause + time.Millisecond}); !errors.Is(err, dialects.ErrInvalid) {
+		t.Fatalf("a pause longer than MaxPause = %v, want ErrInvalid", err)
+	}
+	if _, found, err := tl.Inspect(ctx, "job"); err != nil || found {
+		t.Fatalf("a refused pause left a row: %v, %v", found, err)
 	}
 	if err := db.Pause(ctx, dialects.Table{}, "job", dialects.PauseRequest{By: "alice", For: time.Hour}); err != nil {
 		t.Fatal(err)
