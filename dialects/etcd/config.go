@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/schedlock/schedlock/dialects"
 )
@@ -36,7 +38,10 @@ type config struct {
 //	etcd://[user:pass@]host[:2379][,host2[:2379]...][/prefix][?options]
 //	etcds://...   the same over TLS
 //
-// Options: dial-timeout (a Go duration, default 5s); for etcds, cacert,
+// The prefix must be UTF-8 without control characters, as lock names
+// are: a NUL byte or stray bytes in every key would be unreadable to
+// etcdctl and to people. Options: dial-timeout (a positive Go duration,
+// default 5s); for etcds, cacert,
 // cert and key (PEM files: the CA that signed the servers' certificates,
 // else the system's, and a client certificate) and server-name.
 func parseConfig(conn string) (config, error) {
@@ -81,6 +86,12 @@ func parseConfig(conn string) (config, error) {
 	prefix, err := url.PathUnescape(path)
 	if err != nil {
 		return config{}, dialects.Invalidf("the prefix of the DSN is not valid URL escaping")
+	}
+	switch {
+	case !utf8.ValidString(prefix):
+		return config{}, dialects.Invalidf("the etcd prefix %q is not valid UTF-8: write a prefix of printable text such as etcd://host/jobs", prefix)
+	case strings.IndexFunc(prefix, unicode.IsControl) >= 0:
+		return config{}, dialects.Invalidf("the etcd prefix %q holds a control character (a NUL byte, a newline, …): write a prefix of printable text such as etcd://host/jobs", prefix)
 	}
 	if inner := strings.TrimSuffix(strings.TrimPrefix(prefix, "/"), "/"); inner != "" && slices.Contains(strings.Split(inner, "/"), "") {
 		return config{}, dialects.Invalidf("the etcd prefix %q has an empty segment: write etcd://host/a/b (etcd://host//a/b for keys that start with /)", prefix)

@@ -1,11 +1,14 @@
 package etcd
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/schedlock/schedlock/dialects"
 )
 
 func TestKeyLayout(t *testing.T) {
@@ -106,12 +109,20 @@ func TestParseConfig(t *testing.T) {
 	if c, err := parseConfig("etcd://h//jobs"); err != nil || c.root != "/jobs/" {
 		t.Errorf("etcd://h//jobs: %+v, %v; want the keys that start with /jobs/", c, err)
 	}
+	if c, err := parseConfig("etcd://h/caf%C3%A9"); err != nil || c.root != "café/" {
+		t.Errorf("etcd://h/caf%%C3%%A9: %+v, %v; want the prefix café/", c, err)
+	}
 	// An empty segment anywhere else is a mistyped prefix, which would
-	// put the locks in a space of their own (jobs// is not jobs/).
-	for _, bad := range []string{"etcd://h/?cacert=/x", "etcd://h/?bogus=1", "etcd://h/?dial-timeout=-1s", "etcds://h/?cert=/c",
-		"etcd://h/jobs//", "etcd://h/a//b", "etcd://h///jobs"} {
-		if _, err := parseConfig(bad); err == nil {
-			t.Errorf("parseConfig(%q) accepted", bad)
+	// put the locks in a space of their own (jobs// is not jobs/); a
+	// prefix that is not UTF-8 or holds a control character would put a
+	// NUL byte or stray bytes in every key.
+	for _, bad := range []string{"etcd://h/?cacert=/x", "etcd://h/?bogus=1", "etcds://h/?cert=/c",
+		"etcd://h/?dial-timeout=-1s", "etcd://h/?dial-timeout=0", "etcd://h/?dial-timeout=5", "etcd://h/?dial-timeout=soon",
+		"etcd://h/jobs//", "etcd://h/a//b", "etcd://h///jobs",
+		"etcd://h/%00", "etcd://h/jobs/%00", "etcd://h/%ff%fe", "etcd://h/jobs%ff", "etcd://h/a%0Ab", "etcd://h/a%7F", "etcd://h/%C2%85"} {
+		_, err := parseConfig(bad)
+		if !errors.Is(err, dialects.ErrInvalid) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("parseConfig(%q) = %v, want one line matching ErrInvalid", bad, err)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -58,6 +59,14 @@ func parseDSN(raw string) (*config, error) {
 	if files != (dialects.TLSFiles{}) && u.Scheme != schemeTLS {
 		return nil, fmt.Errorf("%w: cacert, cert and key are TLS options: use rediss://", dialects.ErrInvalid)
 	}
+	for _, k := range []string{"master", "master_name"} {
+		if q.Has(k) && q.Get(k) == "" {
+			return nil, dialects.Invalidf("%s= is empty: name the master the sentinels monitor (%s=mymaster), or drop it to reach one server", k, k)
+		}
+	}
+	if err := checkDurations(q); err != nil {
+		return nil, err
+	}
 	master := q.Get("master")
 	q.Del("master")
 	if master != "" {
@@ -98,6 +107,54 @@ func parseDSN(raw string) (*config, error) {
 		c.setTLSDialer()
 	}
 	return c, nil
+}
+
+// timeoutOptions are go-redis's URL options that bound a wait: each must
+// be a positive duration, since go-redis reads 0 and any negative value
+// as "no time-out" (or a deadline already past), and a lock command must
+// not hang on a silent server.
+var timeoutOptions = []string{"dial_timeout", "read_timeout", "write_timeout", "pool_timeout", "dialer_retry_timeout"}
+
+// durationOptions are go-redis's other URL options that take a duration:
+// 0 turns the setting off; a negative value is a mistake.
+var durationOptions = []string{"min_retry_backoff", "max_retry_backoff", "conn_max_idle_time", "idle_timeout",
+	"conn_max_lifetime", "max_conn_age", "conn_max_lifetime_jitter", "route_by_latency_tolerance"}
+
+// checkDurations refuses a duration option of q that go-redis cannot read
+// or would read as something else than written: every value is a Go
+// duration (3s, 500ms) or a whole number of seconds, as go-redis reads
+// them; timeoutOptions must be positive, durationOptions not negative.
+func checkDurations(q url.Values) error {
+	check := func(k string, positive bool) error {
+		if !q.Has(k) {
+			return nil
+		}
+		v := q.Get(k)
+		d, err := time.ParseDuration(v)
+		if n, nerr := strconv.Atoi(v); nerr == nil {
+			d, err = time.Duration(n)*time.Second, nil
+		}
+		switch {
+		case err != nil:
+			return dialects.Invalidf("%s=%q is not a duration: write it as 3s or 500ms", k, v)
+		case positive && d <= 0:
+			return dialects.Invalidf("%s=%q is not a positive duration: write it as 3s or 500ms (go-redis would read it as no time-out)", k, v)
+		case d < 0:
+			return dialects.Invalidf("%s=%q is negative: write a duration such as 30s, or 0 to turn it off", k, v)
+		}
+		return nil
+	}
+	for _, k := range timeoutOptions {
+		if err := check(k, true); err != nil {
+			return err
+		}
+	}
+	for _, k := range durationOptions {
+		if err := check(k, false); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // setTLSDialer makes a rediss:// client dial with tlsDialer, which tells a

@@ -53,6 +53,29 @@ func TestParseDSNForms(t *testing.T) {
 			t.Errorf("%s: %v, want ErrInvalid", bad, err)
 		}
 	}
+	// An empty master name would quietly reach the host as one server; a
+	// time-out of 0 or below is no time-out to go-redis; a negative
+	// duration or one it cannot read is a mistake.
+	for _, bad := range []string{
+		"redis://s1:26379/0?master=", "redis://s1:26379/0?master_name=", "redis://s1:26379,s2:26379/0?master=",
+		"redis://h/0?read_timeout=-1s", "redis://h/0?read_timeout=-1", "redis://h/0?read_timeout=0", "redis://h/0?read_timeout=0s",
+		"redis://h/0?read_timeout=soon", "redis://h/0?dial_timeout=-5s", "redis://h/0?write_timeout=0", "redis://h/0?pool_timeout=-1ms",
+		"redis://h1:7000,h2:7001?dialer_retry_timeout=-1s", "redis://h/0?min_retry_backoff=-8ms", "redis://h/0?max_retry_backoff=x",
+		"redis://h/0?conn_max_idle_time=-30m", "redis://h/0?idle_timeout=-1", "redis://h/0?conn_max_lifetime=-1h",
+		"redis://h/0?max_conn_age=-1s", "redis://h/0?conn_max_lifetime=1h&conn_max_lifetime_jitter=-1s",
+		"redis://h1:7000,h2:7001?route_by_latency_tolerance=-1ms",
+	} {
+		_, err := parseDSN(bad)
+		if !errors.Is(err, dialects.ErrInvalid) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: %v, want one line matching ErrInvalid", bad, err)
+		}
+	}
+	for _, good := range []string{"redis://h/0?read_timeout=3", "redis://h/0?read_timeout=500ms&dial_timeout=2s&write_timeout=1s&pool_timeout=4s",
+		"redis://h/0?conn_max_idle_time=0&min_retry_backoff=0&max_retry_backoff=1s", "redis://h1:7000,h2:7001?dialer_retry_timeout=3s"} {
+		if _, err := parseDSN(good); err != nil {
+			t.Errorf("%s: %v", good, err)
+		}
+	}
 	_, err := parseDSN("redis://:s3cr3t@h/x")
 	if err == nil || strings.Contains(err.Error(), "s3cr3t") {
 		t.Errorf("error %v shows the password", err)

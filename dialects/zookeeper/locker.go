@@ -32,7 +32,8 @@ var (
 )
 
 // TableLocker returns the locker on table t: its Name is the table node
-// under the chroot (default "schedlock"). Only the schedlock preset
+// under the chroot (default "schedlock"); a table node that would be
+// ReservedPath ("zookeeper" with no chroot) is refused with ErrInvalid. Only the schedlock preset
 // exists on ZooKeeper: the layout is always Curator's.
 func (b *Backend) TableLocker(t dialects.Table) (dialects.TableLocker, error) {
 	schema, err := t.Schema()
@@ -43,7 +44,11 @@ func (b *Backend) TableLocker(t dialects.Table) (dialects.TableLocker, error) {
 		return nil, wrap("table locker", fmt.Errorf("%w: preset %s: ZooKeeper locks have one layout, Curator's InterProcessMutex nodes (preset %s); the table name is the parent node of the locks",
 			dialects.ErrUnsupported, schema.Preset, dialects.PresetSchedlock))
 	}
-	return &Locker{b: b, schema: schema, root: b.cfg.Chroot + "/" + schema.Table}, nil
+	root := b.cfg.Chroot + "/" + schema.Table
+	if reserved(root) {
+		return nil, wrap("table locker", dialects.Invalidf("table node %s is in %s, which ZooKeeper keeps for itself: name another table, or give the DSN a chroot such as /jobs", root, ReservedPath))
+	}
+	return &Locker{b: b, schema: schema, root: root}, nil
 }
 
 // Strategy reports StrategyTable.

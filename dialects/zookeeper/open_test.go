@@ -44,12 +44,34 @@ func TestOpenUnreachable(t *testing.T) {
 	}
 }
 
-// A bad DSN is refused before anything is dialled.
+// A bad DSN is refused before anything is dialled: a bad session_timeout,
+// a chroot that is no plain path (a NUL byte or another control
+// character, bytes that are not UTF-8), one in ZooKeeper's own /zookeeper.
 func TestOpenBadDSN(t *testing.T) {
-	for _, raw := range []string{"zk://h/a?session_timeout=x", "zk://h/a/../b", "zk://:Pw@h/a"} {
+	for _, raw := range []string{
+		"zk://h/a?session_timeout=x", "zk://h/a?session_timeout=-1s", "zk://h/a?session_timeout=0", "zk://h/a?session_timeout=500ms",
+		"zk://h/a/../b", "zk://:Pw@h/a",
+		"zk://h/%00", "zk://h/a/%00b", "zk://h/a%0A", "zk://h/a%7F", "zk://h/%C2%85", "zk://h/%ff", "zk://h/%ff%fe",
+		"zk://h/zookeeper", "zk://h/zookeeper/", "zk://h/zookeeper/jobs", "zk://h/zookeeper/quota",
+	} {
 		_, err := zookeeper.Open(context.Background(), raw)
-		if !errors.Is(err, dialects.ErrInvalid) || strings.Contains(err.Error(), "Pw") {
+		if !errors.Is(err, dialects.ErrInvalid) || strings.Contains(err.Error(), "Pw") || strings.Contains(err.Error(), "\n") {
 			t.Errorf("Open(%q) = %v; want ErrInvalid without the password", raw, err)
+		}
+	}
+}
+
+// Paths that only look like the reserved one are chroots like any other.
+func TestParseDSNNearReservedPath(t *testing.T) {
+	for raw, want := range map[string]string{
+		"zk://h/zookeeperx":     "/zookeeperx",
+		"zk://h/jobs/zookeeper": "/jobs/zookeeper",
+		"zk://h/ZooKeeper":      "/ZooKeeper",
+		"zk://h/caf%C3%A9":      "/café",
+	} {
+		c, err := zookeeper.ParseDSN(raw)
+		if err != nil || c.Chroot != want {
+			t.Errorf("ParseDSN(%q): chroot %q, %v; want %q", raw, c.Chroot, err, want)
 		}
 	}
 }

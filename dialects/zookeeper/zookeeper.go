@@ -68,6 +68,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/xo/dburl"
 
@@ -208,8 +210,29 @@ func joinHostPort(host, port string) string {
 	return host + ":" + port
 }
 
-// checkChroot refuses a chroot that is not a plain ZooKeeper path.
+// ReservedPath is the node ZooKeeper keeps for itself (its quotas and its
+// dynamic configuration live under it). No chroot or table node of
+// schedlock may be it or lie under it.
+const ReservedPath = "/zookeeper"
+
+// reserved reports whether the path p is ReservedPath or lies under it.
+func reserved(p string) bool {
+	return p == ReservedPath || strings.HasPrefix(p, ReservedPath+"/")
+}
+
+// checkChroot refuses a chroot that is not a plain ZooKeeper path: one
+// that is not UTF-8, holds a control character (NUL included, which the
+// server cannot take), has an empty, "." or ".." segment or characters
+// ZooKeeper refuses, or lies in ReservedPath.
 func checkChroot(p string) error {
+	switch {
+	case !utf8.ValidString(p):
+		return dialects.Invalidf("zookeeper chroot %q is not valid UTF-8: write a path of printable text such as /jobs", p)
+	case strings.IndexFunc(p, unicode.IsControl) >= 0:
+		return dialects.Invalidf("zookeeper chroot %q holds a control character (a NUL byte, a newline, …): write a path of printable text such as /jobs", p)
+	case reserved(p):
+		return dialects.Invalidf("zookeeper chroot %q is in %s, which ZooKeeper keeps for itself: choose another path such as /jobs", p, ReservedPath)
+	}
 	for _, part := range strings.Split(strings.TrimPrefix(p, "/"), "/") {
 		if part == "" || part == "." || part == ".." {
 			return dialects.Invalidf("zookeeper chroot %q is not a plain path: write /a/b", p)
