@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -177,7 +178,7 @@ func TestFlagEnvYieldsToAnExcludingFlag(t *testing.T) {
 		{"-v over $SCHEDLOCK_QUIET", map[string]string{"SCHEDLOCK_QUIET": "1"}, []string{"version", "-v"}, ""},
 		{"-q over $SCHEDLOCK_VERBOSE", map[string]string{"SCHEDLOCK_VERBOSE": "true"}, []string{"version", "-q"}, ""},
 		{"--for over $SCHEDLOCK_UNTIL", map[string]string{"SCHEDLOCK_UNTIL": "2030-01-01T00:00:00Z"}, []string{"pause", "nightly", "--dsn", path, "--for", "1h", "--dry-run"}, ""},
-		{"--until over $SCHEDLOCK_FOR", map[string]string{"SCHEDLOCK_FOR": "1h"}, []string{"pause", "nightly", "--dsn", path, "--until", "2030-01-01T00:00:00Z", "--dry-run"}, ""},
+		{"--until over $SCHEDLOCK_FOR", map[string]string{"SCHEDLOCK_FOR": "1h"}, []string{"pause", "nightly", "--dsn", path, "--until", time.Now().Add(48 * time.Hour).UTC().Format(time.RFC3339), "--dry-run"}, ""},
 		{"-q and -v typed", nil, []string{"version", "-q", "-v"}, "--quiet and --verbose exclude each other (see"},
 		{"both from variables", map[string]string{"SCHEDLOCK_QUIET": "1", "SCHEDLOCK_VERBOSE": "1"}, []string{"version"}, `--quiet came from $SCHEDLOCK_QUIET="1", --verbose came from $SCHEDLOCK_VERBOSE="1"`},
 		{"--for and --until typed", nil, []string{"pause", "nightly", "--dsn", path, "--for", "1h", "--until", "2030-01-01T00:00:00Z", "--dry-run"}, "--for and --until exclude each other"},
