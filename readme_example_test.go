@@ -21,7 +21,7 @@ func Example_withLock() {
 	dir, _ := os.MkdirTemp("", "schedlock-example")
 	defer os.RemoveAll(dir)
 
-	db, err := lock.Open(ctx, filepath.Join(dir, "locks.db")+"?x-strategy=table")
+	db, err := lock.Open(ctx, filepath.Join(dir, "locks.db")+"?x-strategy=table&x-create-file=true")
 	if err != nil {
 		panic(err)
 	}

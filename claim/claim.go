@@ -112,11 +112,16 @@ type Queue struct {
 // probes the database for the claim strategy (unless opts.Strategy names
 // one) and checks that the table has the mapped columns — unless the
 // table does not exist yet (CreateTable makes the default one). The
-// password never appears in an error.
+// password never appears in an error. A SQLite file that does not exist
+// is refused (the error matches fs.ErrNotExist) unless the DSN says
+// x-create-file=true, as lock.Open does.
 func Open(ctx context.Context, dsnText string, opts Options) (*Queue, error) {
 	target, err := dsn.Parse(dsnText)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	if err := target.MissingFile(); err != nil {
+		return nil, fmt.Errorf("%w: check the path, or add x-create-file=true to the DSN to create it", err)
 	}
 	target.NameConnections(applicationName())
 	backend, err := target.Connect(ctx)

@@ -17,7 +17,7 @@ func Example() {
 	dir, _ := os.MkdirTemp("", "claims")
 	defer os.RemoveAll(dir)
 
-	q, err := claim.Open(ctx, "sqlite:"+filepath.Join(dir, "jobs.db"), claim.Options{})
+	q, err := claim.Open(ctx, "sqlite:"+filepath.Join(dir, "jobs.db")+"?x-create-file=true", claim.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -2,32 +2,22 @@ package cmd
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
-	"strings"
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/internal/dsn"
 )
 
 // missingFile is the error for a database file (SQLite) that target names
-// and that does not exist, nil otherwise: opening a mistyped path would
-// create an empty database, and the command would read, lock or write a
-// database of its own. hint says what to do instead. In-memory and file:
-// URI databases are left to the driver.
+// and that does not exist (see dsn.DSN.MissingFile, the check lock.Open
+// shares), nil otherwise: opening a mistyped path would create an empty
+// database, and the command would read, lock or write a database of its
+// own. hint says what to do instead.
 func missingFile(target *dsn.DSN, hint string) error {
-	if !target.IsFile() || target.Path == "" || strings.HasPrefix(target.Path, ":memory:") || strings.HasPrefix(target.Path, "file:") {
-		return nil
+	if err := target.MissingFile(); err != nil {
+		return fmt.Errorf("%w: %s", err, hint)
 	}
-	if _, err := os.Stat(target.Path); !errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	family := target.Family
-	if entry, err := target.Dialect(); err == nil && entry.Title != "" {
-		family = entry.Title
-	}
-	return fmt.Errorf("%s file %s does not exist: %s", family, target.Path, hint)
+	return nil
 }
 
 // existingFile refuses a database file that does not exist, unless

@@ -65,10 +65,17 @@ var _ Locker = (*DB)(nil)
 // database cannot do fails here, in one line naming the backend and what
 // to do. The password never appears in an error. Its connections name
 // themselves DefaultApplicationName() unless the DSN names them.
+// A SQLite file that does not exist is refused, as the schedlock command
+// refuses it, with an error matching fs.ErrNotExist — a mistyped path
+// would otherwise lock a new, empty database of its own — unless the DSN
+// asks for it to be created with x-create-file=true.
 func Open(ctx context.Context, dsnText string) (*DB, error) {
 	target, err := dsn.Parse(dsnText)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	if err := target.MissingFile(); err != nil {
+		return nil, fmt.Errorf("%w: check the path, or add x-create-file=true to the DSN to create it", err)
 	}
 	target.NameConnections(DefaultApplicationName())
 	backend, err := target.Connect(ctx)

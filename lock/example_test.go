@@ -17,7 +17,7 @@ func Example() {
 	dir, _ := os.MkdirTemp("", "lock-example")
 	defer os.RemoveAll(dir)
 
-	db, err := lock.Open(ctx, filepath.Join(dir, "locks.db"))
+	db, err := lock.Open(ctx, filepath.Join(dir, "locks.db")+"?x-create-file=true") // a new file
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -3,6 +3,7 @@ package lock
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -16,7 +17,7 @@ import (
 // liveDSNs are the databases the tests run on: SQLite always, PostgreSQL
 // and MariaDB/MySQL when their test DSNs are set.
 func liveDSNs(t *testing.T) map[string]string {
-	dsns := map[string]string{"sqlite": filepath.Join(t.TempDir(), "locks.db")}
+	dsns := map[string]string{"sqlite": filepath.Join(t.TempDir(), "locks.db") + "?x-create-file=true"}
 	for name, env := range map[string]string{"postgres": "SCHEDLOCK_TEST_POSTGRES_DSN", "mysql": "SCHEDLOCK_TEST_MYSQL_DSN"} {
 		if v := os.Getenv(env); v != "" {
 			dsns[name] = v
@@ -233,6 +234,41 @@ func TestCloseFreesSessionHold(t *testing.T) {
 	}
 }
 
+// TestOpenRefusesMissingFile: a SQLite path that does not exist is refused
+// as the schedlock command refuses it, and no file is left behind; with
+// x-create-file=true the file is created and locks.
+func TestOpenRefusesMissingFile(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "lcoks.db")
+	db, err := Open(ctx, path)
+	if err == nil {
+		db.Close()
+		t.Fatal("Open of a missing file succeeded")
+	}
+	if !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "x-create-file=true") {
+		t.Errorf("error %q: want fs.ErrNotExist and the option that creates the file", err)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the refused Open left %s behind: %v", path, err)
+	}
+	db = openT(t, path+"?x-create-file=true")
+	if err := db.CreateTable(ctx); err != nil {
+		t.Fatal(err)
+	}
+	lease, err := db.Acquire(ctx, "job", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := lease.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("x-create-file=true did not create %s: %v", path, err)
+	}
+	// Once it exists, the file opens without the option.
+	openT(t, path)
+}
+
 // TestOpenBadDSN: every DSN that cannot be opened fails at Open with one
 // line that names the backend (or the DSN's problem) and what to do, and
 // never shows the password.
@@ -248,8 +284,10 @@ func TestOpenBadDSN(t *testing.T) {
 		{"nosuch://app:" + secret + "@h/db", []string{`unknown scheme "nosuch"`, "postgres://"}, ErrInvalid},
 		{"postgres://app:" + secret + "@127.0.0.1:1/jobs?connect_timeout=5", []string{"cannot connect to postgres at 127.0.0.1:1", "is the server running?"}, nil},
 		{"mysql://app:" + secret + "@127.0.0.1:1/jobs?timeout=5s", []string{"cannot connect to mysql at 127.0.0.1:1", "is the server running?"}, nil},
-		{missingDir, []string{"cannot open sqlite file", "does not exist", "create the directory"}, nil},
-		{filepath.Join(t.TempDir(), "s.db") + "?x-strategy=session", []string{"sqlite", "session", "use the table strategy (lock.StrategyTable)"}, ErrUnsupported},
+		{missingDir, []string{"SQLite file " + missingDir + " does not exist", "check the path", "x-create-file=true"}, fs.ErrNotExist},
+		{missingDir + "?x-create-file=true", []string{"cannot open sqlite file", "does not exist", "create the directory"}, nil},
+		{filepath.Join(t.TempDir(), "s.db") + "?x-strategy=session&x-create-file=true", []string{"sqlite", "session", "use the table strategy (lock.StrategyTable)"}, ErrUnsupported},
+		{filepath.Join(t.TempDir(), "s.db") + "?x-create-file=maybe", []string{"x-create-file", `"maybe" is not true or false`}, ErrInvalid},
 		{"postgres://h/db?x-strategy=sometimes", []string{"x-strategy", "use session or table"}, ErrInvalid},
 	}
 	for _, tc := range cases {

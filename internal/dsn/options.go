@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -33,6 +34,10 @@ const (
 	// OptTimeZone is the writer time zone of the lock table's zone-less
 	// times (x-time-zone=Europe/Berlin): see dialects.LoadTimeZone.
 	OptTimeZone = "time-zone"
+	// OptCreateFile lets a database file (SQLite) that does not exist be
+	// created when it is opened (x-create-file=true); without it it is
+	// refused (see DSN.MissingFile).
+	OptCreateFile = "create-file"
 )
 
 // Bounds of x-partition-bound.
@@ -41,7 +46,7 @@ const (
 	MaxPartitionBound = time.Hour
 )
 
-var knownOptions = []string{OptNamespace, OptPartitionBound, OptPreset, OptStrategy, OptTable, OptTimeZone}
+var knownOptions = []string{OptCreateFile, OptNamespace, OptPartitionBound, OptPreset, OptStrategy, OptTable, OptTimeZone}
 
 // Options are the schedlock-only settings a DSN carried as x- query
 // parameters, keyed by name without the prefix ("table", not "x-table").
@@ -173,6 +178,11 @@ func (o Options) validate() error {
 		}
 		if err := dialects.CheckNamespace(v); err != nil {
 			return fmt.Errorf("option x-namespace: %w", err)
+		}
+	}
+	if v, ok := o[OptCreateFile]; ok {
+		if _, err := strconv.ParseBool(v); err != nil {
+			return fmt.Errorf("option x-create-file: %q is not true or false", v)
 		}
 	}
 	if _, err := ParsePartitionBound(o[OptPartitionBound]); err != nil {

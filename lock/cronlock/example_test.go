@@ -28,7 +28,7 @@ func ExampleSkipIfLocked() {
 	ctx := context.Background()
 	dir, _ := os.MkdirTemp("", "cronlock-example")
 	defer os.RemoveAll(dir)
-	db, err := lock.Open(ctx, filepath.Join(dir, "locks.db"))
+	db, err := lock.Open(ctx, filepath.Join(dir, "locks.db")+"?x-create-file=true")
 	if err != nil {
 		fmt.Println(err)
 		return

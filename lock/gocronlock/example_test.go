@@ -24,7 +24,7 @@ func ExampleNewLocker() {
 	ctx := context.Background()
 	dir, _ := os.MkdirTemp("", "gocronlock-example")
 	defer os.RemoveAll(dir)
-	dsn := filepath.Join(dir, "locks.db")
+	dsn := filepath.Join(dir, "locks.db") + "?x-create-file=true" // a new file
 
 	ran := make(chan string, 2)
 	skipped := make(chan error, 2)
@@ -69,7 +69,7 @@ func ExampleNewElector() {
 	dir, _ := os.MkdirTemp("", "gocronlock-example")
 	defer os.RemoveAll(dir)
 
-	db, err := lock.Open(ctx, filepath.Join(dir, "locks.db"))
+	db, err := lock.Open(ctx, filepath.Join(dir, "locks.db")+"?x-create-file=true")
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -23,7 +23,7 @@ import (
 // x-strategy: Open checks that it is the session strategy).
 func LiveDSNs(t *testing.T, table string) map[string]string {
 	t.Helper()
-	dsns := map[string]string{"sqlite/table": WithOption(WithOption(filepath.Join(t.TempDir(), "locks.db"), "x-strategy=table"), "x-table="+table)}
+	dsns := map[string]string{"sqlite/table": WithOption(WithOption(WithOption(filepath.Join(t.TempDir(), "locks.db"), "x-create-file=true"), "x-strategy=table"), "x-table="+table)}
 	for name, env := range map[string]string{"postgres": "SCHEDLOCK_TEST_POSTGRES_DSN", "mysql": "SCHEDLOCK_TEST_MYSQL_DSN"} {
 		v := os.Getenv(env)
 		if v == "" {
