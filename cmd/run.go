@@ -214,6 +214,7 @@ func runRun(ctx context.Context, o *RunOptions) (err error) {
 	if err := o.existingFile(target); err != nil {
 		return err
 	}
+	o.checkMetricsFile(ctx)
 	ctx, cancel := o.withAcquireDeadline(ctx)
 	defer cancel()
 	if err := o.jitterWait(ctx); err != nil {
@@ -223,7 +224,7 @@ func runRun(ctx context.Context, o *RunOptions) (err error) {
 	if err != nil {
 		return o.dbError(ctx, err)
 	}
-	defer db.Close()
+	defer o.closeBackend(db)
 	locker, err := o.locker(ctx, db, target)
 	if err != nil {
 		return err
@@ -468,6 +469,7 @@ func (o *RunOptions) supervise(runCtx context.Context, lease dialects.Lease, sig
 	// to what a command that exited cleanly left running in its group.
 	st.outcome = proc.Supervise(child, proc.Watch{Lost: runCtx.Done(), Until: lease.Until, Grace: o.KillGrace, KillOnLoss: lease.Until().IsZero(), Signals: sigs})
 	st.ranTo = time.Now()
+	o.afterCtx() // from here on a signal ends the run's reporting
 	if st.outcome.Stopped {
 		st.stopped = context.Cause(runCtx)
 		st.until = lease.Until()

@@ -93,7 +93,7 @@ func (o *RunOptions) recordRun(ctx context.Context, st *runState, result error) 
 		Name: o.history.stored, Token: token, Host: host, Owner: st.lease.Owner(),
 		Duration: st.ranTo.Sub(st.ranFrom), AtMost: o.AtMost, ExitCode: runExitCode(ctx, result),
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), historyTimeout)
+	ctx, cancel := context.WithTimeout(o.afterCtx(), historyTimeout)
 	defer cancel()
 	err := o.history.table.Record(ctx, run, o.History)
 	switch {
@@ -101,6 +101,8 @@ func (o *RunOptions) recordRun(ctx context.Context, st *runState, result error) 
 		o.note(o.Global.Verbose, "recorded the run in %s (exit code %d, %s)", o.history.table.Table(), run.ExitCode, humanDuration(run.Duration))
 	case errors.Is(err, dialects.ErrNoTable):
 		o.historyNote("table %s does not exist; create it with --create-table", o.history.table.Table())
+	case o.interruptedAfter():
+		o.note(!o.Global.Quiet, "warning: the run was not recorded in %s: interrupted", o.history.table.Table())
 	default:
 		o.note(!o.Global.Quiet, "warning: the run was not recorded in %s: %v", o.history.table.Table(), o.Factory.Scrubber.String(err.Error()))
 	}

@@ -36,15 +36,22 @@ type RunOps struct {
 
 	hookSet hooks.Set
 	record  runRecord
+	// metricsOff is set when the --metrics-textfile was refused before
+	// the run: the run goes on without metrics.
+	metricsOff bool
 }
 
 // runRecord is what the hooks and the metrics file learn of one run.
 type runRecord struct {
-	lock    string // the stored name: NS::NAME in a namespace
+	ctx     context.Context // run's context before the acquire deadline
+	lock    string          // the stored name: NS::NAME in a namespace
 	state   *runState
 	lockErr error // WithLock's error
 	started time.Time
 	owner   string
+	// after and stopAfter are afterCtx's context and its stop.
+	after     context.Context
+	stopAfter func()
 }
 
 // hookFlags are the --on-EVENT flags with their events and help.
@@ -116,6 +123,11 @@ func (o *RunOptions) validateRunOps() error {
 	case strings.TrimSpace(o.MetricsTextfile) == "" && o.MetricsTextfile != "":
 		return usage("--metrics-textfile must name a file, e.g. /var/lib/node_exporter/textfile/schedlock.prom")
 	}
+	if o.MetricsTextfile != "" {
+		if err := metrics.CheckPath(o.MetricsTextfile); err != nil {
+			return usage("--metrics-textfile: %v", err)
+		}
+	}
 	set := hooks.Set{
 		Timeout: o.HookTimeout,
 		Runner: hooks.Runner{
@@ -181,7 +193,7 @@ func (o *RunOptions) jitterWait(ctx context.Context) error {
 func (o *RunOptions) beforeCommand(ctx context.Context, lease dialects.Lease) {
 	o.record.started = time.Now()
 	o.record.owner = lease.Owner()
-	o.hookSet.Fire(ctx, o.hookInfo(hooks.Start, 0, time.Now()))
+	o.hookSet.Fire(context.WithoutCancel(ctx), o.hookInfo(hooks.Start, 0, time.Now()))
 }
 
 // observeRun keeps what runLocked knows of the run for afterRun.
@@ -198,13 +210,16 @@ func (o *RunOptions) observeRun(st *runState, lockErr error) {
 // the end event's hooks. *err is left as it is. ctx is run's context
 // before the acquire deadline, so that a timeout is told from Ctrl-C.
 func (o *RunOptions) reportRun(ctx context.Context, ns string) func(*error) {
+	o.record.ctx = ctx
 	o.record.lock = dialects.NamespacedName(ns, o.Name)
 	return func(err *error) { o.afterRun(ctx, *err) }
 }
 
 // afterRun reports the run that ended with err. A usage error reports
-// nothing: nothing was tried.
+// nothing: nothing was tried. Each step is bounded, and a signal from
+// now on abandons what is left (afterCtx).
 func (o *RunOptions) afterRun(ctx context.Context, err error) {
+	defer o.stopAfterCtx()
 	var usage *UsageError
 	if errors.As(err, &usage) {
 		return
@@ -222,21 +237,58 @@ func (o *RunOptions) afterRun(ctx context.Context, err error) {
 	case code != 0:
 		event = hooks.Failure
 	}
-	if o.MetricsTextfile != "" {
+	after := o.afterCtx()
+	if o.MetricsTextfile != "" && !o.metricsOff {
 		run := metrics.Run{Lock: lock, Skipped: event == hooks.Skip, Lost: event == hooks.Lost, Started: o.record.started, Ended: ended, ExitCode: code}
-		if merr := metrics.Update(o.MetricsTextfile, run); merr != nil {
+		mctx, cancel := context.WithTimeout(after, metricsTimeout)
+		merr := metrics.Update(mctx, o.MetricsTextfile, run)
+		cancel()
+		switch {
+		case merr != nil && o.interruptedAfter():
+			o.note(true, "--metrics-textfile %s: interrupted; the run's metrics were not written", o.MetricsTextfile)
+		case merr != nil:
 			o.note(true, "--metrics-textfile %s: %v; the run's metrics were not written", o.MetricsTextfile, metricsError(merr))
-		} else if o.Global.Verbose {
+		case o.Global.Verbose:
 			o.note(true, "--metrics-textfile %s: recorded the run of lock %q", o.MetricsTextfile, lock)
 		}
 	}
-	o.hookSet.Fire(ctx, o.hookInfo(event, code, ended))
+	if !o.interruptedAfter() {
+		o.hookSet.Fire(after, o.hookInfo(event, code, ended))
+	}
 }
 
-// metricsError words a failed metrics update.
+// checkMetricsFile looks at --metrics-textfile before the run, writing
+// nothing: a file schedlock may not write (see metrics.Check) is refused
+// in one line, and the run goes on without metrics; else a name
+// node_exporter does not read is one warning.
+func (o *RunOptions) checkMetricsFile(ctx context.Context) {
+	path := o.MetricsTextfile
+	if path == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, metricsTimeout)
+	defer cancel()
+	if err := metrics.Check(ctx, path); err != nil {
+		o.metricsOff = true
+		o.note(true, "--metrics-textfile %s: %v; the run goes on without metrics", path, metricsError(err))
+		return
+	}
+	if !strings.HasSuffix(path, ".prom") {
+		o.note(!o.Global.Quiet, "warning: --metrics-textfile %s does not end in .prom: node_exporter's textfile collector reads only files matching *.prom", path)
+	}
+}
+
+// metricsError words a refused or failed metrics update.
 func metricsError(err error) error {
-	if errors.Is(err, metrics.ErrNoDirectory) {
+	switch {
+	case errors.Is(err, metrics.ErrNoDirectory):
 		return fmt.Errorf("%w: create it, or point --metrics-textfile at node_exporter's --collector.textfile.directory", err)
+	case errors.Is(err, metrics.ErrNotRegular):
+		return fmt.Errorf("%w: schedlock replaces only a regular file of its own", err)
+	case errors.Is(err, metrics.ErrForeign):
+		return fmt.Errorf("%w: schedlock rewrites only a file of its own; give another PATH, or remove the file", err)
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("%w (after %s)", err, metricsTimeout)
 	}
 	return err
 }

@@ -186,9 +186,11 @@ func (s *Set) Empty() bool {
 }
 
 // Fire runs every hook of info.Event at once and returns when all have
-// ended or Timeout has passed, whichever is first. ctx's values are kept,
-// its cancellation is not: a run interrupted by Ctrl-C still reports its
-// end. A hook that fails or times out is reported through Warn.
+// ended, Timeout has passed or ctx has ended, whichever is first: a hook
+// still running then is abandoned (a command's process group killed).
+// To report the end of a run that Ctrl-C interrupted, pass a context
+// that the interruption did not end (context.WithoutCancel). A hook that
+// fails, times out or is abandoned is reported through Warn.
 func (s *Set) Fire(ctx context.Context, info Info) {
 	hs := s.Hooks[info.Event]
 	if len(hs) == 0 {
@@ -201,7 +203,7 @@ func (s *Set) Fire(ctx context.Context, info Info) {
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+	hctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var wg sync.WaitGroup
 	for _, h := range hs {
@@ -210,6 +212,8 @@ func (s *Set) Fire(ctx context.Context, info Info) {
 			defer wg.Done()
 			what, err := s.Runner.run(hctx, h, info)
 			switch {
+			case err != nil && ctx.Err() != nil:
+				s.say(s.Warn, "%s hook %s was abandoned: interrupted", h.Flag, what)
 			case err != nil && hctx.Err() != nil:
 				s.say(s.Warn, "%s hook %s timed out after %s (--hook-timeout); the run goes on: %v", h.Flag, what, timeout, err)
 			case err != nil:

@@ -8,18 +8,22 @@
 // anew: to a temporary file in the same directory, then renamed over the
 // old one, so the collector never reads half a file. Counters carry over
 // from the file. Several jobs may share one file: on Unix an exclusive
-// flock(2) on PATH.lock is held from the read to the rename, so that
-// concurrent updates of different lock names merge instead of losing
-// each other's lines (elsewhere give each job a file of its own). The file
-// belongs to schedlock: lines it does not know are dropped.
+// flock(2) on the lock file beside it (LockPath) is held from the read to
+// the rename, so that concurrent updates of different lock names merge
+// instead of losing each other's lines (elsewhere give each job a file of
+// its own).
+//
+// The file is the only thing Update replaces, and only when it is
+// schedlock's: PATH must be absent or a regular file (not a symbolic
+// link, device, FIFO, socket or directory), and its content schedlock's
+// metrics (see parse). Anything else is refused before anything is
+// written, and Check tells so beforehand. Every wait is bounded by the
+// caller's context: the lock is polled, not waited for, and files are
+// opened without blocking.
 package metrics
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -117,63 +121,6 @@ func (s state) apply(r Run) {
 
 func unixSeconds(t time.Time) float64 { return float64(t.UnixMilli()) / 1000 }
 
-// ErrNoDirectory is returned by Update when the file's directory does not
-// exist.
-var ErrNoDirectory = errors.New("does not exist")
-
-// Update records r in the file at path: reads it (a missing file is an
-// empty one), applies r to r.Lock's lines and replaces the file
-// atomically, holding the file's lock meanwhile.
-func Update(path string, r Run) error {
-	dir := filepath.Dir(path)
-	if fi, err := os.Stat(dir); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("directory %s %w", dir, ErrNoDirectory)
-		}
-		return err
-	} else if !fi.IsDir() {
-		return fmt.Errorf("%s is not a directory", dir)
-	}
-	unlock, err := lockFile(path + ".lock")
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	old, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	s := parse(string(old))
-	s.apply(r)
-	return writeAtomic(path, []byte(s.format()))
-}
-
-// writeAtomic writes data to a temporary file beside path (named so the
-// collector, which reads *.prom, ignores it) and renames it to path.
-func writeAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // after a successful rename: nothing there
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
-}
-
 // format is s in the text exposition format: each family's HELP and TYPE,
 // then its samples by lock name.
 func (s state) format() string {
@@ -194,36 +141,6 @@ func (s state) format() string {
 		}
 	}
 	return b.String()
-}
-
-// known reports whether name is one of the metrics this package writes.
-func known(name string) bool {
-	return slices.ContainsFunc(families, func(f family) bool { return f.name == name })
-}
-
-// parse reads the samples of a file format wrote; lines it cannot read,
-// and metrics it does not write, are skipped.
-func parse(text string) state {
-	s := state{}
-	for _, line := range strings.Split(text, "\n") {
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		name, rest, ok := strings.Cut(line, `{lock="`)
-		if !ok || !known(name) {
-			continue
-		}
-		lock, rest, ok := unescapeLabel(rest)
-		if !ok || !strings.HasPrefix(rest, "} ") {
-			continue
-		}
-		v, err := strconv.ParseFloat(strings.TrimSpace(rest[2:]), 64)
-		if err != nil {
-			continue
-		}
-		s.set(name, lock, v)
-	}
-	return s
 }
 
 // escapeLabel escapes a label value as the text format asks: \\, \" and

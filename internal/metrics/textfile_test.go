@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -69,7 +70,7 @@ func TestUpdateWritesTheTextFormatAndCarriesCounters(t *testing.T) {
 		{Lock: "only-skipped", Skipped: true, Ended: t0},
 	}
 	for _, r := range runs {
-		if err := Update(path, r); err != nil {
+		if err := Update(context.Background(), path, r); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -134,7 +135,7 @@ func TestConcurrentUpdatesMerge(t *testing.T) {
 			defer wg.Done()
 			for range runsEach {
 				now := time.Now()
-				errs <- Update(path, Run{Lock: fmt.Sprintf("job-%d", j), Started: now, Ended: now})
+				errs <- Update(context.Background(), path, Run{Lock: fmt.Sprintf("job-%d", j), Started: now, Ended: now})
 			}
 		}()
 	}
@@ -158,7 +159,7 @@ func TestConcurrentUpdatesMerge(t *testing.T) {
 // that names the directory; nothing is created.
 func TestMissingDirectory(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "no", "such")
-	err := Update(filepath.Join(dir, "x.prom"), Run{Lock: "a", Ended: time.Now()})
+	err := Update(context.Background(), filepath.Join(dir, "x.prom"), Run{Lock: "a", Ended: time.Now()})
 	if !errors.Is(err, ErrNoDirectory) || !strings.Contains(err.Error(), dir) {
 		t.Fatalf("err = %v, want ErrNoDirectory naming %s", err, dir)
 	}
@@ -167,22 +168,24 @@ func TestMissingDirectory(t *testing.T) {
 	}
 }
 
-// A file that is not ours (or damaged) does not stop the update: lines
-// that cannot be read are dropped.
-func TestUnreadableLinesAreDropped(t *testing.T) {
+// Samples of schedlock_ metrics this version does not write are
+// schedlock's: the file is accepted, they are not kept; blank lines and
+// CRLF endings are read too.
+func TestLaterMetricsAreAcceptedNotKept(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "x.prom")
-	old := "garbage line\n" + Runs + `{lock="a"} 41` + "\n" + Runs + `{lock="b} 3` + "\nother_metric 1\n"
+	old := "# HELP schedlock_future_seconds Later.\n# TYPE schedlock_future_seconds gauge\n" +
+		`schedlock_future_seconds{lock="a",host="h"} 3` + "\r\n\n" + Runs + `{lock="a"} 41` + "\r\n"
 	if err := os.WriteFile(path, []byte(old), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := Update(path, Run{Lock: "a", Ended: time.Now()}); err != nil {
+	if err := Update(context.Background(), path, Run{Lock: "a", Ended: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	fams := parseFile(t, path)
 	if got, _ := value(fams, Runs, "a"); got != 42 {
 		t.Errorf("runs{a} = %v, want 42", got)
 	}
-	if fams["other_metric"] != nil {
-		t.Error("a foreign metric was kept")
+	if fams["schedlock_future_seconds"] != nil {
+		t.Error("a metric this version does not write was kept")
 	}
 }
