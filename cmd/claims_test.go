@@ -18,7 +18,7 @@ func claimsFixture(t *testing.T) string {
 	t.Helper()
 	dsn := "sqlite:" + filepath.Join(t.TempDir(), "tasks.db")
 	ctx := context.Background()
-	q, err := claim.Open(ctx, dsn, claim.Options{})
+	q, err := claim.Open(ctx, dsn+"?x-create-file=true", claim.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
