@@ -46,7 +46,7 @@ func (cl *Claimer) Add(ctx context.Context, tasks ...NewTask) (err error) {
 	}
 	row := func(q *query, t NewTask) string {
 		now := cl.b.Now()
-		vals := []string{quote(cl.c.t.Statuses.Ready), cl.b.PlusMs(now, q.arg(t.Delay.Milliseconds())), "0", "0"}
+		vals := []string{q.arg(cl.c.t.Statuses.Ready), cl.b.PlusMs(now, q.arg(t.Delay.Milliseconds())), "0", "0"}
 		if col.Type != "" {
 			vals = append(vals, q.arg(t.Type))
 		}
@@ -90,7 +90,12 @@ func (cl *Claimer) Add(ctx context.Context, tasks ...NewTask) (err error) {
 		}
 	}()
 	head := "INSERT INTO " + cl.c.t.Name + " (" + strings.Join(names, ", ") + ") VALUES "
-	perRow := 5
+	perRow := 2 // status, delay; then one per optional column bound
+	for _, c := range []string{col.Type, col.Payload, col.Priority, col.MaxRetries} {
+		if c != "" {
+			perRow++
+		}
+	}
 	per := 1
 	if cl.b.MultiRowInsert() {
 		per = min(500, perStatement(cl.b, perRow))

@@ -58,9 +58,9 @@ func (cl *Claimer) List(ctx context.Context, opts ListOptions) (*Listing, error)
 	}
 	col, s := cl.c.c(), cl.c.t.Statuses
 	q := &query{b: cl.b}
-	statuses := []string{quote(s.Claimed), quote(s.Failed)}
+	statuses := []string{q.arg(s.Claimed), q.arg(s.Failed)}
 	if opts.All {
-		statuses = append(statuses, quote(s.Ready), quote(s.Done))
+		statuses = append(statuses, q.arg(s.Ready), q.arg(s.Done))
 	}
 	where := col.Status + " IN (" + strings.Join(statuses, ", ") + ")"
 	if opts.Owner != "" {
@@ -144,11 +144,11 @@ func (cl *Claimer) ReleaseOwner(ctx context.Context, owner string, opts ReleaseO
 	}
 	col, s := cl.c.c(), cl.c.t.Statuses
 	q := &query{b: cl.b}
-	set := []string{col.Status + " = " + quote(s.Ready), col.Owner + " = NULL", col.ClaimedUntil + " = NULL", col.Version + " = " + col.Version + " + 1"}
+	set := []string{col.Status + " = " + q.arg(s.Ready), col.Owner + " = NULL", col.ClaimedUntil + " = NULL", col.Version + " = " + col.Version + " + 1"}
 	if col.UpdatedAt != "" {
 		set = append(set, col.UpdatedAt+" = "+cl.b.Now())
 	}
-	where := col.Status + " = " + quote(s.Claimed) + " AND " + col.Owner + " = " + q.arg(owner)
+	where := col.Status + " = " + q.arg(s.Claimed) + " AND " + col.Owner + " = " + q.arg(owner)
 	if !opts.Force {
 		where += " AND " + col.ClaimedUntil + " <= " + cl.b.Now()
 	}

@@ -256,7 +256,7 @@ func cmpInt(a, b int64) int {
 func (cl *Claimer) claimSet(q *query, owner string, lease time.Duration) []string {
 	col, now := cl.c.c(), cl.b.Now()
 	set := []string{
-		col.Status + " = " + quote(cl.c.t.Statuses.Claimed),
+		col.Status + " = " + q.arg(cl.c.t.Statuses.Claimed),
 		col.Owner + " = " + q.arg(owner),
 		col.ClaimedUntil + " = " + cl.b.PlusMs(now, q.arg(lease.Milliseconds())),
 		col.Version + " = " + col.Version + " + 1",
@@ -269,7 +269,7 @@ func (cl *Claimer) claimSet(q *query, owner string, lease time.Duration) []strin
 
 // where is the claim predicate, with the type filter when r has one.
 func (cl *Claimer) where(q *query, r Request) string {
-	w := cl.c.eligible(cl.b.Now())
+	w := cl.c.eligible(q, cl.b.Now())
 	if r.Type != "" {
 		if cl.c.c().Type == "" {
 			w += " AND 1 = 0" // the table has no types; no row is of r.Type
@@ -388,7 +388,7 @@ func (cl *Claimer) claimOptimistic(ctx context.Context, r Request) ([]Task, erro
 			for i := 0; i < len(ids); i += per {
 				j := min(i+per, len(ids))
 				q := &query{b: cl.b}
-				where := col.Owner + " = " + q.arg(r.Owner) + " AND " + col.Status + " = " + quote(cl.c.t.Statuses.Claimed) +
+				where := col.Owner + " = " + q.arg(r.Owner) + " AND " + col.Status + " = " + q.arg(cl.c.t.Statuses.Claimed) +
 					" AND " + pairs(q, col.ID, col.Version, ids[i:j], next[i:j])
 				var got []Task
 				err := cl.retrying(ctx, func() (err error) {

@@ -24,7 +24,7 @@ var ErrNoTask = errors.New("no such task row")
 func (cl *Claimer) Complete(ctx context.Context, t *Task) error {
 	col := cl.c.c()
 	return cl.owned(ctx, "complete", t, func(q *query) []string {
-		return []string{col.Status + " = " + quote(cl.c.t.Statuses.Done), col.ClaimedUntil + " = NULL"}
+		return []string{col.Status + " = " + q.arg(cl.c.t.Statuses.Done), col.ClaimedUntil + " = NULL"}
 	})
 }
 
@@ -33,7 +33,7 @@ func (cl *Claimer) Complete(ctx context.Context, t *Task) error {
 func (cl *Claimer) GiveBack(ctx context.Context, t *Task) error {
 	col := cl.c.c()
 	return cl.owned(ctx, "give back", t, func(q *query) []string {
-		return []string{col.Status + " = " + quote(cl.c.t.Statuses.Ready), col.Owner + " = NULL", col.ClaimedUntil + " = NULL"}
+		return []string{col.Status + " = " + q.arg(cl.c.t.Statuses.Ready), col.Owner + " = NULL", col.ClaimedUntil + " = NULL"}
 	})
 }
 
@@ -52,7 +52,7 @@ func (cl *Claimer) Fail(ctx context.Context, t *Task) error {
 		// Every CASE reads the old retries: MySQL evaluates assignments in
 		// order, each seeing the ones before, so retries is set last.
 		set := []string{
-			col.Status + " = CASE WHEN " + exhausted + " THEN " + quote(s.Failed) + " ELSE " + quote(s.Ready) + " END",
+			col.Status + " = CASE WHEN " + exhausted + " THEN " + q.arg(s.Failed) + " ELSE " + q.arg(s.Ready) + " END",
 		}
 		if col.MaxRetries == "" {
 			maxRetries = q.arg(int64(cl.opts.MaxRetries))
@@ -107,7 +107,7 @@ func (cl *Claimer) owned(ctx context.Context, op string, t *Task, set func(q *qu
 		parts = append(parts, col.UpdatedAt+" = "+cl.b.Now())
 	}
 	where := col.ID + " = " + q.arg(t.ID) + " AND " + col.Owner + " = " + q.arg(t.Owner) + " AND " +
-		col.Version + " = " + q.arg(t.Version) + " AND " + col.Status + " = " + quote(cl.c.t.Statuses.Claimed)
+		col.Version + " = " + q.arg(t.Version) + " AND " + col.Status + " = " + q.arg(cl.c.t.Statuses.Claimed)
 	var n int64
 	err := cl.retrying(ctx, func() error {
 		res, err := cl.db.ExecContext(ctx, "UPDATE "+cl.c.t.Name+" SET "+join(parts)+" WHERE "+where, q.args...)

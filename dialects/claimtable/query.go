@@ -33,11 +33,12 @@ type cols struct {
 func (c cols) c() Columns { return c.t.Columns }
 
 // eligible is the predicate of a claimable row: ready and due, or claimed
-// with its lease past (overdue: the worker died).
-func (c cols) eligible(now string) string {
+// with its lease past (overdue: the worker died). The status values are
+// bound.
+func (c cols) eligible(q *query, now string) string {
 	col, s := c.c(), c.t.Statuses
-	return "((" + col.Status + " = " + quote(s.Ready) + " AND " + col.DueAt + " <= " + now + ") OR (" +
-		col.Status + " = " + quote(s.Claimed) + " AND " + col.ClaimedUntil + " <= " + now + "))"
+	ready := "(" + col.Status + " = " + q.arg(s.Ready) + " AND " + col.DueAt + " <= " + now + ")"
+	return "(" + ready + " OR (" + col.Status + " = " + q.arg(s.Claimed) + " AND " + col.ClaimedUntil + " <= " + now + "))"
 }
 
 // order is the claim order: priority (highest first), due time, id.

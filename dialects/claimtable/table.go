@@ -40,6 +40,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/schedlock/schedlock/dialects"
 )
@@ -78,7 +80,8 @@ func DefaultColumns() Columns {
 
 // Statuses are the values the status column holds for each state; the
 // zero value of a field means the default (ready, claimed, done, failed).
-// A user's own table maps its own words here (WAIT, RUNNING, …).
+// A user's own table maps its own words here (WAIT, RUNNING, …). Every
+// statement binds them as parameters; they are never part of SQL text.
 type Statuses struct {
 	Ready, Claimed, Done, Failed string
 }
@@ -103,13 +106,16 @@ type Table struct {
 var (
 	identRE  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_$]{0,62}(\.[A-Za-z_][A-Za-z0-9_$]{0,62})?$`)
 	columnRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_$]{0,62}$`)
-	statusRE = regexp.MustCompile(`^[A-Za-z0-9_ .:-]{1,32}$`)
 )
+
+// MaxStatusLen is the longest status value, in bytes.
+const MaxStatusLen = 255
 
 // Resolve fills t's defaults and validates it: the table and column names
 // must be plain identifiers (they are spliced into SQL), the required
-// roles mapped, no column mapped twice, the status words distinct and made
-// of letters, digits, space, _ . : and -. Errors match dialects.ErrInvalid.
+// roles mapped, no column mapped twice, the status values distinct, each
+// 1 to MaxStatusLen bytes of UTF-8 without control characters. Errors
+// match dialects.ErrInvalid.
 func (t Table) Resolve() (Table, error) {
 	if t.Name == "" {
 		t.Name = DefaultTable
@@ -149,8 +155,8 @@ func (t Table) Resolve() (Table, error) {
 		if *f.v == "" {
 			*f.v = f.def
 		}
-		if !statusRE.MatchString(*f.v) {
-			return t, fmt.Errorf("%w: status value %q: use up to 32 letters, digits, spaces or _ . : -", dialects.ErrInvalid, *f.v)
+		if err := checkStatus(*f.v); err != nil {
+			return t, err
 		}
 	}
 	words := map[string]bool{s.Ready: true, s.Claimed: true, s.Done: true, s.Failed: true}
@@ -191,6 +197,16 @@ func (t Table) MissingColumns(have []string) []string {
 	return out
 }
 
-// quote renders a status word as a SQL string literal; Resolve allows no
-// quote in it.
-func quote(s string) string { return "'" + s + "'" }
+// checkStatus refuses a status value that no status column could hold
+// sensibly: too long, not UTF-8, or with control characters.
+func checkStatus(v string) error {
+	switch {
+	case len(v) > MaxStatusLen:
+		return fmt.Errorf("%w: status value %q is longer than %d bytes", dialects.ErrInvalid, v[:32]+"…", MaxStatusLen)
+	case !utf8.ValidString(v):
+		return fmt.Errorf("%w: status value %q is not UTF-8", dialects.ErrInvalid, v)
+	case strings.IndexFunc(v, unicode.IsControl) >= 0:
+		return fmt.Errorf("%w: status value %q holds a control character", dialects.ErrInvalid, v)
+	}
+	return nil
+}
