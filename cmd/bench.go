@@ -119,7 +119,7 @@ docs/bench.md for the JSON fields.`,
 	fl.IntVar(&opts.Workers, "workers", 0, "measure N workers contending for one lock name")
 	fl.IntVar(&opts.Locks, "locks", 0, "measure N distinct session locks held at once")
 	fl.BoolVar(&opts.Wait, "wait", false, "measure the hand-over latency from a release to a waiting acquire")
-	fl.DurationVar(&opts.Duration, "duration", benchkit.DefaultDuration, "length of each measurement, e.g. 500ms or 10s")
+	durationVar(fl, &opts.Duration, "duration", benchkit.DefaultDuration, "length of each measurement, e.g. 500ms or 10s")
 	fl.Int64Var(&opts.Cycles, "cycles", 0, "run each measurement for this many cycles (hand-overs with --wait) instead of --duration")
 	fl.BoolVar(&opts.Claims, "claims", false, "measure task-row claims: rows claimed per second per claim strategy, beside the raw SQL that claims the same rows")
 	fl.IntVar(&opts.Batch, "batch", 10, "rows per claim (with --claims)")

@@ -115,8 +115,12 @@ func applyFlagEnv(c *cobra.Command, getenv func(string) string) (envFlags, error
 			return
 		}
 		if e := c.Flags().Set(fl.Name, value); e != nil {
+			var why any = flagValueError(e)
+			if _, ok := fl.Value.(*durationValue); ok {
+				why = elide.Whole(flagValueError(e)) // says what is wrong, never the value
+			}
 			err = usageErrorf(c.CommandPath(), "$%s=%s is not a valid --%s: %s; fix or unset the variable (--%s on the command line wins over it)",
-				name, quoteValue(value), fl.Name, flagValueError(e), fl.Name)
+				name, quoteValue(value), fl.Name, why, fl.Name)
 			return
 		}
 		set[fl.Name] = [2]string{name, value}

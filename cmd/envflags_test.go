@@ -42,7 +42,7 @@ func TestFlagEnvBadValue(t *testing.T) {
 		want []string
 	}{
 		{"unparseable duration", map[string]string{"SCHEDLOCK_AT_MOST": "1hr"}, []string{"run", "--name", "x", "--", "true"},
-			[]string{`$SCHEDLOCK_AT_MOST="1hr" is not a valid --at-most`, `unknown unit "hr"`}},
+			[]string{`$SCHEDLOCK_AT_MOST="1hr" is not a valid --at-most`, `is not a valid --at-most: not a duration: write it as 90s, 1h30m or 500ms, or in ISO 8601 as PT90S, PT1H30M or P1D;`}},
 		{"unparseable bool", map[string]string{"SCHEDLOCK_QUIET": "sometimes"}, []string{"version"},
 			[]string{`$SCHEDLOCK_QUIET="sometimes" is not a valid --quiet`}},
 		{"negative duration", map[string]string{"SCHEDLOCK_TIMEOUT": "-1s"}, []string{"detect", "--dsn", db},

@@ -62,7 +62,7 @@ func addSharedFlagsTo(c *cobra.Command, g *GlobalOptions) {
 		fl.StringVar(&g.DSNFile, "dsn-file", "", "read the database URL from this file (one line; chmod 600), e.g. /etc/schedlock/jobs.dsn (default $SCHEDLOCK_DSN_FILE)")
 		_ = c.RegisterFlagCompletionFunc("dsn", dsnCompletion)
 		_ = c.MarkFlagFilename("dsn-file")
-		fl.DurationVar(&g.Timeout, "timeout", 0, "give up after this long, e.g. 30s or 2m (0: no limit; run: bounds connecting and acquiring only, default 30s plus --wait)")
+		durationVar(fl, &g.Timeout, "timeout", 0, "give up after this long, e.g. 30s or 2m (0: no limit; run: bounds connecting and acquiring only, default 30s plus --wait)")
 	}
 	if sf.namespaced {
 		fl.StringVar(&g.Namespace, "namespace", "", namespaceUsage(c.Name()))

@@ -125,7 +125,7 @@ ran, even when it is empty.`,
 	fl.StringSliceVar(&opts.States, "state", nil, "show only these states: "+strings.Join(states, ", ")+" (comma-separated or repeated)")
 	fl.BoolVar(&opts.All, "all", false, "include free locks")
 	fl.StringVar(&opts.Strategy, "strategy", "", "only table locks (table) or only session locks (session) (default: both)")
-	fl.DurationVar(&opts.Watch, "watch", 0, "list again every interval, e.g. 2s, until Ctrl-C (0: once)")
+	durationVar(fl, &opts.Watch, "watch", 0, "list again every interval, e.g. 2s, until Ctrl-C (0: once)")
 	_ = c.RegisterFlagCompletionFunc("preset", locksCompletion(dialects.AdminPresets()))
 	_ = c.RegisterFlagCompletionFunc("state", locksCompletion(states))
 	_ = c.RegisterFlagCompletionFunc("strategy", locksCompletion([]string{string(dialects.StrategyTable), string(dialects.StrategySession)}))

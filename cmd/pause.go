@@ -108,10 +108,10 @@ confirmation, 3 NAME has no row (without --create) or its job is running,
 	}
 	fl := c.Flags()
 	addPauseTableFlags(c, opts)
-	fl.DurationVar(&opts.For, "for", 0, "how long the pause lasts, e.g. 2h (at most 8784h, 366 days)")
+	durationVar(fl, &opts.For, "for", 0, "how long the pause lasts, e.g. 2h (at most 8784h, 366 days)")
 	fl.StringVar(&opts.Until, "until", "", "when the pause ends, RFC 3339, e.g. 2026-12-24T06:00:00Z (at most 366 days away)")
 	fl.StringVar(&opts.By, "by", "", "who pauses, recorded as the owner paused:BY (default $USER@host)")
-	fl.DurationVar(&opts.Wait, "wait", 0, "wait up to this long for a running job to end (default: refuse at once)")
+	durationVar(fl, &opts.Wait, "wait", 0, "wait up to this long for a running job to end (default: refuse at once)")
 	fl.BoolVar(&opts.Create, "create", false, "pause a lock that has no row yet (a job that has not run, or runs on the session strategy)")
 	return c
 }

@@ -241,6 +241,7 @@ or declined.`,
 	addDefaultCommandExamples(root)
 	addSharedFlags(root, g)
 	registerCompletions(root)
+	addDurationHelp(root)
 	addEnvHelp(root)
 	return root
 }

@@ -82,10 +82,10 @@ func addRunOpsFlags(c *cobra.Command, o *RunOptions) {
 		fl.StringArrayVar(h.value, name, nil, "`URL|CMD` to report to "+h.help+": a URL gets a POST with a JSON body, anything else runs through the shell (repeatable)")
 	}
 	fl.StringVar(&o.PingURL, "ping-url", "", "healthchecks.io-style ping `URL`: URL/start on start, URL on success, URL/<exit code> on failure, URL/fail when lost, URL/log when skipped")
-	fl.DurationVar(&o.HookTimeout, "hook-timeout", hooks.DefaultTimeout, "time each event's hooks may take, retries included; a hook still running then is abandoned")
+	durationVar(fl, &o.HookTimeout, "hook-timeout", hooks.DefaultTimeout, "time each event's hooks may take, retries included; a hook still running then is abandoned")
 	fl.StringVar(&o.MetricsTextfile, "metrics-textfile", "", "after the run, record it in this node_exporter textfile (`PATH` ending in .prom), e.g. /var/lib/node_exporter/textfile/schedlock.prom")
 	_ = c.MarkFlagFilename("metrics-textfile", "prom")
-	fl.DurationVar(&o.Jitter, "jitter", 0, "wait a random time below this before acquiring, so that N nodes do not all reach for the lock at :00, e.g. 30s")
+	durationVar(fl, &o.Jitter, "jitter", 0, "wait a random time below this before acquiring, so that N nodes do not all reach for the lock at :00, e.g. 30s")
 	c.Long += `
 
 Reporting: --on-start, --on-success, --on-failure, --on-skip and --on-lost

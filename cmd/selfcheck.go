@@ -86,7 +86,7 @@ run goes on with the next one. --timeout bounds the whole run.`,
 	fl.StringVar(&opts.Preset, "preset", "", "lock-table layout: "+strings.Join(dialects.Presets(), ", ")+" (default schedlock)")
 	fl.StringVar(&opts.Table, "table", "", "lock table to check, created if missing and then dropped (default: a temporary table)")
 	fl.StringSliceVar(&opts.Checks, "check", nil, "run only these check IDs (repeatable)")
-	fl.DurationVar(&opts.CheckTimeout, "check-timeout", checks.DefaultCheckTimeout, "bound each check, e.g. 30s: one still running then fails as timed out and the run goes on (destructive checks get twice as long)")
+	durationVar(fl, &opts.CheckTimeout, "check-timeout", checks.DefaultCheckTimeout, "bound each check, e.g. 30s: one still running then fails as timed out and the run goes on (destructive checks get twice as long)")
 	return c
 }
 

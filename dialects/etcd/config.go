@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/internal/duration"
 )
 
 // DefaultPort is the client port dialled when an endpoint names none.
@@ -109,9 +110,9 @@ func parseConfig(conn string) (config, error) {
 		v := vs[len(vs)-1]
 		switch k {
 		case "dial-timeout":
-			d, err := time.ParseDuration(v)
+			d, err := duration.Parse(v)
 			if err != nil || d <= 0 {
-				return config{}, dialects.Invalidf("dial-timeout=%q is not a positive duration such as 5s", v)
+				return config{}, dialects.Invalidf("dial-timeout=%q is not a positive duration such as 5s or PT5S", v)
 			}
 			c.dialTimeout = d
 		case "cacert":

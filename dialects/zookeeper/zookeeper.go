@@ -74,6 +74,7 @@ import (
 	"github.com/xo/dburl"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/internal/duration"
 )
 
 // Name is the backend's registry name.
@@ -191,9 +192,9 @@ func ParseDSN(raw string) (Config, error) {
 		v := vs[len(vs)-1]
 		switch k {
 		case "session_timeout":
-			d, err := time.ParseDuration(v)
+			d, err := duration.Parse(v)
 			if err != nil || d < time.Second {
-				return c, dialects.Invalidf("session_timeout=%q is not a duration of at least 1s (e.g. 10s)", v)
+				return c, dialects.Invalidf("session_timeout=%q is not a duration of at least 1s (e.g. 10s or PT10S)", v)
 			}
 			c.SessionTimeout = d
 		default:

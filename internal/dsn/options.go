@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/internal/duration"
 )
 
 // OptionPrefix marks a query parameter that is schedlock's, not the
@@ -71,16 +72,17 @@ func (o Options) PartitionBound() time.Duration {
 	return d
 }
 
-// ParsePartitionBound parses a partition bound ("" is 0: the default); it
-// must lie between MinPartitionBound and MaxPartitionBound.
+// ParsePartitionBound parses a partition bound ("" is 0: the default) in
+// Go's form or ISO 8601's (duration.Parse); it must lie between
+// MinPartitionBound and MaxPartitionBound.
 func ParsePartitionBound(s string) (time.Duration, error) {
 	if s == "" {
 		return 0, nil
 	}
-	d, err := time.ParseDuration(s)
+	d, err := duration.Parse(s)
 	switch {
 	case err != nil:
-		return 0, fmt.Errorf("%q is not a duration such as 30s", s)
+		return 0, fmt.Errorf("%q: %w", s, err)
 	case d < MinPartitionBound || d > MaxPartitionBound:
 		return 0, fmt.Errorf("%s is outside %s..%s", d, MinPartitionBound, MaxPartitionBound)
 	}
