@@ -77,7 +77,13 @@ func checkAtMost(ctx context.Context, env *Env, tg target) (string, error) {
 }
 
 // checkAtLeast proves an early release keeps the lock until locked-at plus
-// at-least, on the database clock, and frees it after.
+// at-least, on the database clock, and frees it after. Where the store
+// keeps no time (Row.HostTimes: etcd), locked-at is the acquirer's host
+// time before its request and the grant came later by an unknown delay:
+// the gap is then measured on this host's clock from that locked-at to
+// when the next holder's acquire returned, an upper bound of the true gap
+// that no correct store falls below, and the kept lock must promise at
+// least at-least after locked-at.
 func checkAtLeast(ctx context.Context, env *Env, tg target) (string, error) {
 	tl, err := tg.tableLocker(ctx, env)
 	if err != nil {
@@ -90,6 +96,7 @@ func checkAtLeast(ctx context.Context, env *Env, tg target) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("acquire with a %s at-least: %w", atLeast, err)
 	}
+	acquired := time.Now()
 	first, err := inspect(ctx, tl, name)
 	if err != nil {
 		return "", err
@@ -111,8 +118,14 @@ func checkAtLeast(ctx context.Context, env *Env, tg target) (string, error) {
 		return "", fmt.Errorf("the early release freed the lock at once (until %s, locked at %s); it must stay held for the at-least of %s",
 			stamp(released.Until), stamp(released.LockedAt), atLeast)
 	}
-	if span := released.Until.Sub(released.LockedAt); abs(span-atLeast) > 100*time.Millisecond {
-		return "", fmt.Errorf("after an early release the lease runs %s past locked-at, want the at-least of %s", ms(span), atLeast)
+	span := released.Until.Sub(released.LockedAt)
+	lo, hi := atLeast-100*time.Millisecond, atLeast+100*time.Millisecond
+	if first.HostTimes {
+		// The grant came after locked-at, within the acquire's call.
+		lo, hi = atLeast, hi+acquired.Sub(start)
+	}
+	if span < lo || span > hi {
+		return "", fmt.Errorf("after an early release the lease runs %s past locked-at, want the at-least of %s (%s…%s)", ms(span), atLeast, ms(lo), ms(hi))
 	}
 	if err := refusedAcquire(ctx, tl, name, env.Owner("B"), "right after an early release"); err != nil {
 		return "", err
@@ -121,18 +134,33 @@ func checkAtLeast(ctx context.Context, env *Env, tg target) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("acquire after at-least should have passed: %w", err)
 	}
+	took := time.Now()
 	second, err := inspect(ctx, tl, name)
 	if err != nil {
 		return "", err
 	}
-	gap := second.LockedAt.Sub(first.LockedAt)
-	if gap < atLeast-10*time.Millisecond {
-		return "", fmt.Errorf("the next holder got the lock %s after the first one took it, before the at-least of %s", ms(gap), atLeast)
+	var detail string
+	if first.HostTimes {
+		asked := first.LockedAt
+		if asked.Before(start) {
+			asked = start
+		}
+		gap := took.Sub(asked)
+		if gap < atLeast {
+			return "", fmt.Errorf("the next holder had the lock within %s of the first one's request, before the at-least of %s (on this host's clock: the store keeps no time)", ms(gap), atLeast)
+		}
+		detail = fmt.Sprintf("held until at-least %s after an early release; next holder had it within %s of the first one's request (host clock: the store keeps no time)", atLeast, ms(gap))
+	} else {
+		gap := second.LockedAt.Sub(first.LockedAt)
+		if gap < atLeast-10*time.Millisecond {
+			return "", fmt.Errorf("the next holder got the lock %s after the first one took it, before the at-least of %s", ms(gap), atLeast)
+		}
+		detail = fmt.Sprintf("held until at-least %s after an early release; next holder locked %s after the first", atLeast, ms(gap))
 	}
 	if err := taker.Release(ctx); err != nil {
 		return "", fmt.Errorf("release by the next holder: %w", err)
 	}
-	return fmt.Sprintf("held until at-least %s after an early release; next holder locked %s after the first", atLeast, ms(gap)), nil
+	return detail, nil
 }
 
 // checkToken proves the fencing token grows on every acquire where the

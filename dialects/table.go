@@ -124,6 +124,11 @@ type Row struct {
 	Until    time.Time `json:"lock_until"`
 	// DBNow is the database's clock when the row was read.
 	DBNow time.Time `json:"db_now"`
+	// HostTimes is true where the store has no clock to read (etcd): then
+	// LockedAt is the acquiring host's time just before its request (the
+	// lock was granted later, by an unknown delay), Until that host's
+	// estimate, and DBNow this host's time.
+	HostTimes bool `json:"-"`
 }
 
 // Expired reports whether the lease had run out when the row was read.

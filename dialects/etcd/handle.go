@@ -102,8 +102,11 @@ func (h *handle) Refresh(ctx context.Context) error {
 	return nil
 }
 
-// Release deletes the holding key while it is unchanged since it was read
-// (or keeps it for the at-least that remains).
+// Release deletes the holding key while it is unchanged since it was
+// read, or, with an at-least, keeps it for the whole at-least from when
+// the read's answer arrived (the lock was granted before; how long before
+// is not known here). A key its owner released already, kept for its
+// at-least, is deleted: that is an owner's early end of it.
 func (h *handle) Release(ctx context.Context) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -111,11 +114,12 @@ func (h *handle) Release(ctx context.Context) error {
 	if err != nil {
 		return dialects.Wrap(Name, "release", err)
 	}
+	read := time.Now()
 	b := h.locker.b
 	guard := clientv3.Compare(clientv3.ModRevision(k.key), "=", k.mod)
 	keep := time.Time{}
-	if k.ours && h.atLeast > 0 {
-		keep = k.value.LockedAt.Add(h.atLeast)
+	if k.ours && !k.value.Released && h.atLeast > 0 {
+		keep = read.Add(h.atLeast)
 	}
 	var resp *clientv3.TxnResponse
 	var g *clientv3.LeaseGrantResponse

@@ -20,6 +20,12 @@ import (
 // own end; when it passes unrefreshed the lease is lost and its etcd
 // lease revoked, so the lock is free for others as soon as the holder
 // can have been told.
+//
+// Its at-least counts from grantedBy, when the acquire's answer had
+// arrived: the server granted the lock before it, so at-least from then
+// (on this host's monotonic clock) ends no earlier than at-least from
+// the grant. Counting from lockedAt, taken before the request, would
+// free the lock early by the acquire's round trip.
 type lease struct {
 	dialects.LeaseEnd
 
@@ -30,7 +36,8 @@ type lease struct {
 	ttl             int64 // requested TTL in seconds (the spare pool's class)
 	token           int64 // the key's create revision
 	atMost, atLeast time.Duration
-	lockedAt        time.Time
+	lockedAt        time.Time // shown as locked-at: the host time just before the acquire was sent
+	grantedBy       time.Time // the host time just after the acquire's answer arrived
 
 	op      sync.Mutex // serialises Refresh and Release
 	renewed spare      // the lease as last granted or kept alive (guarded by op)
@@ -116,9 +123,9 @@ func (s *lease) Refresh(ctx context.Context) error {
 }
 
 // Release implements dialects.Lease: the key is deleted while its create
-// revision is the token; with at-least still to run it is kept instead,
-// bound to a lease of the time that remains, and deleted when it has
-// passed.
+// revision is the token; with at-least still to run (counted from
+// grantedBy) it is kept instead, bound to a lease of the time that
+// remains, and deleted when it has passed.
 func (s *lease) Release(ctx context.Context) error {
 	s.op.Lock()
 	defer s.op.Unlock()
@@ -126,7 +133,7 @@ func (s *lease) Release(ctx context.Context) error {
 		return dialects.Wrap(Name, "release", s.afterEnd("release"))
 	}
 	b := s.locker.b
-	keep := s.lockedAt.Add(s.atLeast)
+	keep := s.grantedBy.Add(s.atLeast)
 	if s.atLeast > 0 && time.Until(keep) > 0 {
 		return dialects.Wrap(Name, "release", s.keepUntil(ctx, keep))
 	}
@@ -150,11 +157,14 @@ func (s *lease) Release(ctx context.Context) error {
 }
 
 // keepUntil rebinds the key to a lease of the at-least that remains,
-// marked released, and deletes it at keep.
+// marked released, and deletes it at keep (a host instant with its
+// monotonic reading). The lease's TTL is what remains before the grant
+// is sent, rounded up to whole seconds, and the server counts it from
+// when the grant reaches it: that lease cannot end before keep either,
+// and ends the key if this process is gone by then.
 func (s *lease) keepUntil(ctx context.Context, keep time.Time) error {
 	b := s.locker.b
-	remaining := time.Until(keep)
-	g, err := b.cli.Grant(ctx, ttlSeconds(remaining))
+	g, err := b.cli.Grant(ctx, ttlSeconds(time.Until(keep)))
 	if err != nil {
 		return fmt.Errorf("grant the at-least lease: %w", err)
 	}

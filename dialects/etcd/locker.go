@@ -97,7 +97,8 @@ func (l *Locker) try(ctx context.Context, name string, opts dialects.Options) (*
 		until = e
 	}
 	key := pfx + leaseHex(sp.id)
-	v := value{Owner: opts.Owner, LockedAt: start.UTC(), Until: until.UTC()}
+	lockedAt := time.Now() // the last instant before the request: it was granted later
+	v := value{Owner: opts.Owner, LockedAt: lockedAt.UTC(), Until: until.UTC()}
 	resp, err := l.b.cli.Txn(ctx).
 		If(clientv3.Compare(clientv3.CreateRevision(pfx), "=", 0).WithPrefix()).
 		Then(clientv3.OpPut(key, v.encode(), clientv3.WithLease(sp.id))).
@@ -125,8 +126,8 @@ func (l *Locker) try(ctx context.Context, name string, opts dialects.Options) (*
 	}
 	s := &lease{
 		locker: l, name: name, owner: opts.Owner, key: key, id: sp.id, ttl: ttl,
-		token: resp.Header.Revision, atMost: opts.AtMost, atLeast: opts.AtLeast, lockedAt: start,
-		renewed: sp,
+		token: resp.Header.Revision, atMost: opts.AtMost, atLeast: opts.AtLeast, lockedAt: lockedAt,
+		grantedBy: time.Now(), renewed: sp,
 	}
 	s.Start(until, s.expired)
 	return s, nil
@@ -280,7 +281,7 @@ func (l *Locker) Inspect(ctx context.Context, name string) (dialects.Row, bool, 
 	}
 	now := time.Now().UTC()
 	if k == nil {
-		return dialects.Row{Name: name, DBNow: now}, true, nil
+		return dialects.Row{Name: name, DBNow: now, HostTimes: true}, true, nil
 	}
 	r, err := l.b.row(ctx, name, k, now)
 	if err != nil {
@@ -295,7 +296,7 @@ func (l *Locker) Inspect(ctx context.Context, name string) (dialects.Row, bool, 
 
 // row is the lock row of k, read at now.
 func (b *Backend) row(ctx context.Context, name string, k *keyState, now time.Time) (dialects.Row, error) {
-	r := dialects.Row{Name: name, Owner: k.owner(), Token: k.create, HasToken: true, DBNow: now}
+	r := dialects.Row{Name: name, Owner: k.owner(), Token: k.create, HasToken: true, DBNow: now, HostTimes: true}
 	if k.ours {
 		r.LockedAt, r.Until = k.value.LockedAt.UTC(), k.value.Until.UTC()
 		if r.Until.After(now) {
@@ -324,8 +325,10 @@ func (b *Backend) serverEnd(ctx context.Context, id clientv3.LeaseID, now time.T
 // Handle implements dialects.TableLocker: a lease of owner's that only
 // refreshes and releases the lock's holding key, while owner (and token,
 // unless 0) still hold it. Its refresh renews the key's lease by that
-// lease's own TTL; opts.AtLeast is kept on release from the key's
-// locked-at.
+// lease's own TTL. Its release keeps the key for the whole opts.AtLeast
+// from the moment it read the key: a handle cannot know when the lock
+// was granted (etcd has no clock, and the key's locked-at is the
+// acquirer's host time before its request), only that it was before.
 func (l *Locker) Handle(name, owner string, token int64, opts dialects.Options) (dialects.Lease, error) {
 	opts, err := dialects.HandleOptions(name, owner, token, opts)
 	if err != nil {

@@ -134,7 +134,7 @@ func (l *Locker) Handle(name, owner string, token int64, opts dialects.Options) 
 		return nil, err
 	}
 	return &lease{locker: l, name: name, owner: owner, seq: token, atMost: opts.AtMost, atLeast: opts.AtLeast,
-		handle: true, acquired: time.Now(), until: time.Now().Add(opts.AtMost), done: make(chan struct{})}, nil
+		handle: true, grantedBy: time.Now(), until: time.Now().Add(opts.AtMost), done: make(chan struct{})}, nil
 }
 
 // Expire implements dialects.TableExpirer: it deletes the holder's lock

@@ -22,7 +22,7 @@ type lease struct {
 	seq             int64
 	data            holderData
 	atMost, atLeast time.Duration
-	acquired        time.Time // host clock just before the node was created
+	grantedBy       time.Time // host clock once the answer that granted the lock had arrived
 	handle          bool
 
 	mu        sync.Mutex
@@ -303,9 +303,11 @@ func (s *lease) release(ctx context.Context) error {
 	return nil
 }
 
-// atLeastMargin is how long after locked-at plus at-least (on the host
-// clock) a release still writes the at-least node, against clock skew; a
-// node past its end is harmless and deleted by the next acquire.
+// atLeastMargin is how long after at-least has passed since the grant
+// (on the host clock, counted from when the granting answer arrived, so
+// never from before the grant) a release still writes the at-least node,
+// whose end the server judges on its own clock: a node past its end is
+// harmless and deleted by the next acquire.
 const atLeastMargin = 2 * time.Second
 
 func (s *lease) deleteNode(ctx context.Context) error {
@@ -314,7 +316,7 @@ func (s *lease) deleteNode(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if s.atLeast <= 0 || (!s.handle && time.Since(s.acquired) > s.atLeast+atLeastMargin) {
+	if s.atLeast <= 0 || (!s.handle && time.Since(s.grantedBy) > s.atLeast+atLeastMargin) {
 		_, err := call(ctx, func() (struct{}, error) { return struct{}{}, conn.Delete(path, version) })
 		if err != nil {
 			return s.failed(ctx, "release", err)

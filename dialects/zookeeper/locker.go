@@ -172,18 +172,23 @@ func (l *Locker) Acquire(ctx context.Context, name string, opts dialects.Options
 
 // attempt is one acquire's own lock node while it is judged.
 type attempt struct {
-	l        *Locker
-	name     string
-	opts     dialects.Options
-	dir      string // the name's node
-	path     string // our lock node, "" while there is none
-	seq      int64
-	data     holderData
-	version  int32
-	before   time.Time // host clock just before the node was created
-	waited   bool      // the node waited in the queue before it got the lock
-	lastNow  time.Time // the server clock when last read through our node
-	hostThen time.Time // the host clock just after lastNow was read
+	l       *Locker
+	name    string
+	opts    dialects.Options
+	dir     string // the name's node
+	path    string // our lock node, "" while there is none
+	seq     int64
+	data    holderData
+	version int32
+	before  time.Time // host clock just before the node was created
+	waited  bool      // the node waited in the queue before it got the lock
+	// afterAtLeast: the node was created while the last holder's at-least
+	// node was there, and got the lock only once it had ended; its
+	// creation time may be before that end.
+	afterAtLeast bool
+	lastNow      time.Time // the server clock when last read through our node
+	hostSent     time.Time // the host clock just before lastNow was asked for
+	hostThen     time.Time // the host clock just after lastNow was read
 }
 
 func (l *Locker) acquire(ctx context.Context, name string, opts dialects.Options) (*lease, error) {
@@ -355,6 +360,7 @@ func (a *attempt) judge(ctx context.Context) (*dialects.HeldError, time.Time, er
 			if err != nil || held != nil {
 				return held, wake, err
 			}
+			a.afterAtLeast = true
 			return nil, time.Time{}, nil
 		}
 		// Writing our node reads the server clock and keeps a waiting
@@ -428,12 +434,13 @@ func (a *attempt) judgeAtLeast(ctx context.Context) (*dialects.HeldError, time.T
 // data again returns the write's time.
 func (a *attempt) serverNow(ctx context.Context) (time.Time, error) {
 	conn := a.l.b.conn
+	sent := time.Now()
 	stat, err := call(ctx, func() (*zk.Stat, error) { return conn.Set(a.path, a.data.bytes(), -1) })
 	if err != nil {
 		return time.Time{}, fmt.Errorf("read the server clock through %s: %w", a.path, err)
 	}
 	a.version = stat.Version
-	a.lastNow, a.hostThen = msTime(stat.Mtime), time.Now()
+	a.lastNow, a.hostSent, a.hostThen = msTime(stat.Mtime), sent, time.Now()
 	return a.lastNow, nil
 }
 
@@ -514,15 +521,17 @@ func (a *attempt) watchPredecessor(ctx context.Context) (watch <-chan zk.Event, 
 }
 
 // grant turns our node into a held lease. A node that waited in the
-// queue writes the time it got the lock (its lease runs from then).
+// queue, or for the last holder's at-least to end, writes the time it got
+// the lock (its lease runs from then, and the next holder's locked-at is
+// never before the last one's at-least end).
 func (a *attempt) grant(ctx context.Context) (*lease, error) {
-	if a.waited {
+	if a.waited || a.afterAtLeast {
 		now, err := a.serverNow(ctx)
 		if err != nil {
 			return nil, err
 		}
 		a.data.LockedAt = now.UnixMilli()
-		a.before = a.hostThen
+		a.before = a.hostSent // at-most counts from before the server's locked-at, so the holder ends first
 		stat, err := call(ctx, func() (*zk.Stat, error) { return a.l.b.conn.Set(a.path, a.data.bytes(), a.version) })
 		if err != nil {
 			return nil, fmt.Errorf("write the locked-at of %s: %w", a.path, err)
@@ -530,7 +539,7 @@ func (a *attempt) grant(ctx context.Context) (*lease, error) {
 		a.version = stat.Version
 	}
 	s := &lease{locker: a.l, name: a.name, owner: a.opts.Owner, path: a.path, seq: a.seq, data: a.data,
-		version: a.version, atMost: a.opts.AtMost, atLeast: a.opts.AtLeast, acquired: a.before,
+		version: a.version, atMost: a.opts.AtMost, atLeast: a.opts.AtLeast, grantedBy: time.Now(),
 		until: a.before.Add(a.opts.AtMost), done: make(chan struct{})}
 	if !a.l.b.track(s) {
 		return nil, fmt.Errorf("%w: the backend was closed", dialects.ErrLeaseLost)
@@ -547,7 +556,7 @@ func (a *attempt) dropNode() {
 		return
 	}
 	p := a.path
-	a.path, a.waited = "", false
+	a.path, a.waited, a.afterAtLeast = "", false, false
 	ctx, cancel := context.WithTimeout(context.Background(), dropTimeout)
 	defer cancel()
 	_, err := call(ctx, func() (struct{}, error) { return struct{}{}, a.l.b.conn.Delete(p, -1) })

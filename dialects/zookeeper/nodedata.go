@@ -20,7 +20,8 @@ type holderData struct {
 	AtMost  int64  `json:"at_most_ms"`
 	AtLeast int64  `json:"at_least_ms,omitempty"`
 	// LockedAt is the server time (ms) the lock was granted to a node that
-	// waited in the queue first; 0 means the node's creation time.
+	// waited in the queue first, or for the last holder's at-least to end;
+	// 0 means the node's creation time.
 	LockedAt int64 `json:"locked_at_ms,omitempty"`
 }
 
