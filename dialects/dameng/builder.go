@@ -19,11 +19,8 @@ import (
 const (
 	sqlNow   = "CAST(SYS_EXTRACT_UTC(SYSTIMESTAMP) AS TIMESTAMP(3))"
 	sqlEpoch = "TIMESTAMP '1970-01-01 00:00:00'"
-	// nativeNames is the native table's name column, VARCHAR(255 CHAR);
-	// presetNames the VARCHAR(64) of ShedLock's and sys_sched_lock's
-	// documented tables.
+	// nativeNames is the native table's name column, VARCHAR(255 CHAR).
 	nativeNames = 255
-	presetNames = 64
 )
 
 // Builder writes the lease-table SQL of Dameng DM8. Placeholders are "?",
@@ -47,14 +44,10 @@ var (
 // Dialect implements locktable.Builder.
 func (b *Builder) Dialect() string { return Name }
 
-// MaxNameRunes is 255 for the native table and 64 for the presets that
-// mirror ShedLock's and sys_sched_lock's VARCHAR(64).
-func (b *Builder) MaxNameRunes(s dialects.Schema) int {
-	if s.Preset == dialects.PresetSchedlock {
-		return nativeNames
-	}
-	return presetNames
-}
+// MaxNameRunes is 255 for the native table, and the width the presets
+// are created with (dialects.Schema.PresetNameWidth: 64 for shedlock, 128
+// for sys_sched_lock).
+func (b *Builder) MaxNameRunes(s dialects.Schema) int { return s.PresetNameWidth(nativeNames) }
 
 // IsDuplicateKey implements locktable.DuplicateKeyer: -6602 and its
 // siblings (see IsDuplicateKey).
@@ -193,7 +186,7 @@ func epochMs(expr string) string {
 //   - schedlock (native): name VARCHAR(255 CHAR), TIMESTAMP(3) times
 //     holding UTC, owner VARCHAR(255 CHAR), token BIGINT DEFAULT 0;
 //   - shedlock: ShedLock's table, name VARCHAR(64 CHAR);
-//   - sys_sched_lock: lock_name VARCHAR(64 CHAR).
+//   - sys_sched_lock: lock_name VARCHAR(128 CHAR).
 //
 // Lengths are in characters (CHAR), so 64 multi-byte characters fit
 // whatever the database's LENGTH_IN_CHAR [U]; an existing table declared

@@ -30,6 +30,13 @@ func TestRoundTripsPerCycle(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		// The first cycle on a preset table also reads its name column
+		// from the catalog, once per locker: it is not counted.
+		if lease, err := l.Acquire(ctx, "cycle", dialects.Options{AtMost: time.Minute}); err == nil {
+			if err := lease.Release(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
 		before := len(log.Statements())
 		for range cycles {
 			lease, err := l.Acquire(ctx, "cycle", dialects.Options{AtMost: time.Minute})

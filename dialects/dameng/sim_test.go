@@ -253,6 +253,8 @@ func newSim(t testing.TB, cfg simConfig) *dmSim {
 				continue // answered by columnsRE, for any table
 			}
 			q = word.ReplaceAllLiteralString(q, schema.Table)
+			// The catalog read names the table as stored: upper case.
+			q = strings.ReplaceAll(q, "'"+strings.ToUpper(def)+"'", "'"+strings.ToUpper(schema.Table)+"'")
 			s.stmts[q] = simStmt{kind: "table." + op, table: strings.ToUpper(schema.Table), schema: schema}
 		}
 	}
@@ -634,10 +636,7 @@ func (s *dmSim) table(st simStmt, a simArgs) (fakesql.Response, error) {
 		if tbl != nil {
 			return fakesql.Response{}, errExists(st.table)
 		}
-		nameCap := nativeNames
-		if st.schema.Preset != dialects.PresetSchedlock {
-			nameCap = presetNames
-		}
+		nameCap := (&Builder{}).MaxNameRunes(st.schema)
 		s.tables[st.table] = &simTable{schema: st.schema, nameCap: nameCap, rows: map[string]*simRow{}}
 		return fakesql.Response{}, nil
 	case "drop":
@@ -683,6 +682,26 @@ func (s *dmSim) table(st simStmt, a simArgs) (fakesql.Response, error) {
 		}
 		row.until = now
 		return fakesql.Response{RowsAffected: 1}, nil
+	case "release-delete", "sweep", "delete":
+		// release-delete: the owner's live row once at-least has passed;
+		// sweep: the owner's expired row; delete: the name's row.
+		name := a.str(0)
+		row := tbl.rows[name]
+		now := s.now()
+		switch {
+		case row == nil:
+		case op == "release-delete" && (row.owner != a.str(1) || !row.until.After(now) || row.lockedAt.Add(time.Duration(a.int(2))*time.Millisecond).After(now)):
+		case op == "sweep" && (row.owner != a.str(1) || row.until.After(now)):
+		default:
+			delete(tbl.rows, name)
+			return fakesql.Response{RowsAffected: 1}, nil
+		}
+		return fakesql.Response{RowsAffected: 0}, nil
+	case "name-column":
+		return fakesql.Response{
+			Columns: []string{"WIDTH", "UNIT", "COLLATION", "DATA_TYPE"},
+			Rows:    [][]any{{int64(tbl.nameCap), dialects.NameUnitCharacters, nil, "VARCHAR"}},
+		}, nil
 	case "inspect":
 		resp := fakesql.Response{Columns: []string{"OWNER", "TOKEN", "LOCKED_AT", "UNTIL", "NOW"}}
 		if row := tbl.rows[a.str(0)]; row != nil {

@@ -27,12 +27,19 @@ type lease struct {
 	atMost   time.Duration
 	atLeast  time.Duration
 	handle   bool // from Handle: another owner's row is ErrNotOwner, not a loss
+	// lockedAt is the host time before the acquire was sent (zero for a
+	// Handle): at-least counts from it where a kept row is swept.
+	lockedAt time.Time
+
+	swept     chan struct{} // see Swept
+	sweptOnce sync.Once
+	lostSwept sync.Once // a lost lease's row is swept once
 
 	opMu sync.Mutex // serialises Refresh and Release; held across their statements
 }
 
 func (l *Locker) newLease(name, stored, owner string, token int64, opts dialects.Options, handle bool) *lease {
-	return &lease{
+	s := &lease{
 		locker:   l,
 		name:     name,
 		stored:   stored,
@@ -42,7 +49,12 @@ func (l *Locker) newLease(name, stored, owner string, token int64, opts dialects
 		atMost:   opts.AtMost,
 		atLeast:  opts.AtLeast,
 		handle:   handle,
+		swept:    make(chan struct{}),
 	}
+	if !l.deletesRows() {
+		s.markSwept()
+	}
+	return s
 }
 
 // start begins the lease's clock: it ends at until unless refreshed.
@@ -102,12 +114,20 @@ func (s *lease) Refresh(ctx context.Context) error {
 }
 
 // Release gives the lock up with one statement, keeping it until
-// locked-at + AtLeast when that is later than now.
+// locked-at + AtLeast when that is later than now. On a table whose
+// release deletes the row (sys_sched_lock) it deletes the row, or keeps it
+// until locked-at + AtLeast and deletes it then (see releaseDeleting).
 func (s *lease) Release(ctx context.Context) error {
 	s.opMu.Lock()
 	defer s.opMu.Unlock()
 	if err := s.endedErr("release"); err != nil {
+		if s.locker.deletesRows() && errors.Is(err, dialects.ErrLeaseLost) {
+			s.sweepLost()
+		}
 		return err
+	}
+	if s.locker.deletesRows() {
+		return s.releaseDeleting(ctx)
 	}
 	_, done, err := s.locker.exec(ctx, opRelease, s.binding())
 	if err != nil {
@@ -162,11 +182,17 @@ func (s *lease) explain(ctx context.Context, op string) error {
 	case s.hasToken && s.token != 0 && row.Token != s.token:
 		return s.lose(op, fmt.Sprintf("lock %q was acquired again (token %d, this lease has %d)", s.name, row.Token, s.token))
 	default:
+		if s.locker.deletesRows() {
+			// Nobody took the expired row over: delete it, so that an
+			// application that locks by INSERT is not refused by it.
+			s.deleteExpiredOwn(ctx)
+		}
 		return s.lose(op, fmt.Sprintf("lease of lock %q expired at %s", s.name, dialects.FormatTime(row.Until)))
 	}
 }
 
 // lose ends the lease as lost and returns its error.
 func (s *lease) lose(op, why string) error {
+	defer s.markSwept()
 	return s.End(dialects.Wrap(s.dialect(), op, fmt.Errorf("%w: %s", dialects.ErrLeaseLost, why)))
 }

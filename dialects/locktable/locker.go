@@ -29,6 +29,13 @@ type Locker struct {
 	stmts    [numOps]preparedStmt
 	prepares atomic.Int64
 	sent     [numOps]atomic.Int64
+
+	nameColMu sync.Mutex // serialises the catalog read of the name column
+	nameCol   nameColumnState
+
+	sweeps    sync.WaitGroup // deletions of kept rows in flight (rowdelete.go)
+	closing   chan struct{}  // closed by Close: pending deletions give up
+	closeOnce sync.Once
 }
 
 var (
@@ -52,13 +59,10 @@ func New(db *sql.DB, b Builder, t dialects.Table) (*Locker, error) {
 	if maxRunes < 17 {
 		return nil, dialects.Wrap(b.Dialect(), "table locker", fmt.Errorf("builder allows names of %d characters, at least 17 are needed to map long names", maxRunes))
 	}
-	l := &Locker{db: db, b: b, schema: schema, maxRunes: maxRunes, zone: schema.Location()}
-	l.stmts[opAcquire].spec = b.Acquire(schema)
-	l.stmts[opRefresh].spec = b.Refresh(schema)
-	l.stmts[opRelease].spec = b.Release(schema)
-	l.stmts[opExpire].spec = b.Expire(schema)
-	l.stmts[opInspect].spec = b.Inspect(schema)
-	l.stmts[opList].spec = b.List(schema)
+	l := &Locker{db: db, b: b, schema: schema, maxRunes: maxRunes, zone: schema.Location(), closing: make(chan struct{})}
+	for o := range opNameColumn {
+		l.stmts[o].spec = l.build(o, schema)
+	}
 	return l, nil
 }
 
@@ -71,10 +75,15 @@ func (l *Locker) Schema() dialects.Schema { return l.schema }
 // CreateSQL is the builder's CREATE TABLE IF NOT EXISTS statement.
 func (l *Locker) CreateSQL() string { return l.b.Create(l.schema) }
 
-// StoredName is the name as the table stores it: name itself, or
-// dialects.MapName(name, limit) when it is longer than the name column
-// allows (the Builder's FitName instead, when it is a NameFitter).
+// StoredName is the name as the table stores it: name itself, or on the
+// native table dialects.MapName(name, limit) when it is longer than the
+// name column allows (the Builder's FitName instead, when it is a
+// NameFitter). Preset tables store every name as it is, and refuse one
+// their column cannot hold (dialects.NameTooLongError).
 func (l *Locker) StoredName(name string) string {
+	if l.schema.StoresNamesVerbatim() {
+		return name
+	}
 	if f, ok := l.b.(NameFitter); ok {
 		return f.FitName(name, l.maxRunes)
 	}
@@ -105,6 +114,9 @@ func (l *Locker) Acquire(ctx context.Context, name string, opts dialects.Options
 	if err != nil {
 		return nil, dialects.Wrap(l.b.Dialect(), "acquire", err)
 	}
+	if err := l.checkName(ctx, name); err != nil {
+		return nil, dialects.Wrap(l.b.Dialect(), "acquire", err)
+	}
 	// Transient errors are retried inside each statement (retrying).
 	lease, err := dialects.RetryAcquire(ctx, opts, func() (dialects.Lease, error) { return l.try(ctx, name, opts) }, nil)
 	return lease, dialects.Wrap(l.b.Dialect(), "acquire", err)
@@ -130,6 +142,7 @@ func (l *Locker) try(ctx context.Context, name string, opts dialects.Options) (d
 		return nil, dialects.Wrap(l.b.Dialect(), "acquire", held)
 	}
 	s := l.newLease(name, stored, opts.Owner, 0, opts, false)
+	s.lockedAt = start
 	if s.hasToken {
 		s.token = value
 		if l.stmts[opAcquire].spec.Result == ResultRowsAffected {
@@ -170,9 +183,10 @@ func (l *Locker) Handle(name, owner string, token int64, opts dialects.Options) 
 }
 
 // Inspect reads the row of name; found is false when there is none.
-// Row.Name is the name as stored (see StoredName), as List shows it.
+// Row.Name is the name as stored (see StoredName), as List shows it. A
+// name a preset table cannot hold is a *dialects.NameTooLongError.
 func (l *Locker) Inspect(ctx context.Context, name string) (dialects.Row, bool, error) {
-	if err := dialects.CheckName(name); err != nil {
+	if err := l.checkName(ctx, name); err != nil {
 		return dialects.Row{}, false, dialects.Wrap(l.b.Dialect(), "inspect", err)
 	}
 	row, found, err := l.inspectStored(ctx, l.StoredName(name))
@@ -203,10 +217,16 @@ func (l *Locker) List(ctx context.Context) ([]dialects.Row, error) {
 
 // Expire ends the lease of name now, whoever holds it (administrative
 // force-unlock): the row stays, its lease end becomes the database's now.
-// It reports false when there was no live lease to end.
+// It reports false when there was no live lease to end. On a table whose
+// release deletes the row (sys_sched_lock) it deletes the row instead,
+// live or expired, and reports false when there was none.
 func (l *Locker) Expire(ctx context.Context, name string) (bool, error) {
-	if err := dialects.CheckName(name); err != nil {
+	if err := l.checkName(ctx, name); err != nil {
 		return false, dialects.Wrap(l.b.Dialect(), "expire", err)
+	}
+	if l.deletesRows() {
+		done, err := l.deleteRow(ctx, l.StoredName(name))
+		return done, dialects.Wrap(l.b.Dialect(), "expire", err)
 	}
 	_, done, err := l.exec(ctx, opExpire, binding{name: l.StoredName(name)})
 	if err != nil {

@@ -22,10 +22,17 @@ const (
 	opExpire
 	opInspect
 	opList
+	// The statements of tables whose release deletes the row (RowDeleter),
+	// and the catalog read of the name column (NameColumnBuilder, sent
+	// unprepared).
+	opReleaseDelete
+	opSweep
+	opDelete
+	opNameColumn
 	numOps
 )
 
-var opNames = [numOps]string{"acquire", "refresh", "release", "expire", "inspect", "list"}
+var opNames = [numOps]string{"acquire", "refresh", "release", "expire", "inspect", "list", "release-delete", "sweep", "delete", "name-column"}
 
 func (o op) String() string { return opNames[o] }
 
@@ -208,21 +215,31 @@ func (l *Locker) classify(err error) error {
 }
 
 // Statements reports the SQL this Locker sends, by operation: acquire,
-// refresh, release, expire, inspect, list and create (and drop).
+// refresh, release, expire, inspect, list, create and drop, and where the
+// table has them release-delete, sweep, delete and name-column.
 func (l *Locker) Statements() map[string]string {
 	m := make(map[string]string, numOps+2)
 	frame := l.frameNow()
-	for o := range numOps {
-		m[o.String()] = l.sqlFor(o, frame)
+	for o := range opNameColumn {
+		if l.stmts[o].spec.SQL != "" {
+			m[o.String()] = l.sqlFor(o, frame)
+		}
+	}
+	if ncb, ok := l.b.(NameColumnBuilder); ok {
+		m[opNameColumn.String()] = ncb.NameColumn(l.schema)
 	}
 	m["create"] = l.CreateSQL()
 	m["drop"] = l.dropSQL()
 	return m
 }
 
-// Close releases the prepared statements. Call it when no operation is in
-// flight; a later operation prepares its statement again.
+// Close releases the prepared statements and stops the deletion of rows
+// that early releases kept (see RowDeleter): such a row stays, expired,
+// until the next acquire of its name takes it over. Call it when no
+// operation is in flight; a later operation prepares its statement again.
 func (l *Locker) Close() error {
+	l.closeOnce.Do(func() { close(l.closing) })
+	l.sweeps.Wait()
 	var errs []error
 	for o := range numOps {
 		p := &l.stmts[o]

@@ -2,7 +2,10 @@ package locktable
 
 // Stats counts the statements a Locker has sent since it was made, by
 // operation. Every acquire, refresh, release, expire, inspect and list is
-// one statement (one round trip). Prepare counts the prepares the Locker
+// one statement (one round trip). On a table whose release deletes the row
+// (RowDeleter) Release also counts the statement that keeps the row of an
+// early release and the one that deletes it later, and Expire the forced
+// delete; Inspect counts the catalog read of a preset's name column. Prepare counts the prepares the Locker
 // asked for; database/sql may prepare again, unseen, when a pooled
 // connection first runs a statement.
 type Stats struct {
@@ -40,9 +43,9 @@ func (l *Locker) Stats() Stats {
 		Prepare: l.prepares.Load(),
 		Acquire: l.sent[opAcquire].Load(),
 		Refresh: l.sent[opRefresh].Load(),
-		Release: l.sent[opRelease].Load(),
-		Expire:  l.sent[opExpire].Load(),
-		Inspect: l.sent[opInspect].Load(),
+		Release: l.sent[opRelease].Load() + l.sent[opReleaseDelete].Load() + l.sent[opSweep].Load(),
+		Expire:  l.sent[opExpire].Load() + l.sent[opDelete].Load(),
+		Inspect: l.sent[opInspect].Load() + l.sent[opNameColumn].Load(),
 		List:    l.sent[opList].Load(),
 	}
 }

@@ -119,9 +119,22 @@ func (l *Locker) build(o op, s dialects.Schema) Stmt {
 		return l.b.Expire(s)
 	case opInspect:
 		return l.b.Inspect(s)
-	default:
+	case opList:
 		return l.b.List(s)
 	}
+	rd, ok := l.b.(RowDeleter)
+	if !ok || !s.ReleaseDeletesRow() {
+		return Stmt{}
+	}
+	switch o {
+	case opReleaseDelete:
+		return rd.ReleaseDelete(s)
+	case opSweep:
+		return rd.Sweep(s)
+	case opDelete:
+		return rd.Delete(s)
+	}
+	return Stmt{}
 }
 
 // retire keeps a statement prepared for an earlier frame until Close: an

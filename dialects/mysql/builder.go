@@ -21,7 +21,6 @@ const (
 	sqlNowPlus  = "TIMESTAMPADD(MICROSECOND, ? * 1000, UTC_TIMESTAMP(3))"
 	sqlEpochMs  = "TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', %s) DIV 1000"
 	nativeNames = 255 // VARCHAR(255) utf8mb4: 1020 bytes, within InnoDB's 3072-byte key limit
-	presetNames = 64  // ShedLock's and sys_sched_lock's VARCHAR(64)
 )
 
 // Builder writes the lease-table SQL of the MySQL family. Every statement
@@ -67,14 +66,10 @@ func zone(s dialects.Schema) locktable.Zone {
 // Dialect implements locktable.Builder.
 func (b *Builder) Dialect() string { return Name }
 
-// MaxNameRunes is 255 for the native table and 64 for the presets that
-// mirror ShedLock's and sys_sched_lock's VARCHAR(64).
-func (b *Builder) MaxNameRunes(s dialects.Schema) int {
-	if s.Preset == dialects.PresetSchedlock {
-		return nativeNames
-	}
-	return presetNames
-}
+// MaxNameRunes is 255 for the native table, and the width the presets
+// are created with (dialects.Schema.PresetNameWidth: 64 for shedlock, 128
+// for sys_sched_lock).
+func (b *Builder) MaxNameRunes(s dialects.Schema) int { return s.PresetNameWidth(nativeNames) }
 
 // Acquire is one INSERT … ON DUPLICATE KEY UPDATE. A new name inserts its
 // row with token LAST_INSERT_ID(1). On an existing row every assignment is

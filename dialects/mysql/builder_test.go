@@ -90,7 +90,7 @@ func TestBuilderCollation(t *testing.T) {
 
 func TestBuilderMaxNameRunes(t *testing.T) {
 	b := &Builder{}
-	for preset, want := range map[string]int{dialects.PresetSchedlock: 255, dialects.PresetShedlock: 64, dialects.PresetSysSchedLock: 64} {
+	for preset, want := range map[string]int{dialects.PresetSchedlock: 255, dialects.PresetShedlock: 64, dialects.PresetSysSchedLock: 128} {
 		if got := b.MaxNameRunes(presetSchema(t, preset)); got != want {
 			t.Errorf("%s: MaxNameRunes = %d, want %d", preset, got, want)
 		}

@@ -15,12 +15,9 @@ import (
 //     times; lock_until gets an explicit DEFAULT so that servers with
 //     explicit_defaults_for_timestamp=OFF (MySQL 5.7, MariaDB before 10.10)
 //     do not give it ON UPDATE CURRENT_TIMESTAMP;
-//   - sys_sched_lock: lock_name VARCHAR(64), DATETIME(3) times.
+//   - sys_sched_lock: lock_name VARCHAR(128), DATETIME(3) times.
 func (b *Builder) Create(s dialects.Schema) string {
-	nameLen, timeType := nativeNames, "DATETIME(3)"
-	if s.Preset != dialects.PresetSchedlock {
-		nameLen = presetNames
-	}
+	nameLen, timeType := b.MaxNameRunes(s), "DATETIME(3)"
 	untilDefault, lockedAtDefault := "", ""
 	if s.Preset == dialects.PresetShedlock {
 		timeType = "TIMESTAMP(3)"

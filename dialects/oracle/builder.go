@@ -18,7 +18,6 @@ const (
 	sqlNow      = "CAST(SYS_EXTRACT_UTC(SYSTIMESTAMP) AS TIMESTAMP(3))"
 	sqlEpoch    = "TIMESTAMP '1970-01-01 00:00:00'"
 	nativeNames = 255 // VARCHAR2(255 CHAR)
-	presetNames = 64  // ShedLock's and sys_sched_lock's VARCHAR(64)
 )
 
 // Builder writes the lease-table SQL of Oracle 11g and later. Placeholders
@@ -70,14 +69,10 @@ func positional(sql string) string {
 // Dialect implements locktable.Builder.
 func (b *Builder) Dialect() string { return Name }
 
-// MaxNameRunes is 255 for the native table and 64 for the presets that
-// mirror ShedLock's and sys_sched_lock's VARCHAR(64).
-func (b *Builder) MaxNameRunes(s dialects.Schema) int {
-	if s.Preset == dialects.PresetSchedlock {
-		return nativeNames
-	}
-	return presetNames
-}
+// MaxNameRunes is 255 for the native table, and the width the presets
+// are created with (dialects.Schema.PresetNameWidth: 64 for shedlock, 128
+// for sys_sched_lock).
+func (b *Builder) MaxNameRunes(s dialects.Schema) int { return s.PresetNameWidth(nativeNames) }
 
 // Acquire is MERGE INTO t USING (SELECT :name, :owner, :at_most FROM dual):
 // WHEN MATCHED it takes the row over only WHERE its lease has ended

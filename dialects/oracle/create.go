@@ -18,12 +18,12 @@ import (
 //     holding UTC, owner VARCHAR2(255 CHAR), token NUMBER(19) DEFAULT 0;
 //   - shedlock: ShedLock's table, name VARCHAR2(64 CHAR), TIMESTAMP(3)
 //     times;
-//   - sys_sched_lock: lock_name VARCHAR2(64 CHAR), TIMESTAMP(3) times.
+//   - sys_sched_lock: lock_name VARCHAR2(128 CHAR), TIMESTAMP(3) times.
 //
 // Lengths are in characters (CHAR), so a name of 64 multi-byte characters
 // fits whatever NLS_LENGTH_SEMANTICS says; an existing table declared in
-// bytes (VARCHAR2(64), the default semantics) refuses long multi-byte
-// names with ORA-12899.
+// bytes (VARCHAR2(64), the default semantics) holds fewer multi-byte
+// characters, and NameColumn reads its width in bytes.
 func (b *Builder) Create(s dialects.Schema) string {
 	return "BEGIN\n" +
 		"  EXECUTE IMMEDIATE '" + createTable(s) + "';\n" +
@@ -39,10 +39,7 @@ func (b *Builder) Create(s dialects.Schema) string {
 // identifier checked by dialects.Table.Schema, and no part of the
 // statement holds a quote.
 func createTable(s dialects.Schema) string {
-	nameLen := nativeNames
-	if s.Preset != dialects.PresetSchedlock {
-		nameLen = presetNames
-	}
+	nameLen := (&Builder{}).MaxNameRunes(s)
 	sql := fmt.Sprintf("CREATE TABLE %s (\n"+
 		"    %s VARCHAR2(%d CHAR) NOT NULL,\n"+
 		"    %s TIMESTAMP(3) NOT NULL,\n"+

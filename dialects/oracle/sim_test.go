@@ -235,6 +235,8 @@ func newSim(t testing.TB, cfg simConfig) *oraSim {
 			// of "schedlock" and "SCHEDLOCK" address one table.
 			for _, name := range []string{s.Table, strings.ToUpper(s.Table)} {
 				text := word.ReplaceAllLiteralString(sql, name)
+				// The catalog read names the table as stored: upper case.
+				text = strings.ReplaceAll(text, "'"+strings.ToUpper(def)+"'", "'"+strings.ToUpper(s.Table)+"'")
 				o.stmts[text] = simStmt{kind: "table." + op, table: strings.ToUpper(s.Table), schema: s, sql: text}
 			}
 		}
@@ -749,10 +751,7 @@ func (o *oraSim) table(st simStmt, a simArgs) (fakesql.Response, error) {
 		case tbl != nil:
 			return fakesql.Response{}, oraErr(oraNameInUse, "name is already used by an existing object")
 		}
-		nameCap := nativeNames
-		if st.schema.Preset != dialects.PresetSchedlock {
-			nameCap = presetNames
-		}
+		nameCap := (&Builder{}).MaxNameRunes(st.schema)
 		o.tables[st.table] = &simTable{schema: st.schema, nameCap: nameCap, capOwner: 255, rows: map[string]*simRow{}}
 		return fakesql.Response{}, nil
 	case "drop":
@@ -793,6 +792,26 @@ func (o *oraSim) table(st simStmt, a simArgs) (fakesql.Response, error) {
 		}
 		row.until = now
 		return fakesql.Response{RowsAffected: 1}, nil
+	case "release-delete", "sweep", "delete":
+		// release-delete: the owner's live row once at-least has passed;
+		// sweep: the owner's expired row; delete: the name's row.
+		name := a.str(0)
+		row := tbl.rows[name]
+		now := o.now()
+		switch {
+		case row == nil:
+		case op == "release-delete" && (row.owner != a.str(1) || !row.until.After(now) || row.lockedAt.Add(time.Duration(a.int(2))*time.Millisecond).After(now)):
+		case op == "sweep" && (row.owner != a.str(1) || row.until.After(now)):
+		default:
+			delete(tbl.rows, name)
+			return fakesql.Response{RowsAffected: 1}, nil
+		}
+		return fakesql.Response{RowsAffected: 0}, nil
+	case "name-column":
+		return fakesql.Response{
+			Columns: []string{"WIDTH", "UNIT", "COLLATION", "TYPE"},
+			Rows:    [][]any{{int64(tbl.nameCap), dialects.NameUnitCharacters, nil, fmt.Sprintf("VARCHAR2(%d CHAR)", tbl.nameCap)}},
+		}, nil
 	case "inspect":
 		resp := fakesql.Response{Columns: []string{"OWNER", "TOKEN", "LOCKED_AT", "UNTIL", "NOW"}}
 		if row := tbl.rows[a.str(0)]; row != nil {

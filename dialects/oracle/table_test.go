@@ -77,10 +77,12 @@ func TestTableLockerSimulated(t *testing.T) {
 	sim.assertUnderstood(t)
 }
 
-// TestLongNamesFitTheColumns: names longer than a preset's column are
-// stored mapped, never refused by the server (ORA-12899).
+// TestLongNamesFitTheColumns: names longer than the native table's column
+// are stored mapped, never refused by the server (ORA-12899); the preset
+// tables, which other applications read, refuse them with their width
+// before anything is sent but the catalog read.
 func TestLongNamesFitTheColumns(t *testing.T) {
-	_, db := openSim(t, config19c())
+	sim, db := openSim(t, config19c())
 	ctx := testCtx(t)
 	for _, preset := range dialects.Presets() {
 		tl, err := db.TableLocker(dialects.Table{Preset: preset})
@@ -91,7 +93,18 @@ func TestLongNamesFitTheColumns(t *testing.T) {
 			t.Fatal(err)
 		}
 		long := strings.Repeat("名前", 200)
+		before := sim.acquires
 		lease, err := tl.Acquire(ctx, long, dialects.Options{})
+		if preset != dialects.PresetSchedlock {
+			var tooLong *dialects.NameTooLongError
+			if !errors.As(err, &tooLong) || !errors.Is(err, dialects.ErrInvalid) || tooLong.Column.Width != (&Builder{}).MaxNameRunes(tl.Schema()) {
+				t.Fatalf("%s: acquire of a 400-character name = %v; want a NameTooLongError with the column's width", preset, err)
+			}
+			if sim.acquires != before {
+				t.Errorf("%s: the refused acquire sent its MERGE", preset)
+			}
+			continue
+		}
 		if err != nil {
 			t.Fatalf("%s: acquire of a 400-character name: %v", preset, err)
 		}

@@ -34,9 +34,6 @@ const (
 	// nativeNameRunes is the native table's name column: varchar(512) keeps
 	// any name, at 4 bytes a character, under the btree key limit (~2.7kB).
 	nativeNameRunes = 512
-	// presetNameRunes is the name column of ShedLock's and sys_sched_lock's
-	// documented tables, varchar(64).
-	presetNameRunes = 64
 	// ownerBytes matches dialects.Options' 255-byte owner limit.
 	ownerBytes = 255
 )
@@ -60,14 +57,10 @@ func zone(s dialects.Schema) locktable.Zone {
 // Dialect is "postgres".
 func (Builder) Dialect() string { return Name }
 
-// MaxNameRunes is 512 for the native table and 64 for the shedlock and
-// sys_sched_lock presets.
-func (Builder) MaxNameRunes(s dialects.Schema) int {
-	if s.Preset == dialects.PresetSchedlock {
-		return nativeNameRunes
-	}
-	return presetNameRunes
-}
+// MaxNameRunes is 512 for the native table, and the width the presets
+// are created with (dialects.Schema.PresetNameWidth: 64 for shedlock, 128
+// for sys_sched_lock).
+func (Builder) MaxNameRunes(s dialects.Schema) int { return s.PresetNameWidth(nativeNameRunes) }
 
 // Acquire inserts the row, or takes over an expired one with
 // ON CONFLICT … DO UPDATE … WHERE until <= now. locked_at and until come
@@ -176,8 +169,8 @@ func (Builder) List(s dialects.Schema) locktable.Stmt {
 }
 
 // Create is CREATE TABLE IF NOT EXISTS with the preset's columns: the name
-// as primary key (varchar(512) native, varchar(64) for the shedlock and
-// sys_sched_lock presets), the owner as varchar(255), times as
+// as primary key (varchar(512) native, varchar(64) for shedlock,
+// varchar(128) for sys_sched_lock), the owner as varchar(255), times as
 // timestamp(3), and on the native table token bigint NOT NULL DEFAULT 0.
 func (b Builder) Create(s dialects.Schema) string {
 	cols := []string{

@@ -36,9 +36,10 @@ func TestBuilderGolden(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, op := range locktabletest.Ops(b, s) {
+		for _, op := range append(locktabletest.Ops(b, s), locktabletest.PresetOps(b, s)...) {
 			golden.Check(t, filepath.Join("testdata", preset+"."+op.Name+".golden"), renderStmt(op.Stmt))
 		}
+		golden.Check(t, filepath.Join("testdata", preset+".name-column.golden"), b.NameColumn(s)+"\n")
 		golden.Check(t, filepath.Join("testdata", preset+".create.golden"), b.Create(s)+"\n")
 	}
 }
@@ -62,7 +63,7 @@ func TestBuilderBindsEveryPlaceholder(t *testing.T) {
 	b := Builder{}
 	for _, preset := range dialects.Presets() {
 		s, _ := dialects.Table{Preset: preset}.Schema()
-		for _, o := range locktabletest.Ops(b, s) {
+		for _, o := range append(locktabletest.Ops(b, s), locktabletest.PresetOps(b, s)...) {
 			op, st := o.Name, o.Stmt
 			for i := 1; i <= len(st.Args); i++ {
 				if !strings.Contains(st.SQL, fmt.Sprintf("$%d::", i)) {
@@ -80,7 +81,7 @@ func TestBuilderBindsEveryPlaceholder(t *testing.T) {
 }
 
 func TestMaxNameRunes(t *testing.T) {
-	want := map[string]int{dialects.PresetSchedlock: 512, dialects.PresetShedlock: 64, dialects.PresetSysSchedLock: 64}
+	want := map[string]int{dialects.PresetSchedlock: 512, dialects.PresetShedlock: 64, dialects.PresetSysSchedLock: 128}
 	for preset, n := range want {
 		s, _ := dialects.Table{Preset: preset, Name: "custom_name"}.Schema()
 		if got := (Builder{}).MaxNameRunes(s); got != n {

@@ -173,7 +173,11 @@ func newPgSim(t testing.TB, cfg pgSimConfig) *pgSim {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, op := range []string{"acquire", "refresh", "release", "expire", "inspect", "list", "create"} {
+		ops := []string{"acquire", "refresh", "release", "expire", "inspect", "list", "create", "name-column"}
+		if schema.ReleaseDeletesRow() {
+			ops = append(ops, "release-delete", "sweep", "delete")
+		}
+		for _, op := range ops {
 			file := schema.Preset + "." + op + ".golden"
 			if op == "acquire" && cfg.OpenGauss {
 				file = "opengauss." + file
@@ -533,6 +537,20 @@ func (s *pgSim) table(st pgStmt, args []driver.NamedValue) (fakesql.Response, er
 		}
 		row.until = now
 		return result(row), nil
+	case "release-delete", "sweep", "delete":
+		// release-delete: the owner's live row once at-least has passed;
+		// sweep: the owner's expired row; delete: the name's row.
+		switch {
+		case row == nil:
+		case op == "release-delete" && (row.owner != str("owner") || !row.until.After(now) || row.lockedAt.Add(time.Duration(num("at_least_ms"))*time.Millisecond).After(now)):
+		case op == "sweep" && (row.owner != str("owner") || row.until.After(now)):
+		default:
+			delete(tb.rows, name)
+			return one([]string{"int8"}, int64(1)), nil
+		}
+		return none("int8"), nil
+	case "name-column":
+		return one([]string{"width", "unit", "collation", "type"}, int64(tb.nameCap), dialects.NameUnitCharacters, "default (C)", fmt.Sprintf("character varying(%d)", tb.nameCap)), nil
 	case "inspect":
 		cols := []string{"owner", "token", "locked_at", "until", "now"}
 		if row == nil {

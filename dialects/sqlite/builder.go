@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"strconv"
 	"strings"
 	"time"
 
@@ -57,15 +58,11 @@ func zone(s dialects.Schema) locktable.Zone {
 // Dialect is "sqlite".
 func (Builder) Dialect() string { return Name }
 
-// MaxNameRunes is 1024 for the native table and 64 for the shedlock and
-// sys_sched_lock presets, which mirror those tools' VARCHAR(64). SQLite
-// itself does not enforce a length.
-func (Builder) MaxNameRunes(s dialects.Schema) int {
-	if s.Preset == dialects.PresetSchedlock {
-		return 1024
-	}
-	return 64
-}
+// MaxNameRunes is 1024 for the native table, and the width the presets
+// are created with (dialects.Schema.PresetNameWidth: 64 for shedlock, 128
+// for sys_sched_lock). SQLite itself does not enforce a length; preset
+// tables are held to their declared one (NameColumn).
+func (b Builder) MaxNameRunes(s dialects.Schema) int { return s.PresetNameWidth(1024) }
 
 // Acquire upserts the row: a new name is inserted with token 1, an expired
 // row is taken over with token + 1, a live row is left alone and RETURNING
@@ -184,10 +181,10 @@ func (Builder) List(s dialects.Schema) locktable.Stmt {
 
 // Create is CREATE TABLE IF NOT EXISTS with the preset's column order. The
 // native table has TEXT names and a token; the shedlock and sys_sched_lock
-// presets declare ShedLock's VARCHAR(64) and VARCHAR(255), which SQLite
-// reads as TEXT.
-func (Builder) Create(s dialects.Schema) string {
-	nameType, ownerType := "VARCHAR(64)", "VARCHAR(255)"
+// presets declare VARCHAR(64) (ShedLock's) or VARCHAR(128) names and
+// VARCHAR(255) owners, which SQLite stores as TEXT.
+func (b Builder) Create(s dialects.Schema) string {
+	nameType, ownerType := "VARCHAR("+strconv.Itoa(b.MaxNameRunes(s))+")", "VARCHAR(255)"
 	if s.Preset == dialects.PresetSchedlock {
 		nameType, ownerType = "TEXT", "TEXT"
 	}

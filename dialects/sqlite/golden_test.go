@@ -32,7 +32,7 @@ func renderStatements(t *testing.T, table dialects.Table) string {
 	b := sqlite.Builder{}
 	var out strings.Builder
 	fmt.Fprintf(&out, "# dialect %s, preset %s, table %s, names up to %d characters\n", b.Dialect(), s.Preset, s.Table, b.MaxNameRunes(s))
-	for _, op := range locktabletest.Ops(b, s) {
+	for _, op := range append(locktabletest.Ops(b, s), locktabletest.PresetOps(b, s)...) {
 		args := make([]string, len(op.Stmt.Args))
 		for i, a := range op.Stmt.Args {
 			args[i] = locktabletest.ArgName(a)
@@ -50,6 +50,7 @@ func renderStatements(t *testing.T, table dialects.Table) string {
 		}
 		fmt.Fprintf(&out, "\n-- %s (args: %s%s)\n%s\n", op.Name, argList, result, op.Stmt.SQL)
 	}
+	fmt.Fprintf(&out, "\n-- name-column\n%s\n", b.NameColumn(s))
 	fmt.Fprintf(&out, "\n-- create\n%s\n", b.Create(s))
 	return out.String()
 }
@@ -60,6 +61,7 @@ func TestGoldenSQL(t *testing.T) {
 		"shedlock":       {Preset: dialects.PresetShedlock},
 		"sys_sched_lock": {Preset: dialects.PresetSysSchedLock},
 		"qualified":      {Preset: dialects.PresetSchedlock, Name: "ops.job_locks"},
+		"qualified_sys":  {Preset: dialects.PresetSysSchedLock, Name: "ops.job_locks"},
 		// ShedLock's table written by a JVM in New York, around a change of offset.
 		"shedlock_new_york": locktabletest.ZoneGoldenTable,
 	}

@@ -49,9 +49,6 @@ const (
 	// 510 bytes, within the 900-byte key limit of SQL Server 2012 and
 	// 2014.
 	nativeNameUnits = 255
-	// presetNameUnits is the name column of ShedLock's and
-	// sys_sched_lock's documented tables, (n)varchar(64).
-	presetNameUnits = 64
 	// ownerUnits matches dialects.Options' 255-byte owner limit.
 	ownerUnits = 255
 	// nameCollation compares names and owners by code point, case and
@@ -95,16 +92,13 @@ func zone(s dialects.Schema) locktable.Zone {
 // Dialect is "sqlserver".
 func (Builder) Dialect() string { return Name }
 
-// MaxNameRunes is 255 for the native table and 64 for the shedlock and
-// sys_sched_lock presets: the name column's length in UTF-16 code units.
-// The engine stores FitName(name, MaxNameRunes) (see Builder.FitName),
-// which fits it in that many code units.
-func (Builder) MaxNameRunes(s dialects.Schema) int {
-	if s.Preset == dialects.PresetSchedlock {
-		return nativeNameUnits
-	}
-	return presetNameUnits
-}
+// MaxNameRunes is the name column's length in UTF-16 code units: 255 for
+// the native table, and the width the presets are created with
+// (dialects.Schema.PresetNameWidth: 64 for shedlock, 128 for
+// sys_sched_lock). On the native table the engine stores FitName(name,
+// MaxNameRunes) (see Builder.FitName), which fits it in that many code
+// units; preset tables store names as they are.
+func (Builder) MaxNameRunes(s dialects.Schema) int { return s.PresetNameWidth(nativeNameUnits) }
 
 // FitName makes Builder a locktable.NameFitter: names are stored as
 // FitName(name, limit) — measured in UTF-16 code units, never ending in a
@@ -220,7 +214,7 @@ func (Builder) List(s dialects.Schema) locktable.Stmt {
 
 // Create creates the table unless OBJECT_ID finds it (SQL Server 2012 has
 // no CREATE TABLE IF NOT EXISTS): the name as primary key (nvarchar(255)
-// native, nvarchar(64) for the shedlock and sys_sched_lock presets), name
+// native, nvarchar(64) for shedlock, nvarchar(128) for sys_sched_lock), name
 // and owner in the binary collation Latin1_General_100_BIN2, the owner as
 // nvarchar(255), times as datetime2(3), and on the native table token
 // bigint NOT NULL DEFAULT 0. ShedLock documents varchar columns; nvarchar

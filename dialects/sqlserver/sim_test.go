@@ -222,6 +222,10 @@ func (sim *simServer) Handle(s *fakesql.Session, q string, args []driver.NamedVa
 		return sim.update(q, args)
 	case strings.HasPrefix(q, "SELECT t."):
 		return sim.selectRows(q, args)
+	case strings.HasPrefix(q, "DELETE t\n"):
+		return sim.deleteRow(q, args)
+	case nameColumnRE.MatchString(q):
+		return sim.nameColumn(q)
 	case probeCreateRE.MatchString(q) || strings.Contains(q, "schedlock_probe_") || q == "BEGIN TRANSACTION" || q == "ROLLBACK":
 		return sim.probe(id, q)
 	}

@@ -99,12 +99,32 @@ func (o Options) Note(st locktable.Stmt) string {
 	return fmt.Sprintf("result: %s; args: %s", ResultName(st.Result), strings.Join(args, ", "))
 }
 
+// PresetOps are the statements b writes for s beyond the six of Ops:
+// release-delete, sweep and delete on a table whose release deletes the
+// row (a locktable.RowDeleter and dialects.Schema.ReleaseDeletesRow).
+func PresetOps(b locktable.Builder, s dialects.Schema) []Op {
+	rd, ok := b.(locktable.RowDeleter)
+	if !ok || !s.ReleaseDeletesRow() {
+		return nil
+	}
+	return []Op{
+		{"release-delete", rd.ReleaseDelete(s)},
+		{"sweep", rd.Sweep(s)},
+		{"delete", rd.Delete(s)},
+	}
+}
+
 // Sections are b's six lease-table statements for s, each with its note,
-// then create with the note "max name runes: N".
+// then PresetOps, then the catalog read of the name column (name-column,
+// a locktable.NameColumnBuilder's), then create with the note "max name
+// runes: N".
 func (o Options) Sections(b locktable.Builder, s dialects.Schema) []Section {
 	var secs []Section
-	for _, op := range Ops(b, s) {
+	for _, op := range append(Ops(b, s), PresetOps(b, s)...) {
 		secs = append(secs, Section{op.Name, o.Note(op.Stmt), op.Stmt.SQL})
+	}
+	if ncb, ok := b.(locktable.NameColumnBuilder); ok {
+		secs = append(secs, Section{"name-column", "result: width, unit, collation, type", ncb.NameColumn(s)})
 	}
 	return append(secs, Section{"create", fmt.Sprintf("max name runes: %d", b.MaxNameRunes(s)), b.Create(s)})
 }

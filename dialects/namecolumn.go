@@ -1,0 +1,164 @@
+package dialects
+
+import (
+	"context"
+	"fmt"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/schedlock/schedlock/internal/elide"
+)
+
+// Units a NameColumn's width counts.
+const (
+	// NameUnitCharacters: Unicode characters (VARCHAR(n) in PostgreSQL,
+	// MySQL, SQLite, Oracle's n CHAR).
+	NameUnitCharacters = "characters"
+	// NameUnitBytes: bytes of the UTF-8 encoding (Oracle's and Dameng's
+	// byte length semantics).
+	NameUnitBytes = "bytes"
+	// NameUnitUTF16: UTF-16 code units (SQL Server's nvarchar(n)).
+	NameUnitUTF16 = "UTF-16 code units"
+)
+
+// NameColumn is a lock table's name column as the database's catalog
+// declares it (information_schema.COLUMNS, pg_attribute, ALL_TAB_COLUMNS,
+// sys.columns, PRAGMA table_info).
+type NameColumn struct {
+	// Column is the column's name.
+	Column string `json:"column"`
+	// Type is its declared type as the catalog spells it ("varchar(128)").
+	Type string `json:"type,omitempty"`
+	// Width is the longest name it stores, counted in Unit; 0 means no
+	// declared limit (TEXT) or a limit the catalog does not give.
+	Width int    `json:"width"`
+	Unit  string `json:"unit,omitempty"`
+	// Collation is how it compares names ("utf8mb4_general_ci"); empty
+	// where the database does not report one.
+	Collation string `json:"collation,omitempty"`
+	// ExactRemedy is the statement an operator runs to make the column
+	// compare names exactly (case and accents kept apart), or empty when
+	// the database has none to offer.
+	ExactRemedy string `json:"exact_remedy,omitempty"`
+}
+
+// Length is name's length in c's unit.
+func (c NameColumn) Length(name string) int {
+	switch c.Unit {
+	case NameUnitBytes:
+		return len(name)
+	case NameUnitUTF16:
+		n := 0
+		for _, r := range name {
+			if l := utf16.RuneLen(r); l > 0 {
+				n += l
+			} else {
+				n++
+			}
+		}
+		return n
+	}
+	return utf8.RuneCountInString(name)
+}
+
+// Fits reports whether the column stores name as it is.
+func (c NameColumn) Fits(name string) bool { return c.Width <= 0 || c.Length(name) <= c.Width }
+
+// NameColumnReader is implemented by table lockers that read their name
+// column from the database's catalog. found is false when the catalog has
+// no such column (the table is missing). A locker reads it once and keeps
+// what it found.
+type NameColumnReader interface {
+	NameColumn(ctx context.Context) (col NameColumn, found bool, err error)
+}
+
+// NameTooLongError refuses a lock name longer than the name column of a
+// preset table (shedlock, sys_sched_lock): other applications read those
+// tables, so names are stored as they are, never shortened or hashed.
+// It matches ErrInvalid.
+type NameTooLongError struct {
+	Name   string
+	Table  string
+	Column NameColumn
+}
+
+func (e *NameTooLongError) Error() string {
+	unit := e.Column.Unit
+	if unit == "" {
+		unit = NameUnitCharacters
+	}
+	return fmt.Sprintf("lock name %s is %d %s long; column %s of table %s stores at most %d: use a shorter name",
+		elide.Quote(e.Name), e.Column.Length(e.Name), unit, e.Column.Column, e.Table, e.Column.Width)
+}
+
+// Is makes errors.Is(err, ErrInvalid) true.
+func (e *NameTooLongError) Is(target error) bool { return target == ErrInvalid }
+
+// StoresNamesVerbatim reports whether the table stores every lock name as
+// it is: the presets that mirror other applications' tables (shedlock,
+// sys_sched_lock) do, and refuse a name their column cannot hold (see
+// NameTooLongError). The native table stores a name too long for its
+// column as MapName(name, limit).
+func (s Schema) StoresNamesVerbatim() bool { return s.Preset != PresetSchedlock }
+
+// ReleaseDeletesRow reports whether a release deletes the lock's row
+// instead of ending its lease in it: the sys_sched_lock preset, whose
+// applications lock with a plain INSERT (a duplicate key means held) and
+// unlock with DELETE … WHERE lock_name = ? AND lock_owner = ?, so a row
+// left behind would refuse their INSERT for good. With at-least the row
+// stays until locked-at + at-least (see RowSweeper), and an
+// administrator's forced unlock deletes it, expired or not.
+func (s Schema) ReleaseDeletesRow() bool { return s.Preset == PresetSysSchedLock }
+
+// RowSweeper is implemented by the leases of lock tables. Swept is closed
+// once the locker has nothing more to do for the lease in the background.
+// On a table whose release deletes the row (Schema.ReleaseDeletesRow) that
+// is after a Release that deleted the row; after an early Release, which
+// keeps the row until locked-at + at-least, once the locker has deleted it
+// then (or given up: its Close, or the row taken over); after a Release
+// that reported the lease lost, once the expired row nobody took over is
+// deleted. A process that exits first leaves the expired row, which the
+// next acquire of the name takes over. On other tables Swept is closed
+// from the start.
+type RowSweeper interface {
+	Swept() <-chan struct{}
+}
+
+// Name widths the preset tables are created with: ShedLock's README
+// declares name VARCHAR(64); sys_sched_lock tables declare lock_name
+// VARCHAR(128). An existing table's own width, read from the catalog,
+// is the one that counts (NameColumnReader).
+const (
+	ShedlockNameWidth     = 64
+	SysSchedLockNameWidth = 128
+)
+
+// PresetNameWidth is the name width a preset table is created with:
+// ShedlockNameWidth or SysSchedLockNameWidth, and native for the native
+// table, whose width each database sets.
+func (s Schema) PresetNameWidth(native int) int {
+	switch s.Preset {
+	case PresetShedlock:
+		return ShedlockNameWidth
+	case PresetSysSchedLock:
+		return SysSchedLockNameWidth
+	}
+	return native
+}
+
+// UnstorableNameError refuses a lock name that a preset table cannot keep
+// apart from another name (SQL Server ignores trailing spaces when it
+// compares names): preset tables store names as they are, so such a name
+// is refused rather than changed. It matches ErrInvalid.
+type UnstorableNameError struct {
+	Name  string
+	Table string
+	Why   string
+}
+
+func (e *UnstorableNameError) Error() string {
+	return fmt.Sprintf("lock name %s cannot be stored in table %s: %s", elide.Quote(e.Name), e.Table, e.Why)
+}
+
+// Is makes errors.Is(err, ErrInvalid) true.
+func (e *UnstorableNameError) Is(target error) bool { return target == ErrInvalid }

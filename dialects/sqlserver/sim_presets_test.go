@@ -1,0 +1,96 @@
+package sqlserver
+
+import (
+	"database/sql/driver"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/internal/fakesql"
+)
+
+// nameColumnRE matches the catalog read of a name column (NameColumn).
+var nameColumnRE = regexp.MustCompile(`(?s)^SELECT CASE WHEN c\.max_length < 0 .*\nFROM sys\.columns AS c JOIN sys\.types AS ty ON ty\.user_type_id = c\.user_type_id\nWHERE c\.object_id = OBJECT_ID\(N'([^']+)', N'U'\) AND c\.name = N'(\w+)';$`)
+
+// nameColumn answers NameColumn from the simulated CREATE TABLE: no row
+// for a missing table or column, else the nvarchar width, its unit, the
+// collation the table declared and the type.
+func (sim *simServer) nameColumn(q string) (fakesql.Response, error) {
+	m := nameColumnRE.FindStringSubmatch(q)
+	if m == nil || q != (Builder{}).NameColumn(dialects.Schema{Table: m[1], NameCol: m[2]}) {
+		return fakesql.Response{}, fmt.Errorf("simulator: unexpected catalog read %q", q)
+	}
+	sim.mu.Lock()
+	defer sim.mu.Unlock()
+	resp := fakesql.Response{Columns: []string{"", "", "", ""}}
+	t := sim.tables[strings.ToLower(m[1])]
+	if t == nil || t.nameCol != m[2] {
+		return resp, nil
+	}
+	coll := "SQL_Latin1_General_CP1_CI_AS"
+	if t.nameBinary {
+		coll = nameCollation
+	}
+	resp.Rows = [][]any{{int64(t.nameUnits), dialects.NameUnitUTF16, coll, fmt.Sprintf("nvarchar(%d)", t.nameUnits)}}
+	return resp, nil
+}
+
+var deleteRE = regexp.MustCompile(`(?s)^DELETE t\nOUTPUT CAST\(1 AS bigint\)\nFROM (\S+) AS t CROSS JOIN \(SELECT CAST\(SYSUTCDATETIME\(\) AS datetime2\(3\)\) AS now\) AS n\nWHERE (.*);$`)
+
+// deleteRow answers ReleaseDelete, Sweep and Delete, told apart by their
+// WHERE clauses, each checked word for word.
+func (sim *simServer) deleteRow(q string, args []driver.NamedValue) (fakesql.Response, error) {
+	m := deleteRE.FindStringSubmatch(q)
+	if m == nil {
+		return fakesql.Response{}, fmt.Errorf("simulator: unexpected DELETE %q", q)
+	}
+	table, where := m[1], m[2]
+	name, err := stringArg(args, 1)
+	if err != nil {
+		return fakesql.Response{}, err
+	}
+	sim.mu.Lock()
+	defer sim.mu.Unlock()
+	t, err := sim.table(table)
+	if err != nil {
+		return fakesql.Response{}, err
+	}
+	byName := "t." + t.nameCol + " = @p1"
+	owned := byName + " AND t." + t.ownerCol + " = @p2"
+	key := compareKey(name, t.nameBinary)
+	r := t.rows[key]
+	now := sim.now()
+	ownedBy := func() (bool, error) {
+		owner, err := stringArg(args, 2)
+		return err == nil && r != nil && compareKey(r.owner, t.ownerBinary) == compareKey(owner, t.ownerBinary), err
+	}
+	var match bool
+	switch where {
+	case byName: // Delete: any owner, live or expired
+		match = r != nil
+	case owned + " AND t." + t.untilCol + " <= n.now": // Sweep: the owner's expired row
+		mine, err := ownedBy()
+		if err != nil {
+			return fakesql.Response{}, err
+		}
+		match = mine && !r.until.After(now)
+	case owned + " AND t." + t.untilCol + " > n.now AND " + durationSQL("t."+t.lockedAtCol) + " <= n.now": // ReleaseDelete
+		mine, err := ownedBy()
+		if err != nil {
+			return fakesql.Response{}, err
+		}
+		ms, err := intArg(args, 3)
+		if err != nil {
+			return fakesql.Response{}, err
+		}
+		match = mine && r.until.After(now) && !plus(r.lockedAt, ms).After(now)
+	default:
+		return fakesql.Response{}, fmt.Errorf("simulator: unexpected DELETE condition %q", where)
+	}
+	if !match {
+		return t.noRow(), nil
+	}
+	delete(t.rows, key)
+	return t.output(r), nil
+}
