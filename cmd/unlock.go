@@ -168,6 +168,16 @@ type unlockPlan struct {
 	// deletesKey: the backend frees the lock by deleting its key (the
 	// stores), so the lock is left free rather than expired.
 	deletesKey bool
+	// deletesRow: the table's release deletes the row (sys_sched_lock),
+	// so the lock is left free, with no row.
+	deletesRow bool
+}
+
+// presetDeletesRow reports whether a release on a table of preset deletes
+// the row (dialects.Schema.ReleaseDeletesRow: sys_sched_lock).
+func presetDeletesRow(preset string) bool {
+	s, err := dialects.Table{Preset: preset}.Schema()
+	return err == nil && s.ReleaseDeletesRow()
 }
 
 // validate checks the flags before anything is read.
@@ -216,6 +226,10 @@ func (o *UnlockOptions) plan(found *dialects.Listing, deletesKey bool) (*unlockP
 	var tableHeld, sessionHeld []dialects.LockEntry
 	for _, e := range found.Locks {
 		switch {
+		case o.Force && e.Strategy == dialects.StrategyTable && e.State == dialects.StateExpired && presetDeletesRow(e.Preset):
+			// An expired row of a table whose applications lock by INSERT
+			// refuses them until it is deleted: --force deletes it.
+			tableHeld = append(tableHeld, e)
 		case e.State != dialects.StateHeld && e.State != dialects.StateStale:
 		case e.Strategy == dialects.StrategySession:
 			sessionHeld = append(sessionHeld, e)
@@ -306,6 +320,8 @@ func notHeldMessage(name string, found *dialects.Listing, deletesKey bool) strin
 		switch by, paused := dialects.PausedBy(e.Owner); {
 		case paused && e.State == dialects.StatePaused:
 			return msg + shortf(": it is paused by %s until %s in table %s; end the pause with schedlock resume %s", by, shortTime(e.Until), e.Source, shellWord(name))
+		case !e.Until.IsZero() && e.Owner != "" && presetDeletesRow(e.Preset):
+			return msg + shortf(": its lease in table %s ended at %s (last owner %s), but its row stays and refuses applications that lock by INSERT: add --force to delete it", e.Source, shortTime(e.Until), e.Owner)
 		case !e.Until.IsZero() && e.Owner != "":
 			return msg + shortf(": its lease in table %s ended at %s (last owner %s); nothing to unlock", e.Source, shortTime(e.Until), e.Owner)
 		default:
@@ -361,8 +377,12 @@ func describePlan(w io.Writer, p *unlockPlan) {
 	}
 	fmt.Fprintf(w, "Lock %s in table %s (%s):\n", lockLabel(e), e.Source, e.Preset)
 	fmt.Fprintf(w, "  before: %s\n", describeRow(e))
-	after := describeRow(predictAfter(p)[0])
+	after := "no row — it is deleted, so the next acquire (or INSERT) takes it"
+	if !p.deletesRow {
+		after = describeRow(predictAfter(p)[0])
+	}
 	switch {
+	case p.deletesRow:
 	case p.deletesKey:
 		after += " — its key is deleted, so the next acquire takes it"
 	case e.Preset != dialects.PresetLiquibase:
@@ -419,6 +439,8 @@ func predictAfter(p *unlockPlan) []dialects.LockEntry {
 	switch {
 	case p.action == actionKillSession:
 		return nil
+	case p.deletesRow:
+		return nil
 	case p.deletesKey:
 		e = freedByDeleting(e)
 	case e.Preset == dialects.PresetLiquibase:
@@ -443,6 +465,7 @@ func freedByDeleting(e dialects.LockEntry) dialects.LockEntry {
 // the lock as it is after the change.
 func (o *UnlockOptions) carryOut(ctx context.Context, db dialects.LockBreaker, target *dsn.DSN, plan *unlockPlan) error {
 	plan.deletesKey = plan.action != actionKillSession && dialects.ReleaseDeletesKey(db)
+	plan.deletesRow = plan.action != actionKillSession && presetDeletesRow(plan.lock.Preset)
 	if o.DryRun {
 		return o.report(plan, predictAfter(plan), false)
 	}
@@ -659,8 +682,11 @@ func (o *UnlockOptions) reportText(w io.Writer, p *unlockPlan, after []dialects.
 	default:
 		fmt.Fprintf(w, "Released lock %s in table %s.\n", lockLabel(e), e.Source)
 		fmt.Fprintf(w, "  before: %s\n", describeRow(e))
-		if len(after) > 0 {
+		switch {
+		case len(after) > 0:
 			fmt.Fprintf(w, "  after:  %s\n", describeRow(after[0]))
+		case p.deletesRow:
+			fmt.Fprintf(w, "  after:  no row (deleted)\n")
 		}
 	}
 }

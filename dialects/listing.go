@@ -595,7 +595,9 @@ func (db *DB) ListLocks(ctx context.Context, opts ListOptions) (*Listing, error)
 
 // FindLock reads everything known about the lock called name: its row in
 // each table (Liquibase's row only for LiquibaseLockName), whatever its
-// state, and the session holding it. tables as in ListOptions.
+// state, and the session holding it. tables as in ListOptions. A preset
+// table that cannot store name (NameTooLongError) is passed over when the
+// tables were found, and refuses the name when the caller named it.
 func (db *DB) FindLock(ctx context.Context, name string, tables []Table) (*Listing, error) {
 	if err := CheckName(name); err != nil {
 		return nil, err
@@ -605,8 +607,16 @@ func (db *DB) FindLock(ctx context.Context, name string, tables []Table) (*Listi
 		return nil, err
 	}
 	out := &Listing{Locks: []LockEntry{}, Tables: resolved, Notes: notes}
+	_, discovered := KnownTablesZone(tables)
 	for _, t := range resolved {
 		e, found, err := db.inspectTable(ctx, t, name)
+		var tooLong *NameTooLongError
+		var unstorable *UnstorableNameError
+		if discovered && (errors.As(err, &tooLong) || errors.As(err, &unstorable)) {
+			// A found table that cannot hold the name has no lock of
+			// that name; a table named by the caller refuses it.
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}

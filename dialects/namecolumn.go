@@ -3,6 +3,7 @@ package dialects
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -88,7 +89,20 @@ func (e *NameTooLongError) Error() string {
 		unit = NameUnitCharacters
 	}
 	return fmt.Sprintf("lock name %s is %d %s long; column %s of table %s stores at most %d: use a shorter name",
-		elide.Quote(e.Name), e.Column.Length(e.Name), unit, e.Column.Column, e.Table, e.Column.Width)
+		quoteStart(e.Name), e.Column.Length(e.Name), unit, e.Column.Column, e.Table, e.Column.Width)
+}
+
+// quoteStart quotes name, cut to its first 40 characters and "…" when
+// longer: the message gives its length itself.
+func quoteStart(name string) string {
+	n := 0
+	for i := range name {
+		if n == 40 {
+			return strconv.Quote(name[:i] + "…")
+		}
+		n++
+	}
+	return strconv.Quote(name)
 }
 
 // Is makes errors.Is(err, ErrInvalid) true.
