@@ -432,9 +432,6 @@ func (o *RunOptions) runLocked(ctx context.Context, locker dialects.Locker) erro
 	if !st.acquired {
 		err = o.withHolder(lockCtx, locker, o.Name, err)
 	}
-	if err == nil && st.started {
-		o.waitSwept(st.lease, sigs)
-	}
 	o.observeRun(st, err)
 	res := o.result(ctx, err, st)
 	o.recordRun(ctx, st, res)

@@ -120,23 +120,9 @@ func (s Schema) StoresNamesVerbatim() bool { return s.Preset != PresetSchedlock 
 // applications lock with a plain INSERT (a duplicate key means held) and
 // unlock with DELETE … WHERE lock_name = ? AND lock_owner = ?, so a row
 // left behind would refuse their INSERT for good. With at-least the row
-// stays until locked-at + at-least (see RowSweeper), and an
+// stays until locked-at + at-least (see Freed), and an
 // administrator's forced unlock deletes it, expired or not.
 func (s Schema) ReleaseDeletesRow() bool { return s.Preset == PresetSysSchedLock }
-
-// RowSweeper is implemented by the leases of lock tables. Swept is closed
-// once the locker has nothing more to do for the lease in the background.
-// On a table whose release deletes the row (Schema.ReleaseDeletesRow) that
-// is after a Release that deleted the row; after an early Release, which
-// keeps the row until locked-at + at-least, once the locker has deleted it
-// then (or given up: its Close, or the row taken over); after a Release
-// that reported the lease lost, once the expired row nobody took over is
-// deleted. A process that exits first leaves the expired row, which the
-// next acquire of the name takes over. On other tables Swept is closed
-// from the start.
-type RowSweeper interface {
-	Swept() <-chan struct{}
-}
 
 // Name widths the preset tables are created with: ShedLock's README
 // declares name VARCHAR(64); sys_sched_lock tables declare lock_name

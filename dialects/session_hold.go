@@ -49,7 +49,10 @@ var closedChan = func() chan struct{} {
 // Freed returns a channel that is closed once lease's lock, released, is
 // no longer held by this process. For a lease that keeps nothing in the
 // process after Release (the table strategy and the lease stores keep
-// at-least on the server) it is closed already. A process about to exit
+// at-least on the server) it is closed already. On a sys_sched_lock table,
+// whose release deletes the row (Schema.ReleaseDeletesRow), an early
+// release keeps the row until at-least has passed and the process deletes
+// it then: Freed closes after that. A process about to exit
 // after a Release waits on it, so that a session lock's at-least is kept.
 func Freed(lease Lease) <-chan struct{} {
 	for lease != nil {

@@ -31,9 +31,9 @@ type lease struct {
 	// Handle): at-least counts from it where a kept row is swept.
 	lockedAt time.Time
 
-	swept     chan struct{} // see Swept
-	sweptOnce sync.Once
-	lostSwept sync.Once // a lost lease's row is swept once
+	sweptMu   sync.Mutex
+	swept     chan struct{} // see Freed; closed unless a row deletion is pending
+	lostSwept sync.Once     // a lost lease's row is swept once
 
 	opMu sync.Mutex // serialises Refresh and Release; held across their statements
 }
@@ -49,10 +49,7 @@ func (l *Locker) newLease(name, stored, owner string, token int64, opts dialects
 		atMost:   opts.AtMost,
 		atLeast:  opts.AtLeast,
 		handle:   handle,
-		swept:    make(chan struct{}),
-	}
-	if !l.deletesRows() {
-		s.markSwept()
+		swept:    closedChan,
 	}
 	return s
 }
@@ -193,6 +190,5 @@ func (s *lease) explain(ctx context.Context, op string) error {
 
 // lose ends the lease as lost and returns its error.
 func (s *lease) lose(op, why string) error {
-	defer s.markSwept()
 	return s.End(dialects.Wrap(s.dialect(), op, fmt.Errorf("%w: %s", dialects.ErrLeaseLost, why)))
 }

@@ -3,6 +3,7 @@ package locktable
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
@@ -53,7 +54,6 @@ func (s *lease) releaseDeleting(ctx context.Context) error {
 		return dialects.Wrap(s.dialect(), "release", err)
 	}
 	if done {
-		s.markSwept()
 		return s.End(nil)
 	}
 	_, done, err = l.exec(ctx, opRelease, s.binding())
@@ -61,25 +61,43 @@ func (s *lease) releaseDeleting(ctx context.Context) error {
 		return dialects.Wrap(s.dialect(), "release", err)
 	}
 	if !done {
-		err := s.explain(ctx, "release")
-		if ended, _ := s.Ended(); ended {
-			s.markSwept()
-		}
-		return err
+		return s.explain(ctx, "release")
 	}
-	l.sweepLater(s.stored, s.owner, s.lockedAt.Add(s.atLeast), s.markSwept)
+	l.sweepLater(s.stored, s.owner, s.lockedAt.Add(s.atLeast), s.pendingSweep())
 	return s.End(nil)
 }
 
-// Swept implements dialects.RowSweeper: it is closed once the Locker has
-// nothing more to do for the lease in the background. On a table whose
-// release deletes the row that is after a release that deleted it, after
-// the deletion of a row an early release kept (or giving up on it), and
-// after the lease was lost; on other tables it is closed from the start.
-func (s *lease) Swept() <-chan struct{} { return s.swept }
+var _ dialects.Lingering = (*lease)(nil)
 
-// markSwept closes Swept, once.
-func (s *lease) markSwept() { s.sweptOnce.Do(func() { close(s.swept) }) }
+// closedChan is what Freed returns while no row deletion is pending.
+var closedChan = func() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
+
+// Freed implements dialects.Lingering: it is closed once the Locker has
+// nothing more to do for the lease in the background. That is at once,
+// except on a table whose release deletes the row (sys_sched_lock) after a
+// Release that kept the row until locked-at + at-least, or found the
+// lease lost with its row not yet expired: then once the Locker has
+// deleted that row (or given up on it: Close, the row taken over).
+func (s *lease) Freed() <-chan struct{} {
+	s.sweptMu.Lock()
+	defer s.sweptMu.Unlock()
+	return s.swept
+}
+
+// pendingSweep opens Freed for a row deletion about to start and returns
+// the function that closes it when the deletion is over.
+func (s *lease) pendingSweep() func() {
+	c := make(chan struct{})
+	s.sweptMu.Lock()
+	s.swept = c
+	s.sweptMu.Unlock()
+	var once sync.Once
+	return func() { once.Do(func() { close(c) }) }
+}
 
 // sweepLater deletes the kept row of stored held by owner once its lease
 // has ended, from about host time at on, and calls finished when no row of
@@ -151,7 +169,7 @@ func (s *lease) deleteExpiredOwn(ctx context.Context) {
 // while nobody took it over, once the database says it has expired: an
 // application that locks by INSERT would be refused by it for good.
 func (s *lease) sweepLost() {
-	s.lostSwept.Do(func() { s.locker.sweepLater(s.stored, s.owner, time.Now(), s.markSwept) })
+	s.lostSwept.Do(func() { s.locker.sweepLater(s.stored, s.owner, time.Now(), s.pendingSweep()) })
 }
 
 // deleteRow deletes the row of stored whoever holds it (forced unlock on

@@ -73,8 +73,8 @@ func TestSysSchedLockReleaseDeletesRow(t *testing.T) {
 	if n := rowCount(t, db); n != 0 {
 		t.Fatalf("%d rows after the release; want the row deleted", n)
 	}
-	if !isClosed(lease.(dialects.RowSweeper).Swept()) {
-		t.Error("Swept is open after a release that deleted the row")
+	if !isClosed(dialects.Freed(lease)) {
+		t.Error("Freed is open after a release that deleted the row")
 	}
 	if !articleInsert(t, db, "nightly", "app-1") {
 		t.Fatal("the other application's INSERT was refused after schedlock released")
@@ -99,7 +99,7 @@ func TestSysSchedLockAtLeastKeepsRowThenDeletes(t *testing.T) {
 	if err := lease.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	swept := lease.(dialects.RowSweeper).Swept()
+	swept := dialects.Freed(lease)
 	row, found, err := l.Inspect(ctx, "short")
 	// The row stays until at-least has passed, unless this machine was so
 	// slow that it has already passed and been deleted.
@@ -140,7 +140,7 @@ func TestSysSchedLockLostLeaseDeletesOwnExpiredRow(t *testing.T) {
 	}
 	wantErr(t, lease.Release(ctx), dialects.ErrLeaseLost)
 	select {
-	case <-lease.(dialects.RowSweeper).Swept():
+	case <-dialects.Freed(lease):
 	case <-time.After(20 * time.Second):
 		t.Fatal("the lost lease's row was not swept")
 	}
@@ -195,7 +195,7 @@ func TestSysSchedLockWrongOwnerChangesNothing(t *testing.T) {
 
 // TestSysSchedLockCloseLeavesKeptRow: a Locker closed before at-least has
 // passed stops the deletion; the expired row stays until the next acquire
-// takes it over, and Swept is closed (nothing more will be done).
+// takes it over, and Freed is closed (nothing more will be done).
 func TestSysSchedLockCloseLeavesKeptRow(t *testing.T) {
 	db := openDB(t)
 	l, err := locktable.New(db, sqlite.Builder{}, dialects.Table{Preset: dialects.PresetSysSchedLock})
@@ -213,8 +213,8 @@ func TestSysSchedLockCloseLeavesKeptRow(t *testing.T) {
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if !isClosed(lease.(dialects.RowSweeper).Swept()) {
-		t.Error("Swept is open after the Locker was closed")
+	if !isClosed(dialects.Freed(lease)) {
+		t.Error("Freed is open after the Locker was closed")
 	}
 	if n := rowCount(t, db); n != 1 {
 		t.Fatalf("%d rows; want the kept row", n)

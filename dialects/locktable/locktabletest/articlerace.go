@@ -268,7 +268,7 @@ func CheckArticleInterop(t *testing.T, db *sql.DB, tl dialects.TableLocker, a Ar
 		if err := lease.Release(ctx); err != nil {
 			t.Fatal(err)
 		}
-		swept := lease.(dialects.RowSweeper).Swept()
+		swept := dialects.Freed(lease)
 		if row, found, err := tl.Inspect(ctx, "short"); err != nil || !found || row.Expired() {
 			t.Fatalf("row right after an early release = %+v, %v, %v; want it kept, live", row, found, err)
 		}
