@@ -251,7 +251,7 @@ func claimsListRun(ctx context.Context, o *ClaimsOptions) error {
 		l.Rows = slices.DeleteFunc(l.Rows, func(r claimtable.Row) bool { return !slices.Contains(o.States, string(r.State)) })
 	}
 	var buf bytes.Buffer
-	if err := writeClaims(&buf, l, o.Global.Format, o.IO.IsStdoutTTY()); err != nil {
+	if err := writeClaims(&buf, l, o.Global.Format, o.IO.IsStdoutTTY(), o.IO.TerminalWidth()); err != nil {
 		return err
 	}
 	_, err = io.WriteString(o.IO.Out, o.Factory.Scrubber.String(buf.String()))
@@ -285,9 +285,11 @@ func claimsJSON(l *claimtable.Listing) claimsView {
 	return v
 }
 
-// writeClaims renders a listing: JSON or YAML, a table on a terminal,
-// tab-separated lines when piped.
-func writeClaims(w io.Writer, l *claimtable.Listing, f output.Format, tty bool) error {
+// writeClaims renders a listing: JSON or YAML, a table on a terminal
+// fitted into width columns (0: no limit) — the retries go first, then the
+// due time, then the owner wraps — or tab-separated lines with every field
+// when piped.
+func writeClaims(w io.Writer, l *claimtable.Listing, f output.Format, tty bool, width int) error {
 	switch f {
 	case output.JSON:
 		return output.WriteJSON(w, claimsJSON(l))
@@ -303,6 +305,9 @@ func writeClaims(w io.Writer, l *claimtable.Listing, f output.Format, tty bool) 
 		header = []string{"ID", "TYPE", "STATE", "OWNER", "DUE (UTC)", "CLAIMED UNTIL (UTC)", "RETRIES"}
 	}
 	t := output.TableData{Header: header}
+	if tty {
+		t.Width, t.Drop = width, []string{"RETRIES", "DUE (UTC)"}
+	}
 	for _, r := range l.Rows {
 		if tty {
 			t.Rows = append(t.Rows, []string{strconv.FormatInt(r.ID, 10), r.Type, string(r.State), r.Owner, shortTime(r.Due), shortTime(r.ClaimedUntil), fmt.Sprintf("%d/%d", r.Retries, r.MaxRetries)})

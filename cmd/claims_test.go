@@ -1,9 +1,13 @@
 package cmd
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/olekukonko/tablewriter/pkg/twwidth"
+	"github.com/schedlock/schedlock/dialects/claimtable"
+	"github.com/schedlock/schedlock/internal/output"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -148,5 +152,38 @@ func TestClaimsCompletion(t *testing.T) {
 	}
 	if values, _ := complete(t, "claims", "release", "--column", "cl"); strings.Join(values, ",") != "claimed_until=" {
 		t.Errorf("--column cl completes %v", values)
+	}
+}
+
+// On a terminal claims ls fits the terminal's width as locks ls does: the
+// retries and the due time go first, then the owner wraps; with room,
+// every column stays.
+func TestClaimsTerminalFitsTheWidth(t *testing.T) {
+	now := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+	l := &claimtable.Listing{Now: now, Rows: []claimtable.Row{
+		{ID: 1, Type: "mail", State: claimtable.StateClaimed, Owner: "worker-7.eu-west-1.compute.internal:4711:9f1c2a7b", Due: now, ClaimedUntil: now.Add(time.Hour), Retries: 1, MaxRetries: 5},
+		{ID: 22, Type: "nightly-report", State: claimtable.StateOverdue, Owner: "dead-worker", Due: now.Add(-time.Hour), ClaimedUntil: now.Add(-time.Minute), MaxRetries: 5},
+	}}
+	for _, width := range []int{200, 100, 80, 60} {
+		var buf bytes.Buffer
+		if err := writeClaims(&buf, l, output.Table, true, width); err != nil {
+			t.Fatal(err)
+		}
+		out := buf.String()
+		for _, line := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
+			if w := twwidth.Width(line); w > width {
+				t.Errorf("width %d: a line of %d columns:\n%s", width, w, out)
+				break
+			}
+		}
+		if width == 200 && (!strings.Contains(out, "RETRIES") || !strings.Contains(out, "DUE (UTC)")) {
+			t.Errorf("width %d: a column was left out though the table fits:\n%s", width, out)
+		}
+		if width <= 100 && strings.Contains(out, "RETRIES") {
+			t.Errorf("width %d: RETRIES, the first to go, is still there:\n%s", width, out)
+		}
+		if !strings.Contains(out, "│ 22 ") || !strings.Contains(out, "overdue") || !strings.Contains(out, "dead-worker") {
+			t.Errorf("width %d: a row lost its id, state or owner:\n%s", width, out)
+		}
 	}
 }
