@@ -215,7 +215,9 @@ func newDetectReport(target string, info dialects.Info, caps dialects.Capabiliti
 
 // writeDetect renders r: JSON, YAML, or a FIELD/VALUE/DETAIL table whose
 // field names are the JSON keys (boxed on a terminal and fitted into width
-// columns, 0: no limit; tab-separated when piped).
+// columns, 0: no limit — on a terminal too narrow for the three columns
+// each detail goes under its value, see foldDetail; tab-separated when
+// piped).
 func writeDetect(w io.Writer, r *detectReport, f output.Format, tty, color bool, width int) error {
 	switch f {
 	case output.JSON:
@@ -224,6 +226,9 @@ func writeDetect(w io.Writer, r *detectReport, f output.Format, tty, color bool,
 		return output.WriteYAML(w, r)
 	case output.Table:
 		t := detectTable(r, color)
+		if tty && width > 0 && output.NaturalWidth(t) > width {
+			t = foldDetail(t)
+		}
 		t.Width = width
 		return output.WriteTable(w, t, tty)
 	}
@@ -284,6 +289,22 @@ func detectTable(r *detectReport, color bool) output.TableData {
 	add("recommended.lock_strategy", string(r.Recommended.LockStrategy), r.Recommended.LockReason)
 	add("recommended.claim_strategy", string(r.Recommended.ClaimStrategy), r.Recommended.ClaimReason)
 	return t
+}
+
+// foldDetail turns the FIELD/VALUE/DETAIL table t into two columns, each
+// detail on the lines under its value, so that on a narrow terminal the
+// value and its detail get all the room the field names leave instead of
+// two thirds split into narrow columns.
+func foldDetail(t output.TableData) output.TableData {
+	out := output.TableData{Header: []string{"FIELD", "VALUE / DETAIL"}}
+	for _, row := range t.Rows {
+		cell := row[1]
+		if row[2] != "" {
+			cell += "\n" + row[2]
+		}
+		out.Rows = append(out.Rows, []string{row[0], cell})
+	}
+	return out
 }
 
 // capabilityDetail is a capability's detail and, when there is one, its

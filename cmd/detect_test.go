@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"github.com/olekukonko/tablewriter/pkg/twwidth"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -149,19 +150,28 @@ func TestDetectStubGolden(t *testing.T) {
 		file       string
 		format     output.Format
 		tty, color bool
+		width      int
 	}{
-		{"detect_stub.tsv.golden", output.Table, false, false},
-		{"detect_stub.tty.golden", output.Table, true, false},
-		{"detect_stub.color.golden", output.Table, true, true},
-		{"detect_stub.json.golden", output.JSON, false, false},
-		{"detect_stub.yaml.golden", output.YAML, false, false},
+		{"detect_stub.tsv.golden", output.Table, false, false, 80},
+		{"detect_stub.tty.golden", output.Table, true, false, 0},
+		{"detect_stub.tty80.golden", output.Table, true, false, 80},
+		{"detect_stub.color.golden", output.Table, true, true, 0},
+		{"detect_stub.json.golden", output.JSON, false, false, 0},
+		{"detect_stub.yaml.golden", output.YAML, false, false, 0},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			var buf bytes.Buffer
-			if err := writeDetect(&buf, r, tc.format, tc.tty, tc.color, 0); err != nil {
+			if err := writeDetect(&buf, r, tc.format, tc.tty, tc.color, tc.width); err != nil {
 				t.Fatal(err)
 			}
 			detectGolden(t, tc.file, buf.Bytes())
+			if tc.tty && tc.width > 0 {
+				for _, line := range strings.Split(strings.TrimRight(buf.String(), "\n"), "\n") {
+					if w := twwidth.Width(line); w > tc.width {
+						t.Errorf("line of %d columns on a %d-column terminal: %q", w, tc.width, line)
+					}
+				}
+			}
 		})
 	}
 }

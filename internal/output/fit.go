@@ -50,6 +50,10 @@ func fitTable(t TableData) TableData {
 	return out
 }
 
+// NaturalWidth is how many columns the boxed table of t takes unfitted:
+// every column as wide as its widest line (at most MaxCellWidth).
+func NaturalWidth(t TableData) int { return boxWidth(naturalWidths(t)) }
+
 // naturalWidths is, per column, its widest line (header included), at
 // most MaxCellWidth.
 func naturalWidths(t TableData) []int {
@@ -144,22 +148,19 @@ func wrapRow(row []string, widths []int) []string {
 }
 
 // wrapCell breaks s into lines of at most width columns, at spaces where
-// it can and inside a word where it must. A cell that fits is returned as
-// it is (colour included); one that does not loses its colour.
+// it can and inside a word where it must. A line that fits is kept as it
+// is (colour included); one that does not loses its colour.
 func wrapCell(s string, width int) string {
 	if width <= 0 {
 		return s
 	}
-	fits := true
-	for _, line := range strings.Split(s, "\n") {
-		fits = fits && twwidth.Width(line) <= width
-	}
-	if fits {
-		return s
-	}
 	var lines []string
-	for _, para := range strings.Split(StripANSI(s), "\n") {
-		lines = append(lines, wrapLine(para, width)...)
+	for _, para := range strings.Split(s, "\n") {
+		if twwidth.Width(para) <= width {
+			lines = append(lines, para)
+			continue
+		}
+		lines = append(lines, wrapLine(StripANSI(para), width)...)
 	}
 	return strings.Join(lines, "\n")
 }

@@ -163,3 +163,21 @@ func TestTruncate(t *testing.T) {
 		}
 	}
 }
+
+// A wrapped cell keeps the colour of its lines that fit.
+func TestWrapCellKeepsColourOfLinesThatFit(t *testing.T) {
+	held := "\x1b[32mheld\x1b[0m"
+	got := wrapCell(held+"\nthe lease is valid until its end", 12)
+	lines := strings.Split(got, "\n")
+	if lines[0] != held {
+		t.Errorf("first line %q, want %q", lines[0], held)
+	}
+	for _, l := range lines[1:] {
+		if twwidth.Width(l) > 12 || strings.Contains(l, "\x1b") {
+			t.Errorf("line %q: want at most 12 columns, no colour", l)
+		}
+	}
+	if strings.Join(strings.Fields(strings.Join(lines[1:], " ")), " ") != "the lease is valid until its end" {
+		t.Errorf("wrapped detail %q", lines[1:])
+	}
+}
