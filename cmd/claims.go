@@ -15,7 +15,6 @@ import (
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/claimtable"
-	"github.com/schedlock/schedlock/internal/dsn"
 	"github.com/schedlock/schedlock/internal/elide"
 	"github.com/schedlock/schedlock/internal/iostreams"
 	"github.com/schedlock/schedlock/internal/output"
@@ -31,6 +30,7 @@ type ClaimsOptions struct {
 
 	Table   string
 	Columns []string // role=column
+	Status  []string // role=value,…
 	States  []string // ls
 	All     bool     // ls
 	Limit   int      // ls
@@ -39,10 +39,6 @@ type ClaimsOptions struct {
 	Yes     bool // release
 	DryRun  bool // release
 }
-
-// claimRoles are the roles --column maps, in the order docs/claims.md
-// lists them.
-var claimRoles = []string{"id", "type", "payload", "status", "due_at", "priority", "retries", "max_retries", "owner", "claimed_until", "version", "updated_at"}
 
 // claimStates are the states ls shows and --state selects.
 var claimStates = []string{string(claimtable.StateClaimed), string(claimtable.StateOverdue), string(claimtable.StateFailed), string(claimtable.StateReady), string(claimtable.StateDone)}
@@ -64,21 +60,6 @@ func NewCmdClaims(f *Factory, g *GlobalOptions, runF func(context.Context, *Clai
 	return claims
 }
 
-func addClaimTableFlags(c *cobra.Command, o *ClaimsOptions) {
-	fl := c.Flags()
-	fl.StringVar(&o.Table, "table", "", "task table, optionally schema.table (default "+claimtable.DefaultTable+")")
-	fl.StringArrayVar(&o.Columns, "column", nil, "map a role to your table's column, ROLE=COLUMN, repeatable (roles: "+strings.Join(claimRoles, ", ")+")")
-	_ = c.RegisterFlagCompletionFunc("column", func(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		var out []cobra.Completion
-		for _, r := range claimRoles {
-			if strings.HasPrefix(r+"=", toComplete) {
-				out = append(out, r+"=")
-			}
-		}
-		return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
-	})
-}
-
 func newCmdClaimsList(f *Factory, g *GlobalOptions, runF func(context.Context, *ClaimsOptions) error) *cobra.Command {
 	o := &ClaimsOptions{IO: f.IO, Factory: f, Global: g}
 	c := &cobra.Command{
@@ -94,13 +75,17 @@ func newCmdClaimsList(f *Factory, g *GlobalOptions, runF func(context.Context, *
   - failed: its retries are used up; the owner that failed it last is kept.
 
 --all adds ready and done rows. States are judged by the database clock.
-A table of your own is read through --column ROLE=COLUMN.
+A table of your own is read through --column ROLE=COLUMN and its status
+values through --status (ready=WAIT,claimed=RUNNING,…); an optional column
+(type, payload, priority, max_retries, updated_at) the table lacks is left
+out. A mapped column the table lacks is a usage error.
 
 Exit codes: 0 listed (also when nothing is claimed), 1 error, 2 usage error
 (a table without the mapped columns names them).`,
 		Example: `  schedlock claims ls --dsn 'postgres://ops@db1/jobs'
   schedlock claims ls --state overdue -o json
-  schedlock claims ls --table t_order --column id=order_id --column status=state`,
+  schedlock claims ls --table t_order --column id=order_id --column status=state \
+    --status ready=WAIT,claimed=RUNNING,done=DONE,failed=FAILED --all`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			o.Command = c.CommandPath()
@@ -136,7 +121,9 @@ claimed state, so a row another worker claimed in the meantime is left alone.
 
 Every change is confirmed: a y/N prompt on a terminal, or --yes. Without a
 terminal and without --yes, release refuses (exit 2). --dry-run shows the
-rows and changes nothing.
+rows and changes nothing. --table, --column and --status read a table of
+your own, as for claims ls; they are checked against the table's columns
+before anything is written.
 
 Exit codes: 0 given back (or --dry-run of a change release would make), 1
 error, 2 usage error or no confirmation, 3 nothing to give back (no rows of
@@ -162,72 +149,6 @@ OWNER, or only live claims and no --force), 130 declined or interrupted.`,
 	return c
 }
 
-// claimTable is the task table the flags name.
-func (o *ClaimsOptions) claimTable() (claimtable.Table, error) {
-	t := claimtable.Table{Name: o.Table}
-	if len(o.Columns) > 0 {
-		t.Columns = claimtable.DefaultColumns()
-		for _, m := range o.Columns {
-			role, col, ok := strings.Cut(m, "=")
-			role = strings.TrimSpace(role)
-			if !ok || strings.TrimSpace(col) == "" {
-				return t, usageErrorf(o.Command, "--column %q: write ROLE=COLUMN, e.g. --column id=order_id", m)
-			}
-			if !setColumn(&t.Columns, role, strings.TrimSpace(col)) {
-				return t, usageErrorf(o.Command, "--column %q: unknown role %q; roles: %s", m, role, elide.Whole(strings.Join(claimRoles, ", ")))
-			}
-		}
-	}
-	resolved, err := t.Resolve()
-	if err != nil {
-		return t, &UsageError{Err: err, Command: o.Command}
-	}
-	return resolved, nil
-}
-
-// setColumn maps role to col; "-" (or "none") maps an optional role to
-// no column.
-func setColumn(c *claimtable.Columns, role, col string) bool {
-	if col == "-" || col == "none" {
-		col = ""
-	}
-	fields := map[string]*string{"id": &c.ID, "type": &c.Type, "payload": &c.Payload, "status": &c.Status, "due_at": &c.DueAt,
-		"priority": &c.Priority, "retries": &c.Retries, "max_retries": &c.MaxRetries, "owner": &c.Owner,
-		"claimed_until": &c.ClaimedUntil, "version": &c.Version, "updated_at": &c.UpdatedAt}
-	p, ok := fields[role]
-	if ok {
-		*p = col
-	}
-	return ok
-}
-
-// open connects and returns the claimer of the flags' table, its columns
-// checked. Administration needs no probe: it runs the optimistic
-// strategy's statements, which every dialect has.
-func (o *ClaimsOptions) open(ctx context.Context) (*claimtable.Claimer, dialects.Backend, *dsn.DSN, error) {
-	table, err := o.claimTable()
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	target, err := resolveAdminDSN(o.Factory, o.Global, o.Command)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	backend, err := connectAdmin(ctx, target, o.Command)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	cl, err := claimtable.Open(ctx, backend, table, claimtable.Options{Strategy: dialects.ClaimOptimistic})
-	if err == nil {
-		err = cl.CheckColumns(ctx, claimtable.ReadColumns(backend))
-	}
-	if err != nil {
-		_ = backend.Close()
-		return nil, nil, nil, adminError(err, target, o.Command)
-	}
-	return cl, backend, target, nil
-}
-
 func claimsListRun(ctx context.Context, o *ClaimsOptions) error {
 	for _, s := range o.States {
 		if !slices.Contains(claimStates, s) {
@@ -246,6 +167,13 @@ func claimsListRun(ctx context.Context, o *ClaimsOptions) error {
 	l, err := cl.List(ctx, claimtable.ListOptions{Owner: o.Owner, All: all, Limit: o.Limit})
 	if err != nil {
 		return adminError(err, target, o.Command)
+	}
+	if !slices.ContainsFunc(l.Rows, func(r claimtable.Row) bool {
+		return r.State == claimtable.StateClaimed || r.State == claimtable.StateOverdue
+	}) {
+		if note := unmappedNote(ctx, cl); note != "" {
+			fmt.Fprintln(o.IO.ErrOut, "schedlock: "+o.Factory.Scrubber.String(note))
+		}
 	}
 	if len(o.States) > 0 {
 		l.Rows = slices.DeleteFunc(l.Rows, func(r claimtable.Row) bool { return !slices.Contains(o.States, string(r.State)) })
@@ -352,6 +280,9 @@ func claimsReleaseRun(ctx context.Context, o *ClaimsOptions) error {
 	}
 	switch {
 	case len(overdue)+len(live) == 0:
+		if note := unmappedNote(ctx, cl); note != "" {
+			return negativef("%q holds no rows in the claimed status %q in %s; nothing changed: %s", o.Owner, cl.Table().Statuses.Claimed, cl.Table().Name, note)
+		}
 		return negativef("%q holds no claimed rows in %s; nothing to give back", o.Owner, cl.Table().Name)
 	case len(plan) == 0:
 		return negativef("refused: %q holds %d rows within their claim lease (until %s at the latest), so it may still be working on them; nothing changed: wait for the lease to pass, or add --force", o.Owner, len(live), shortTime(latestUntil(live)))

@@ -153,6 +153,9 @@ func TestClaimsCompletion(t *testing.T) {
 	if values, _ := complete(t, "claims", "release", "--column", "cl"); strings.Join(values, ",") != "claimed_until=" {
 		t.Errorf("--column cl completes %v", values)
 	}
+	if values, _ := complete(t, "claims", "ls", "--status", "ready=WAIT,cl"); strings.Join(values, ",") != "ready=WAIT,claimed=" {
+		t.Errorf("--status ready=WAIT,cl completes %v", values)
+	}
 }
 
 // On a terminal claims ls fits the terminal's width as locks ls does: the

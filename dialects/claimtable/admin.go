@@ -58,6 +58,10 @@ func (cl *Claimer) List(ctx context.Context, opts ListOptions) (*Listing, error)
 	}
 	col, s := cl.c.c(), cl.c.t.Statuses
 	q := &query{b: cl.b}
+	// The database says which value a row's status is, by its own
+	// comparison (a case-insensitive collation, blank-padded CHAR).
+	state := "CASE WHEN " + col.Status + " = " + q.arg(s.Claimed) + " THEN 1 WHEN " + col.Status + " = " + q.arg(s.Failed) +
+		" THEN 2 WHEN " + col.Status + " = " + q.arg(s.Done) + " THEN 3 ELSE 0 END"
 	statuses := []string{q.arg(s.Claimed), q.arg(s.Failed)}
 	if opts.All {
 		statuses = append(statuses, q.arg(s.Ready), q.arg(s.Done))
@@ -73,7 +77,7 @@ func (cl *Claimer) List(ctx context.Context, opts ListOptions) (*Listing, error)
 		return name
 	}
 	sel := Select{
-		Columns: []string{col.ID, opt(col.Type, "''"), col.Status, "COALESCE(" + col.Owner + ", '')", cl.b.EpochMs(col.DueAt),
+		Columns: []string{col.ID, opt(col.Type, "''"), state, "COALESCE(" + col.Owner + ", '')", cl.b.EpochMs(col.DueAt),
 			cl.b.EpochMs(col.ClaimedUntil), col.Retries, opt(col.MaxRetries, "-1"), cl.b.EpochMs(cl.b.Now())},
 		Table: cl.c.t.Name, Where: where, OrderBy: col.Status + ", " + col.Owner + ", " + col.ID,
 	}
@@ -87,7 +91,8 @@ func (cl *Claimer) List(ctx context.Context, opts ListOptions) (*Listing, error)
 	for rows.Next() {
 		var r Row
 		var typ sql.NullString
-		var status, owner sql.NullString
+		var owner sql.NullString
+		var status int
 		var due, until sql.NullInt64
 		var now int64
 		if err := rows.Scan(&r.ID, &typ, &status, &owner, &due, &until, &r.Retries, &r.MaxRetries, &now); err != nil {
@@ -103,15 +108,15 @@ func (cl *Claimer) List(ctx context.Context, opts ListOptions) (*Listing, error)
 		if until.Valid {
 			r.ClaimedUntil = time.UnixMilli(until.Int64).UTC()
 		}
-		switch status.String {
-		case s.Claimed:
+		switch status {
+		case 1:
 			r.State = StateClaimed
 			if until.Valid && until.Int64 <= now {
 				r.State = StateOverdue
 			}
-		case s.Failed:
+		case 2:
 			r.State = StateFailed
-		case s.Done:
+		case 3:
 			r.State = StateDone
 		default:
 			r.State = StateReady
@@ -125,6 +130,23 @@ func (cl *Claimer) List(ctx context.Context, opts ListOptions) (*Listing, error)
 		out.Now = time.Now().UTC() // no row was read: the host clock
 	}
 	return out, nil
+}
+
+// Unmapped counts the rows whose status is none of the table's four
+// status values (or is NULL) and returns the least such value ("" for
+// NULL): a listing that finds nothing may be reading a table whose status
+// values are not the ones mapped.
+func (cl *Claimer) Unmapped(ctx context.Context) (n int64, example string, err error) {
+	col, s := cl.c.c(), cl.c.t.Statuses
+	q := &query{b: cl.b}
+	where := col.Status + " IS NULL OR " + col.Status + " NOT IN (" +
+		strings.Join([]string{q.arg(s.Ready), q.arg(s.Claimed), q.arg(s.Done), q.arg(s.Failed)}, ", ") + ")"
+	text := cl.b.Select(Select{Columns: []string{"COUNT(*)", "MIN(" + col.Status + ")"}, Table: cl.c.t.Name, Where: where})
+	var least sql.NullString
+	if err := cl.db.QueryRowContext(ctx, text, q.args...).Scan(&n, &least); err != nil {
+		return 0, "", cl.wrap("list", err)
+	}
+	return n, least.String, nil
 }
 
 // ReleaseOptions guard ReleaseOwner.

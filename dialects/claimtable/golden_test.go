@@ -78,8 +78,10 @@ func (r *recorder) Handle(_ *fakesql.Session, q string, args []driver.NamedValue
 		return fakesql.Response{Columns: cols(10), Rows: rows}, nil
 	case strings.Contains(q, " id, version FROM ") || strings.HasPrefix(q, "SELECT c1, c2 FROM (SELECT id c1, version c2 "):
 		return fakesql.Response{Columns: cols(2), Rows: [][]any{{int64(1), int64(6)}, {int64(2), int64(6)}}}, nil
-	case strings.Contains(q, "WHERE status IN ("): // the listing: a row in the claimed status, bound first
-		return fakesql.Response{Columns: cols(9), Rows: [][]any{{int64(1), "report", args[0].Value, "w1", int64(1_700_000_000_000), int64(1_700_000_300_000), int64(0), int64(3), int64(1_700_000_400_000)}}}, nil
+	case strings.HasPrefix(q, "SELECT COUNT(*), MIN(status) FROM "):
+		return fakesql.Response{Columns: cols(2), Rows: [][]any{{int64(2), "queued"}}}, nil
+	case strings.Contains(q, " WHERE status IN ("): // the listing: a row the CASE calls claimed
+		return fakesql.Response{Columns: cols(9), Rows: [][]any{{int64(1), "report", int64(1), "w1", int64(1_700_000_000_000), int64(1_700_000_300_000), int64(0), int64(3), int64(1_700_000_400_000)}}}, nil
 	default: // the optimistic read-back
 		rows := [][]any{}
 		for i := int64(1); i <= pairs; i++ {
@@ -194,6 +196,10 @@ func goldenRun(t *testing.T, b claimtable.Builder, strategy dialects.ClaimStrate
 	must(t, err)
 	if len(l.Rows) != 1 || l.Rows[0].State != claimtable.StateOverdue {
 		t.Fatalf("listing %+v; want one overdue row", l.Rows)
+	}
+	rec.note("count the rows of other status values")
+	if n, least, err := cl.Unmapped(ctx); err != nil || n != 2 || least != "queued" {
+		t.Fatalf("Unmapped: %d, %q, %v; want the 2 rows of status queued the fake returns", n, least, err)
 	}
 	rec.note("add 2 tasks")
 	must(t, cl.Add(ctx, claimtable.NewTask{Type: "report", Payload: []byte("a")}, claimtable.NewTask{Type: "mail", Priority: 9, Delay: time.Minute}))

@@ -39,6 +39,7 @@ package claimtable
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -113,7 +114,8 @@ const MaxStatusLen = 255
 
 // Resolve fills t's defaults and validates it: the table and column names
 // must be plain identifiers (they are spliced into SQL), the required
-// roles mapped, no column mapped twice, the status values distinct, each
+// roles mapped, no column mapped twice, the status values distinct (also
+// without case), each
 // 1 to MaxStatusLen bytes of UTF-8 without control characters. Errors
 // match dialects.ErrInvalid.
 func (t Table) Resolve() (Table, error) {
@@ -159,9 +161,12 @@ func (t Table) Resolve() (Table, error) {
 			return t, err
 		}
 	}
-	words := map[string]bool{s.Ready: true, s.Claimed: true, s.Done: true, s.Failed: true}
+	words := map[string]bool{}
+	for _, v := range []string{s.Ready, s.Claimed, s.Done, s.Failed} {
+		words[strings.ToLower(v)] = true
+	}
 	if len(words) != 4 {
-		return t, fmt.Errorf("%w: the status values ready=%q claimed=%q done=%q failed=%q must all differ", dialects.ErrInvalid, s.Ready, s.Claimed, s.Done, s.Failed)
+		return t, fmt.Errorf("%w: the status values ready=%q claimed=%q done=%q failed=%q must all differ, also ignoring case (many collations compare without it)", dialects.ErrInvalid, s.Ready, s.Claimed, s.Done, s.Failed)
 	}
 	return t, nil
 }
@@ -179,6 +184,29 @@ func (c Columns) roles() []role {
 		{"retries", c.Retries, true}, {"max_retries", c.MaxRetries, false}, {"owner", c.Owner, true},
 		{"claimed_until", c.ClaimedUntil, true}, {"version", c.Version, true}, {"updated_at", c.UpdatedAt, false},
 	}
+}
+
+// WithoutAbsent returns c without the optional roles whose column is not
+// among have (compared without case), except the roles named in keep
+// ("type", "max_retries", …): the default column names then fit a table
+// that lacks some optional columns. An optional role keep names, and
+// every required role, stays mapped, for MissingColumns to report.
+func (c Columns) WithoutAbsent(have []string, keep ...string) Columns {
+	got := map[string]bool{}
+	for _, h := range have {
+		got[strings.ToLower(h)] = true
+	}
+	drop := func(role string, col *string) {
+		if *col != "" && !got[strings.ToLower(*col)] && !slices.Contains(keep, role) {
+			*col = ""
+		}
+	}
+	drop("type", &c.Type)
+	drop("payload", &c.Payload)
+	drop("priority", &c.Priority)
+	drop("max_retries", &c.MaxRetries)
+	drop("updated_at", &c.UpdatedAt)
+	return c
 }
 
 // MissingColumns returns the mapped columns of t that are not among have
