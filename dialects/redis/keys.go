@@ -16,9 +16,11 @@ import (
 //	P:{TAG}        string "<span> <nonce> <owner>" (see nativeValue),
 //	               expiring at the lease end: locked-at is that expiry
 //	               less the span, on the server's clock
-//	P:{TAG}:token  the fencing-token counter of the name (INCR), the
-//	               token of the lock; kept when the lock is released, so
-//	               tokens only grow
+//	P:{TAG}:token  the fencing-token counter of the name, the token of
+//	               the lock: max(last + 1, server TIME in µs), see
+//	               acquireNative; kept when the lock is released, so
+//	               tokens only grow, and with the clock as their floor
+//	               they grow on when the key is lost
 //
 // TAG is the name with '%', '{' and '}' percent-encoded (%25, %7B, %7D),
 // so the whole name is the Cluster hash tag: both keys of a name are in

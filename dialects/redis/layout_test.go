@@ -223,3 +223,66 @@ func TestLockOfTheEarlierNativeLayout(t *testing.T) {
 	}
 	nearMS(t, "lock_until after the release", r.inspect(t, "nightly").Until, time.UnixMilli(at+30000))
 }
+
+// The fencing token is the server's TIME in microseconds, or the counter
+// + 1 when the counter is already there or beyond: a counter of the
+// earlier INCR tokens (small) jumps to the clock, and one beyond the
+// clock (a clock that went back) still grows by one. Either way the
+// lease, the counter and the listing agree.
+func TestTokenFloorIsTheServerClock(t *testing.T) {
+	r := newNativeRig(t)
+	ctx := context.Background()
+	counter := r.key("nightly") + ":token"
+	take := func(t *testing.T) int64 {
+		t.Helper()
+		lease, err := r.l.Acquire(ctx, "nightly", dialects.Options{Owner: "job", AtMost: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer lease.Release(ctx)
+		token, ok := lease.Token()
+		if n, err := r.rc.Get(ctx, counter).Int64(); !ok || err != nil || n != token {
+			t.Fatalf("lease token %d (%v), counter %d (%v)", token, ok, n, err)
+		}
+		if row := r.inspect(t, "nightly"); row.Token != token {
+			t.Errorf("row token %d, lease token %d", row.Token, token)
+		}
+		return token
+	}
+	t.Run("an INCR counter jumps to the clock", func(t *testing.T) {
+		if err := r.rc.Set(ctx, counter, 7, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+		before := r.serverMS(t) * 1000
+		token := take(t)
+		after := (r.serverMS(t) + 1) * 1000
+		if token < before || token > after {
+			t.Errorf("token %d, want the server's TIME in µs, between %d and %d", token, before, after)
+		}
+		if next := take(t); next <= token {
+			t.Errorf("next token %d, not above %d", next, token)
+		}
+	})
+	t.Run("a counter beyond the clock grows by one", func(t *testing.T) {
+		ahead := (r.serverMS(t) + 3_600_000) * 1000 // an hour ahead
+		if err := r.rc.Set(ctx, counter, ahead, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if token := take(t); token != ahead+1 {
+			t.Errorf("token %d, want %d", token, ahead+1)
+		}
+		if token := take(t); token != ahead+2 {
+			t.Errorf("token %d, want %d", token, ahead+2)
+		}
+	})
+	t.Run("no counter: the clock", func(t *testing.T) {
+		if err := r.rc.Del(ctx, counter).Err(); err != nil {
+			t.Fatal(err)
+		}
+		before := r.serverMS(t) * 1000
+		token := take(t)
+		if after := (r.serverMS(t) + 1) * 1000; token < before || token > after {
+			t.Errorf("token %d without a counter, want the server's TIME in µs, between %d and %d", token, before, after)
+		}
+	})
+}

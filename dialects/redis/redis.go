@@ -2,7 +2,9 @@
 // taken, refreshed and released by one Lua script each (loaded once, run
 // with EVALSHA), with the lease arithmetic on the server's clock (TIME
 // inside the script, PEXPIRE relative to the server's now) and a fencing
-// token from a counter key that the acquire script INCRs.
+// token that the acquire script writes to a counter key: the counter + 1,
+// or the server's TIME in microseconds when that is higher, so tokens keep
+// growing when the counter is lost with the server's data.
 //
 // DSNs (go-redis's universal client underneath):
 //

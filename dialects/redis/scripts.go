@@ -19,13 +19,28 @@ end
 
 // acquireNative: KEYS lock, counter; ARGV the value, at-most ms. The
 // lock is the client's value "<at-most ms> <nonce> <owner>" (see
-// nativeValue), set with PX only when the key is absent, and then the
-// counter is incremented: the fencing token. Reply: the token, when
-// taken; {value, pttl ms} when held (nothing written then). No clock is
-// read: the value's span (at-most, the key's expiry less its locked-at)
+// nativeValue), set with PX only when the key is absent; then the
+// fencing token is taken: the server's TIME in microseconds, or the
+// counter + 1 when the counter is already there or beyond (a token of
+// the earlier INCR counter, a clock that went back, two acquires in one
+// microsecond), written to the counter by GETSET. So tokens grow on
+// every acquire, and still grow when the counter key was lost with the
+// server's data (a restart without persistence, a failover to a replica
+// that never saw it): the clock is their floor. Reply: the token, when
+// taken; {value, pttl ms} when held (nothing written then, no clock
+// read). The value's span (at-most, the key's expiry less its locked-at)
 // and the key's expiry give locked-at on the server's clock.
 var acquireNative = goredis.NewScript(`
-if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return redis.call('INCR', KEYS[2]) end
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  local t = redis.call('TIME')
+  local token = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  local last = tonumber(redis.call('GETSET', KEYS[2], string.format('%d', token)))
+  if last and last >= token then
+    token = last + 1
+    redis.call('SET', KEYS[2], string.format('%d', token))
+  end
+  return token
+end
 return {redis.call('GET', KEYS[1]), redis.call('PTTL', KEYS[1])}
 `)
 

@@ -199,8 +199,9 @@ func waitFor(ctx context.Context, t *testing.T, what string, cond func() bool) {
 // node-1 learns at its next refresh that its lease is lost (until then it
 // believes it holds the lock); node-2 takes the lock meanwhile — two
 // holders, which only a fencing token checked by the resource can tell
-// apart — and the token counter went back with the data, so node-2 gets
-// node-1's token again.
+// apart. The token counter went back with the data, yet node-2's token
+// is above node-1's: the new master's clock (the same host's here) is
+// the token's floor.
 func TestSentinelFailoverLosesAnUnreplicatedLock(t *testing.T) {
 	master, _, _ := ownServer(t)
 	link, err := tcpproxy.Start(fmt.Sprintf("127.0.0.1:%d", master))
@@ -251,8 +252,8 @@ func TestSentinelFailoverLosesAnUnreplicatedLock(t *testing.T) {
 	if lease.Err() != nil {
 		t.Fatalf("node-1 was told before its refresh: %v", lease.Err())
 	}
-	if tok, _ := other.Token(); tok != lost {
-		t.Errorf("node-2's token %d; the counter went back with the data, so it should be node-1's %d again", tok, lost)
+	if tok, _ := other.Token(); tok <= lost {
+		t.Errorf("node-2's token %d, not above node-1's %d: the token does not fence across the failover", tok, lost)
 	}
 	var refreshErr error
 	waitFor(ctx, t, "node-1's refresh to find its lease lost", func() bool {

@@ -10,7 +10,7 @@ func init() {
 		Versions: "5+ (tested on 7.0)",
 		Session:  dialects.Feature{Status: dialects.FeatureNo, Detail: "no session locks: a connection's end frees nothing"},
 		Table: dialects.Feature{Status: dialects.FeatureYes, Detail: "leases as keys with an expiry: one EVALSHA per acquire, refresh and release, " +
-			"TIME and PEXPIRE on the server's clock, fencing token from an INCR counter in the same script; presets `schedlock` (native) and `shedlock` (ShedLock's `job-lock:<env>:<name>`)"},
+			"TIME and PEXPIRE on the server's clock, fencing token from a counter in the same script with the server's clock (µs) as its floor, so it grows across a restart without persistence; presets `schedlock` (native) and `shedlock` (ShedLock's `job-lock:<env>:<name>`)"},
 		Recommended:    dialects.StrategyTable,
 		Claim:          dialects.ClaimOptimistic,
 		ClaimNote:      "no rows to claim",
@@ -22,7 +22,7 @@ func init() {
 		Notes: []string{
 			"replication is asynchronous: a failover can lose a lock; pass the fencing token to the resource",
 			"a store that evicts keys (maxmemory with a policy other than noeviction) is refused",
-			"without persistence a restart frees every lock; the holder finds out at its next refresh",
+			"without persistence a restart frees every lock; the holder finds out at its next refresh, and the next holder's token is higher (the server's clock is its floor)",
 		},
 	})
 }
