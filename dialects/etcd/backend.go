@@ -48,10 +48,11 @@ type Backend struct {
 }
 
 var (
-	_ dialects.Backend     = (*Backend)(nil)
-	_ dialects.LockLister  = (*Backend)(nil)
-	_ dialects.LockBreaker = (*Backend)(nil)
-	_ dialects.Prober      = (*Backend)(nil)
+	_ dialects.Backend      = (*Backend)(nil)
+	_ dialects.LockLister   = (*Backend)(nil)
+	_ dialects.LockBreaker  = (*Backend)(nil)
+	_ dialects.Prober       = (*Backend)(nil)
+	_ dialects.RiskReporter = (*Backend)(nil)
 )
 
 // Facts is what detection learned about the cluster.

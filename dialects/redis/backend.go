@@ -14,7 +14,7 @@ import (
 
 // Backend is one opened Redis deployment (a server, a Sentinel-managed
 // master, or a Cluster). It implements dialects.Backend, LockLister,
-// LockBreaker and Prober.
+// LockBreaker, Prober and RiskReporter.
 type Backend struct {
 	client goredis.UniversalClient
 	cfg    *config
@@ -31,10 +31,11 @@ type Backend struct {
 }
 
 var (
-	_ dialects.Backend     = (*Backend)(nil)
-	_ dialects.LockLister  = (*Backend)(nil)
-	_ dialects.LockBreaker = (*Backend)(nil)
-	_ dialects.Prober      = (*Backend)(nil)
+	_ dialects.Backend      = (*Backend)(nil)
+	_ dialects.LockLister   = (*Backend)(nil)
+	_ dialects.LockBreaker  = (*Backend)(nil)
+	_ dialects.Prober       = (*Backend)(nil)
+	_ dialects.RiskReporter = (*Backend)(nil)
 )
 
 // Open connects to the Redis deployment of the URL dsn (see the package

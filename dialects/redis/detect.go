@@ -92,29 +92,30 @@ func (f *Facts) evictionRisk() string {
 	return ""
 }
 
-// risks are what the deployment cannot promise, with what to do.
+// risks are what the deployment cannot promise, with what to do; every
+// one of them can hand a lock to two holders (dialects.Risk.TwoHolders).
 func (f *Facts) risks() []dialects.Risk {
 	var out []dialects.Risk
 	if r := f.evictionRisk(); r != "" {
-		out = append(out, dialects.Risk{ID: "eviction", Detail: r + "; schedlock refuses to lock here",
+		out = append(out, dialects.Risk{ID: dialects.RiskEviction, Detail: r + "; schedlock refuses to lock here",
 			Remedy: "set maxmemory-policy noeviction, or keep locks on a Redis without maxmemory"})
 	} else if evicts(f.MaxMemoryPolicy) {
-		out = append(out, dialects.Risk{ID: "eviction-policy", Detail: fmt.Sprintf("maxmemory-policy %s evicts keys once a maxmemory limit is set (none is now)", f.MaxMemoryPolicy),
+		out = append(out, dialects.Risk{ID: dialects.RiskEvictionPolicy, Detail: fmt.Sprintf("maxmemory-policy %s evicts keys once a maxmemory limit is set (none is now)", f.MaxMemoryPolicy),
 			Remedy: "set maxmemory-policy noeviction before setting maxmemory"})
 	}
 	switch {
 	case !f.AOF && f.RDBSave == "":
-		out = append(out, dialects.Risk{ID: "no-persistence", Detail: "persistence is off (no AOF, no RDB save points): a restart forgets every lock, and a second holder can take one whose holder still runs until its next refresh",
+		out = append(out, dialects.Risk{ID: dialects.RiskNoPersistence, Detail: "persistence is off (no AOF, no RDB save points): a restart forgets every lock, and a second holder can take one whose holder still runs until its next refresh (with a higher fencing token: its floor is the server's clock)",
 			Remedy: "turn on appendonly yes (appendfsync everysec or always), or use a database lock where a restart must not free locks"})
 	case !f.AOF && f.RDBSave == "?":
-		out = append(out, dialects.Risk{ID: "persistence-unknown", Detail: "no AOF, and the RDB save setting could not be read (CONFIG GET is refused): a restart may forget the locks",
+		out = append(out, dialects.Risk{ID: dialects.RiskPersistenceUnknown, Detail: "no AOF, and the RDB save setting could not be read (CONFIG GET is refused): a restart may forget the locks",
 			Remedy: "turn on appendonly yes with appendfsync always or everysec"})
 	case !f.AOF:
-		out = append(out, dialects.Risk{ID: "rdb-only", Detail: fmt.Sprintf("only RDB snapshots (save %q): a crash or restart loses the locks taken since the last snapshot", f.RDBSave),
+		out = append(out, dialects.Risk{ID: dialects.RiskRDBOnly, Detail: fmt.Sprintf("only RDB snapshots (save %q): a crash or restart loses the locks taken since the last snapshot", f.RDBSave),
 			Remedy: "turn on appendonly yes with appendfsync always or everysec"})
 	}
 	if f.Replicas > 0 || f.Mode == ModeSentinel || f.Mode == ModeCluster {
-		out = append(out, dialects.Risk{ID: "async-replication", Detail: "replication is asynchronous: a failover can promote a replica that never saw a lock, and a second holder takes it",
+		out = append(out, dialects.Risk{ID: dialects.RiskAsyncReplication, Detail: "replication is asynchronous (the lock scripts do not WAIT for replicas): a failover can promote a replica that never saw a lock, and a second holder takes it",
 			Remedy: "pass the fencing token to the resource and have it refuse older tokens, or use etcd, ZooKeeper or a database lock where a failover must not free locks"})
 	}
 	return out

@@ -21,7 +21,7 @@ func (b *Backend) Probe(ctx context.Context, _ dialects.ProbeOptions) (dialects.
 		MissingPrivileges: []dialects.MissingPrivilege{},
 		Recommended: dialects.Recommendation{LockStrategy: dialects.StrategyTable, LockReason: "Redis keeps leases as keys with an expiry; it has no session locks",
 			ClaimReason: "Redis has no task rows to claim: claims need a SQL database"},
-		Risks: b.facts.risks(),
+		Risks: b.Risks(),
 	}
 	if err := b.client.Scan(ctx, 0, "schedlock-probe-*", 10).Err(); err != nil {
 		caps.LockListing = dialects.CapUnknown("SCAN failed: "+explain(err).Error(), "allow the SCAN command to the Redis user")
@@ -53,10 +53,17 @@ func (b *Backend) Probe(ctx context.Context, _ dialects.ProbeOptions) (dialects.
 		// SCAN finds the keys, but each is read by a script on the key.
 		caps.LockListing = dialects.ListingNeeds(caps.MissingPrivileges[0])
 	}
-	if caps.Risks == nil {
-		caps.Risks = []dialects.Risk{}
-	}
 	return caps, nil
+}
+
+// Risks implements dialects.RiskReporter: what detection found when the
+// backend opened (eviction, persistence, asynchronous replicas), as Probe
+// reports them; never nil.
+func (b *Backend) Risks() []dialects.Risk {
+	if r := b.facts.risks(); r != nil {
+		return r
+	}
+	return []dialects.Risk{}
 }
 
 // keyAccess reads (EXISTS) a key of the default native layout: when the

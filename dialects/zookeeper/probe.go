@@ -140,9 +140,10 @@ func fourLetterWord(ctx context.Context, server, word string) (string, error) {
 	return string(out), nil
 }
 
-// risks are what an operator should know about this ensemble before
-// trusting its locks (never nil).
-func (b *Backend) risks() []dialects.Risk {
+// Risks implements dialects.RiskReporter: what an operator should know
+// about this ensemble before trusting its locks (never nil). None of them
+// hands a lock to two holders: ZooKeeper logs every write on a quorum.
+func (b *Backend) Risks() []dialects.Risk {
 	out := []dialects.Risk{}
 	f, _ := b.info.Facts.(*facts)
 	if f == nil {
@@ -181,7 +182,7 @@ func (b *Backend) Probe(ctx context.Context, opts dialects.ProbeOptions) (dialec
 		Recommended: dialects.Recommendation{LockStrategy: dialects.StrategyTable, LockReason: recommendation,
 			ClaimReason: "ZooKeeper has no task rows to claim: claims need a SQL database"},
 		MissingPrivileges: []dialects.MissingPrivilege{},
-		Risks:             b.risks(),
+		Risks:             b.Risks(),
 	}
 	if opts.ReadOnly {
 		caps.Clock = dialects.Clock{Detail: "not read: reading the ZooKeeper clock takes a write, and the probe is read-only"}

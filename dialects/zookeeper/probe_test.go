@@ -36,12 +36,17 @@ func TestRisks(t *testing.T) {
 		{dialects.Info{Facts: &facts{srvrRefused: true}}, "4lw.commands.whitelist"},
 	} {
 		b := &Backend{info: c.info}
-		if got := riskText(b.risks()); !strings.Contains(got, c.want) {
+		if got := riskText(b.Risks()); !strings.Contains(got, c.want) {
 			t.Errorf("%+v: risks %q lack %q", c.info, got, c.want)
+		}
+		// None hands a lock to two holders: run and lock.Open stay
+		// quiet, and selfcheck does not fail on them.
+		if r := dialects.TwoHolderRisks(b); len(r) != 0 {
+			t.Errorf("%+v: two-holder risks %+v", c.info, r)
 		}
 	}
 	b := &Backend{info: dialects.Info{Mode: "ensemble of 3", Facts: &facts{members: 3, modes: []string{"leader"}}}}
-	if r := b.risks(); len(r) != 0 {
+	if r := b.Risks(); len(r) != 0 {
 		t.Errorf("an ensemble of 3 has risks: %+v", r)
 	}
 }
