@@ -3,9 +3,11 @@ package checks
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/internal/elide"
 )
 
 // capabilityChecks are the probes of reference §8b that detection runs —
@@ -43,7 +45,8 @@ func capabilityChecks() []Check {
 		}})
 	}
 	out = append(out, Check{ID: "probe.privileges", Title: "the user has the privileges the strategies need", Run: checkPrivileges})
-	out = append(out, Check{ID: "probe.risks", Title: "the deployment keeps locks through eviction, restarts and failover", Run: checkRisks})
+	out = append(out, Check{ID: "probe.two-holders", Title: "no eviction, restart or failover can hand a lock to two holders", Run: checkTwoHolders})
+	out = append(out, Check{ID: "probe.risks", Title: "the deployment has no other risk for its locks", Run: checkRisks})
 	return out
 }
 
@@ -95,9 +98,44 @@ func checkPrivileges(ctx context.Context, env *Env) (string, error) {
 	return "", &Remedied{Err: Warnf("missing: %s", strings.Join(missing, "; ")), Remedy: strings.Join(grants, "; ")}
 }
 
-// checkRisks warns with every risk the probe found (a store that evicts
-// keys, forgets them on a restart, replicates asynchronously); it passes
-// where the backend reports none (the SQL databases).
+// checkTwoHolders fails with every risk the probe found under which the
+// store can hand a lock to a second holder while the first still runs
+// (dialects.Risk.TwoHolders: a store that evicts keys, forgets them on a
+// restart, replicates asynchronously), unless the run accepts it
+// (Config.AllowRisks): then it warns. It passes where the backend
+// reports none (the SQL databases).
+func checkTwoHolders(ctx context.Context, env *Env) (string, error) {
+	caps, err := env.capabilities(ctx)
+	if err != nil {
+		return "", err
+	}
+	if caps.Risks == nil {
+		return fmt.Sprintf("the %s backend reports no deployment risks", env.Backend.Detected().Dialect), nil
+	}
+	var refused, accepted, remedies []string
+	for _, r := range caps.Risks {
+		switch {
+		case !r.TwoHolders():
+		case slices.Contains(env.run.allowRisks, r.ID):
+			accepted = append(accepted, r.ID+": "+r.Detail)
+		default:
+			refused = append(refused, r.ID+": "+r.Detail)
+			remedies = append(remedies, r.Remedy+"; or accept it with "+string(dialects.TermAllowRisk)+" "+r.ID)
+		}
+	}
+	switch {
+	case len(refused) > 0:
+		return "", &Remedied{Err: fmt.Errorf("%s", strings.Join(refused, "; ")), Remedy: strings.Join(remedies, "; ")}
+	case len(accepted) > 0:
+		return "", Warnf("accepted: %s", strings.Join(accepted, "; "))
+	}
+	return "no risk of two holders found", nil
+}
+
+// checkRisks warns with every other risk the probe found (a single
+// member, a setting detection could not read: availability, not two
+// holders); it passes where there is none, or the backend reports none
+// (the SQL databases).
 func checkRisks(ctx context.Context, env *Env) (string, error) {
 	caps, err := env.capabilities(ctx)
 	if err != nil {
@@ -106,15 +144,30 @@ func checkRisks(ctx context.Context, env *Env) (string, error) {
 	if caps.Risks == nil {
 		return fmt.Sprintf("the %s backend reports no deployment risks", env.Backend.Detected().Dialect), nil
 	}
-	if len(caps.Risks) == 0 {
-		return "no risk found", nil
-	}
 	var found, remedies []string
 	for _, r := range caps.Risks {
+		if r.TwoHolders() {
+			continue // probe.two-holders judges them
+		}
 		found = append(found, r.ID+": "+r.Detail)
 		remedies = append(remedies, r.Remedy)
 	}
+	if len(found) == 0 {
+		return "no other risk found", nil
+	}
 	return "", &Remedied{Err: Warnf("%s", strings.Join(found, "; ")), Remedy: strings.Join(remedies, "; ")}
+}
+
+// CheckAllowRisks refuses an accepted risk ID that is not one of
+// dialects.TwoHolderRiskIDs (an error matching dialects.ErrInvalid).
+func CheckAllowRisks(ids []string) error {
+	known := dialects.TwoHolderRiskIDs()
+	for _, id := range ids {
+		if !slices.Contains(known, id) {
+			return dialects.Invalidf("unknown risk %q: the risks that can hand a lock to two holders are %s", id, elide.Whole(strings.Join(known, ", ")))
+		}
+	}
+	return nil
 }
 
 // capabilities probes the database once per run.

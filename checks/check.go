@@ -70,6 +70,12 @@ type Config struct {
 	// (dialects.NamespacedName): a check on a shared database then stays
 	// inside it, as the jobs of that environment do.
 	Namespace string
+	// AllowRisks are the IDs of risks that can hand a lock to two holders
+	// (dialects.TwoHolderRiskIDs) that this run accepts: the
+	// probe.two-holders check warns of them instead of failing. An ID
+	// not among those makes Run fail with an error matching
+	// dialects.ErrInvalid.
+	AllowRisks []string
 	// Only, when non-empty, runs just the checks whose ID is listed; an ID
 	// the suite of this database does not have makes Run fail with an error
 	// matching dialects.ErrInvalid.

@@ -34,6 +34,8 @@ type runState struct {
 	prefix  string
 	// namespace is Config.Namespace.
 	namespace string
+	// allowRisks is Config.AllowRisks.
+	allowRisks []string
 	// oneRune is the name used by the one-character name check, drawn at
 	// random per run so concurrent runs on one server do not collide.
 	oneRune rune
@@ -56,8 +58,9 @@ type tableState struct {
 	created bool // this run created it, so this run drops it
 }
 
-func newRunState(b dialects.Backend, prefix, namespace string) *runState {
-	return &runState{backend: b, prefix: prefix, namespace: namespace, oneRune: randomRune(), tables: map[dialects.Table]*tableState{}}
+func newRunState(cfg Config) *runState {
+	return &runState{backend: cfg.Backend, prefix: cfg.Prefix, namespace: cfg.Namespace, allowRisks: cfg.AllowRisks,
+		oneRune: randomRune(), tables: map[dialects.Table]*tableState{}}
 }
 
 func (rs *runState) env() *Env { return &Env{Backend: rs.backend, Prefix: rs.prefix, run: rs} }

@@ -89,7 +89,7 @@ func TestEnvReleasesLeasesLeftHeld(t *testing.T) {
 
 func TestNamesAreUniqueAndTableNamesPlain(t *testing.T) {
 	db, _ := openFake(faults{})
-	rs := newRunState(db, "p", "")
+	rs := newRunState(Config{Backend: db, Prefix: "p"})
 	env := rs.env()
 	if a, b := env.Name("x"), env.Name("x"); a == b {
 		t.Errorf("Name returned %q twice", a)

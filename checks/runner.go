@@ -111,6 +111,9 @@ func NewRunner(cfg Config) (*Runner, error) {
 	if err := dialects.CheckNamespace(cfg.Namespace); err != nil {
 		return nil, err
 	}
+	if err := CheckAllowRisks(cfg.AllowRisks); err != nil {
+		return nil, err
+	}
 	cfg = withDefaults(cfg)
 	strategies, err := resolveStrategies(cfg)
 	if err != nil {
@@ -126,7 +129,7 @@ func NewRunner(cfg Config) (*Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Runner{cfg: cfg, checks: selected, state: newRunState(cfg.Backend, cfg.Prefix, cfg.Namespace)}, nil
+	return &Runner{cfg: cfg, checks: selected, state: newRunState(cfg)}, nil
 }
 
 // Config is the configuration with its defaults filled in.

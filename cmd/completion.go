@@ -17,7 +17,7 @@ import (
 func enumeratedFlags() map[string]map[string][]string {
 	strategies := []string{string(dialects.StrategySession), string(dialects.StrategyTable)}
 	return map[string]map[string][]string{
-		"schedlock selfcheck": {"strategy": strategies, "preset": dialects.Presets(), "check": checkIDs()},
+		"schedlock selfcheck": {"strategy": strategies, "preset": dialects.Presets(), "check": checkIDs(), "allow-risk": dialects.TwoHolderRiskIDs()},
 		"schedlock run":       {"strategy": strategies, "preset": dialects.Presets()},
 		"schedlock bench":     {"strategy": append(strategies, strategyAll), "preset": dialects.Presets()},
 		"schedlock locks ls":  {"strategy": strategies, "preset": dialects.AdminPresets(), "state": lockStateNames()},

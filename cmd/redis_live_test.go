@@ -98,18 +98,20 @@ func TestRedisRestartStopsRun(t *testing.T) {
 	}
 }
 
-// Every command on a live Redis: selfcheck passes with the Redis probes,
-// detect names the mode and the risks, run holds the lock while locks ls
-// shows it with its key and token, unlock's owner guard refuses and
-// --force frees it, and bench measures the engine beside the raw commands.
+// Every command on a live Redis (a throwaway one, without persistence):
+// selfcheck passes with the Redis probes once --allow-risk accepts the
+// missing persistence, detect names the mode and the risks, run holds the
+// lock while locks ls shows it with its key and token, unlock's owner
+// guard refuses and --force frees it, and bench measures the engine
+// beside the raw commands.
 func TestRedisLiveCommands(t *testing.T) {
 	dsn := liveRedis(t)
-	r := runCmd(t, false, nil, "selfcheck", "--dsn", dsn, "-o", "json")
+	r := runCmd(t, false, nil, "selfcheck", "--dsn", dsn, "-o", "json", "--allow-risk", "no-persistence")
 	if r.err != nil {
 		t.Fatalf("selfcheck: %v\n%s", r.err, r.stdout)
 	}
-	if !strings.Contains(r.stdout, `"probe.risks"`) {
-		t.Errorf("selfcheck has no probe.risks check:\n%s", r.stdout)
+	if st := checkStatuses(t, r.stdout); st["probe.risks"] != "pass" || st["probe.two-holders"] != "warn" {
+		t.Errorf("selfcheck: probe.risks %q, probe.two-holders %q; want passed, and a warning of the accepted risk", st["probe.risks"], st["probe.two-holders"])
 	}
 
 	r = runCmd(t, false, nil, "detect", "--dsn", dsn, "-o", "json")
@@ -171,6 +173,78 @@ func TestRedisLiveCommands(t *testing.T) {
 	rep := benchJSON(t, dsn, "--cycles", "20")
 	if rep.RoundTrip == nil || rep.RoundTrip.Statement != "PING" || len(rep.Cycles) != 1 || rep.Cycles[0].Raw == nil || rep.Cycles[0].EngineToRaw == nil {
 		t.Errorf("bench: %+v %+v, want PING and the raw commands beside the engine", rep.RoundTrip, rep.Cycles)
+	}
+}
+
+// checkStatuses reads a selfcheck JSON report: the status of each check.
+func checkStatuses(t *testing.T, report string) map[string]string {
+	t.Helper()
+	var rep struct {
+		Checks []struct{ ID, Status string }
+	}
+	if err := json.Unmarshal([]byte(report), &rep); err != nil {
+		t.Fatalf("no JSON report (%v):\n%s", err, report)
+	}
+	out := map[string]string{}
+	for _, c := range rep.Checks {
+		out[c.ID] = c.Status
+	}
+	return out
+}
+
+// A Redis without persistence can hand a lock to two holders:
+// selfcheck fails on it (exit 3, probe.two-holders failed with the
+// remedy and how to accept it) unless --allow-risk no-persistence accepts
+// it; accepting another risk does not. run warns in one line on stderr
+// and runs; -q silences the warning.
+func TestRedisRiskOfTwoHolders(t *testing.T) {
+	dsn := liveRedis(t)
+	for _, allow := range [][]string{nil, {"--allow-risk", "async-replication"}} {
+		r := runCmd(t, false, nil, append([]string{"selfcheck", "--dsn", dsn, "-o", "json", "--check", "detect", "--check", "probe.two-holders"}, allow...)...)
+		if code := exitCodeOf(r.err); code != CodeNegative {
+			t.Fatalf("selfcheck %v: exit %d (%v), want %d\n%s", allow, code, r.err, CodeNegative, r.stdout)
+		}
+		var rep struct {
+			Checks []struct{ ID, Status, Detail, Remedy string }
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range rep.Checks {
+			if c.ID == "probe.two-holders" && (c.Status != "fail" || !strings.Contains(c.Detail, "no-persistence: persistence is off") ||
+				!strings.Contains(c.Remedy, "appendonly yes") || !strings.Contains(c.Remedy, "accept it with --allow-risk no-persistence")) {
+				t.Errorf("selfcheck %v: %+v, want failed on no-persistence with the remedy and --allow-risk", allow, c)
+			}
+		}
+	}
+	r := runCmd(t, false, nil, "selfcheck", "--dsn", dsn, "--check", "probe.two-holders", "--allow-risk", "no-persistence,async-replication")
+	if r.err != nil {
+		t.Fatalf("selfcheck with the risk accepted: %v\n%s", r.err, r.stdout)
+	}
+
+	name := "cmd-risk-" + fmt.Sprint(time.Now().UnixNano())
+	defer func() {
+		opts, _ := goredis.ParseURL(dsn)
+		c := goredis.NewClient(opts)
+		defer c.Close()
+		_ = c.Del(context.Background(), "schedlock:{"+name+"}:token").Err()
+	}()
+	ran := filepath.Join(t.TempDir(), "ran")
+	r = runCmd(t, false, nil, "run", "--dsn", dsn, "--name", name, "--", "touch", ran)
+	if r.err != nil {
+		t.Fatalf("run: %v\n%s", r.err, r.stderr)
+	}
+	if _, err := os.Stat(ran); err != nil {
+		t.Error("run did not run its command")
+	}
+	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+	if len(lines) != 1 || !strings.HasPrefix(lines[0], "schedlock: warning: risk no-persistence can hand the lock to two holders: ") ||
+		!strings.Contains(lines[0], "remedy: turn on appendonly yes") {
+		t.Errorf("run's stderr %q: want one warning line naming no-persistence and its remedy", r.stderr)
+	}
+	r = runCmd(t, false, nil, "run", "-q", "--dsn", dsn, "--name", name, "--", "true")
+	if r.err != nil || r.stderr != "" {
+		t.Errorf("run -q: %v, stderr %q; want it silent", r.err, r.stderr)
 	}
 }
 
@@ -257,8 +331,8 @@ func TestRedisBadInput(t *testing.T) {
 				t.Errorf("strategy check %+v: want the eviction named and a remedy", c)
 			}
 		}
-		if got["detect"] != "pass" || got["probe.risks"] != "warn" || got["strategy"] != "fail" {
-			t.Errorf("checks %v: want detect passed, probe.risks warned, strategy failed", got)
+		if got["detect"] != "pass" || got["probe.two-holders"] != "fail" || got["strategy"] != "fail" {
+			t.Errorf("checks %v: want detect passed, probe.two-holders and strategy failed", got)
 		}
 	})
 	c := goredis.NewClient(&goredis.Options{Addr: evicting})

@@ -21,6 +21,7 @@ var cliTerms = map[dialects.Term]string{
 	dialects.TermListLocks:       "locks ls",
 	dialects.TermFindLock:        "locks ls --name NAME",
 	dialects.TermReadOnly:        "--read-only",
+	dialects.TermAllowRisk:       "--allow-risk",
 }
 
 // cliReplacer puts cliTerms in place of the library's terms.

@@ -229,6 +229,7 @@ func runRun(ctx context.Context, o *RunOptions) (err error) {
 	if err != nil {
 		return err
 	}
+	o.warnRisks(db)
 	if ns != "" {
 		o.note(o.Global.Verbose, "namespace %q: the lock is stored as %q", ns, dialects.NamespacedName(ns, o.Name))
 	}

@@ -31,6 +31,8 @@ type SelfcheckOptions struct {
 	Checks   []string
 	// CheckTimeout bounds each check; zero: checks.DefaultCheckTimeout.
 	CheckTimeout time.Duration
+	// AllowRisks are the risks of two holders accepted by --allow-risk.
+	AllowRisks []string
 
 	checkTimeoutGiven bool // on the command line or by its variable
 }
@@ -59,7 +61,13 @@ check failed.
 
 Each check is bounded by --check-timeout (1m; the destructive checks at the
 end, twice that): a check still running then fails as timed out, and the
-run goes on with the next one. --timeout bounds the whole run.`,
+run goes on with the next one. --timeout bounds the whole run.
+
+A store that can hand a lock to two holders — Redis without persistence or
+with RDB snapshots only, an evicting maxmemory-policy, asynchronous replicas
+(Sentinel, Cluster) — fails the probe.two-holders check: 'schedlock detect'
+lists its risks. --allow-risk NAME accepts one by its name (repeatable), and
+the check then warns of it instead.`,
 		Example: `  # No server needed: the embedded SQLite database
   schedlock selfcheck
 
@@ -68,6 +76,9 @@ run goes on with the next one. --timeout bounds the whole run.`,
 
   # MariaDB, as JUnit for the CI pipeline (exit 3 when a check fails)
   schedlock selfcheck --dsn 'mysql://app@db2:3306/jobs' -o junit > selfcheck.xml
+
+  # A throwaway Redis without persistence, its risk accepted
+  schedlock selfcheck --dsn 'redis://127.0.0.1:6379/0' --allow-risk no-persistence
 
   # Options in the DSN itself
   schedlock selfcheck --dsn 'postgres://app@db1/jobs?x-strategy=table&x-table=ops.job_lock'`,
@@ -87,6 +98,7 @@ run goes on with the next one. --timeout bounds the whole run.`,
 	fl.StringVar(&opts.Table, "table", "", "lock table to check, created if missing and then dropped (default: a temporary table)")
 	fl.StringSliceVar(&opts.Checks, "check", nil, "run only these check IDs (repeatable)")
 	durationVar(fl, &opts.CheckTimeout, "check-timeout", checks.DefaultCheckTimeout, "bound each check, e.g. 30s: one still running then fails as timed out and the run goes on (destructive checks get twice as long)")
+	fl.StringSliceVar(&opts.AllowRisks, "allow-risk", nil, "accept this risk of two holders (repeatable): "+strings.Join(dialects.TwoHolderRiskIDs(), ", "))
 	return c
 }
 
@@ -102,6 +114,9 @@ type selfcheckPlan struct {
 
 // plan resolves the DSN and the options; every error is a usage error.
 func (o *SelfcheckOptions) plan() (*selfcheckPlan, error) {
+	if err := checks.CheckAllowRisks(o.AllowRisks); err != nil {
+		return nil, &UsageError{Err: fmt.Errorf("--allow-risk: %w", err), Command: o.Command}
+	}
 	f := o.Factory
 	if o.CheckTimeout < 0 || o.checkTimeoutGiven && o.CheckTimeout == 0 {
 		return nil, usageErrorf(o.Command, "--check-timeout must be positive, got %s", o.CheckTimeout)
@@ -179,7 +194,7 @@ func selfcheckRun(ctx context.Context, o *SelfcheckOptions) error {
 		fmt.Fprintf(io.ErrOut, "schedlock: connected to %s\n", f.Scrubber.String(output.DescribeDatabase(db.Detected())))
 	}
 
-	cfg := checks.Config{Backend: db, Strategies: p.strategies, Tables: p.tables, Namespace: p.namespace, Only: o.Checks, CheckTimeout: o.CheckTimeout}
+	cfg := checks.Config{Backend: db, Strategies: p.strategies, Tables: p.tables, Namespace: p.namespace, Only: o.Checks, CheckTimeout: o.CheckTimeout, AllowRisks: o.AllowRisks}
 	var progress *progressLine
 	if io.IsStderrTTY() && !g.Quiet {
 		progress = &progressLine{w: io.ErrOut, width: io.TerminalWidth}

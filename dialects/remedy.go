@@ -113,12 +113,15 @@ const (
 	TermFindLock Term = "a lookup by exact name (LockLister.FindLock)"
 	// TermReadOnly is a probe that creates nothing.
 	TermReadOnly Term = "a read-only probe (ProbeOptions.ReadOnly)"
+	// TermAllowRisk is accepting a risk of two holders by its ID, so a
+	// self-check does not fail on it; the ID follows.
+	TermAllowRisk Term = "checks.Config.AllowRisks"
 )
 
 // Terms lists every Term, for a front end to map each to its own words.
 func Terms() []Term {
 	return []Term{TermStrategyTable, TermStrategySession, TermCreateTable, TermKillSession,
-		TermForceRelease, TermListLocks, TermFindLock, TermReadOnly}
+		TermForceRelease, TermListLocks, TermFindLock, TermReadOnly, TermAllowRisk}
 }
 
 // StrategyTerm is the Term of strategy s.

@@ -36,6 +36,11 @@ type Options struct {
 	// (schedlock, shedlock, sys_sched_lock), each under a table name unique
 	// to the run, created and dropped by it.
 	Tables []dialects.Table
+	// AllowRisks are the risks of two holders the test's server is known
+	// to have (checks.Config.AllowRisks; e.g. dialects.RiskNoPersistence
+	// for a throwaway Redis): the probe.two-holders check warns of them
+	// instead of failing, and fails on any other.
+	AllowRisks []string
 }
 
 // Run runs every check of the suite against db as a subtest named by the
@@ -53,7 +58,7 @@ func Run(t *testing.T, db dialects.Backend, opts Options) {
 	if len(tables) == 0 {
 		tables = checks.PresetTables(prefix)
 	}
-	r, err := checks.NewRunner(checks.Config{Backend: db, Strategies: opts.Strategies, Tables: tables, Prefix: prefix, NoClaims: true})
+	r, err := checks.NewRunner(checks.Config{Backend: db, Strategies: opts.Strategies, Tables: tables, Prefix: prefix, NoClaims: true, AllowRisks: opts.AllowRisks})
 	if err != nil {
 		t.Fatalf("dialecttest: %v", err)
 	}

@@ -166,7 +166,7 @@ func TestClusterConformance(t *testing.T) {
 	dialecttest.Run(t, b, dialecttest.Options{Tables: []dialects.Table{
 		{Preset: dialects.PresetSchedlock, Name: "schedlock_cluster"},
 		{Preset: dialects.PresetShedlock, Name: "cluster"},
-	}})
+	}, AllowRisks: append(throwaway, dialects.RiskAsyncReplication)})
 }
 
 // A lock held while its slot moves to another master (the steps of
