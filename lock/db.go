@@ -68,8 +68,15 @@ var _ Locker = (*DB)(nil)
 // A SQLite file that does not exist is refused, as the schedlock command
 // refuses it, with an error matching fs.ErrNotExist — a mistyped path
 // would otherwise lock a new, empty database of its own — unless the DSN
-// asks for it to be created with x-create-file=true.
-func Open(ctx context.Context, dsnText string) (*DB, error) {
+// asks for it to be created with x-create-file=true. A store that can
+// hand a lock to two holders (a Redis without persistence, …) is opened
+// all the same, and each such risk is logged once as a warning with
+// slog.Default(), or handed to OnRisk.
+func Open(ctx context.Context, dsnText string, opts ...OpenOption) (*DB, error) {
+	var cfg openConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
 	target, err := dsn.Parse(dsnText)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
@@ -95,6 +102,7 @@ func Open(ctx context.Context, dsnText string) (*DB, error) {
 	base := locker
 	locker = dialects.WithPauseCheck(backend, locker, target.Options.Table())
 	locker = dialects.WithNamespace(locker, target.Options.Namespace())
+	cfg.reportRisks(ctx, backend)
 	return &DB{backend: backend, locker: locker, base: base, strategy: strategy, held: map[*trackedLease]struct{}{}, pruneAt: minPruneAt, done: make(chan struct{})}, nil
 }
 

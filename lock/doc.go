@@ -52,6 +52,16 @@
 // table) before each Acquire to see a pause: one query more, none when
 // that table does not exist.
 //
+// A store that can hand a lock to a second holder while the first still
+// runs — a Redis without persistence, with RDB snapshots only, with an
+// evicting maxmemory-policy or asynchronous replicas — opens all the same:
+// Open logs each such Risk once as a warning with slog.Default(), or
+// hands it to the function given with OnRisk (OnRisk(func(Risk) {}) to
+// stay quiet). `schedlock detect` lists the same risks. On Redis the
+// fencing token still grows across such a loss (its floor is the server's
+// clock), so a resource that refuses older tokens is safe from the first
+// holder.
+//
 // Every type here is an alias of the engine's, so values pass freely
 // between this package and dialects; the lock contract (mutual exclusion,
 // leases, owner checks, fencing tokens) is documented on package dialects.

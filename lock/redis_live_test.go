@@ -1,9 +1,14 @@
 package lock
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"log/slog"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -72,4 +77,53 @@ func errString(err error) string {
 		return "<nil>"
 	}
 	return err.Error()
+}
+
+// A Redis without persistence (the tests' throwaway one) can hand a lock
+// to two holders: Open reports the risk once — to OnRisk when given, else
+// as one slog warning on slog.Default() — and opens all the same. A
+// SQLite file reports nothing.
+func TestOpenReportsRisksOfTwoHolders(t *testing.T) {
+	dsn := os.Getenv("SCHEDLOCK_TEST_REDIS_DSN")
+	if dsn == "" {
+		t.Skip("SCHEDLOCK_TEST_REDIS_DSN is not set")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+
+	var got []Risk
+	db, err := Open(ctx, dsn, OnRisk(func(r Risk) { got = append(got, r) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = db.Close()
+	if len(got) != 1 || got[0].ID != "no-persistence" || got[0].Remedy == "" {
+		t.Errorf("OnRisk got %+v, want no-persistence once, with its remedy", got)
+	}
+
+	var buf bytes.Buffer
+	prev := slog.Default()
+	slog.SetDefault(slog.New(slog.NewJSONHandler(&buf, nil)))
+	db, err = Open(ctx, dsn)
+	slog.SetDefault(prev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = db.Close()
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	var rec struct{ Level, Msg, Risk, Remedy string }
+	if len(lines) != 1 || json.Unmarshal([]byte(lines[0]), &rec) != nil ||
+		rec.Level != "WARN" || rec.Risk != "no-persistence" || !strings.Contains(rec.Msg, "two holders") || rec.Remedy == "" {
+		t.Errorf("slog records %q: want one warning naming no-persistence and its remedy", buf.String())
+	}
+
+	got = nil
+	db, err = Open(ctx, filepath.Join(t.TempDir(), "locks.db")+"?x-strategy=table&x-create-file=true", OnRisk(func(r Risk) { got = append(got, r) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = db.Close()
+	if len(got) != 0 {
+		t.Errorf("SQLite reported %+v, want no risk", got)
+	}
 }
