@@ -24,7 +24,10 @@
 //     TableLocker (and TableDropper, TableExpirer) for a lease table;
 //     SessionTerminator for session locks whose holder can be killed;
 //     Pauser for `pause`/`resume` (PauseLock and ResumeLock do it over a
-//     TableLocker); RunHistorian on a table locker for run history.
+//     TableLocker); RunHistorian on a table locker for run history;
+//     RiskReporter for a store whose deployment can break the contract
+//     (report such risks under the IDs of TwoHolderRiskIDs, so `run`,
+//     lock.Open and selfcheck's probe.two-holders act on them).
 //  4. Register a Dialect in init: Name, Title, Schemes with their default
 //     ports, Forms, Products, and the DSN rules (DriverQuery, ConnString,
 //     Files) and ConnectHint the command line needs; Open unless it is a
@@ -65,8 +68,10 @@
 //  5. Refresh extends the lease by AtMost from the database's now, and fails if
 //     the lease was lost.
 //  6. Fencing token: on the table strategy a number that grows on every
-//     successful acquire of a name; Lease.Token reports false where the backend
-//     has none (advisory locks, presets without a token column).
+//     successful acquire of a name — on a store that can lose its data, also
+//     across that loss where it can (Redis: the server's clock is its
+//     floor); Lease.Token reports false where the backend has none
+//     (advisory locks, presets without a token column).
 //  7. Database time: lease arithmetic uses the server clock.
 //  8. Connection binding: a session lock lives on one dedicated connection that
 //     is never shared while it holds the lock; a dropped connection closes
