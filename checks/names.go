@@ -111,8 +111,7 @@ func runNameCases(ctx context.Context, env *Env, tg target, cases []nameCase) (s
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
-		return fmt.Sprintf("%d of %d names exact", len(passed), len(cases)), remedied(err,
-			"bind lock names as parameters, compare them with = under a binary collation, never with LIKE, and map long names with dialects.MapName")
+		return fmt.Sprintf("%d of %d names exact", len(passed), len(cases)), remedied(err, nameColumnRemedy(ctx, env, tg, err))
 	}
 	return fmt.Sprintf("%d names exact: %s", len(cases), strings.Join(passed, ", ")), nil
 }
@@ -146,7 +145,7 @@ func nameRoundTrip(ctx context.Context, env *Env, l dialects.Locker, tl dialects
 	}
 	v, err := env.Acquire(ctx, l, c.variant, opts("C"))
 	if errors.Is(err, dialects.ErrHeld) {
-		return fmt.Errorf("%s was refused while only %s is held: they are one lock", short(c.variant), short(c.name))
+		return fmt.Errorf("%s was refused while only %s is held: %w", short(c.variant), short(c.name), errOneLock)
 	}
 	if err != nil {
 		return fmt.Errorf("acquire %s: %w", short(c.variant), err)

@@ -178,6 +178,7 @@ func strategyChecks(tg target) []Check {
 	add(tg.check("token", "the fencing token grows on every acquire", checkToken))
 	add(tg.check("names.special", "names with quotes, wildcards, backslashes, spaces and UTF-8 are exact", checkSpecialNames))
 	add(tg.check("names.distinct", "names that differ only in escaping are different locks", checkDistinctNames))
+	add(tg.check("names.case", "names that differ only in case are different locks; the name column's collation", checkNameCase))
 	add(tg.check("names.length", "one-character and long names are exact", checkNameLengths))
 	add(tg.check("invalid", "empty names and negative durations are refused", checkInvalid))
 	add(tg.check("names.invalid", "names and owners with a NUL byte, invalid UTF-8 or only white space are refused", checkBadNamesAndOwners))

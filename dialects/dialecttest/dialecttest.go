@@ -98,3 +98,30 @@ func remedy(res checks.Result) string {
 	}
 	return "\nremedy: " + res.Remedy
 }
+
+// Results runs only the checks with the given IDs ("table.names.case",
+// "session.names.case", …) against db on opts' strategies and tables (as
+// Run takes them), and returns their results by ID, for tests that assert
+// what a check finds (a failure included). Tables that exist are used as
+// they are and left in place.
+func Results(t *testing.T, db dialects.Backend, opts Options, ids ...string) map[string]checks.Result {
+	t.Helper()
+	r, err := checks.NewRunner(checks.Config{
+		Backend: db, Strategies: opts.Strategies, Tables: opts.Tables,
+		Prefix: checks.NewPrefix(), Only: ids, NoClaims: true,
+	})
+	if err != nil {
+		t.Fatalf("dialecttest: %v", err)
+	}
+	ctx := t.Context()
+	out := map[string]checks.Result{}
+	for _, c := range r.Checks() {
+		out[c.ID] = r.RunCheck(ctx, c)
+	}
+	for _, res := range r.Cleanup(ctx) {
+		if res.Status == checks.StatusFail {
+			t.Errorf("%s: %s", res.ID, res.Detail)
+		}
+	}
+	return out
+}
