@@ -149,11 +149,18 @@ func (cl *Claimer) CheckColumns(ctx context.Context, read ColumnReader) error {
 	return nil
 }
 
-// DropTable drops the task table (selfcheck and tests drop the tables
-// they made; nothing else calls it).
+// DropTable drops the task table, and what the dialect made with it (a
+// Dropper's statements); selfcheck and tests drop the tables they made,
+// nothing else calls it.
 func (cl *Claimer) DropTable(ctx context.Context) error {
-	if _, err := cl.db.ExecContext(ctx, "DROP TABLE "+cl.c.t.Name); err != nil {
-		return dialects.Wrap(cl.b.Dialect(), "drop task table", err)
+	stmts := []string{"DROP TABLE " + cl.c.t.Name}
+	if d, ok := cl.b.(Dropper); ok {
+		stmts = d.Drop(cl.c.t)
+	}
+	for _, stmt := range stmts {
+		if _, err := cl.db.ExecContext(ctx, stmt); err != nil {
+			return dialects.Wrap(cl.b.Dialect(), "drop task table", err)
+		}
 	}
 	return nil
 }

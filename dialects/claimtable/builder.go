@@ -95,6 +95,14 @@ type Builder interface {
 	IsMissingTable(err error) bool
 }
 
+// Dropper is implemented by Builders whose default task table brings
+// objects of its own that DROP TABLE leaves behind (Oracle's id
+// sequence): Drop returns the statements that remove the table and them,
+// run in order.
+type Dropper interface {
+	Drop(t Table) []string
+}
+
 // ErrorMapper is implemented by Builders that explain a server error in
 // the database's own terms (SQL Server's READPAST refusal outside READ
 // COMMITTED); it returns err unchanged when it knows nothing better.

@@ -206,6 +206,8 @@ func goldenRun(t *testing.T, b claimtable.Builder, strategy dialects.ClaimStrate
 	if table.Columns == (claimtable.Columns{}) {
 		rec.note("create the default table")
 		must(t, cl.CreateTable(ctx))
+		rec.note("drop it")
+		must(t, cl.DropTable(ctx))
 	} else if err := cl.CreateTable(ctx); !errors.Is(err, dialects.ErrInvalid) {
 		t.Fatalf("CreateTable of a mapped table: %v; want ErrInvalid", err)
 	}

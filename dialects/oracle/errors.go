@@ -22,6 +22,7 @@ const (
 	oraKillOwnSession     = 27    // ORA-00027: cannot kill current session
 	oraNameInUse          = 955   // ORA-00955: name is already used by an existing object
 	oraNoSuchTable        = 942   // ORA-00942: table or view does not exist
+	oraNoSuchSequence     = 2289  // ORA-02289: sequence does not exist
 	oraInsufficientPrivs  = 1031  // ORA-01031: insufficient privileges
 	oraPLSQLCompileFailed = 6550  // ORA-06550: line n, column n: (PLS-… follows)
 	oraValueTooLarge      = 12899 // ORA-12899: value too large for column
