@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/schedlock/schedlock/internal/output"
 	"io"
 	"log/slog"
 	"strings"
@@ -41,13 +42,26 @@ type jsonLog struct {
 }
 
 func newJSONLog(raw io.Writer) *jsonLog {
-	return &jsonLog{raw: raw, logger: slog.New(slog.NewJSONHandler(raw, nil))}
+	return &jsonLog{raw: raw, logger: slog.New(jsonLogHandler(raw))}
+}
+
+// jsonLogHandler is slog's JSON handler with each record's time in UTC with
+// milliseconds, as every other time schedlock writes in JSON
+// (output.TimeLayout: "2025-01-02T03:04:05.600Z"), not slog's local time
+// with nanoseconds.
+func jsonLogHandler(w io.Writer) slog.Handler {
+	return slog.NewJSONHandler(w, &slog.HandlerOptions{ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+		if a.Key == slog.TimeKey && len(groups) == 0 && a.Value.Kind() == slog.KindTime {
+			a.Value = slog.StringValue(output.Time(a.Value.Time()))
+		}
+		return a
+	}})
 }
 
 // withCommand adds the command's path to every record from now on.
 func (w *jsonLog) withCommand(path string) {
 	w.mu.Lock()
-	w.logger = slog.New(slog.NewJSONHandler(w.raw, nil)).With("command", path)
+	w.logger = slog.New(jsonLogHandler(w.raw)).With("command", path)
 	w.mu.Unlock()
 }
 

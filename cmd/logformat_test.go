@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -19,6 +20,9 @@ type logRecord struct {
 	Command  string `json:"command"`
 	ExitCode *int   `json:"exit_code"`
 }
+
+// millisUTC is a time in output.TimeLayout.
+var millisUTC = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$`)
 
 // TestLogFormatJSON: with --log-format json (or its variable) every line
 // schedlock writes on stderr is a JSON record naming the command, while
@@ -57,6 +61,9 @@ func TestLogFormatJSON(t *testing.T) {
 				records++
 				if rec.Level != "INFO" || rec.Command != "schedlock run" || rec.Time == "" || strings.HasPrefix(rec.Msg, "schedlock:") {
 					t.Errorf("record %+v: want INFO of schedlock run, the message without its prefix", rec)
+				}
+				if !millisUTC.MatchString(rec.Time) {
+					t.Errorf("record time %q: want RFC 3339 UTC with milliseconds, as every JSON time", rec.Time)
 				}
 			}
 			if raw != 1 || records < 2 {

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/cenkalti/backoff/v5"
+
+	"github.com/schedlock/schedlock/internal/output"
 )
 
 // request is one request a test server saw.
@@ -301,5 +303,22 @@ func TestRedactURL(t *testing.T) {
 	}
 	if got := Redact("curl -H 'Authorization: Bearer tok'"); got != "curl …" {
 		t.Errorf("Redact(command) = %q", got)
+	}
+}
+
+// The payload's times are RFC 3339 UTC with milliseconds, the layout of
+// every time in schedlock's JSON.
+func TestPayloadTimesHaveMilliseconds(t *testing.T) {
+	if TimeLayout != output.TimeLayout {
+		t.Fatalf("TimeLayout %q, output.TimeLayout %q", TimeLayout, output.TimeLayout)
+	}
+	at := time.Date(2026, 5, 1, 12, 0, 0, 123456789, time.FixedZone("CEST", 2*3600))
+	p := payload(Info{Event: Success, Lock: "nightly", Started: at.Add(-1500 * time.Millisecond), Time: at})
+	if p.Time != "2026-05-01T10:00:00.123Z" || p.Started != "2026-05-01T09:59:58.623Z" {
+		t.Errorf("time %q, started %q: want UTC with three fraction digits", p.Time, p.Started)
+	}
+	b, err := json.Marshal(p)
+	if err != nil || !strings.Contains(string(b), `"time":"2026-05-01T10:00:00.123Z"`) {
+		t.Errorf("body %s (%v)", b, err)
 	}
 }

@@ -16,8 +16,9 @@ import (
 )
 
 // Payload is the JSON body of a URL hook's POST. Field names are a stable
-// interface; times are RFC 3339 UTC. healthchecks.io keeps the body in the
-// check's event log.
+// interface; times are RFC 3339 UTC with milliseconds, as every time in
+// schedlock's JSON (output.TimeLayout). healthchecks.io keeps the body in
+// the check's event log.
 type Payload struct {
 	Event string `json:"event"`
 	Lock  string `json:"lock"`
@@ -32,15 +33,20 @@ type Payload struct {
 	Time            string   `json:"time"`
 }
 
+// TimeLayout is the layout of the payload's times: RFC 3339 in UTC with
+// three fraction digits, the layout of every time in schedlock's JSON
+// (output.TimeLayout, which a test holds it to).
+const TimeLayout = "2006-01-02T15:04:05.000Z07:00"
+
 // payload is info as a Payload.
 func payload(info Info) Payload {
-	p := Payload{Event: string(info.Event), Lock: info.Lock, Host: info.Host, Owner: info.Owner, Time: info.Time.UTC().Format(time.RFC3339Nano)}
+	p := Payload{Event: string(info.Event), Lock: info.Lock, Host: info.Host, Owner: info.Owner, Time: info.Time.UTC().Format(TimeLayout)}
 	if info.hasExitCode() {
 		code := info.ExitCode
 		p.ExitCode = &code
 	}
 	if !info.Started.IsZero() {
-		p.Started = info.Started.UTC().Format(time.RFC3339Nano)
+		p.Started = info.Started.UTC().Format(TimeLayout)
 		if info.Event != Start {
 			d := info.Time.Sub(info.Started).Seconds()
 			p.DurationSeconds = &d
