@@ -46,6 +46,7 @@ var exclusiveFlags = []struct {
 	why      string
 }{
 	{"quiet", []string{"verbose"}, "--quiet and --verbose exclude each other"},
+	{"no-color", []string{"color"}, "--no-color and --color exclude each other: give one"},
 	{"for", []string{"until"}, "--for and --until exclude each other: give one"}, // pause
 	{"duration", []string{"cycles"}, "give --duration or --cycles, not both"},    // bench
 	{"claims", []string{"locks", "wait", "preset", "table"}, "--claims measures claims on a task table of its own: --locks, --wait, --preset and --table measure locks"},

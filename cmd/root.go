@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/schedlock/schedlock/internal/buildinfo"
+	"github.com/schedlock/schedlock/internal/iostreams"
 	"github.com/schedlock/schedlock/internal/output"
 )
 
@@ -49,6 +50,8 @@ type GlobalOptions struct {
 	Quiet     bool
 	Verbose   bool
 	NoColor   bool
+	// Color is --color: auto, always or never.
+	Color string
 	// LogFormat is --log-format: LogText or LogJSON.
 	LogFormat string
 
@@ -139,7 +142,8 @@ func Execute(ctx context.Context, f *Factory, args []string) error {
 	return cliError(c, f.Scrubber.Error(fromEnv.explain(err)))
 }
 
-// validate checks the global flags for command c and applies --no-color.
+// validate checks the global flags for command c and applies the colour
+// settings: --color, --no-color and the environment's.
 func (g *GlobalOptions) validate(c *cobra.Command, f *Factory) error {
 	path := c.CommandPath()
 	g.Format = output.Table
@@ -157,6 +161,15 @@ func (g *GlobalOptions) validate(c *cobra.Command, f *Factory) error {
 	switch {
 	case g.Timeout < 0:
 		return usageErrorf(path, "--timeout must not be negative, got %s", g.Timeout)
+	}
+	if f.Getenv != nil {
+		f.IO.ReadColorEnv(f.Getenv)
+	}
+	switch mode := iostreams.ColorMode(g.Color); mode {
+	case iostreams.ColorAuto, iostreams.ColorAlways, iostreams.ColorNever:
+		f.IO.SetColorMode(mode)
+	default:
+		return usageErrorf(path, "--color must be auto, always or never, got %q", g.Color)
 	}
 	if g.NoColor {
 		f.IO.DisableColor()
@@ -221,7 +234,9 @@ or declined.`,
 	pf := root.PersistentFlags()
 	pf.BoolVarP(&g.Quiet, "quiet", "q", false, "print nothing on stderr but errors")
 	pf.BoolVarP(&g.Verbose, "verbose", "v", false, "explain what is done on stderr")
-	pf.BoolVar(&g.NoColor, "no-color", false, "no colour in output (also when $NO_COLOR is set)")
+	pf.BoolVar(&g.NoColor, "no-color", false, "no colour in output (also when $NO_COLOR is set); same as --color never")
+	pf.StringVar(&g.Color, "color", string(iostreams.ColorAuto), "colour: auto (a terminal, unless $NO_COLOR or TERM=dumb), always (also into a pipe, as on a terminal, for less -R; also $CLICOLOR_FORCE=1) or never")
+	_ = root.RegisterFlagCompletionFunc("color", valuesCompletion([]string{string(iostreams.ColorAuto), string(iostreams.ColorAlways), string(iostreams.ColorNever)}))
 	pf.StringVar(&g.LogFormat, "log-format", LogText, "diagnostics on stderr: text (lines for people) or json (one JSON object per line); stdout is unchanged")
 	_ = root.RegisterFlagCompletionFunc("log-format", valuesCompletion(logFormats))
 
