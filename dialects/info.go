@@ -23,6 +23,11 @@ type Info struct {
 	// detection proved nothing more. Dialects store a pointer, so Info stays
 	// comparable. Not part of any output.
 	Facts any `json:"-"`
+	// SessionNames is how the session locker and the lock administration
+	// opened from this Info name their locks (the DSN's x-session-names
+	// and x-session-key, checked); the zero value is the default. Not
+	// part of detection's output.
+	SessionNames SessionNames `json:"-"`
 }
 
 // Product names used in Info.Product.

@@ -428,12 +428,18 @@ func (db *DB) Liquibase(table string) (LiquibaseLock, error) {
 }
 
 // LockAdmin returns the dialect's lock administration, or nil when it has
-// none.
+// none. It names session locks as the DSN's session names ask (see
+// SessionNames), or as by default when they do not suit this database:
+// callers check SessionNames first.
 func (db *DB) LockAdmin() LockAdmin {
 	if db.Dialect.NewLockAdmin == nil {
 		return nil
 	}
-	return db.Dialect.NewLockAdmin(db.SQL, db.Info)
+	info, err := db.namedInfo()
+	if err != nil {
+		info = db.Info // the commands check SessionNames first
+	}
+	return db.Dialect.NewLockAdmin(db.SQL, info)
 }
 
 // HasSessionLocks reports whether this database has session locks that a
@@ -632,6 +638,13 @@ func (db *DB) FindLock(ctx context.Context, name string, tables []Table) (*Listi
 		if found {
 			out.Locks = append(out.Locks, e)
 		}
+		raw, found, err := rawSessionLock(ctx, db.LockAdmin(), name)
+		if err != nil {
+			return nil, Wrap(db.Dialect.Name, "find session lock", err)
+		}
+		if found {
+			out.Locks = append(out.Locks, raw)
+		}
 	}
 	sortLocks(out.Locks)
 	return out, nil
@@ -796,6 +809,13 @@ func (db *DB) listSessions(ctx context.Context, labels, lookup []string) ([]Lock
 			}
 			if ok {
 				found = append(found, e)
+			}
+			raw, ok, err := rawSessionLock(ctx, admin, name)
+			if err != nil {
+				return nil, "", Wrap(db.Dialect.Name, "find session lock", err)
+			}
+			if ok {
+				found = append(found, raw)
 			}
 		}
 		known, err := knownSessionLocks(ctx, admin)

@@ -31,3 +31,22 @@ func knownSessionLocks(ctx context.Context, admin LockAdmin) ([]LockEntry, error
 	}
 	return finder.KnownSessionLocks(ctx)
 }
+
+// RawNameFinder is implemented by LockAdmins of servers that lock names
+// (MySQL's GET_LOCK) whose SessionLock looks a name up under another
+// stored name (schedlock's scoped "DATABASE/NAME"): RawSessionLock finds
+// the lock stored as name itself, which GET_LOCK('NAME') of any client
+// takes. found is false when that lock is free, and when SessionLock
+// looks name up as it is already (raw session names).
+type RawNameFinder interface {
+	RawSessionLock(ctx context.Context, name string) (entry LockEntry, found bool, err error)
+}
+
+// rawSessionLock is admin's RawSessionLock, or not found when it has none.
+func rawSessionLock(ctx context.Context, admin LockAdmin, name string) (LockEntry, bool, error) {
+	finder, ok := admin.(RawNameFinder)
+	if !ok {
+		return LockEntry{}, false, nil
+	}
+	return finder.RawSessionLock(ctx, name)
+}

@@ -17,6 +17,10 @@ type DB struct {
 	Dialect *Dialect
 	Info    Info
 
+	// options are the DSN's x- options (Target.Options); nil for a DB
+	// opened by Open.
+	options map[string]string
+
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -85,6 +89,7 @@ func OpenSQL(ctx context.Context, d *Dialect, t Target) (*DB, error) {
 		_ = pool.Close()
 		return nil, err
 	}
+	db.options = t.Options
 	return db, nil
 }
 
@@ -105,7 +110,11 @@ func (db *DB) SessionLocker() (Locker, error) {
 		return nil, Wrap(db.Dialect.Name, "session locker",
 			WithRemedy(fmt.Errorf("%w: %s has no session locks", ErrUnsupported, db.Info.Product), UseTableStrategy))
 	}
-	l, err := db.Dialect.NewSessionLocker(db.SQL, db.Info)
+	info, err := db.namedInfo()
+	if err != nil {
+		return nil, Wrap(db.Dialect.Name, "session locker", err)
+	}
+	l, err := db.Dialect.NewSessionLocker(db.SQL, info)
 	return l, Wrap(db.Dialect.Name, "session locker", err)
 }
 

@@ -94,6 +94,13 @@ type Dialect struct {
 	// NewSessionLocker returns the session-strategy locker, or an error
 	// matching ErrUnsupported with the reason.
 	NewSessionLocker func(db *sql.DB, info Info) (Locker, error)
+	// CheckSessionNames checks that this backend can name its session
+	// locks as n asks (x-session-names, x-session-key; see SessionNames),
+	// errors matching ErrUnsupported or ErrInvalid. info is nil before
+	// detection: only what the backend alone decides is checked then.
+	// NewSessionLocker and NewLockAdmin find the checked names in
+	// Info.SessionNames. Nil: scoped names only.
+	CheckSessionNames func(n SessionNames, info *Info) error
 	// NewTableLocker returns the table-strategy locker for table t.
 	NewTableLocker func(db *sql.DB, info Info, t Table) (TableLocker, error)
 	// Recommend picks the lock strategy for info and says why.

@@ -193,6 +193,9 @@ func (l *SessionLocker) Acquire(ctx context.Context, name string, opts Options) 
 	if err := CheckName(name); err != nil {
 		return nil, err
 	}
+	if err := l.CheckLockName(name); err != nil {
+		return nil, Wrap(l.Dialect, "acquire", err)
+	}
 	opts, err := opts.Normalize()
 	if err != nil {
 		return nil, err

@@ -133,7 +133,7 @@ func (a *LockAdmin) SessionLocks(ctx context.Context, names []string) ([]dialect
 	tools := ToolNames(databaseOf(a.Info))
 	labels := make(map[string]string, len(names))
 	for _, n := range names {
-		labels[LockName(databaseOf(a.Info), n)] = n
+		labels[serverName(a.Info, n)] = n
 	}
 	rows, err := a.DB.QueryContext(ctx, query)
 	if err != nil {
@@ -225,36 +225,44 @@ func (a *LockAdmin) unavailable(perfSchemaOn, hasMDLTable bool) error {
 }
 
 // lockNameOf is the lock name a listed GET_LOCK name stands for (see
-// SessionLocks): "" when it is not a name of this database.
+// SessionLocks): "" when it is not a name of this database; with raw
+// session names every GET_LOCK name is the name of its lock.
 func (a *LockAdmin) lockNameOf(stored string, labels map[string]string) string {
 	if label, ok := labels[stored]; ok {
 		return label
+	}
+	if a.Info.SessionNames.Raw {
+		return stored
 	}
 	name, _ := NameFromLock(databaseOf(a.Info), stored)
 	return name
 }
 
 // SessionLock returns the connection holding the lock called name, from
-// IS_USED_LOCK(LockName(name)), which every server answers; its user and
+// IS_USED_LOCK(LockName(name)) (of name itself with raw session names),
+// which every server answers; its user and
 // client come from the processlist (other users' connections need the
 // PROCESS privilege to show them).
 func (a *LockAdmin) SessionLock(ctx context.Context, name string) (dialects.LockEntry, bool, error) {
 	if err := dialects.CheckName(name); err != nil {
 		return dialects.LockEntry{}, false, dialects.Wrap(Name, "find session lock", err)
 	}
+	if a.Info.SessionNames.Raw && checkRawName(name) != nil {
+		return dialects.LockEntry{}, false, nil // no GET_LOCK can hold it
+	}
 	var (
 		id         sql.NullInt64
 		user, host string
 		dbNow      sql.NullInt64
 	)
-	if err := a.DB.QueryRowContext(ctx, isUsedLockSQL, LockName(databaseOf(a.Info), name)).Scan(&id, &user, &host, &dbNow); err != nil {
+	if err := a.DB.QueryRowContext(ctx, isUsedLockSQL, serverName(a.Info, name)).Scan(&id, &user, &host, &dbNow); err != nil {
 		return dialects.LockEntry{}, false, dialects.Wrap(Name, "find session lock", fmt.Errorf("IS_USED_LOCK: %w", err))
 	}
 	if !id.Valid {
 		return dialects.LockEntry{}, false, nil
 	}
 	return dialects.LockEntry{
-		Name: name, Key: LockName(databaseOf(a.Info), name), State: dialects.StateHeld, Strategy: dialects.StrategySession, Source: SourceIsUsedLock,
+		Name: name, Key: serverName(a.Info, name), State: dialects.StateHeld, Strategy: dialects.StrategySession, Source: SourceIsUsedLock,
 		DBNow:  dialects.NullMillis(dbNow),
 		Holder: &dialects.Holder{SessionID: strconv.FormatInt(id.Int64, 10), User: user, Client: host, Application: a.programName(ctx, id.Int64)},
 	}, true, nil

@@ -52,7 +52,8 @@ func sessionRefusal(info dialects.Info) string {
 
 // SessionOps runs GET_LOCK and its companions on one connection. It
 // implements dialects.SessionOps, dialects.HolderFinder and
-// dialects.SessionKiller. Names pass through LockName.
+// dialects.SessionKiller. Names pass through LockName, or are taken as
+// they are with raw session names (Info.SessionNames).
 type SessionOps struct {
 	// Info selects the privilege named when KILL is refused.
 	Info dialects.Info
@@ -64,8 +65,8 @@ var (
 )
 
 // tryLockSQL tries once without waiting, refusing a lock this session
-// already holds: GET_LOCK is re-entrant within a session (and compares
-// names case-insensitively), so without the IS_USED_LOCK guard a second
+// already holds: GET_LOCK is re-entrant within a session (and may fold
+// names that differ in letter case), so without the IS_USED_LOCK guard a second
 // lease of one process sharing the connection would get the lock too. It
 // answers 1 got it, 0 taken by another session, 2 taken by this one, NULL
 // an error (for example the statement was killed).
@@ -73,7 +74,7 @@ const tryLockSQL = "SELECT IF(IS_USED_LOCK(?) = CONNECTION_ID(), 2, GET_LOCK(?, 
 
 // TryLock runs tryLockSQL: true only when the lock was free.
 func (o *SessionOps) TryLock(ctx context.Context, conn *sql.Conn, name string) (bool, error) {
-	mapped := LockName(databaseOf(o.Info), name)
+	mapped := serverName(o.Info, name)
 	return scanTryLock(conn.QueryRowContext(ctx, tryLockSQL, mapped, mapped))
 }
 
@@ -102,7 +103,7 @@ const (
 // left untouched, or nobody does (NULL).
 func (o *SessionOps) Unlock(ctx context.Context, conn *sql.Conn, name string) (bool, error) {
 	var released sql.NullInt64
-	if err := conn.QueryRowContext(ctx, unlockSQL, LockName(databaseOf(o.Info), name)).Scan(&released); err != nil {
+	if err := conn.QueryRowContext(ctx, unlockSQL, serverName(o.Info, name)).Scan(&released); err != nil {
 		return false, fmt.Errorf("RELEASE_LOCK: %w", err)
 	}
 	return released.Valid && released.Int64 == 1, nil
@@ -112,7 +113,7 @@ func (o *SessionOps) Unlock(ctx context.Context, conn *sql.Conn, name string) (b
 // SELECT IS_USED_LOCK(name) = CONNECTION_ID(), NULL (free) meaning false.
 func (o *SessionOps) Holds(ctx context.Context, conn *sql.Conn, name string) (bool, error) {
 	var mine sql.NullBool
-	if err := conn.QueryRowContext(ctx, holdsSQL, LockName(databaseOf(o.Info), name)).Scan(&mine); err != nil {
+	if err := conn.QueryRowContext(ctx, holdsSQL, serverName(o.Info, name)).Scan(&mine); err != nil {
 		return false, fmt.Errorf("IS_USED_LOCK: %w", err)
 	}
 	return mine.Valid && mine.Bool, nil
@@ -122,7 +123,7 @@ func (o *SessionOps) Holds(ctx context.Context, conn *sql.Conn, name string) (bo
 // name, or "" when the lock is free.
 func (o *SessionOps) Holder(ctx context.Context, db *sql.DB, name string) (string, error) {
 	var id sql.NullInt64
-	if err := db.QueryRowContext(ctx, "SELECT IS_USED_LOCK(?)", LockName(databaseOf(o.Info), name)).Scan(&id); err != nil {
+	if err := db.QueryRowContext(ctx, "SELECT IS_USED_LOCK(?)", serverName(o.Info, name)).Scan(&id); err != nil {
 		return "", dialects.Wrap(Name, "holder", fmt.Errorf("IS_USED_LOCK: %w", err))
 	}
 	if !id.Valid {

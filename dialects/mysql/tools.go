@@ -63,7 +63,7 @@ func (a *LockAdmin) SessionLockByKey(ctx context.Context, key string) (dialects.
 	if !id.Valid {
 		return dialects.LockEntry{}, false, nil
 	}
-	name, _ := NameFromLock(databaseOf(a.Info), key)
+	name := a.lockNameOf(key, nil)
 	return dialects.LockEntry{
 		Name: name, Key: key, Tool: ToolNames(databaseOf(a.Info))[key],
 		State: dialects.StateHeld, Strategy: dialects.StrategySession, Source: SourceIsUsedLock,

@@ -101,7 +101,7 @@ const advisoryOrder = ` ORDER BY l.classid, l.objid, l.objsubid, l.granted DESC,
 func (a *LockAdmin) SessionLocks(ctx context.Context, names []string) ([]dialects.LockEntry, error) {
 	labels := make(map[int64]string, len(names))
 	for _, n := range names {
-		labels[Key(n)] = n
+		labels[a.key(n)] = n
 	}
 	entries, err := a.query(ctx, advisoryLocksSQL(catalogOf(a.Info))+advisoryOrder, labels)
 	if err == nil {
@@ -112,7 +112,7 @@ func (a *LockAdmin) SessionLocks(ctx context.Context, names []string) ([]dialect
 
 // LockKey is the key of name's advisory lock in decimal, as LockEntry.Key
 // shows it (see Key): the listing names a lock by it (dialects.SessionKeyer).
-func (a *LockAdmin) LockKey(name string) string { return strconv.FormatInt(Key(name), 10) }
+func (a *LockAdmin) LockKey(name string) string { return strconv.FormatInt(a.key(name), 10) }
 
 // SessionLock returns the backend holding the advisory lock of name in
 // the current database.
@@ -120,7 +120,10 @@ func (a *LockAdmin) SessionLock(ctx context.Context, name string) (dialects.Lock
 	if err := dialects.CheckName(name); err != nil {
 		return dialects.LockEntry{}, false, dialects.Wrap(Name, "find session lock", err)
 	}
-	key := Key(name)
+	if a.checkLockName(name) != nil {
+		return dialects.LockEntry{}, false, nil // no key: nothing holds it
+	}
+	key := a.key(name)
 	classid, objid := KeyParts(key)
 	entries, err := a.query(ctx, advisoryLocksSQL(catalogOf(a.Info))+advisoryKeyFilter+advisoryOrder, map[int64]string{key: name}, int64(classid), int64(objid))
 	if err != nil {

@@ -21,7 +21,7 @@ func NewSessionLocker(db *sql.DB, info dialects.Info) (dialects.Locker, error) {
 	if err := sessionSupported(info); err != nil {
 		return nil, dialects.Wrap(Name, "session locker", err)
 	}
-	ops := SessionOps{}
+	ops := SessionOps{Names: info.SessionNames}
 	if provenOnly(info) {
 		facts, known := factsOf(info)
 		if err := unprovenRefusal(facts, known, info); err != nil {
@@ -49,7 +49,7 @@ func sessionSupported(info dialects.Info) error {
 
 // SessionOps implements dialects.SessionOps, dialects.HolderFinder and
 // dialects.SessionKiller with session-level advisory locks on the bigint
-// key Key(name). Session ids are backend pids in decimal.
+// key Key(name), or the key that Names derives from a raw name. Session ids are backend pids in decimal.
 //
 // Catalog names the lock functions and views; nil means the PostgreSQL
 // names (PostgresCatalog); NewSessionLocker sets the catalog Detect found
@@ -60,6 +60,10 @@ func sessionSupported(info dialects.Info) error {
 // fresh connection and releases it once, so no lock stacks.
 type SessionOps struct {
 	Catalog *Catalog
+	// Names are the session names Info.SessionNames asked for: the key of
+	// a raw name comes from its derivation (see keyFuncOf); scoped names, the
+	// default, take Key.
+	Names dialects.SessionNames
 }
 
 var (
@@ -83,7 +87,7 @@ func (o SessionOps) namesFor(*sql.DB) Catalog { return o.names() }
 func (o SessionOps) TryLock(ctx context.Context, conn *sql.Conn, name string) (bool, error) {
 	c := o.names()
 	var ok bool
-	if err := conn.QueryRowContext(ctx, c.tryLockSQL(), Key(name)).Scan(&ok); err != nil {
+	if err := conn.QueryRowContext(ctx, c.tryLockSQL(), o.key(name)).Scan(&ok); err != nil {
 		return false, fmt.Errorf("%s: %w", c.TryLock, err)
 	}
 	return ok, nil
@@ -94,7 +98,7 @@ func (o SessionOps) TryLock(ctx context.Context, conn *sql.Conn, name string) (b
 func (o SessionOps) Unlock(ctx context.Context, conn *sql.Conn, name string) (bool, error) {
 	c := o.names()
 	var ok bool
-	if err := conn.QueryRowContext(ctx, c.unlockSQL(), Key(name)).Scan(&ok); err != nil {
+	if err := conn.QueryRowContext(ctx, c.unlockSQL(), o.key(name)).Scan(&ok); err != nil {
 		return false, fmt.Errorf("%s: %w", c.Unlock, err)
 	}
 	return ok, nil
@@ -104,7 +108,7 @@ func (o SessionOps) Unlock(ctx context.Context, conn *sql.Conn, name string) (bo
 // Key(name), reading pg_locks.
 func (o SessionOps) Holds(ctx context.Context, conn *sql.Conn, name string) (bool, error) {
 	c := o.names()
-	classid, objid := KeyParts(Key(name))
+	classid, objid := KeyParts(o.key(name))
 	var held bool
 	if err := conn.QueryRowContext(ctx, c.holdsSQL(), int64(classid), int64(objid)).Scan(&held); err != nil {
 		return false, fmt.Errorf("read %s: %w", c.Locks, err)
@@ -116,7 +120,7 @@ func (o SessionOps) Holds(ctx context.Context, conn *sql.Conn, name string) (boo
 // name in the current database, or "" when nobody holds it.
 func (o SessionOps) Holder(ctx context.Context, db *sql.DB, name string) (string, error) {
 	c := o.namesFor(db)
-	classid, objid := KeyParts(Key(name))
+	classid, objid := KeyParts(o.key(name))
 	var pid int64
 	err := db.QueryRowContext(ctx, c.holderSQL(), int64(classid), int64(objid)).Scan(&pid)
 	switch {

@@ -32,7 +32,7 @@ const (
 
 // LockKey is the advisory key of name in decimal: two names with one key
 // are one lock.
-func (o SessionOps) LockKey(name string) string { return strconv.FormatInt(Key(name), 10) }
+func (o SessionOps) LockKey(name string) string { return strconv.FormatInt(o.key(name), 10) }
 
 // lockSQL waits for the key under a lock_timeout set for this statement's
 // own transaction only (set_config(..., true) in the implicit transaction
@@ -56,7 +56,7 @@ func (o SessionOps) Lock(ctx context.Context, conn *sql.Conn, name string, wait 
 	if ms > math.MaxInt32 {
 		ms = math.MaxInt32
 	}
-	_, err := conn.ExecContext(ctx, o.names().lockSQL(), strconv.FormatInt(ms, 10), Key(name))
+	_, err := conn.ExecContext(ctx, o.names().lockSQL(), strconv.FormatInt(ms, 10), o.key(name))
 	var pgErr *pgconn.PgError
 	switch {
 	case errors.As(err, &pgErr) && pgErr.Code == codeLockNotAvailable:
@@ -129,7 +129,10 @@ func (o SessionOps) Ping(ctx context.Context, conn *sql.Conn) error {
 // Prepare prepares the three lock statements on conn.
 func (o SessionOps) Prepare(ctx context.Context, conn *sql.Conn) (dialects.SessionStatements, error) {
 	c := o.names()
-	s := &preparedSession{}
+	if err := o.checkDerivation(ctx, conn); err != nil {
+		return nil, err
+	}
+	s := &preparedSession{keyOf: o.key}
 	var err error
 	for _, p := range []struct {
 		stmt **sql.Stmt
@@ -209,7 +212,7 @@ func (s *preparedSession) UnlockMany(ctx context.Context, names []string) ([]boo
 func (s *preparedSession) many(ctx context.Context, stmt *sql.Stmt, names []string) ([]bool, error) {
 	keys := make([]int64, len(names))
 	for i, name := range names {
-		keys[i] = Key(name)
+		keys[i] = s.keyOf(name)
 	}
 	rows, err := stmt.QueryContext(ctx, keys)
 	if err != nil {
@@ -242,13 +245,14 @@ func (s *preparedSession) many(ctx context.Context, stmt *sql.Stmt, names []stri
 // preparedSession is SessionOps prepared on one lock connection.
 type preparedSession struct {
 	catalog             Catalog
+	keyOf               func(name string) int64 // SessionOps.key
 	try, unlock, holds  *sql.Stmt
 	tryMany, unlockMany *sql.Stmt // nil when the server could not prepare them
 }
 
 func (s *preparedSession) TryLock(ctx context.Context, name string) (bool, error) {
 	var ok bool
-	if err := s.try.QueryRowContext(ctx, Key(name)).Scan(&ok); err != nil {
+	if err := s.try.QueryRowContext(ctx, s.keyOf(name)).Scan(&ok); err != nil {
 		return false, fmt.Errorf("%s: %w", s.catalog.TryLock, err)
 	}
 	return ok, nil
@@ -256,14 +260,14 @@ func (s *preparedSession) TryLock(ctx context.Context, name string) (bool, error
 
 func (s *preparedSession) Unlock(ctx context.Context, name string) (bool, error) {
 	var ok bool
-	if err := s.unlock.QueryRowContext(ctx, Key(name)).Scan(&ok); err != nil {
+	if err := s.unlock.QueryRowContext(ctx, s.keyOf(name)).Scan(&ok); err != nil {
 		return false, fmt.Errorf("%s: %w", s.catalog.Unlock, err)
 	}
 	return ok, nil
 }
 
 func (s *preparedSession) Holds(ctx context.Context, name string) (bool, error) {
-	classid, objid := KeyParts(Key(name))
+	classid, objid := KeyParts(s.keyOf(name))
 	var held bool
 	if err := s.holds.QueryRowContext(ctx, int64(classid), int64(objid)).Scan(&held); err != nil {
 		return false, fmt.Errorf("read %s: %w", s.catalog.Locks, err)

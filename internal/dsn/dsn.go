@@ -127,6 +127,9 @@ func Parse(raw string) (*DSN, error) {
 		return fail(err)
 	}
 	d.Options = opts
+	if err := d.checkSessionNames(); err != nil {
+		return fail(err)
+	}
 	d.redacted = redactRaw(raw)
 	if d.Path != "" {
 		d.redacted = d.Path
@@ -368,4 +371,22 @@ func isPasswordKey(key string) bool {
 		}
 	}
 	return false
+}
+
+// checkSessionNames refuses x-session-names and x-session-key that the
+// DSN's backend cannot take (SQLite and the lease stores have no raw
+// session names; MySQL no key derivation), before anything is opened.
+func (d *DSN) checkSessionNames() error {
+	names := d.Options.SessionNames()
+	if names == (dialects.SessionNames{}) {
+		return nil
+	}
+	entry, err := d.Dialect()
+	if err != nil {
+		return nil // connecting says the backend is missing
+	}
+	if err := dialects.CheckSessionNames(entry, names, nil); err != nil {
+		return fmt.Errorf("option x-session-names/x-session-key: %w", err)
+	}
+	return nil
 }

@@ -39,6 +39,12 @@ const (
 	// created when it is opened (x-create-file=true); without it it is
 	// refused (see DSN.MissingFile).
 	OptCreateFile = "create-file"
+	// OptSessionNames chooses how the session strategy names its locks
+	// (x-session-names=raw; default scoped): see dialects.SessionNames.
+	OptSessionNames = dialects.OptionSessionNames
+	// OptSessionKey is the key derivation of raw session names on
+	// PostgreSQL (x-session-key=hashtext): see dialects.SessionNames.
+	OptSessionKey = dialects.OptionSessionKey
 )
 
 // Bounds of x-partition-bound.
@@ -47,7 +53,7 @@ const (
 	MaxPartitionBound = time.Hour
 )
 
-var knownOptions = []string{OptCreateFile, OptNamespace, OptPartitionBound, OptPreset, OptStrategy, OptTable, OptTimeZone}
+var knownOptions = []string{OptCreateFile, OptNamespace, OptPartitionBound, OptPreset, OptSessionKey, OptSessionNames, OptStrategy, OptTable, OptTimeZone}
 
 // Options are the schedlock-only settings a DSN carried as x- query
 // parameters, keyed by name without the prefix ("table", not "x-table").
@@ -60,6 +66,13 @@ func (o Options) Table() dialects.Table {
 
 // Strategy returns the strategy the options select, or "" when none.
 func (o Options) Strategy() dialects.Strategy { return dialects.Strategy(o[OptStrategy]) }
+
+// SessionNames returns x-session-names and x-session-key (validated by
+// Parse; the zero value when the DSN has neither).
+func (o Options) SessionNames() dialects.SessionNames {
+	n, _ := dialects.SessionNamesOf(o)
+	return n
+}
 
 // Namespace returns x-namespace, "" when the DSN has none (the value was
 // validated by Parse).
@@ -186,6 +199,21 @@ func (o Options) validate() error {
 		if _, err := strconv.ParseBool(v); err != nil {
 			return fmt.Errorf("option x-create-file: %q is not true or false", v)
 		}
+	}
+	names, err := dialects.ParseSessionNames(o[OptSessionNames], "")
+	if err != nil {
+		return fmt.Errorf("option x-session-names: %w", err)
+	}
+	if key := o[OptSessionKey]; key != "" {
+		if !names.Raw {
+			return fmt.Errorf("option x-session-key applies to raw session names: add x-session-names=raw")
+		}
+		if _, err := dialects.ParseSessionNames(dialects.SessionNamesRaw, key); err != nil {
+			return fmt.Errorf("option x-session-key: %w", err)
+		}
+	}
+	if names.Raw && o[OptNamespace] != "" {
+		return fmt.Errorf("option x-namespace does not apply to raw session names (x-session-names=raw), which are taken as they are")
 	}
 	if _, err := ParsePartitionBound(o[OptPartitionBound]); err != nil {
 		return fmt.Errorf("option x-partition-bound: %w", err)
