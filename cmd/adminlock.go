@@ -23,13 +23,16 @@ type oneLock struct {
 // the writer time zone of --table-time-zone or x-time-zone), connects,
 // and reads lock name wherever it may live. Errors are the command's:
 // bad input is a usage error.
-func findOneLock(ctx context.Context, f *Factory, g *GlobalOptions, command, name, table, preset string, zoned bool) (*oneLock, error) {
+func findOneLock(ctx context.Context, f *Factory, g *GlobalOptions, command, name, table, preset string, zoned bool, names sessionNameFlags) (*oneLock, error) {
 	target, err := resolveAdminDSN(f, g, command)
 	if err != nil {
 		return nil, err
 	}
 	ns, err := g.namespace(command, target)
 	if err != nil {
+		return nil, err
+	}
+	if err := names.apply(target, ns, command); err != nil {
 		return nil, err
 	}
 	l := &oneLock{target: target, name: dialects.NamespacedName(ns, name)}
@@ -43,6 +46,10 @@ func findOneLock(ctx context.Context, f *Factory, g *GlobalOptions, command, nam
 		l.tables = zonedTables(l.tables, l.zone)
 	}
 	if l.backend, err = connectAdmin(ctx, target, command); err != nil {
+		return nil, err
+	}
+	if err := checkSessionNamesConnected(l.backend, target, command); err != nil {
+		l.backend.Close()
 		return nil, err
 	}
 	if l.db, err = lockBreaker(l.backend); err == nil {

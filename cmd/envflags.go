@@ -49,6 +49,7 @@ var exclusiveFlags = []struct {
 	{"no-color", []string{"color"}, "--no-color and --color exclude each other: give one"},
 	{"for", []string{"until"}, "--for and --until exclude each other: give one"}, // pause
 	{"duration", []string{"cycles"}, "give --duration or --cycles, not both"},    // bench
+	{"key", []string{"name"}, "give --name or --key, not both"},                  // run, locks ls
 	{"claims", []string{"locks", "wait", "preset", "table"}, "--claims measures claims on a task table of its own: --locks, --wait, --preset and --table measure locks"},
 }
 

@@ -33,6 +33,12 @@ type LocksOptions struct {
 	All      bool
 	Strategy string
 	Watch    time.Duration
+	// Key is --key: only the session lock with this key, as the server
+	// stores it (see keyedLister).
+	Key string
+	// SessionNames are --session-names and --session-key: how a --name
+	// is looked up and session locks are named.
+	SessionNames sessionNameFlags
 }
 
 // minWatch is the shortest --watch interval.
@@ -126,6 +132,8 @@ ran, even when it is empty.`,
 	fl.BoolVar(&opts.All, "all", false, "include free locks")
 	fl.StringVar(&opts.Strategy, "strategy", "", "only table locks (table) or only session locks (session) (default: both)")
 	durationVar(fl, &opts.Watch, "watch", 0, "list again every interval, e.g. 2s, until Ctrl-C (0: once)")
+	fl.StringVar(&opts.Key, "key", "", "only the session lock with this key, as the server stores it: a PostgreSQL advisory key (a bigint, or k1,k2) or a GET_LOCK name")
+	addSessionNameFlags(c, &opts.SessionNames)
 	_ = c.RegisterFlagCompletionFunc("preset", locksCompletion(dialects.AdminPresets()))
 	_ = c.RegisterFlagCompletionFunc("state", locksCompletion(states))
 	_ = c.RegisterFlagCompletionFunc("strategy", locksCompletion([]string{string(dialects.StrategyTable), string(dialects.StrategySession)}))
@@ -152,6 +160,9 @@ func (q *locksQuery) namespaced(listing *dialects.Listing) *dialects.Listing {
 
 // plan validates the flags and x- options; every error is a usage error.
 func (o *LocksOptions) plan() (*locksQuery, error) {
+	if err := o.validateKey(); err != nil {
+		return nil, err
+	}
 	target, err := resolveAdminDSN(o.Factory, o.Global, o.Command)
 	if err != nil {
 		return nil, err
@@ -172,6 +183,9 @@ func (o *LocksOptions) plan() (*locksQuery, error) {
 		}
 	}
 	if q.namespace, err = o.Global.namespace(o.Command, target); err != nil {
+		return nil, err
+	}
+	if err := o.SessionNames.apply(target, q.namespace, o.Command); err != nil {
 		return nil, err
 	}
 	q.list.Names = dialects.NamespacePatterns(q.namespace, o.Names)
@@ -257,9 +271,17 @@ func locksRun(ctx context.Context, o *LocksOptions) error {
 	if o.Global.Verbose {
 		fmt.Fprintf(o.IO.ErrOut, "schedlock: listing locks of %s on %s\n", q.target.Redacted(), o.Factory.Scrubber.String(output.DescribeDatabase(db.Detected())))
 	}
+	if err := checkSessionNamesConnected(db, q.target, o.Command); err != nil {
+		return err
+	}
 	lister, err := lockLister(db)
 	if err != nil {
 		return adminError(err, q.target, o.Command)
+	}
+	if o.Key != "" {
+		if lister, err = newKeyedLister(db, o.Key); err != nil {
+			return adminError(err, q.target, o.Command)
+		}
 	}
 	lister = withLastRuns(lister, db)
 	if o.Watch == 0 {

@@ -254,7 +254,7 @@ func pauseRun(ctx context.Context, o *PauseOptions) error {
 	if err := o.validate(); err != nil {
 		return err
 	}
-	l, err := findOneLock(ctx, o.Factory, o.Global, o.Command, o.Name, o.Table, o.Preset, true)
+	l, err := findOneLock(ctx, o.Factory, o.Global, o.Command, o.Name, o.Table, o.Preset, true, sessionNameFlags{})
 	if err != nil {
 		return err
 	}

@@ -49,7 +49,10 @@ type RunOptions struct {
 	Global  *GlobalOptions
 	Command string // command path, for usage errors
 
-	Name        string
+	Name string
+	// Key is --key: the session lock's key itself, instead of Name (see
+	// sessionNameFlags.withKey).
+	Key         string
 	Strategy    string
 	Preset      string
 	Table       string
@@ -84,6 +87,9 @@ type RunOptions struct {
 
 	// Argv is the command and its arguments (everything after --).
 	Argv []string
+
+	// SessionNames are --session-names and --session-key.
+	SessionNames sessionNameFlags
 
 	RunOps
 }
@@ -176,6 +182,8 @@ is 30s plus --wait, so a frozen database cannot hold a cron slot for ever
 	fl.SetInterspersed(false)
 	fl.StringVar(&opts.Name, "name", "", "lock name (required), e.g. nightly-report")
 	_ = c.RegisterFlagCompletionFunc("name", lockNameCompletion(f, g, false, ""))
+	fl.StringVar(&opts.Key, "key", "", "session strategy: lock this key itself instead of --name: a PostgreSQL advisory key (a bigint, as locks ls shows it) or a GET_LOCK name")
+	addSessionNameFlags(c, &opts.SessionNames)
 	fl.StringVar(&opts.Strategy, "strategy", "", "session or table (default: what the database recommends)")
 	fl.StringVar(&opts.Preset, "preset", "", "lock-table layout: "+strings.Join(dialects.Presets(), ", ")+" (table strategy; default schedlock)")
 	fl.StringVar(&opts.Table, "table", "", "lock table name, optionally schema.table (table strategy; default the preset's)")
@@ -197,6 +205,9 @@ is 30s plus --wait, so a frozen database cannot hold a cron slot for ever
 // runRun is `schedlock run`: resolve, connect, choose the locker, then run
 // the command under the lock.
 func runRun(ctx context.Context, o *RunOptions) (err error) {
+	if err := o.useKey(); err != nil {
+		return err
+	}
 	if err := o.validate(); err != nil {
 		return err
 	}
@@ -206,6 +217,9 @@ func runRun(ctx context.Context, o *RunOptions) (err error) {
 	}
 	ns, err := o.Global.namespace(o.Command, target)
 	if err != nil {
+		return err
+	}
+	if err := o.SessionNames.apply(target, ns, o.Command); err != nil {
 		return err
 	}
 	// The connections carry the stored name: `locks ls` reads it back.
@@ -341,12 +355,18 @@ func (o *RunOptions) locker(ctx context.Context, db dialects.Backend, target *ds
 	if strategy == dialects.StrategyTable && 2*o.KillGrace >= o.AtMost {
 		return nil, usageErrorf(o.Command, "--kill-grace (%s) must be under half of --at-most (%s), so that the command can be stopped before its lease ends", o.KillGrace, o.AtMost)
 	}
+	if err := o.sessionNamesApply(db, target, strategy); err != nil {
+		return nil, err
+	}
 	locker, err := db.Locker(strategy, table)
 	if err != nil {
 		if errors.Is(err, dialects.ErrInvalid) || errors.Is(err, dialects.ErrUnsupported) {
 			return nil, &UsageError{Err: target.Scrub(err), Command: o.Command}
 		}
 		return nil, target.Scrub(err)
+	}
+	if err := dialects.CheckLockName(locker, o.Name); err != nil {
+		return nil, &UsageError{Err: fmt.Errorf("%s: %w", o.nameFlag(), err), Command: o.Command}
 	}
 	bound := o.PartitionBound
 	if bound == 0 {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -34,6 +35,9 @@ type UnlockOptions struct {
 	KillSession bool
 	Yes         bool
 	DryRun      bool
+	// SessionNames are --session-names and --session-key: how NAME's
+	// session lock is named on the server.
+	SessionNames sessionNameFlags
 
 	// tableZone is the lock tables' writer time zone (--table-time-zone
 	// or x-time-zone), resolved by unlockRun.
@@ -143,6 +147,7 @@ neither --owner nor --force was given, is held by another owner than
 	fl.BoolVar(&opts.Force, "force", false, "release a table lock whoever holds it, even a live one (still asks)")
 	fl.BoolVar(&opts.KillSession, "kill-session", false, "free a session lock by terminating the session that holds it")
 	fl.StringVar(&opts.Key, "key", "", "the session lock's key as locks ls shows it, instead of NAME (with --kill-session)")
+	addSessionNameFlags(c, &opts.SessionNames)
 	fl.BoolVarP(&opts.Yes, "yes", "y", false, "do not ask for confirmation")
 	fl.BoolVar(&opts.DryRun, "dry-run", false, "show what would change and change nothing")
 	_ = c.RegisterFlagCompletionFunc("preset", locksCompletion(dialects.AdminPresets()))
@@ -203,7 +208,7 @@ func unlockRun(ctx context.Context, o *UnlockOptions) error {
 		}
 		return err
 	}
-	l, err := findOneLock(ctx, o.Factory, o.Global, o.Command, o.Name, o.Table, o.Preset, true)
+	l, err := findOneLock(ctx, o.Factory, o.Global, o.Command, o.Name, o.Table, o.Preset, true, o.SessionNames)
 	if err != nil {
 		return err
 	}
@@ -245,10 +250,16 @@ func (o *UnlockOptions) plan(found *dialects.Listing, deletesKey bool) (*unlockP
 			}
 			return nil, negative(msg)
 		}
+		if len(sessionHeld) > 1 {
+			return nil, usageErrorf(o.Command, "%s", elide.Whole(severalSessionsMessage(o.Name, sessionHeld)))
+		}
 		if h := sessionHeld[0].Holder; h == nil || h.SessionID == "" {
 			return nil, fmt.Errorf("lock %q is held by %s: cannot terminate it; run detect to see the grant that allows listing locks", o.Name, describeSession(h))
 		}
-		return &unlockPlan{action: actionKillSession, lock: sessionHeld[0]}, nil
+		// A lock found under another stored name than NAME's own (MySQL's
+		// GET_LOCK('NAME') of another client) is looked up again by its key.
+		e := sessionHeld[0]
+		return &unlockPlan{action: actionKillSession, lock: e, byKey: e.Name != o.Name}, nil
 	}
 	switch {
 	case len(tableHeld) == 0 && len(sessionHeld) > 0:
@@ -275,6 +286,18 @@ func (o *UnlockOptions) plan(found *dialects.Listing, deletesKey bool) (*unlockP
 		return nil, negative(liveLockMessage(o.Name, e))
 	}
 	return p, nil
+}
+
+// severalSessionsMessage refuses, in one line, to choose between the
+// session locks that a name finds: on MySQL schedlock's scoped
+// "DATABASE/NAME" and GET_LOCK('NAME') of another client. Each is named
+// by its key, which unlock --key takes.
+func severalSessionsMessage(name string, held []dialects.LockEntry) string {
+	var each []string
+	for _, e := range held {
+		each = append(each, fmt.Sprintf("key %s by %s", strconv.Quote(e.Key), describeSession(e.Holder)))
+	}
+	return shortf("lock %q is held as %d session locks (%s): choose one with --key KEY --kill-session", name, len(held), strings.Join(each, "; "))
 }
 
 // liveLockMessage refuses, in one line, to free a lock whose holder may

@@ -29,6 +29,8 @@ func (o *UnlockOptions) validateKey() error {
 	switch {
 	case !o.KillSession:
 		return usageErrorf(o.Command, "--key names a session lock, which only ending its session frees: add --kill-session")
+	case o.SessionNames.given():
+		return usageErrorf(o.Command, "--key names the lock by its key as the server stores it: --session-names and --session-key apply to NAME")
 	case o.Force || o.Owner != "" || o.Table != "" || o.Preset != "":
 		return usageErrorf(o.Command, "--key frees a session lock; --force, --owner, --table and --preset apply to table locks")
 	case o.Global != nil && o.Global.Namespace != "":
