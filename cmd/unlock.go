@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"time"
 
@@ -250,7 +249,7 @@ func (o *UnlockOptions) plan(found *dialects.Listing, deletesKey bool) (*unlockP
 			}
 			return nil, negative(msg)
 		}
-		if len(sessionHeld) > 1 {
+		if len(sessionHeld) > 1 && !oneSession(sessionHeld) {
 			return nil, usageErrorf(o.Command, "%s", elide.Whole(severalSessionsMessage(o.Name, sessionHeld)))
 		}
 		if h := sessionHeld[0].Holder; h == nil || h.SessionID == "" {
@@ -295,9 +294,9 @@ func (o *UnlockOptions) plan(found *dialects.Listing, deletesKey bool) (*unlockP
 func severalSessionsMessage(name string, held []dialects.LockEntry) string {
 	var each []string
 	for _, e := range held {
-		each = append(each, fmt.Sprintf("key %s by %s", strconv.Quote(e.Key), describeSession(e.Holder)))
+		each = append(each, shortf("key %q by session %s", e.Key, sessionIDOf(e.Holder)))
 	}
-	return shortf("lock %q is held as %d session locks (%s): choose one with --key KEY --kill-session", name, len(held), strings.Join(each, "; "))
+	return shortf("lock %q is held as %d session locks", name, len(held)) + " (" + strings.Join(each, "; ") + "): choose one with --key KEY --kill-session"
 }
 
 // liveLockMessage refuses, in one line, to free a lock whose holder may
@@ -712,4 +711,23 @@ func (o *UnlockOptions) reportText(w io.Writer, p *unlockPlan, after []dialects.
 			fmt.Fprintf(w, "  after:  no row (deleted)\n")
 		}
 	}
+}
+
+// sessionIDOf is h's session id, or "?" when the server did not say.
+func sessionIDOf(h *dialects.Holder) string {
+	if h == nil || h.SessionID == "" {
+		return "?"
+	}
+	return h.SessionID
+}
+
+// oneSession reports whether every lock of held is held by one session,
+// which terminating it frees at once.
+func oneSession(held []dialects.LockEntry) bool {
+	for _, e := range held[1:] {
+		if sessionIDOf(e.Holder) != sessionIDOf(held[0].Holder) || sessionIDOf(e.Holder) == "?" {
+			return false
+		}
+	}
+	return true
 }
