@@ -162,3 +162,62 @@ func TestGetLockLetterCase(t *testing.T) {
 	}
 	t.Logf("%s %s: GET_LOCK of the lower-case spelling while the other is held: %d (1: two locks)", db.Info.Product, db.Info.Version, got)
 }
+
+// locks ls --name NAME finds GET_LOCK('NAME') of another client both
+// ways the server allows: from the listing (performance_schema, or
+// MariaDB's metadata_lock_info plugin, installed here for the test when
+// neither lists and uninstalled again), and, where nothing lists, from
+// IS_USED_LOCK. With raw session names the listed lock carries NAME as
+// its name; with scoped names it is matched on its key.
+func TestListingFindsRawGetLockByName(t *testing.T) {
+	ctx := testContext(t)
+	scoped := openDetected(t)
+	raw, _ := openRaw(t)
+	name := uniqueName("order_close-")
+	other := conn(t, openLive(t, nil))
+	otherID := connectionID(t, other)
+	var got int
+	if err := other.QueryRowContext(ctx, "SELECT GET_LOCK(?, 10)", name).Scan(&got); err != nil || got != 1 {
+		t.Fatalf("GET_LOCK by another client: %d, %v", got, err)
+	}
+	check := func(t *testing.T, wantSource string) {
+		t.Helper()
+		for _, c := range []struct {
+			db       *dialects.DB
+			wantName string
+		}{{scoped, ""}, {raw, name}} {
+			listing, err := c.db.ListLocks(ctx, dialects.ListOptions{Names: []string{name}, Strategy: dialects.StrategySession})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(listing.Locks) != 1 {
+				t.Fatalf("raw=%v: locks ls --name %s = %+v; want the other client's lock", c.db == raw, name, listing.Locks)
+			}
+			e := listing.Locks[0]
+			if e.Key != name || e.Name != c.wantName || e.Holder.SessionID != otherID || e.Source != wantSource {
+				t.Errorf("raw=%v: listed %+v; want key %q, name %q, session %s, from %s", c.db == raw, e, name, c.wantName, otherID, wantSource)
+			}
+		}
+	}
+	perfSchema, plugin := serverListing(t, scoped.SQL)
+	switch {
+	case perfSchema:
+		check(t, SourcePerformanceSchema)
+	case plugin:
+		check(t, SourceMetadataLockInfo)
+	default:
+		check(t, SourceIsUsedLock)
+		if scoped.Info.Product != dialects.ProductMariaDB {
+			return
+		}
+		if _, err := scoped.SQL.ExecContext(ctx, "INSTALL SONAME 'metadata_lock_info'"); err != nil {
+			t.Fatalf("install metadata_lock_info: %v", err)
+		}
+		defer func() {
+			if _, err := scoped.SQL.Exec("UNINSTALL SONAME 'metadata_lock_info'"); err != nil {
+				t.Errorf("uninstall metadata_lock_info: %v", err)
+			}
+		}()
+		check(t, SourceMetadataLockInfo)
+	}
+}
