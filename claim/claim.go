@@ -82,10 +82,14 @@ type Options struct {
 	// schema-qualified.
 	Table string
 	// Columns maps the roles to your table's columns; zero: the default
-	// table's. Open checks that the columns exist.
+	// table's. An optional role (Type, Payload, Priority, MaxRetries,
+	// UpdatedAt) left empty means the table has no such column, and no
+	// statement names it. Open checks that the mapped columns exist.
 	Columns Columns
-	// Statuses are your table's status words; zero: ready, claimed, done,
-	// failed.
+	// Statuses are your table's status values (WAIT, RUNNING, …); a field
+	// left empty keeps its default: ready, claimed, done, failed. They are
+	// bound as parameters, never written into SQL; the four must differ,
+	// also ignoring case.
 	Statuses Statuses
 	// Strategy overrides the probe's recommendation.
 	Strategy Strategy
