@@ -61,12 +61,16 @@ func TestBinary(t *testing.T) {
 	}
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "schedlock")
-	build := exec.Command("go", "build", "-o", bin, ".")
+	// The release's go build flags (build tags included), keeping the
+	// symbol table that assertMethodsTrimmed reads.
+	args := append(append([]string{"build"}, readGoreleaser(t).Builds[0].Flags...), "-o", bin, ".")
+	build := exec.Command("go", args...)
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	assertStatic(t, bin)
+	assertMethodsTrimmed(t, bin)
 	home := filepath.Join(dir, "home")
 	cache := filepath.Join(dir, "cache")
 	run := func(args ...string) (stdout, stderr string, code int) {

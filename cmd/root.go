@@ -13,7 +13,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/schedlock/schedlock/internal/buildinfo"
 	"github.com/schedlock/schedlock/internal/iostreams"
 	"github.com/schedlock/schedlock/internal/output"
 )
@@ -216,12 +215,9 @@ or declined.`,
 
   # Who holds what
   schedlock locks ls --dsn 'postgres://ops@db1:5432/jobs'`,
-		Version:       buildinfo.Get().Version,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}
-	// --version is the first line of `schedlock version`.
-	root.SetVersionTemplate("schedlock {{.Version}}\n")
 	root.SetIn(f.IO.In)
 	root.SetOut(f.IO.Out)
 	root.SetErr(f.IO.ErrOut)
@@ -240,9 +236,7 @@ or declined.`,
 	pf.StringVar(&g.LogFormat, "log-format", LogText, "diagnostics on stderr: text (lines for people) or json (one JSON object per line); stdout is unchanged")
 	_ = root.RegisterFlagCompletionFunc("log-format", valuesCompletion(logFormats))
 
-	// After the persistent flags, so -v stays --verbose.
-	root.InitDefaultVersionFlag()
-	root.Flags().Lookup("version").Usage = "print the version and exit (details: schedlock version)"
+	addVersionFlag(root)
 
 	root.AddCommand(NewCmdVersion(f, g, nil))
 	root.AddCommand(NewCmdDetect(f, g, nil))

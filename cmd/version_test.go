@@ -68,3 +68,17 @@ func TestVersionFlag(t *testing.T) {
 		t.Errorf("--version: stdout %q, stderr %q", r.stdout, r.stderr)
 	}
 }
+
+// TestVersionFlagLeavesHelpAlone: --version answers only on its own; with
+// --help, and with no flag at all, the root command shows its help.
+func TestVersionFlagLeavesHelpAlone(t *testing.T) {
+	for _, args := range [][]string{{"--version", "--help"}, {"--help", "--version"}, {}} {
+		r := runCmd(t, false, nil, args...)
+		if r.err != nil {
+			t.Fatalf("%v: %v", args, r.err)
+		}
+		if !strings.Contains(r.stdout, "Usage:\n  schedlock [command]") || strings.Count(r.stdout, "\n") < 10 {
+			t.Errorf("%v: not the help:\n%s", args, r.stdout)
+		}
+	}
+}
