@@ -34,6 +34,43 @@ func lockNameCompletion(f *Factory, g *GlobalOptions, positional bool, preset st
 	}
 }
 
+// pauseNameCompletion completes the NAME of pause with the locks a pause
+// can hold — lease-table locks (not Liquibase's, which has no lease end),
+// on a backend that keeps pauses — and the NAME of resume (resume) with
+// the paused ones only.
+func pauseNameCompletion(f *Factory, g *GlobalOptions, resume bool) cobra.CompletionFunc {
+	names := listedCompletion(f, g, listScope{own: true, pauser: true}, func(_ []string, l *dialects.Listing) []string {
+		return lockValues(l, func(e dialects.LockEntry) string {
+			switch {
+			case resume && e.State != dialects.StatePaused:
+				return ""
+			case e.Strategy != dialects.StrategyTable || e.Preset == dialects.PresetLiquibase:
+				return ""
+			}
+			return e.Name
+		})
+	})
+	return func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		return names(c, args, toComplete)
+	}
+}
+
+// lockKeyCompletion completes unlock's --key with the keys of the session
+// locks held now, as locks ls shows them.
+func lockKeyCompletion(f *Factory, g *GlobalOptions) cobra.CompletionFunc {
+	return listedCompletion(f, g, listScope{sessions: true}, func(_ []string, l *dialects.Listing) []string {
+		return lockValues(l, func(e dialects.LockEntry) string {
+			if e.Strategy != dialects.StrategySession || e.State != dialects.StateHeld {
+				return ""
+			}
+			return e.Key
+		})
+	})
+}
+
 // lockOwnerCompletion completes unlock's --owner with the owner the
 // database lists for the lock NAME names (the first argument).
 func lockOwnerCompletion(f *Factory, g *GlobalOptions) cobra.CompletionFunc {
@@ -71,10 +108,14 @@ func lockTableCompletion(f *Factory, g *GlobalOptions, preset string) cobra.Comp
 
 // listScope is which tables a completion lists: every known table that
 // exists, or (own) those of the command's --table and --preset, preset
-// standing for a --preset the command does not take.
+// standing for a --preset the command does not take; sessions lists the
+// session locks only; pauser lists nothing on a backend that cannot keep
+// a pause.
 type listScope struct {
-	own    bool
-	preset string
+	own      bool
+	preset   string
+	sessions bool
+	pauser   bool
 }
 
 // listedCompletion offers, once each and in their order, the non-empty
@@ -142,11 +183,18 @@ func listedLocks(ctx context.Context, f *Factory, g *GlobalOptions, c *cobra.Com
 		return nil, err
 	}
 	defer db.Close()
+	if _, ok := db.(dialects.Pauser); scope.pauser && !ok {
+		return &dialects.Listing{}, nil
+	}
 	lister, err := lockLister(db)
 	if err != nil {
 		return nil, err
 	}
-	listing, err := lister.ListLocks(ctx, dialects.ListOptions{Tables: tables, All: true, Names: dialects.NamespacePatterns(ns, nil)})
+	opts := dialects.ListOptions{Tables: tables, All: true, Names: dialects.NamespacePatterns(ns, nil)}
+	if scope.sessions {
+		opts.Strategy = dialects.StrategySession
+	}
+	listing, err := lister.ListLocks(ctx, opts)
 	if err != nil {
 		return nil, err
 	}

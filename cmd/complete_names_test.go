@@ -38,7 +38,7 @@ func TestLockNameCompletion(t *testing.T) {
 		{[]string{"unlock", "--dsn", db, "nightly"}, []string{"nightly-backup", "nightly-report"}},
 		{[]string{"unlock", "--dsn", db, "nightly-report", ""}, nil},
 		{[]string{"pause", "--dsn", db, "--namespace", "staging", ""}, []string{"nightly-report"}},
-		{[]string{"resume", "--dsn", db, "w"}, []string{"weekly"}},
+		{[]string{"resume", "--dsn", db, "w"}, nil}, // weekly is not paused
 		{[]string{"locks", "history", "--dsn", db, ""}, []string{"nightly-backup", "nightly-report", "staging::nightly-report", "weekly"}},
 		{[]string{"locks", "history", "--dsn", db, "--table", ""}, []string{"schedlock"}},
 		{[]string{"locks", "ls", "--dsn", db, "--name", "st"}, []string{"staging::nightly-report"}},
@@ -65,5 +65,30 @@ func TestLockNameCompletion(t *testing.T) {
 	}
 	if _, err := os.Stat(missing); !os.IsNotExist(err) {
 		t.Errorf("completing against a missing SQLite file created it (%v)", err)
+	}
+}
+
+// pause completes the locks a pause can hold — not Liquibase's — and
+// resume only the paused ones.
+func TestPauseResumeCompletion(t *testing.T) {
+	path, _ := lockFile(t)
+	if r := runCmd(t, false, nil, "pause", "dead-job", "--dsn", path, "--for", "1h", "--yes"); r.err != nil {
+		t.Fatalf("pause: %v\n%s", r.err, r.stderr)
+	}
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"pause", "--dsn", path, ""}, []string{"dead-job", "held-job"}},
+		{[]string{"pause", "--dsn", path, "l"}, nil},
+		{[]string{"resume", "--dsn", path, ""}, []string{"dead-job"}},
+		{[]string{"resume", "--dsn", path, "dead-job", ""}, nil},
+		{[]string{"unlock", "--dsn", path, "l"}, []string{"liquibase"}},
+	} {
+		got, _ := complete(t, tc.args...)
+		slices.Sort(got)
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%v offers %q, want %q", tc.args, got, tc.want)
+		}
 	}
 }

@@ -96,7 +96,7 @@ confirmation, 3 NAME has no row (without --create) or its job is running,
   # What would change
   schedlock pause nightly-report --for 2h --dry-run`,
 		Args:              pauseArgs,
-		ValidArgsFunction: lockNameCompletion(f, g, true, ""),
+		ValidArgsFunction: pauseNameCompletion(f, g, false),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Command = c.CommandPath()
 			opts.Name = args[0]
@@ -134,7 +134,7 @@ confirmation, 3 NAME is not paused, 130 declined or interrupted.`,
 		Example: `  schedlock resume nightly-report --yes
   schedlock resume cleanup --preset shedlock --dry-run`,
 		Args:              pauseArgs,
-		ValidArgsFunction: lockNameCompletion(f, g, true, ""),
+		ValidArgsFunction: pauseNameCompletion(f, g, true),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Command = c.CommandPath()
 			opts.Name = args[0]

@@ -146,6 +146,7 @@ neither --owner nor --force was given, is held by another owner than
 	fl.BoolVar(&opts.Force, "force", false, "release a table lock whoever holds it, even a live one (still asks)")
 	fl.BoolVar(&opts.KillSession, "kill-session", false, "free a session lock by terminating the session that holds it")
 	fl.StringVar(&opts.Key, "key", "", "the session lock's key as locks ls shows it, instead of NAME (with --kill-session)")
+	_ = c.RegisterFlagCompletionFunc("key", lockKeyCompletion(f, g))
 	addSessionNameFlags(c, &opts.SessionNames)
 	fl.BoolVarP(&opts.Yes, "yes", "y", false, "do not ask for confirmation")
 	fl.BoolVar(&opts.DryRun, "dry-run", false, "show what would change and change nothing")
