@@ -105,6 +105,10 @@ func TestToolLockListedAndFreedByKey(t *testing.T) {
 				}
 			}
 
+			r = runCmd(t, false, nil, "unlock", "--key", lock.key, "--dsn", s.dsn, "--kill-session")
+			if unlockExitCode(r.err) != CodeUsage || !strings.Contains(r.err.Error(), "refusing to unlock key "+lock.key+" without confirmation") {
+				t.Errorf("unlock --key of a held lock without a terminal or --yes: %v, want exit 2 asking for --yes", r.err)
+			}
 			r = runCmd(t, false, nil, "unlock", "--key", lock.key, "--dsn", s.dsn, "--kill-session", "--yes")
 			if r.err != nil {
 				t.Fatalf("unlock --key %s --kill-session: %v; %s", lock.key, r.err, r.stderr)
@@ -131,6 +135,11 @@ func TestToolLockListedAndFreedByKey(t *testing.T) {
 			r = runCmd(t, false, nil, "unlock", "--key", lock.key, "--dsn", s.dsn, "--kill-session", "--yes")
 			if unlockExitCode(r.err) != CodeNegative {
 				t.Errorf("unlock --key of a free lock: %v, want exit 3", r.err)
+			}
+			// Without --yes too: nothing to confirm, so the answer is exit 3.
+			r = runCmd(t, false, nil, "unlock", "--key", lock.key, "--dsn", s.dsn, "--kill-session")
+			if unlockExitCode(r.err) != CodeNegative {
+				t.Errorf("unlock --key of a free lock without --yes: %v, want exit 3", r.err)
 			}
 		})
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -185,7 +186,9 @@ func presetDeletesRow(preset string) bool {
 	return err == nil && s.ReleaseDeletesRow()
 }
 
-// validate checks the flags before anything is read.
+// validate checks the flags before anything is read. Whether the change
+// can be confirmed is checked once the lock is read (carryOut): a lock
+// that --yes would not free either gets that answer (exit 3) first.
 func (o *UnlockOptions) validate() error {
 	switch {
 	case o.Force && o.Owner != "":
@@ -194,8 +197,6 @@ func (o *UnlockOptions) validate() error {
 		return usageErrorf(o.Command, "--kill-session terminates the session holding a session lock; --force and --owner apply to table locks")
 	case o.KillSession && (o.Table != "" || o.Preset != ""):
 		return usageErrorf(o.Command, "--kill-session frees a session lock; --table and --preset apply to table locks")
-	case !o.Yes && !o.DryRun && !o.IO.CanPrompt():
-		return usageErrorf(o.Command, "refusing to unlock %q without confirmation: not a terminal; pass --yes (or --dry-run to see what would change)", o.Name)
 	}
 	return dialects.CheckName(o.Name)
 }
@@ -485,8 +486,17 @@ func freedByDeleting(e dialects.LockEntry) dialects.LockEntry {
 }
 
 // carryOut shows plan (--dry-run), or confirms it, applies it and reports
-// the lock as it is after the change.
+// the lock as it is after the change. Without a terminal and without --yes
+// a change that would be made is refused (exit 2) before anything is
+// written.
 func (o *UnlockOptions) carryOut(ctx context.Context, db dialects.LockBreaker, target *dsn.DSN, plan *unlockPlan) error {
+	if !o.Yes && !o.DryRun && !o.IO.CanPrompt() {
+		what := strconv.Quote(o.Name)
+		if plan.byKey {
+			what = "key " + o.Key
+		}
+		return usageErrorf(o.Command, "refusing to unlock %s without confirmation: not a terminal; pass --yes (or --dry-run to see what would change)", what)
+	}
 	plan.deletesKey = plan.action != actionKillSession && dialects.ReleaseDeletesKey(db)
 	plan.deletesRow = plan.action != actionKillSession && presetDeletesRow(plan.lock.Preset)
 	if o.DryRun {

@@ -35,8 +35,6 @@ func (o *UnlockOptions) validateKey() error {
 		return usageErrorf(o.Command, "--key frees a session lock; --force, --owner, --table and --preset apply to table locks")
 	case o.Global != nil && o.Global.Namespace != "":
 		return usageErrorf(o.Command, "--key names the lock as the server stores it, namespace included: give no --namespace with it")
-	case !o.Yes && !o.DryRun && !o.IO.CanPrompt():
-		return usageErrorf(o.Command, "refusing to unlock key %s without confirmation: not a terminal; pass --yes (or --dry-run to see what would change)", o.Key)
 	}
 	return nil
 }

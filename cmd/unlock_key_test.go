@@ -19,7 +19,6 @@ func TestUnlockKeyRefusals(t *testing.T) {
 		{"with --force", []string{"--key", "4097083626", "--kill-session", "--force", "--yes"}, CodeUsage, []string{"--force, --owner, --table and --preset apply to table locks"}},
 		{"with --table", []string{"--key", "4097083626", "--kill-session", "--table", "shedlock", "--yes"}, CodeUsage, []string{"apply to table locks"}},
 		{"with --namespace", []string{"--key", "4097083626", "--kill-session", "--namespace", "staging", "--yes"}, CodeUsage, []string{"give no --namespace with it"}},
-		{"no terminal, no --yes", []string{"--key", "4097083626", "--kill-session"}, CodeUsage, []string{"refusing to unlock key 4097083626 without confirmation"}},
 		{"no session locks on SQLite", []string{"--key", "4097083626", "--kill-session", "--yes"}, CodeUsage, []string{"no session locks to find by key"}},
 	}
 	for _, tc := range cases {

@@ -59,7 +59,10 @@ func TestUnlockRefusals(t *testing.T) {
 		code  int
 		wants []string
 	}{
-		{"no terminal, no --yes", false, []string{"held-job"}, CodeUsage, []string{`refusing to unlock "held-job" without confirmation: not a terminal; pass --yes`}},
+		{"no terminal, no --yes", false, []string{"held-job", "--owner", "host-a"}, CodeUsage, []string{`refusing to unlock "held-job" without confirmation: not a terminal; pass --yes`}},
+		// --yes would not free these either: that answer comes first.
+		{"no terminal, no --yes, live lease", false, []string{"held-job"}, CodeNegative, []string{`refused: lock "held-job" in table shedlock is held by "host-a" until `, "--force"}},
+		{"no terminal, no --yes, not held", false, []string{"dead-job"}, CodeNegative, []string{`lock "dead-job" is not held`}},
 		{"force with owner", true, []string{"held-job", "--force", "--owner", "host-a"}, CodeUsage, []string{"--force and --owner exclude each other"}},
 		{"kill-session with force", true, []string{"held-job", "--kill-session", "--force"}, CodeUsage, []string{"--kill-session terminates the session"}},
 		{"no name", true, []string{}, CodeUsage, []string{"unlock takes one lock name, got 0 arguments"}},
