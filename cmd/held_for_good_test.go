@@ -1,11 +1,13 @@
 package cmd
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/internal/output"
 )
 
 // A lock held with no end (a Redis key without an expiry) reads as such
@@ -20,5 +22,12 @@ func TestLockHeldForGoodHasNoLeaseEnd(t *testing.T) {
 	}
 	if msg := liveLockMessage("nightly", e); strings.Contains(msg, "(in ") || !strings.Contains(msg, "with no lease end") {
 		t.Errorf("liveLockMessage = %q, want a lock with no lease end", msg)
+	}
+	// JSON says no lease end as for Liquibase's lock: null, not year 9999.
+	if j := lockJSON(e); j.LockUntil != nil {
+		t.Errorf("lock_until = %q, want null", *j.LockUntil)
+	}
+	if row := locksTSV([]dialects.LockEntry{e}).Rows[0]; slices.Contains(row, output.Time(dialects.HeldForGood)) {
+		t.Errorf("piped row %q shows the year 9999", row)
 	}
 }

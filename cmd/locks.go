@@ -429,7 +429,7 @@ func locksJSON(locks []dialects.LockEntry) []lockView {
 func lockJSON(e dialects.LockEntry) lockView {
 	j := lockView{
 		Name: optString(e.Name), Namespace: optString(e.Namespace), Key: optString(e.Key), Tool: optString(e.Tool), State: string(e.State), Owner: optString(e.Owner),
-		LockedAt: optTime(e.LockedAt), LockUntil: optTime(e.Until),
+		LockedAt: optTime(e.LockedAt), LockUntil: optUntil(e.Until),
 		Strategy: string(e.Strategy), Preset: optString(e.Preset), Source: e.Source,
 		LastRun: lastRunJSON(e),
 	}
@@ -455,6 +455,16 @@ func optString(s string) *string {
 		return nil
 	}
 	return &s
+}
+
+// optUntil is a lease end for JSON: null when there is none — Liquibase's
+// lock, and a lock held for good (a store's key without an expiry), whose
+// dialects.HeldForGood is no time to show.
+func optUntil(t time.Time) *string {
+	if t.Equal(dialects.HeldForGood) {
+		return nil
+	}
+	return optTime(t)
 }
 
 func optTime(t time.Time) *string {
