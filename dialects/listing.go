@@ -198,7 +198,9 @@ type LockEntry struct {
 	// ApplyNamespace it is the name within Namespace.
 	Name string
 	// Namespace is the namespace of the lock (see NamespacedName), filled
-	// by ApplyNamespace; empty for a lock taken without one.
+	// by ApplyNamespace; empty for a lock taken without one. A backend
+	// whose table keeps the namespace itself (PlaceNamespace: ShedLock's
+	// Redis environment) fills it, Name then being the name within it.
 	Namespace string
 	// Key is the raw key where the backend does not lock the name itself: a
 	// PostgreSQL bigint advisory key in decimal, "k1,k2" for a two-int4
@@ -861,8 +863,9 @@ func dedupe(names []string) []string {
 // MatchesName reports whether e matches one of the globs (path.Match): its
 // name, or its key when the name is unknown. A stored name with a namespace
 // ("staging::nightly") matches both as stored and by the name within its
-// namespace ("nightly"), the name listings show. No patterns match
-// everything.
+// namespace ("nightly"), the name listings show; so does a lock whose
+// Namespace the backend set ("nightly" of namespace "staging"). No
+// patterns match everything.
 func (e LockEntry) MatchesName(patterns []string) bool {
 	if len(patterns) == 0 {
 		return true
@@ -872,7 +875,9 @@ func (e LockEntry) MatchesName(patterns []string) bool {
 		subject = e.Key
 	}
 	subjects := []string{subject}
-	if ns, name := SplitNamespace(e.Name); ns != "" {
+	if e.Namespace != "" && e.Name != "" {
+		subjects = append(subjects, NamespacedName(e.Namespace, e.Name))
+	} else if ns, name := SplitNamespace(e.Name); ns != "" {
 		subjects = append(subjects, name)
 	}
 	for _, p := range patterns {

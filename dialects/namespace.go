@@ -124,13 +124,16 @@ func (l *namespacedLease) Unwrap() Lease { return l.Lease }
 // ApplyNamespace fills every entry's Namespace from its stored Name and,
 // when ns is not empty, keeps only the entries of namespace ns. Names are
 // then given without their namespace. Entries known only by a key (no
-// Name) belong to no namespace.
+// Name) belong to no namespace. An entry whose Namespace the backend set
+// (its table keeps the namespace, see PlaceNamespace) is kept as it is.
 func ApplyNamespace(entries []LockEntry, ns string) []LockEntry {
 	out := entries[:0:0]
 	for _, e := range entries {
-		e.Namespace, e.Name = SplitNamespace(e.Name)
-		if e.Name == "" {
-			e.Namespace = ""
+		if e.Namespace == "" {
+			e.Namespace, e.Name = SplitNamespace(e.Name)
+			if e.Name == "" {
+				e.Namespace = ""
+			}
 		}
 		if ns != "" && e.Namespace != ns {
 			continue
@@ -155,4 +158,27 @@ func NamespacePatterns(ns string, patterns []string) []string {
 		out[i] = NamespacedName(ns, p)
 	}
 	return out
+}
+
+// PlaceNamespace says where namespace ns of the locks of table t lives on
+// the backend d (its registry entry): in the table, when d's layout for t
+// has a place of its own for a namespace (Dialect.NamespaceTable) — it
+// returns that table and "" left for the lock names — or, as everywhere
+// else, in the lock names: t and ns unchanged. An empty ns, or a nil d,
+// changes nothing. Errors match ErrInvalid.
+func PlaceNamespace(d *Dialect, t Table, ns string) (Table, string, error) {
+	if ns == "" || d == nil || d.NamespaceTable == nil {
+		return t, ns, nil
+	}
+	if err := CheckNamespace(ns); err != nil {
+		return t, ns, err
+	}
+	placed, ok, err := d.NamespaceTable(t, ns)
+	switch {
+	case err != nil:
+		return t, ns, err
+	case !ok:
+		return t, ns, nil
+	}
+	return placed, "", nil
 }

@@ -89,3 +89,57 @@ func TestMatchesNameWithinNamespace(t *testing.T) {
 		}
 	}
 }
+
+// A namespace the backend set (a table that keeps it: ShedLock's Redis
+// environment) stays as it is — the name within it is not split again —
+// selects the entry for that namespace, and its stored form matches a
+// name pattern as a namespaced name does.
+func TestBackendNamespace(t *testing.T) {
+	entries := []LockEntry{
+		{Name: "nightly", Namespace: "prod"},
+		{Name: "a::b", Namespace: "prod"},
+		{Name: "prod::old", Namespace: "default"},
+		{Name: "staging::x"},
+	}
+	var got []string
+	for _, e := range ApplyNamespace(entries, "") {
+		got = append(got, e.Namespace+"|"+e.Name)
+	}
+	if want := "prod|nightly prod|a::b default|prod::old staging|x"; strings.Join(got, " ") != want {
+		t.Errorf("ApplyNamespace: %q, want %q", strings.Join(got, " "), want)
+	}
+	if kept := ApplyNamespace(entries, "prod"); len(kept) != 2 || kept[0].Name != "nightly" || kept[1].Name != "a::b" {
+		t.Errorf("ApplyNamespace prod: %+v, want nightly and a::b", kept)
+	}
+	for pattern, want := range map[string]bool{"nightly": true, "prod::nightly": true, "prod::*": true, "staging::nightly": false, "default::nightly": false} {
+		if got := entries[0].MatchesName([]string{pattern}); got != want {
+			t.Errorf("MatchesName(%q) = %v, want %v", pattern, got, want)
+		}
+	}
+}
+
+// PlaceNamespace leaves the names the namespace without a backend entry
+// that places it, and refuses a bad namespace before asking the entry.
+func TestPlaceNamespace(t *testing.T) {
+	asked := 0
+	d := &Dialect{NamespaceTable: func(t Table, ns string) (Table, bool, error) {
+		asked++
+		return Table{Preset: t.Preset, Name: ns}, t.Preset == PresetShedlock, nil
+	}}
+	if got, ns, err := PlaceNamespace(nil, Table{Preset: PresetShedlock}, "prod"); err != nil || ns != "prod" || got.Name != "" {
+		t.Errorf("no entry: %+v %q %v", got, ns, err)
+	}
+	if got, ns, err := PlaceNamespace(&Dialect{}, Table{Preset: PresetShedlock}, "prod"); err != nil || ns != "prod" || got.Name != "" {
+		t.Errorf("entry without NamespaceTable: %+v %q %v", got, ns, err)
+	}
+	if got, ns, err := PlaceNamespace(d, Table{Preset: PresetShedlock}, "prod"); err != nil || ns != "" || got.Name != "prod" {
+		t.Errorf("placed: %+v %q %v", got, ns, err)
+	}
+	if got, ns, err := PlaceNamespace(d, Table{}, "prod"); err != nil || ns != "prod" || got != (Table{}) {
+		t.Errorf("not placed: %+v %q %v", got, ns, err)
+	}
+	before := asked
+	if _, _, err := PlaceNamespace(d, Table{Preset: PresetShedlock}, "a:b"); !errors.Is(err, ErrInvalid) || asked != before {
+		t.Errorf("a:b: %v (asked %d times), want ErrInvalid without asking", err, asked-before)
+	}
+}

@@ -81,6 +81,16 @@ type Dialect struct {
 	// MissingDriverHint is the fix when the build lacks the driver (a
 	// driver behind a build tag); empty when every build has it.
 	MissingDriverHint string
+	// NamespaceTable keeps a namespace in the table's own layout where the
+	// layout has a place for one (Redis: ShedLock's environment,
+	// job-lock:ENV:NAME): given the table t a lock would be taken or
+	// looked up in (as the backend reads it) and a namespace ns (not empty,
+	// CheckNamespace'd), it returns the table that holds ns's locks and
+	// true; their lock names then carry no namespace. false keeps ns in
+	// the lock names (NamespacedName), as every other layout does. An
+	// error matching ErrInvalid refuses the pair. Nil: never. See
+	// PlaceNamespace.
+	NamespaceTable func(t Table, ns string) (Table, bool, error)
 	// Open opens a backend that is not database/sql. Nil for the SQL
 	// family, which the kit opens with Driver and Detect.
 	Open func(ctx context.Context, t Target) (Backend, error)

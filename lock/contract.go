@@ -80,7 +80,10 @@ func WithLock(ctx context.Context, locker Locker, name string, opts Options, fn 
 // namespace ns (stored as ns + "::" + name on every backend), so that
 // environments sharing a database keep their locks apart; leases report the
 // name the caller gave. An empty ns returns locker. A DSN's x-namespace
-// option does the same for Open. A namespace follows the rules of lock
+// option does the same for Open — except on Redis's shedlock layout,
+// where Open makes it ShedLock's environment (job-lock:NS:NAME, as
+// ShedLock's .environment("NS") does), which a wrapper around a locker
+// cannot: give such a namespace in the DSN. A namespace follows the rules of lock
 // names, holds no ':' and has at most 32 characters; a bad one makes every
 // Acquire fail with ErrInvalid.
 func WithNamespace(locker Locker, ns string) Locker { return dialects.WithNamespace(locker, ns) }

@@ -56,7 +56,10 @@ var _ Locker = (*DB)(nil)
 // Open parses dsn (every form the schedlock command takes, with its x-
 // options), connects, detects the database and prepares the locker of the
 // DSN's strategy: x-strategy, else the backend's recommendation. With
-// x-namespace=NS every lock is taken in namespace NS (see WithNamespace).
+// x-namespace=NS every lock is taken in namespace NS (see WithNamespace;
+// on Redis with x-preset=shedlock, NS is ShedLock's environment: the key
+// job-lock:NS:NAME, and an x-table naming another environment is
+// refused with ErrInvalid).
 // With x-time-zone=ZONE a lock table's zone-less times are read and written
 // as ZONE's wall-clock time, as a ShedLock JVM there writes them without
 // usingDbTime() (see dialects.Table.TimeZone).
@@ -84,6 +87,12 @@ func Open(ctx context.Context, dsnText string, opts ...OpenOption) (*DB, error) 
 	if err := target.MissingFile(); err != nil {
 		return nil, fmt.Errorf("%w: check the path, or add x-create-file=true to the DSN to create it", err)
 	}
+	// On ShedLock's Redis layout the namespace is the environment, the
+	// table (job-lock:NS:NAME); elsewhere it prefixes the lock names.
+	table, ns, err := target.PlaceNamespace(target.Options.Table(), target.Options.Namespace())
+	if err != nil {
+		return nil, target.Scrub(err)
+	}
 	target.NameConnections(DefaultApplicationName())
 	backend, err := target.Connect(ctx)
 	if err != nil {
@@ -93,15 +102,15 @@ func Open(ctx context.Context, dsnText string, opts ...OpenOption) (*DB, error) 
 	if strategy == "" {
 		strategy, _ = backend.Recommend()
 	}
-	locker, err := backend.Locker(strategy, target.Options.Table())
+	locker, err := backend.Locker(strategy, table)
 	if err != nil {
 		_ = backend.Close()
 		return nil, target.Scrub(fmt.Errorf("%s %s strategy: %w", backend.Detected().Dialect, strategy, err))
 	}
 	dialects.ApplyPartitionBound(locker, target.Options.PartitionBound())
 	base := locker
-	locker = dialects.WithPauseCheck(backend, locker, target.Options.Table())
-	locker = dialects.WithNamespace(locker, target.Options.Namespace())
+	locker = dialects.WithPauseCheck(backend, locker, table)
+	locker = dialects.WithNamespace(locker, ns)
 	cfg.reportRisks(ctx, backend)
 	return &DB{backend: backend, locker: locker, base: base, strategy: strategy, held: map[*trackedLease]struct{}{}, pruneAt: minPruneAt, done: make(chan struct{})}, nil
 }

@@ -26,7 +26,8 @@ import (
 // so the whole name is the Cluster hash tag: both keys of a name are in
 // one slot (the scripts touch both), whatever braces the name holds.
 //
-// shedlock, environment E (Table.Name, default "default"):
+// shedlock, environment E (Table.Name, or the namespace: see
+// environment.go; default "default"):
 //
 //	job-lock:E:NAME  string "ADDED:<ISO-8601 instant, ms, UTC>@<owner>"
 //	                 with the lease as its expiry (PX)
@@ -54,22 +55,27 @@ type layout struct {
 // newLayout resolves t: the schedlock or shedlock preset; others are
 // unsupported on Redis.
 func newLayout(t dialects.Table) (layout, error) {
+	if t.Preset == dialects.PresetShedlock {
+		// The name is ShedLock's environment, not an identifier: any text
+		// checkEnv takes (a namespace such as eu-prod, an environment a
+		// listing found).
+		env := envOf(t.Name)
+		if err := checkEnv(env); err != nil {
+			return layout{}, err
+		}
+		schema, err := dialects.Table{Preset: t.Preset, TimeZone: t.TimeZone}.Schema()
+		if err != nil {
+			return layout{}, err
+		}
+		schema.Table = env
+		return layout{schema: schema, prefix: env}, nil
+	}
 	schema, err := t.Schema()
 	if err != nil {
 		return layout{}, err
 	}
-	switch schema.Preset {
-	case dialects.PresetSchedlock:
+	if schema.Preset == dialects.PresetSchedlock {
 		return layout{schema: schema, prefix: schema.Table, native: true}, nil
-	case dialects.PresetShedlock:
-		// No name, or the preset's own table name (what an administrator's
-		// default resolves to): ShedLock's default environment.
-		env := t.Name
-		if env == "" || env == dialects.PresetShedlock {
-			env = shedlockEnv
-		}
-		schema.Table = env
-		return layout{schema: schema, prefix: env}, nil
 	}
 	return layout{}, dialects.Wrap(Name, "table locker", unsupportedf("Redis has no %s key layout: use the schedlock or shedlock preset", schema.Preset))
 }

@@ -14,7 +14,8 @@ import (
 // inspect script in one pipeline. With no tables it lists every native
 // prefix (keys "P:{…}") and every ShedLock environment ("job-lock:E:…").
 // Native locks show their token; released native locks whose counter
-// remains are listed as free (with opts.All).
+// remains are listed as free (with opts.All). A ShedLock lock's
+// environment is its Namespace ("default" included: see environment.go).
 func (b *Backend) ListLocks(ctx context.Context, opts dialects.ListOptions) (*dialects.Listing, error) {
 	for _, p := range opts.Names {
 		if _, err := path.Match(p, ""); err != nil {
@@ -97,9 +98,13 @@ func (b *Backend) layouts(tables []dialects.Table) ([]layout, error) {
 	}
 	var out []layout
 	for _, t := range tables {
-		t, err := dialects.ResolveAdminTable(t)
-		if err != nil {
-			return nil, err
+		// A shedlock table's name is an environment (newLayout checks it),
+		// not an identifier.
+		if t.Preset != dialects.PresetShedlock {
+			var err error
+			if t, err = dialects.ResolveAdminTable(t); err != nil {
+				return nil, err
+			}
 		}
 		l, err := newLayout(t)
 		if err != nil {
@@ -197,6 +202,10 @@ func (b *Backend) entries(ctx context.Context, l layout, keys []string) ([]diale
 			return nil, aclFix(explain(err), b.cfg.options().user, l.aclKeys())
 		}
 		e := dialects.LockEntry{Name: p.name, Key: p.key, Strategy: dialects.StrategyTable, Source: l.schema.Table, Preset: l.schema.Preset}
+		if !l.native {
+			// The environment is the lock's namespace (environment.go).
+			e.Namespace = l.prefix
+		}
 		if p.counter {
 			e.Key = l.key(p.name)
 			e.Token, e.HasToken, e.State = asInt(res), true, dialects.StateFree

@@ -29,7 +29,9 @@
 // (ShedLock's key `job-lock:<env>:<name>` and value
 // `ADDED:<ISO instant>@<owner>`, so schedlock and ShedLock nodes on one
 // Redis exclude each other) — and Table.Name the key prefix (native) or
-// ShedLock's environment. There is no session strategy.
+// ShedLock's environment. A namespace is a prefix of the lock name on the
+// native layout (P:{NS::NAME}) and ShedLock's environment on its layout
+// (job-lock:NS:NAME; see environment.go). There is no session strategy.
 package redis
 
 import (
@@ -77,7 +79,8 @@ func init() {
 			_, err := parseDSN(conn)
 			return conn, err
 		},
-		ConnectHint: connectHint,
+		ConnectHint:    connectHint,
+		NamespaceTable: namespaceTable,
 		Open: func(ctx context.Context, t dialects.Target) (dialects.Backend, error) {
 			return Open(ctx, t.Conn)
 		},

@@ -2,11 +2,10 @@ package redis_test
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
+	"net/url"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -15,62 +14,74 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/redis/shedlocksim"
+	"github.com/schedlock/schedlock/lock"
 )
 
-// shedlockNode sends exactly the commands of ShedLock's Redis provider
-// (providers/redis/shedlock-support-redis, InternalRedisLockProvider):
-// SET job-lock:<env>:<name> "ADDED:<instant>@<host>:<uuid>" NX PX <ms>
-// to take, and its delLuaScript (safeUpdate) to release.
-type shedlockNode struct {
-	c   *goredis.Client
-	env string
-}
-
-const shedlockDelLua = `
-        if redis.call("get",KEYS[1]) == ARGV[1] then
-            return redis.call("del",KEYS[1])
-        else
-            return 0
-        end
-        `
-
-func (n shedlockNode) lock(ctx context.Context, name string, atMost time.Duration) (string, bool, error) {
-	var u [16]byte
-	_, _ = rand.Read(u[:])
-	host, _ := os.Hostname()
-	value := fmt.Sprintf("ADDED:%s@%s:%s", time.Now().UTC().Format("2006-01-02T15:04:05.000Z"), host, hex.EncodeToString(u[:]))
-	err := n.c.Do(ctx, "SET", "job-lock:"+n.env+":"+name, value, "NX", "PX", atMost.Milliseconds()).Err()
-	if errors.Is(err, goredis.Nil) {
-		return "", false, nil
-	}
-	return value, err == nil, err
-}
-
-func (n shedlockNode) unlock(ctx context.Context, name, value string) error {
-	return n.c.Eval(ctx, shedlockDelLua, []string{"job-lock:" + n.env + ":" + name}, value).Err()
-}
-
-// TestShedlockPresetExcludesShedLock races the shedlock preset against a
-// node sending ShedLock's exact commands on one name: in every round both
-// try at once, the winner holds a short critical section, and an overlap
-// detector counts the holders inside it. Both must win rounds, and never
-// two at a time.
-func TestShedlockPresetExcludesShedLock(t *testing.T) {
-	b := openLive(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	env := "race_" + hex.EncodeToString([]byte(dialects.NewOwner()))[:12]
-	l, err := b.Locker(dialects.StrategyTable, dialects.Table{Preset: dialects.PresetShedlock, Name: env})
-	if err != nil {
-		t.Fatal(err)
-	}
+// liveClient is a plain go-redis client of the live Redis, closed when
+// the test ends: the connection a ShedLock node would have.
+func liveClient(t *testing.T) *goredis.Client {
+	t.Helper()
 	opts, err := goredis.ParseURL(liveDSN(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	node := shedlockNode{c: goredis.NewClient(opts), env: env}
-	defer node.c.Close()
+	c := goredis.NewClient(opts)
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
 
+// raceEnv is an environment of the test's own.
+func raceEnv(prefix string) string {
+	return prefix + hex.EncodeToString([]byte(dialects.NewOwner()))[:12]
+}
+
+// TestShedlockPresetExcludesShedLock races the shedlock preset, its
+// environment given as the table, against a ShedLock node of that
+// environment (shedlocksim: SET … NX PX, delLuaScript to release).
+func TestShedlockPresetExcludesShedLock(t *testing.T) {
+	b := openLive(t)
+	env := raceEnv("race_")
+	l, err := b.Locker(dialects.StrategyTable, dialects.Table{Preset: dialects.PresetShedlock, Name: env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raceShedLock(t, l, shedlocksim.Node{Client: liveClient(t), Environment: env, SafeUpdate: true})
+}
+
+// TestShedlockNamespaceExcludesShedLock: the same race with the
+// environment given as the namespace (x-namespace, through lock.Open),
+// against a node built with .environment(env) and ShedLock's default
+// unlock (DEL). The environment holds a '-', which no table name may.
+func TestShedlockNamespaceExcludesShedLock(t *testing.T) {
+	env := raceEnv("race-ns-")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	db, err := lock.Open(ctx, withQuery(liveDSN(t), "x-preset=shedlock&x-namespace="+url.QueryEscape(env)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	raceShedLock(t, db, shedlocksim.Node{Client: liveClient(t), Environment: env})
+}
+
+// withQuery adds query to the DSN raw.
+func withQuery(raw, query string) string {
+	u, _ := url.Parse(raw)
+	if u.RawQuery != "" {
+		query = u.RawQuery + "&" + query
+	}
+	u.RawQuery = query
+	return u.String()
+}
+
+// raceShedLock races l against node on one name at a time: in every round
+// both try at once, the winner holds a short critical section, and an
+// overlap detector counts the holders inside it. Both must win rounds,
+// and never two at a time; no key of node's environment is left.
+func raceShedLock(t *testing.T, l dialects.Locker, node shedlocksim.Node) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
 	const rounds = 300
 	var inside, doubles, schedlockWins, shedlockWins atomic.Int64
 	critical := func(wins *atomic.Int64) {
@@ -103,7 +114,7 @@ func TestShedlockPresetExcludesShedLock(t *testing.T) {
 		})
 		wg.Go(func() {
 			<-start
-			value, ok, err := node.lock(ctx, name, 10*time.Second)
+			held, ok, err := node.Lock(ctx, name, 10*time.Second)
 			if err != nil || !ok {
 				if err != nil {
 					errs <- err
@@ -111,7 +122,7 @@ func TestShedlockPresetExcludesShedLock(t *testing.T) {
 				return
 			}
 			critical(&shedlockWins)
-			if err := node.unlock(ctx, name, value); err != nil {
+			if err := node.Unlock(ctx, held, 0); err != nil {
 				errs <- err
 			}
 		})
@@ -129,7 +140,23 @@ func TestShedlockPresetExcludesShedLock(t *testing.T) {
 		t.Fatalf("schedlock won %d rounds, ShedLock %d: want both to win some", schedlockWins.Load(), shedlockWins.Load())
 	}
 	t.Logf("%d rounds: schedlock held %d times, ShedLock %d times, 0 double holds", rounds, schedlockWins.Load(), shedlockWins.Load())
-	if n, _, err := node.c.Scan(ctx, 0, "job-lock:"+env+":*", 1000).Result(); err != nil || len(n) != 0 {
-		t.Errorf("keys left behind: %v %v", n, err)
+	if left := scanAll(t, node.Client, node.Key("*")); len(left) != 0 {
+		t.Errorf("keys left behind: %q", left)
 	}
+}
+
+// scanAll is every key matching pattern.
+func scanAll(t *testing.T, c goredis.UniversalClient, pattern string) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var out []string
+	iter := c.Scan(ctx, 0, pattern, 1000).Iterator()
+	for iter.Next(ctx) {
+		out = append(out, iter.Val())
+	}
+	if err := iter.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
