@@ -178,6 +178,10 @@ func listedLocks(ctx context.Context, f *Factory, g *GlobalOptions, c *cobra.Com
 	if err != nil {
 		return nil, err
 	}
+	tables, nameNS, err := adminNamespace(command, target, tables, ns)
+	if err != nil {
+		return nil, err
+	}
 	db, err := connectAdmin(ctx, target, command)
 	if err != nil {
 		return nil, err
@@ -190,7 +194,7 @@ func listedLocks(ctx context.Context, f *Factory, g *GlobalOptions, c *cobra.Com
 	if err != nil {
 		return nil, err
 	}
-	opts := dialects.ListOptions{Tables: tables, All: true, Names: dialects.NamespacePatterns(ns, nil)}
+	opts := dialects.ListOptions{Tables: tables, All: true, Names: dialects.NamespacePatterns(nameNS, nil)}
 	if scope.sessions {
 		opts.Strategy = dialects.StrategySession
 	}

@@ -172,6 +172,15 @@ func (o *LocksOptions) plan() (*locksQuery, error) {
 	if err != nil {
 		return nil, err
 	}
+	if q.namespace, err = o.Global.namespace(o.Command, target); err != nil {
+		return nil, err
+	}
+	// On ShedLock's Redis layout the namespace is the environment: its
+	// table is listed whole, every lock of it in the namespace.
+	tables, nameNS, err := adminNamespace(o.Command, target, tables, q.namespace)
+	if err != nil {
+		return nil, err
+	}
 	zone, err := o.Global.tableTimeZone(o.Command, target)
 	if err != nil {
 		return nil, err
@@ -182,13 +191,10 @@ func (o *LocksOptions) plan() (*locksQuery, error) {
 			return nil, usageErrorf(o.Command, "bad --name pattern %q: use a lock name or a glob such as 'report-*'", p)
 		}
 	}
-	if q.namespace, err = o.Global.namespace(o.Command, target); err != nil {
-		return nil, err
-	}
 	if err := o.SessionNames.apply(target, q.namespace, o.Command); err != nil {
 		return nil, err
 	}
-	q.list.Names = dialects.NamespacePatterns(q.namespace, o.Names)
+	q.list.Names = dialects.NamespacePatterns(nameNS, o.Names)
 	for _, s := range o.States {
 		st, err := dialects.ParseLockState(s)
 		if err != nil {

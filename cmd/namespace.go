@@ -36,3 +36,36 @@ func (g *GlobalOptions) namespace(command string, target *dsn.DSN) (string, erro
 	}
 	return g.Namespace, nil
 }
+
+// placeNamespace puts namespace ns into table t where t's layout keeps a
+// namespace of its own — ShedLock's Redis environment: job-lock:NS:NAME —
+// and returns the table and the namespace left for the lock names ("" then;
+// ns and t unchanged on every other layout). A table and namespace the
+// layout refuses together (two environments) are a usage error, found
+// before anything is dialled.
+func placeNamespace(command string, target *dsn.DSN, t dialects.Table, ns string) (dialects.Table, string, error) {
+	placed, rest, err := target.PlaceNamespace(t, ns)
+	if err != nil {
+		return t, ns, &UsageError{Err: target.Scrub(err), Command: command}
+	}
+	return placed, rest, nil
+}
+
+// adminNamespace is placeNamespace for the tables of an administrative
+// command (adminTables: nil for the known ones, else one), each read as
+// the backend's listing resolves it (--table shedlock is the shedlock
+// preset there).
+func adminNamespace(command string, target *dsn.DSN, tables []dialects.Table, ns string) ([]dialects.Table, string, error) {
+	if len(tables) != 1 || ns == "" {
+		return tables, ns, nil
+	}
+	t, err := dialects.ResolveAdminTable(tables[0])
+	if err != nil {
+		return nil, "", &UsageError{Err: err, Command: command}
+	}
+	t, rest, err := placeNamespace(command, target, t, ns)
+	if err != nil || rest != "" {
+		return tables, ns, err
+	}
+	return []dialects.Table{t}, "", nil
+}

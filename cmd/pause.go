@@ -241,7 +241,9 @@ func defaultPauser(getenv func(string) string) string {
 
 // pausePlan is the lock pause or resume acts on, as read.
 type pausePlan struct {
-	table  dialects.Table
+	table dialects.Table
+	// name is the lock's name in table (nameIn; lockOf.inTable).
+	name   string
 	before *dialects.LockEntry // nil: no row yet (--create)
 	length time.Duration       // pause: how long, from the database's now
 	until  time.Time           // pause: its expected end
@@ -269,6 +271,11 @@ func pauseRun(ctx context.Context, o *PauseOptions) error {
 	if err != nil {
 		return err
 	}
+	if plan.before != nil {
+		plan.name = nameIn(*plan.before, o.Name)
+	} else if plan.table, plan.name, err = l.inTable(o.Command, plan.table); err != nil {
+		return err
+	}
 	plan.table.TimeZone = l.zone
 	plan.deletesKey = dialects.ReleaseDeletesKey(l.backend)
 	if o.DryRun {
@@ -282,7 +289,7 @@ func pauseRun(ctx context.Context, o *PauseOptions) error {
 	if err := o.apply(ctx, pauser, plan); err != nil {
 		return o.applyError(err, target)
 	}
-	after, err := readAfter(ctx, db, &unlockPlan{lock: dialects.LockEntry{Name: o.Name}, table: plan.table})
+	after, err := readAfter(ctx, db, &unlockPlan{lock: dialects.LockEntry{Name: plan.name}, table: plan.table})
 	if err != nil {
 		return adminError(err, target, o.Command)
 	}
@@ -464,9 +471,9 @@ func (o *PauseOptions) describe(w io.Writer, p *pausePlan) {
 // apply makes the change.
 func (o *PauseOptions) apply(ctx context.Context, pauser dialects.Pauser, p *pausePlan) error {
 	if o.Resume {
-		return pauser.Resume(ctx, p.table, o.Name)
+		return pauser.Resume(ctx, p.table, p.name)
 	}
-	return pauser.Pause(ctx, p.table, o.Name, dialects.PauseRequest{By: o.By, For: p.length, Wait: o.Wait})
+	return pauser.Pause(ctx, p.table, p.name, dialects.PauseRequest{By: o.By, For: p.length, Wait: o.Wait})
 }
 
 // applyError words a change the database refused.

@@ -222,8 +222,15 @@ func runRun(ctx context.Context, o *RunOptions) (err error) {
 	if err := o.SessionNames.apply(target, ns, o.Command); err != nil {
 		return err
 	}
+	// On ShedLock's Redis layout the namespace is the environment, the
+	// table's (job-lock:NS:NAME); nameNS is what the lock name keeps.
+	table, nameNS, err := placeNamespace(o.Command, target, o.table(target), ns)
+	if err != nil {
+		return err
+	}
+	stored := dialects.NamespacedName(nameNS, o.Name)
 	// The connections carry the stored name: `locks ls` reads it back.
-	target.NameConnections(dialects.RunApplication(dialects.NamespacedName(ns, o.Name)))
+	target.NameConnections(dialects.RunApplication(stored))
 	defer o.reportRun(ctx, ns)(&err)
 	if err := o.existingFile(target); err != nil {
 		return err
@@ -239,17 +246,20 @@ func runRun(ctx context.Context, o *RunOptions) (err error) {
 		return o.dbError(ctx, err)
 	}
 	defer o.closeBackend(db)
-	locker, err := o.locker(ctx, db, target)
+	locker, err := o.locker(ctx, db, target, table)
 	if err != nil {
 		return err
 	}
 	o.warnRisks(db)
-	if ns != "" {
-		o.note(o.Global.Verbose, "namespace %q: the lock is stored as %q", ns, dialects.NamespacedName(ns, o.Name))
+	switch {
+	case ns != "" && nameNS == "":
+		o.note(o.Global.Verbose, "namespace %q: table %s keeps it (%s preset); the lock is stored as %q there", ns, table.Name, table.Preset, stored)
+	case ns != "":
+		o.note(o.Global.Verbose, "namespace %q: the lock is stored as %q", ns, stored)
 	}
-	o.sessionHolder = sessionHolderOf(db, locker, dialects.NamespacedName(ns, o.Name))
-	o.prepareHistory(locker, ns)
-	return o.runLocked(ctx, dialects.WithNamespace(locker, ns))
+	o.sessionHolder = sessionHolderOf(db, locker, stored)
+	o.prepareHistory(locker, nameNS)
+	return o.runLocked(ctx, dialects.WithNamespace(locker, nameNS))
 }
 
 // validate checks the flags that need no database; every error is a usage
@@ -326,14 +336,20 @@ func (o *RunOptions) target() (*dsn.DSN, error) {
 	return d, nil
 }
 
-// locker picks the strategy (flag, then x-strategy, then table when a
-// table is named, then the database's recommendation) and returns its
-// locker, creating the lock table first when asked to.
-func (o *RunOptions) locker(ctx context.Context, db dialects.Backend, target *dsn.DSN) (dialects.Locker, error) {
-	table := dialects.Table{
+// table is the lock table of --preset and --table, else x-preset and
+// x-table.
+func (o *RunOptions) table(target *dsn.DSN) dialects.Table {
+	return dialects.Table{
 		Preset: firstNonEmpty(o.Preset, target.Options[dsn.OptPreset]),
 		Name:   firstNonEmpty(o.Table, target.Options[dsn.OptTable]),
 	}
+}
+
+// locker picks the strategy (flag, then x-strategy, then table when a
+// table is named, then the database's recommendation) and returns its
+// locker on table (o.table, the namespace placed), creating the lock
+// table first when asked to.
+func (o *RunOptions) locker(ctx context.Context, db dialects.Backend, target *dsn.DSN, table dialects.Table) (dialects.Locker, error) {
 	var strategy dialects.Strategy
 	why := ""
 	switch s := firstNonEmpty(o.Strategy, target.Options[dsn.OptStrategy]); {

@@ -153,6 +153,13 @@ func (o *SelfcheckOptions) plan() (*selfcheckPlan, error) {
 		p.strategies = []dialects.Strategy{s}
 	}
 	table := dialects.Table{Preset: firstNonEmpty(o.Preset, d.Options[dsn.OptPreset]), Name: firstNonEmpty(o.Table, d.Options[dsn.OptTable])}
+	// On ShedLock's Redis layout the namespace is the environment: a
+	// namespace that layout refuses (or an environment given twice) is
+	// refused here as by run. The run itself stays in an environment of
+	// its own (below), its lock names in the namespace.
+	if _, _, err := placeNamespace(o.Command, d, table, p.namespace); err != nil {
+		return nil, err
+	}
 	if table != (dialects.Table{}) {
 		if _, err := table.Schema(); err != nil {
 			return nil, &UsageError{Err: err, Command: o.Command}

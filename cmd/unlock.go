@@ -553,7 +553,7 @@ func (o *UnlockOptions) apply(ctx context.Context, db dialects.LockBreaker, p *u
 		if !ok {
 			return fmt.Errorf("%w: this database's lock table cannot be force-released", dialects.ErrUnsupported)
 		}
-		changed, err := expirer.Expire(ctx, o.Name)
+		changed, err := expirer.Expire(ctx, nameIn(p.lock, o.Name))
 		if err != nil || changed {
 			return err
 		}
@@ -563,7 +563,7 @@ func (o *UnlockOptions) apply(ctx context.Context, db dialects.LockBreaker, p *u
 	if p.lock.HasToken {
 		token = p.lock.Token
 	}
-	lease, err := tl.Handle(o.Name, p.owner, token, dialects.Options{})
+	lease, err := tl.Handle(nameIn(p.lock, o.Name), p.owner, token, dialects.Options{})
 	if err != nil {
 		return err
 	}
