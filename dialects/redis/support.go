@@ -10,7 +10,7 @@ func init() {
 		Versions: "5+ (tested on 7.0)",
 		Session:  dialects.Feature{Status: dialects.FeatureNo, Detail: "no session locks: a connection's end frees nothing"},
 		Table: dialects.Feature{Status: dialects.FeatureYes, Detail: "leases as keys with an expiry: one EVALSHA per acquire, refresh and release, " +
-			"TIME and PEXPIRE on the server's clock, fencing token from a counter in the same script with the server's clock (µs) as its floor, so it grows across a restart without persistence; presets `schedlock` (native) and `shedlock` (ShedLock's `job-lock:<env>:<name>`)"},
+			"TIME and PEXPIRE on the server's clock, fencing token from a counter in the same script with the server's clock (µs) as its floor, so it grows across a restart without persistence; presets `schedlock` (native) and `shedlock` (ShedLock's `job-lock:<env>:<name>`, the namespace as `<env>`)"},
 		Recommended:    dialects.StrategyTable,
 		Claim:          dialects.ClaimOptimistic,
 		ClaimNote:      "no rows to claim",
