@@ -32,7 +32,9 @@ import (
 // environment "a" with the lock "b:NAME" as well as environment "a:b" with
 // "NAME", so a listing of every environment could not tell them apart (it
 // reads the first: an environment ends at its first ':'); and a control
-// character is invisible in a key, a listing and a message.
+// character is invisible in a key, a listing and a message. A listing
+// leaves out the keys of an environment called "shedlock" (layoutOfKey),
+// which no table names.
 
 // checkEnv returns an error matching ErrInvalid for an environment
 // schedlock does not name (see above).

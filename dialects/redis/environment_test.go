@@ -90,3 +90,31 @@ func TestShedlockLayoutEnvironment(t *testing.T) {
 		}
 	}
 }
+
+// A listing of every environment reads a key's environment up to its
+// first ':', and leaves out the environment "shedlock", which no table
+// names (it stands for "default"), so no unlock acts on another key.
+func TestLayoutOfShedlockKey(t *testing.T) {
+	base := layout{schema: dialects.Schema{Preset: dialects.PresetShedlock}}
+	for key, want := range map[string]string{
+		"job-lock:prod:nightly":     "prod|nightly",
+		"job-lock:a:b:nightly":      "a|b:nightly",
+		"job-lock:default:p::x":     "default|p::x",
+		"job-lock:shedlock:nightly": "",
+		"job-lock::nightly":         "",
+		"job-lock:prod:":            "",
+	} {
+		l, ok := layoutOfKey(base, key)
+		got := ""
+		if ok {
+			name, _, _ := l.nameOf(key)
+			got = l.prefix + "|" + name
+			if l.key(name) != key {
+				t.Errorf("%s: read as %s, whose key is %s", key, got, l.key(name))
+			}
+		}
+		if got != want {
+			t.Errorf("%s: %q, want %q", key, got, want)
+		}
+	}
+}

@@ -140,6 +140,12 @@ func layoutOfKey(base layout, key string) (layout, bool) {
 			return l, false
 		}
 		l.prefix = rest[:i]
+		// A ShedLock environment called "shedlock" cannot be named back:
+		// the table name shedlock is the default environment, so unlock or
+		// pause of such a listed lock would act on job-lock:default:NAME.
+		if l.prefix == dialects.PresetShedlock {
+			return l, false
+		}
 	}
 	l.schema.Table = l.prefix
 	_, _, ok := l.nameOf(key)
