@@ -16,7 +16,9 @@
 #   postgres   initdb + pg_ctl, trust auth inside the throwaway cluster,
 #              database "test":  SCHEDLOCK_TEST_POSTGRES_DSN
 #   mysql      mariadb-install-db + mariadbd, root without password inside
-#              the throwaway instance, database "test":  SCHEDLOCK_TEST_MYSQL_DSN
+#              the throwaway instance, database "test", performance_schema
+#              on (MariaDB's default is off) so that the tests see the
+#              connection attributes:  SCHEDLOCK_TEST_MYSQL_DSN
 #   redis      redis-server, no persistence:  SCHEDLOCK_TEST_REDIS_DSN
 #   etcd       one-member etcd:  SCHEDLOCK_TEST_ETCD_DSN
 #   zookeeper  standalone ZooKeeper:  SCHEDLOCK_TEST_ZK_DSN (and Apache
@@ -249,7 +251,8 @@ start_mysql() {
 		"$mariadbd" --no-defaults "${user[@]}" --datadir="$dir/data" --tmpdir="$dir/tmp" \
 			--port="$port" --bind-address=127.0.0.1 --socket="$dir/mysqld.sock" --pid-file="$dir/mariadbd.pid" \
 			--log-error="$dir/error.log" --max-connections=500 --skip-name-resolve \
-			--innodb-flush-log-at-trx-commit=0 --innodb-buffer-pool-size=64M </dev/null >"$dir/stdout.log" 2>&1 &
+			--innodb-flush-log-at-trx-commit=0 --innodb-buffer-pool-size=64M \
+			--performance-schema=ON </dev/null >"$dir/stdout.log" 2>&1 &
 		pid=$!
 		if wait_ready "MariaDB" "$pid" "$dir/error.log" \
 			mariadb-admin --no-defaults -h127.0.0.1 -P"$port" -uroot --connect-timeout=2 ping; then
