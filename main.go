@@ -3,8 +3,6 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -20,18 +18,12 @@ func main() {
 }
 
 // exitCode prints err as one line "schedlock: <message>" on stderr and
-// returns the exit code its type calls for:
-//
-//	0   no error
-//	1   any other error (connection, query, I/O)
-//	2   *cmd.UsageError: bad flags, arguments, DSN or option values
-//	3   *cmd.ExitError with Code 3: ran fine, the answer is negative
-//	130 cmd.ErrInterrupted or context.Canceled: SIGINT/SIGTERM, declined
+// returns the exit code cmd.ExitCode gives it.
 func exitCode(err error, stderr io.Writer) int {
 	if err == nil {
 		return cmd.CodeOK
 	}
-	code := codeOf(err)
+	code := cmd.ExitCode(err)
 	if log, ok := stderr.(errorLogger); ok { // --log-format json
 		log.LogError(oneLine(err.Error()), code)
 	} else {
@@ -44,21 +36,6 @@ func exitCode(err error, stderr io.Writer) int {
 // as a record of its own, with the exit code.
 type errorLogger interface {
 	LogError(msg string, exitCode int)
-}
-
-// codeOf is the exit code err calls for (see exitCode).
-func codeOf(err error) int {
-	var exit *cmd.ExitError
-	var usage *cmd.UsageError
-	switch {
-	case errors.Is(err, cmd.ErrInterrupted), errors.Is(err, context.Canceled):
-		return cmd.CodeInterrupted
-	case errors.As(err, &usage):
-		return cmd.CodeUsage
-	case errors.As(err, &exit):
-		return exit.Code
-	}
-	return cmd.CodeError
 }
 
 // oneLine folds a multi-line message (joined errors, driver output) onto

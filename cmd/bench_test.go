@@ -64,7 +64,7 @@ func TestBenchBadInput(t *testing.T) {
 // containing want, with nothing on stdout.
 func assertBenchUsage(t *testing.T, r result, want string) {
 	t.Helper()
-	if code := exitCodeOf(r.err); code != CodeUsage {
+	if code := ExitCode(r.err); code != CodeUsage {
 		t.Fatalf("exit %d (%v), want %d", code, r.err, CodeUsage)
 	}
 	msg := r.err.Error()

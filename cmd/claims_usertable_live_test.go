@@ -246,7 +246,7 @@ func TestClaimsUserTableLive(t *testing.T) {
 					cmdArgs = append(cmdArgs, "--status", "ready=WAIT,claimed=RUNNING,done=DONE,failed=FAILED")
 				}
 				r := runCmd(t, false, nil, cmdArgs...)
-				if code := exitCodeOf(r.err); code != CodeUsage || !strings.Contains(r.err.Error(), bad.want) || strings.Contains(r.err.Error(), "\n") {
+				if code := ExitCode(r.err); code != CodeUsage || !strings.Contains(r.err.Error(), bad.want) || strings.Contains(r.err.Error(), "\n") {
 					t.Errorf("release %v: exit %d, %v; want exit 2 in one line saying %q", bad.args, code, r.err, bad.want)
 				}
 				if after := snapshotRows(t, db, table); after != before {
@@ -264,7 +264,7 @@ func TestClaimsUserTableLive(t *testing.T) {
 				t.Fatalf("the dry run changed rows:\n%s\nwas\n%s", after, before)
 			}
 			// The live claim is not given back without --force.
-			if r := runCmd(t, false, nil, append([]string{"claims", "release", "--owner", "worker-live", "--yes"}, args...)...); exitCodeOf(r.err) != CodeNegative {
+			if r := runCmd(t, false, nil, append([]string{"claims", "release", "--owner", "worker-live", "--yes"}, args...)...); ExitCode(r.err) != CodeNegative {
 				t.Fatalf("release of a live claim: %v; want exit 3", r.err)
 			}
 			r = runCmd(t, false, nil, append(rel, "--yes")...)
@@ -285,7 +285,7 @@ func TestClaimsUserTableLive(t *testing.T) {
 			if err != nil || len(got2) != 2 || (got2[0].ID != dead.ID && got2[1].ID != dead.ID) {
 				t.Fatalf("claim after the release: %+v, %v; want row %d among them", got2, err, dead.ID)
 			}
-			if r := runCmd(t, false, nil, append(rel, "--yes")...); exitCodeOf(r.err) != CodeNegative {
+			if r := runCmd(t, false, nil, append(rel, "--yes")...); ExitCode(r.err) != CodeNegative {
 				t.Fatalf("a second release: %v; want exit 3", r.err)
 			}
 		})

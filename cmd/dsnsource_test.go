@@ -87,8 +87,8 @@ func TestDSNFileRefusals(t *testing.T) {
 		{[]string{"selfcheck", "--dsn-file", writeDSNFile(t, strings.Repeat("x", 65<<10), 0o600)}, "is larger than 64 KiB"},
 	} {
 		r := runCmd(t, false, nil, tc.args...)
-		if exitCodeOf(r.err) != CodeUsage || !strings.Contains(r.err.Error(), tc.want) || strings.Contains(r.err.Error(), "\n") {
-			t.Errorf("%v: exit %d, %v; want a usage error with %q", tc.args, exitCodeOf(r.err), r.err, tc.want)
+		if ExitCode(r.err) != CodeUsage || !strings.Contains(r.err.Error(), tc.want) || strings.Contains(r.err.Error(), "\n") {
+			t.Errorf("%v: exit %d, %v; want a usage error with %q", tc.args, ExitCode(r.err), r.err, tc.want)
 		}
 	}
 	bad := writeDSNFile(t, "postgres://app:s3cr3t-in-file@db1:5432/jobs?x-bogus=1\n", 0o600)

@@ -88,7 +88,7 @@ func TestRunRefusesCalendarDurations(t *testing.T) {
 			args := append([]string{"run", "--dsn", tc.dsn, "--create-table", "--name", "cal"}, tc.args...)
 			r := runCmd(t, false, tc.env, append(args, "--", "touch", filepath.Join(dir, "ran"))...)
 			var usage *UsageError
-			if !errors.As(r.err, &usage) || exitCodeOf(r.err) != CodeUsage {
+			if !errors.As(r.err, &usage) || ExitCode(r.err) != CodeUsage {
 				t.Fatalf("error %v: want a usage error (exit 2)", r.err)
 			}
 			if msg := r.err.Error(); !strings.Contains(msg, tc.want) || strings.Contains(msg, "\n") {

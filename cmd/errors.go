@@ -6,7 +6,8 @@ import (
 	"github.com/schedlock/schedlock/internal/elide"
 )
 
-// Exit codes. main.go maps errors to them; nothing else exits.
+// Exit codes. ExitCode maps errors to them; main exits with it, and
+// nothing else exits.
 const (
 	CodeOK          = 0   // success
 	CodeError       = 1   // runtime failure: connection, query, I/O

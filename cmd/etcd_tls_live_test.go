@@ -60,10 +60,10 @@ func TestEtcdTLS(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			r := runWithInput(t, false, "", "detect", "--dsn", c.dsn)
 			msg := fmt.Sprint(r.err)
-			if r.err == nil || exitCodeOf(r.err) != c.code || strings.Contains(msg, "\n") || !strings.Contains(msg, c.says) {
-				t.Errorf("detect: exit %d, %q; want exit %d and one line saying %q", exitCodeOf(r.err), msg, c.code, c.says)
+			if r.err == nil || ExitCode(r.err) != c.code || strings.Contains(msg, "\n") || !strings.Contains(msg, c.says) {
+				t.Errorf("detect: exit %d, %q; want exit %d and one line saying %q", ExitCode(r.err), msg, c.code, c.says)
 			}
-			t.Logf("exit %d: %v", exitCodeOf(r.err), r.err)
+			t.Logf("exit %d: %v", ExitCode(r.err), r.err)
 		})
 	}
 }

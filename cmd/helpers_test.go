@@ -129,7 +129,7 @@ func runRefused(t *testing.T, dsn string, wants ...string) {
 	t.Helper()
 	ran := filepath.Join(t.TempDir(), "ran")
 	r := runCmd(t, false, nil, "run", "--dsn", dsn, "--name", "refused", "--", "touch", ran)
-	if code := exitCodeOf(r.err); code != CodeError {
+	if code := ExitCode(r.err); code != CodeError {
 		t.Fatalf("run: exit %d (%v), want %d", code, r.err, CodeError)
 	}
 	for _, want := range wants {

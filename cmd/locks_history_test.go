@@ -71,7 +71,7 @@ func TestLocksHistory(t *testing.T) {
 		t.Errorf("no runs: %v %q, want []", r.err, r.stdout)
 	}
 	r = runCmd(t, false, nil, "locks", "history", "nightly", "--dsn", path, "--table", "elsewhere")
-	if unlockExitCode(r.err) != CodeUsage || !strings.Contains(r.err.Error(), "elsewhere_runs does not exist") {
+	if ExitCode(r.err) != CodeUsage || !strings.Contains(r.err.Error(), "elsewhere_runs does not exist") {
 		t.Errorf("missing run table: %v", r.err)
 	}
 	r = runCmd(t, true, nil, "locks", "ls", "--dsn", path)

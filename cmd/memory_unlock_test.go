@@ -119,7 +119,7 @@ func TestMemoryUnlock(t *testing.T) {
 	held := acquireT(t, tl, "job", "host-a")
 
 	r := runCmd(t, false, nil, "unlock", "job", "--dsn", dsn, "--owner", "host-b", "--yes")
-	if unlockExitCode(r.err) != CodeNegative || !strings.Contains(r.err.Error(), `held by "host-a", not by "host-b"`) {
+	if ExitCode(r.err) != CodeNegative || !strings.Contains(r.err.Error(), `held by "host-a", not by "host-b"`) {
 		t.Fatalf("unlock --owner host-b: %v", r.err)
 	}
 	select {
@@ -130,7 +130,7 @@ func TestMemoryUnlock(t *testing.T) {
 
 	// A live lease without --owner or --force: refused, the lease goes on.
 	r = runCmd(t, false, nil, "unlock", "job", "--dsn", dsn, "--yes")
-	if unlockExitCode(r.err) != CodeNegative || !strings.Contains(r.err.Error(), `is held by "host-a" until `) || !strings.Contains(r.err.Error(), "--force") {
+	if ExitCode(r.err) != CodeNegative || !strings.Contains(r.err.Error(), `is held by "host-a" until `) || !strings.Contains(r.err.Error(), "--force") {
 		t.Fatalf("unlock of a live lease without --owner: %v", r.err)
 	}
 	select {
@@ -165,7 +165,7 @@ func TestMemoryUnlock(t *testing.T) {
 		acquireT(t, tl, "job", "host-d")
 	}
 	hr := runUnlockHooked(t, dsn, takeOver, "job", "--yes", "--owner", "host-c")
-	if unlockExitCode(hr.err) != CodeNegative || !strings.Contains(hr.err.Error(), "changed hands") {
+	if ExitCode(hr.err) != CodeNegative || !strings.Contains(hr.err.Error(), "changed hands") {
 		t.Fatalf("unlock of a lock that changed hands: %v", hr.err)
 	}
 	if got := memoryLocks(t, "--dsn", dsn); len(got) != 1 || got[0].Owner != "host-d" || got[0].State != "held" {

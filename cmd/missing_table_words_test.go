@@ -27,7 +27,7 @@ func TestMissingTableRemedyNamesAFlagTheCommandHas(t *testing.T) {
 		} {
 			args := append(append(tc.args, "--dsn", dsn, "--table", table), tc.tail...)
 			r := runCmd(t, false, nil, args...)
-			if code := exitCodeOf(r.err); code != tc.code {
+			if code := ExitCode(r.err); code != tc.code {
 				t.Errorf("%s: exit %d (%v), want %d", tc.args[0], code, r.err, tc.code)
 				continue
 			}

@@ -165,7 +165,7 @@ func TestNamespaceBadValue(t *testing.T) {
 				if r.err != nil {
 					msg = r.err.Error()
 				}
-				if code := unlockExitCode(r.err); code != CodeUsage || strings.Contains(msg, "\n") || !strings.Contains(msg, "namespace") {
+				if code := ExitCode(r.err); code != CodeUsage || strings.Contains(msg, "\n") || !strings.Contains(msg, "namespace") {
 					t.Errorf("%s %s %q: exit %d, %q; want exit 2 and one line about the namespace", c[0], via, bad, code, msg)
 				}
 			}

@@ -33,7 +33,7 @@ func TestPauseLongerThanAYearIsRefused(t *testing.T) {
 		for _, name := range []string{"fresh", "nightly"} {
 			t.Run(tc.what+" "+name, func(t *testing.T) {
 				r := runCmd(t, false, nil, "pause", name, tc.what, "--create", "--by", "bob", "--yes", "--dsn", path)
-				if code := exitCodeOf(r.err); code != CodeUsage {
+				if code := ExitCode(r.err); code != CodeUsage {
 					t.Fatalf("exit %d (%v), want %d", code, r.err, CodeUsage)
 				}
 				if msg := r.err.Error(); !strings.Contains(msg, tc.want) || strings.Contains(msg, "\n") {
@@ -64,7 +64,7 @@ func TestPauseOfAYearFitsTheTable(t *testing.T) {
 			t.Cleanup(func() { _ = l.(dialects.TableDropper).DropTable(context.Background()) })
 			args := []string{"--create", "--yes", "--dsn", s.dsn, "--preset", "shedlock", "--table", table}
 			r := runCmd(t, false, nil, append([]string{"pause", "long", "--for", "8784h1ms"}, args...)...)
-			if code := exitCodeOf(r.err); code != CodeUsage {
+			if code := ExitCode(r.err); code != CodeUsage {
 				t.Fatalf("pause --for 8784h1ms: exit %d (%v), want %d", code, r.err, CodeUsage)
 			}
 			if _, found, err := l.Inspect(context.Background(), "long"); err != nil || found {

@@ -63,7 +63,7 @@ func TestPauseRefusals(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			r := runCmd(t, tc.tty, nil, append(tc.args, "--dsn", path)...)
-			if got := unlockExitCode(r.err); got != tc.code || r.err == nil || !strings.Contains(r.err.Error(), tc.want) {
+			if got := ExitCode(r.err); got != tc.code || r.err == nil || !strings.Contains(r.err.Error(), tc.want) {
 				t.Fatalf("exit %d, %v; want %d and %q", got, r.err, tc.code, tc.want)
 			}
 			if strings.Count(r.err.Error(), "\n") > 0 {
@@ -127,7 +127,7 @@ func TestPauseRunResume(t *testing.T) {
 	}
 
 	un := runCmd(t, false, nil, "unlock", "nightly", "--dsn", path, "--yes")
-	if unlockExitCode(un.err) != CodeNegative || !strings.Contains(un.err.Error(), "it is paused by ops-oncall until") || !strings.Contains(un.err.Error(), "end the pause with schedlock resume nightly") {
+	if ExitCode(un.err) != CodeNegative || !strings.Contains(un.err.Error(), "it is paused by ops-oncall until") || !strings.Contains(un.err.Error(), "end the pause with schedlock resume nightly") {
 		t.Errorf("unlock of a paused lock: %v", un.err)
 	}
 	rr := runWithInput(t, true, "y\n", "resume", "nightly", "--dsn", path)
@@ -222,7 +222,7 @@ func TestPauseByPresetNamesTheTable(t *testing.T) {
 func TestPauseUnsupportedBackendAndPreset(t *testing.T) {
 	path, _ := pausedFile(t)
 	r := runCmd(t, false, nil, "pause", "nightly", "--for", "1h", "--yes", "--dsn", path, "--preset", "liquibase")
-	if unlockExitCode(r.err) != CodeUsage {
+	if ExitCode(r.err) != CodeUsage {
 		t.Errorf("pause in Liquibase's table: %v", r.err)
 	}
 }

@@ -118,7 +118,7 @@ func TestUnlockForceDeletesSysSchedLockRow(t *testing.T) {
 		}
 	}
 	r := runUnlockHooked(t, path, nil, "crashed", "--yes", "--preset", "sys_sched_lock")
-	if unlockExitCode(r.err) != CodeNegative || !strings.Contains(r.err.Error(), "add --force to delete it") {
+	if ExitCode(r.err) != CodeNegative || !strings.Contains(r.err.Error(), "add --force to delete it") {
 		t.Fatalf("unlock of an expired row: %v; want exit 3 naming --force", r.err)
 	}
 	if n := countRows(t, db, "sys_sched_lock"); n != 2 {
@@ -149,11 +149,11 @@ func TestUnlockNameTooLongForPreset(t *testing.T) {
 	path, _ := sysSchedLockFile(t)
 	name := strings.Repeat("n", 129)
 	r := runUnlockHooked(t, path, nil, name, "--yes", "--preset", "sys_sched_lock")
-	if unlockExitCode(r.err) != CodeUsage || !strings.Contains(r.err.Error(), "stores at most 128") {
+	if ExitCode(r.err) != CodeUsage || !strings.Contains(r.err.Error(), "stores at most 128") {
 		t.Fatalf("unlock --preset sys_sched_lock of 129 characters: %v; want exit 2 naming the width", r.err)
 	}
 	r = runUnlockHooked(t, path, nil, name, "--yes")
-	if unlockExitCode(r.err) != CodeNegative || !strings.Contains(r.err.Error(), "is not held") {
+	if ExitCode(r.err) != CodeNegative || !strings.Contains(r.err.Error(), "is not held") {
 		t.Fatalf("unlock of 129 characters among the found tables: %v; want exit 3, not held", r.err)
 	}
 }

@@ -90,7 +90,7 @@ func TestRedisRestartStopsRun(t *testing.T) {
 	restart()
 	select {
 	case res := <-done:
-		if exitCodeOf(res.err) == 0 || !strings.Contains(res.err.Error()+res.stderr, "lost") {
+		if ExitCode(res.err) == 0 || !strings.Contains(res.err.Error()+res.stderr, "lost") {
 			t.Errorf("run after the restart: %v\n%s\nwant the lock reported lost", res.err, res.stderr)
 		}
 	case <-time.After(30 * time.Second):
@@ -154,8 +154,8 @@ func TestRedisLiveCommands(t *testing.T) {
 		t.Errorf("locks ls: %+v", l)
 	}
 	r = runCmd(t, false, nil, "unlock", name, "--dsn", dsn, "--yes")
-	if exitCodeOf(r.err) != CodeNegative {
-		t.Errorf("unlock without the owner: exit %d (%v), want %d", exitCodeOf(r.err), r.err, CodeNegative)
+	if ExitCode(r.err) != CodeNegative {
+		t.Errorf("unlock without the owner: exit %d (%v), want %d", ExitCode(r.err), r.err, CodeNegative)
 	}
 	r = runCmd(t, false, nil, "unlock", name, "--dsn", dsn, "--force", "--yes")
 	if r.err != nil {
@@ -163,7 +163,7 @@ func TestRedisLiveCommands(t *testing.T) {
 	}
 	select {
 	case res := <-done:
-		if exitCodeOf(res.err) == 0 {
+		if ExitCode(res.err) == 0 {
 			t.Errorf("run went on after its lock was freed: %v", res.err)
 		}
 	case <-time.After(60 * time.Second):
@@ -201,7 +201,7 @@ func TestRedisRiskOfTwoHolders(t *testing.T) {
 	dsn := liveRedis(t)
 	for _, allow := range [][]string{nil, {"--allow-risk", "async-replication"}} {
 		r := runCmd(t, false, nil, append([]string{"selfcheck", "--dsn", dsn, "-o", "json", "--check", "detect", "--check", "probe.two-holders"}, allow...)...)
-		if code := exitCodeOf(r.err); code != CodeNegative {
+		if code := ExitCode(r.err); code != CodeNegative {
 			t.Fatalf("selfcheck %v: exit %d (%v), want %d\n%s", allow, code, r.err, CodeNegative, r.stdout)
 		}
 		var rep struct {
@@ -300,7 +300,7 @@ func TestRedisBadInput(t *testing.T) {
 			ran := filepath.Join(t.TempDir(), "ran")
 			r := runCmd(t, false, nil, "run", "--dsn", tc.dsn, "--name", "bad-input", "--", "touch", ran)
 			assertRunHidden(t, r)
-			if code := exitCodeOf(r.err); code != tc.code {
+			if code := ExitCode(r.err); code != tc.code {
 				t.Fatalf("exit %d (%v), want %d", code, r.err, tc.code)
 			}
 			if msg := r.err.Error(); !strings.Contains(msg, tc.want) || strings.Contains(strings.TrimSpace(msg), "\n") {
@@ -315,7 +315,7 @@ func TestRedisBadInput(t *testing.T) {
 		// A report, not a bare error: the probes, and the check that
 		// says no strategy is possible and why.
 		r := runCmd(t, false, nil, "selfcheck", "--dsn", "redis://"+evicting+"/0", "-o", "json")
-		if code := exitCodeOf(r.err); code != CodeNegative {
+		if code := ExitCode(r.err); code != CodeNegative {
 			t.Fatalf("exit %d (%v), want %d\n%s", code, r.err, CodeNegative, r.stdout)
 		}
 		var rep struct {

@@ -200,8 +200,8 @@ func TestRedisShedlockNamespaceIsTheEnvironment(t *testing.T) {
 	ran := filepath.Join(dir, "ran")
 	r = runCmd(t, false, nil, append(append([]string{"run"}, shed...), "--name", "nightly", "--", "touch", ran)...)
 	host, _ := os.Hostname()
-	if _, err := os.Stat(ran); err == nil || exitCodeOf(r.err) != 0 || r.err == nil || !strings.Contains(r.err.Error(), `"nightly" is held by `+host+":") {
-		t.Errorf("run while the node holds nightly: exit %d (%v), ran: %v; want skipped, naming the node", exitCodeOf(r.err), r.err, err == nil)
+	if _, err := os.Stat(ran); err == nil || ExitCode(r.err) != 0 || r.err == nil || !strings.Contains(r.err.Error(), `"nightly" is held by `+host+":") {
+		t.Errorf("run while the node holds nightly: exit %d (%v), ran: %v; want skipped, naming the node", ExitCode(r.err), r.err, err == nil)
 	}
 	if err := node.Unlock(ctx, held, 0); err != nil {
 		t.Fatal(err)
@@ -267,7 +267,7 @@ func TestRedisShedlockEnvironmentRefusedWritesNothing(t *testing.T) {
 				{"pause", name, "--for", "1h", "--create", "--yes"},
 			} {
 				r := runCmd(t, false, nil, append(cmd, tc.args...)...)
-				if code := exitCodeOf(r.err); code != CodeUsage || !strings.Contains(r.err.Error(), tc.want) || strings.Contains(r.err.Error(), "\n") {
+				if code := ExitCode(r.err); code != CodeUsage || !strings.Contains(r.err.Error(), tc.want) || strings.Contains(r.err.Error(), "\n") {
 					t.Errorf("%s: exit %d (%v), want %d in one line saying %q", cmd[0], code, r.err, CodeUsage, tc.want)
 				}
 			}

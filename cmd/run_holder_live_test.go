@@ -47,7 +47,7 @@ func TestRunSkipNamesTheHoldingSession(t *testing.T) {
 
 			marker := filepath.Join(t.TempDir(), "ran")
 			r := runCmd(t, false, nil, "run", "--dsn", s.dsn, "--strategy", "session", "--name", name, "--", "touch", marker)
-			if code := exitCodeOf(r.err); code != CodeOK || r.err == nil {
+			if code := ExitCode(r.err); code != CodeOK || r.err == nil {
 				t.Fatalf("run: exit %d (%v), want a skip (0) with its message", code, r.err)
 			}
 			// The holder as `locks ls` shows it.

@@ -302,23 +302,3 @@ func (o *RunOptions) hookInfo(event hooks.Event, code int, at time.Time) hooks.I
 	}
 	return hooks.Info{Event: event, Lock: o.record.lock, Owner: owner, Host: host, ExitCode: code, Started: o.record.started, Time: at}
 }
-
-// runExitCode is the exit code main gives err (see main.exitCode), with
-// Run's rule that a signal turns any error but an *ExitError into 130.
-func runExitCode(ctx context.Context, err error) int {
-	var exit *ExitError
-	var usage *UsageError
-	switch {
-	case err == nil:
-		return CodeOK
-	case errors.Is(err, ErrInterrupted), errors.Is(err, context.Canceled):
-		return CodeInterrupted
-	case errors.As(err, &usage):
-		return CodeUsage
-	case errors.As(err, &exit):
-		return exit.Code
-	case ctx.Err() != nil && !timedOut(ctx):
-		return CodeInterrupted
-	}
-	return CodeError
-}

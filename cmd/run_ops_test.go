@@ -333,7 +333,7 @@ func TestRunJitter(t *testing.T) {
 	cancel()
 	select {
 	case err := <-done:
-		if code := exitCodeOf(err); code != CodeInterrupted {
+		if code := ExitCode(err); code != CodeInterrupted {
 			t.Errorf("exit %d (%v), want 130", code, err)
 		}
 	case <-time.After(30 * time.Second):

@@ -57,7 +57,7 @@ func execRun(t *testing.T, ctx context.Context, stdin string, args ...string) ru
 	f := testFactory(ios, map[string]string{}, t.TempDir())
 	start := time.Now()
 	err := Execute(ctx, f, args)
-	return runResult{stdout: out.String(), stderr: errOut.String(), err: err, code: exitCodeOf(err), took: time.Since(start)}
+	return runResult{stdout: out.String(), stderr: errOut.String(), err: err, code: ExitCode(err), took: time.Since(start)}
 }
 
 // sqliteLocks returns a SQLite file with the native lock table and a

@@ -231,12 +231,12 @@ func TestSelfcheckCheckTimeout(t *testing.T) {
 	path := emptySQLiteFile(t, "locks.db")
 	for _, bad := range []string{"0s", "-1s"} {
 		r := runCmd(t, false, nil, "selfcheck", "--dsn", path, "--check-timeout", bad)
-		if code := exitCodeOf(r.err); code != CodeUsage || !strings.Contains(r.err.Error(), "--check-timeout must be positive") || strings.Contains(r.err.Error(), "\n") || r.stdout != "" {
+		if code := ExitCode(r.err); code != CodeUsage || !strings.Contains(r.err.Error(), "--check-timeout must be positive") || strings.Contains(r.err.Error(), "\n") || r.stdout != "" {
 			t.Errorf("--check-timeout %s: exit %d, %v, stdout %q; want exit 2 in one line, nothing written", bad, code, r.err, r.stdout)
 		}
 	}
 	r := runCmd(t, false, nil, "selfcheck", "--dsn", path, "--check-timeout", "1ns", "--check", "table.wait", "-o", "json")
-	if code := exitCodeOf(r.err); code != CodeNegative {
+	if code := ExitCode(r.err); code != CodeNegative {
 		t.Fatalf("exit %d (%v), want 3\n%s", code, r.err, r.stdout)
 	}
 	var rep struct {
@@ -256,7 +256,7 @@ func TestSelfcheckUnsupportedStrategy(t *testing.T) {
 	if r.err == nil || !errors.Is(r.err, dialects.ErrUnsupported) || !strings.Contains(r.err.Error(), "--strategy table") {
 		t.Errorf("error = %v", r.err)
 	}
-	if code := exitCodeOf(r.err); code != CodeUsage {
+	if code := ExitCode(r.err); code != CodeUsage {
 		t.Errorf("exit %d, want %d (a strategy the database cannot do is bad input, as for run)", code, CodeUsage)
 	}
 }

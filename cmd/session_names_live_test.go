@@ -78,7 +78,7 @@ func TestRawSessionNamesMeetOtherPrograms(t *testing.T) {
 
 			ran := filepath.Join(t.TempDir(), "ran")
 			r := runCmd(t, false, nil, append(append([]string{"run", "--dsn", s.dsn}, c.flags...), "--name", name, "--", "touch", ran)...)
-			if r.err == nil || exitCodeOf(r.err) != 0 || !strings.Contains(r.err.Error(), "skipped touch: lock "+strconv.Quote(name)+" is held by session "+holderID) {
+			if r.err == nil || ExitCode(r.err) != 0 || !strings.Contains(r.err.Error(), "skipped touch: lock "+strconv.Quote(name)+" is held by session "+holderID) {
 				t.Fatalf("run while another program holds %q: %v; want skipped naming session %s, exit 0", name, r.err, holderID)
 			}
 			if _, err := os.Stat(ran); err == nil {
@@ -190,7 +190,7 @@ func TestSessionNamesBadInputLive(t *testing.T) {
 			}
 			for _, flags := range cases {
 				r := runCmd(t, false, nil, append(append([]string{"run", "--dsn", s.dsn}, flags...), "--", "touch", ran)...)
-				if code := exitCodeOf(r.err); code != CodeUsage || strings.Contains(r.err.Error(), "\n") {
+				if code := ExitCode(r.err); code != CodeUsage || strings.Contains(r.err.Error(), "\n") {
 					t.Errorf("run %v: exit %d (%v), want one line, exit %d", flags, code, r.err, CodeUsage)
 				}
 			}
@@ -240,7 +240,7 @@ func TestUnlockNameHeldTwiceOnMySQL(t *testing.T) {
 		if r.err != nil {
 			msg = r.err.Error()
 		}
-		if exitCodeOf(r.err) != CodeUsage || strings.Contains(msg, "\n") || !strings.Contains(msg, strconv.Quote(name)) || !strings.Contains(msg, strconv.Quote(scoped)) {
+		if ExitCode(r.err) != CodeUsage || strings.Contains(msg, "\n") || !strings.Contains(msg, strconv.Quote(name)) || !strings.Contains(msg, strconv.Quote(scoped)) {
 			t.Fatalf("unlock of a name held twice: %v; want one line, exit 2, naming keys %q and %q", r.err, name, scoped)
 		}
 		for key, id := range ids {

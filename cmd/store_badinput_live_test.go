@@ -31,7 +31,7 @@ func refusedStoreRun(t *testing.T, want string, args ...string) {
 	ran := filepath.Join(t.TempDir(), "ran")
 	args = append(append([]string{"run", "--name", "job", "--at-most", "2h", "--at-least", "1h"}, args...), "--", "touch", ran)
 	r := runCmd(t, false, nil, args...)
-	if code := exitCodeOf(r.err); code != CodeUsage {
+	if code := ExitCode(r.err); code != CodeUsage {
 		t.Errorf("%.200s: exit %d (%v), want %d", strings.Join(args, " "), code, r.err, CodeUsage)
 	} else if msg := r.err.Error(); !strings.Contains(msg, want) || strings.Contains(msg, "\n") {
 		t.Errorf("error %q: want one line saying %q", msg, want)
@@ -210,7 +210,7 @@ func TestZooKeeperReservedAndBadPathsWriteNothing(t *testing.T) {
 		}
 		for _, dsn := range []string{host + "/zookeeper", host + "?x-table=zookeeper"} {
 			r := runCmd(t, false, nil, "locks", "ls", "--dsn", dsn)
-			if code := exitCodeOf(r.err); code != CodeUsage || !strings.Contains(r.err.Error(), "is in /zookeeper") {
+			if code := ExitCode(r.err); code != CodeUsage || !strings.Contains(r.err.Error(), "is in /zookeeper") {
 				t.Errorf("locks ls --dsn %s: exit %d (%v), want %d", dsn, code, r.err, CodeUsage)
 			}
 		}

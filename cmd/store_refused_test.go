@@ -19,7 +19,7 @@ func TestStoresSayConnectionRefused(t *testing.T) {
 				dsn = strings.TrimSuffix(dsn, "x") + "0"
 			}
 			r := runCmd(t, false, nil, "run", "--dsn", dsn, "--name", "refused", "--", "true")
-			if code := exitCodeOf(r.err); code != CodeError {
+			if code := ExitCode(r.err); code != CodeError {
 				t.Fatalf("exit %d (%v), want %d", code, r.err, CodeError)
 			}
 			if msg := r.err.Error(); !strings.Contains(msg, "connection refused — is the server running?") {
@@ -35,7 +35,7 @@ func TestStoresSayConnectionRefused(t *testing.T) {
 func TestRedisSilentServerNamesReadTimeout(t *testing.T) {
 	dsn := "redis://" + silentListener(t) + "/0?read_timeout=300ms&dial_timeout=300ms"
 	r := runCmd(t, false, nil, "run", "--timeout", "1m", "--dsn", dsn, "--name", "silent", "--", "true")
-	if code := exitCodeOf(r.err); code != CodeError {
+	if code := ExitCode(r.err); code != CodeError {
 		t.Fatalf("exit %d (%v), want %d", code, r.err, CodeError)
 	}
 	msg := r.err.Error()
@@ -50,7 +50,7 @@ func TestRedisSilentServerNamesReadTimeout(t *testing.T) {
 func TestEtcdsSilentPortIsNoAnswer(t *testing.T) {
 	addr := silentListener(t)
 	r := runCmd(t, false, nil, "run", "--dsn", "etcds://"+addr+"/x?dial-timeout=1s", "--name", "silent", "--", "true")
-	if code := exitCodeOf(r.err); code != CodeError {
+	if code := ExitCode(r.err); code != CodeError {
 		t.Fatalf("exit %d (%v), want %d", code, r.err, CodeError)
 	}
 	msg := r.err.Error()
@@ -79,7 +79,7 @@ func silentListener(t *testing.T) string {
 func TestRedissSilentPortSaysNothingAnswered(t *testing.T) {
 	addr := silentListener(t)
 	r := runCmd(t, false, nil, "run", "--timeout", "20s", "--dsn", "rediss://"+addr+"/0?dial_timeout=1s&read_timeout=1s", "--name", "silent", "--", "true")
-	if code := exitCodeOf(r.err); code != CodeError {
+	if code := ExitCode(r.err); code != CodeError {
 		t.Fatalf("exit %d (%v), want %d", code, r.err, CodeError)
 	}
 	msg := r.err.Error()

@@ -266,7 +266,7 @@ func TestTableTimeZoneBadName(t *testing.T) {
 		{"locks", "ls", "--dsn", db + "?x-time-zone=Mars/Olympus"},
 	} {
 		r := runWithInput(t, false, "", args...)
-		if code := exitCodeOf(r.err); code != CodeUsage || r.err == nil || !strings.Contains(r.err.Error(), `"Mars/Olympus"`) || strings.Contains(r.err.Error(), "\n") {
+		if code := ExitCode(r.err); code != CodeUsage || r.err == nil || !strings.Contains(r.err.Error(), `"Mars/Olympus"`) || strings.Contains(r.err.Error(), "\n") {
 			t.Errorf("%v: exit %d, %v; want one usage line naming the zone", args, code, r.err)
 		}
 	}

@@ -35,7 +35,7 @@ func TestTableTimeZoneCompletion(t *testing.T) {
 // Only the commands that read or write lock tables take --table-time-zone.
 func TestTableTimeZoneOnlyWhereItApplies(t *testing.T) {
 	for _, args := range [][]string{{"detect", "--table-time-zone", "UTC"}, {"bench", "--table-time-zone", "UTC"}} {
-		if r := runCmd(t, false, nil, args...); exitCodeOf(r.err) != CodeUsage {
+		if r := runCmd(t, false, nil, args...); ExitCode(r.err) != CodeUsage {
 			t.Errorf("%v: %v, want a usage error", args, r.err)
 		}
 	}

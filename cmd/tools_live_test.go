@@ -90,7 +90,7 @@ func TestToolLockListedAndFreedByKey(t *testing.T) {
 
 			if s.name == "postgres" {
 				r = runCmd(t, false, nil, "unlock", lock.key, "--dsn", s.dsn, "--kill-session", "--yes")
-				if unlockExitCode(r.err) != CodeNegative {
+				if ExitCode(r.err) != CodeNegative {
 					t.Fatalf("unlock %s as a NAME: %v, want exit 3 (a name is not a key)", lock.key, r.err)
 				}
 				if !strings.Contains(r.err.Error(), "--key "+lock.key) {
@@ -106,7 +106,7 @@ func TestToolLockListedAndFreedByKey(t *testing.T) {
 			}
 
 			r = runCmd(t, false, nil, "unlock", "--key", lock.key, "--dsn", s.dsn, "--kill-session")
-			if unlockExitCode(r.err) != CodeUsage || !strings.Contains(r.err.Error(), "refusing to unlock key "+lock.key+" without confirmation") {
+			if ExitCode(r.err) != CodeUsage || !strings.Contains(r.err.Error(), "refusing to unlock key "+lock.key+" without confirmation") {
 				t.Errorf("unlock --key of a held lock without a terminal or --yes: %v, want exit 2 asking for --yes", r.err)
 			}
 			r = runCmd(t, false, nil, "unlock", "--key", lock.key, "--dsn", s.dsn, "--kill-session", "--yes")
@@ -133,12 +133,12 @@ func TestToolLockListedAndFreedByKey(t *testing.T) {
 			}
 
 			r = runCmd(t, false, nil, "unlock", "--key", lock.key, "--dsn", s.dsn, "--kill-session", "--yes")
-			if unlockExitCode(r.err) != CodeNegative {
+			if ExitCode(r.err) != CodeNegative {
 				t.Errorf("unlock --key of a free lock: %v, want exit 3", r.err)
 			}
 			// Without --yes too: nothing to confirm, so the answer is exit 3.
 			r = runCmd(t, false, nil, "unlock", "--key", lock.key, "--dsn", s.dsn, "--kill-session")
-			if unlockExitCode(r.err) != CodeNegative {
+			if ExitCode(r.err) != CodeNegative {
 				t.Errorf("unlock --key of a free lock without --yes: %v, want exit 3", r.err)
 			}
 		})

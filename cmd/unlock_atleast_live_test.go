@@ -83,7 +83,7 @@ func TestUnlockOwnerDuringAtLeast(t *testing.T) {
 			t.Fatalf("locks ls during the at-least: %+v", got)
 		}
 		r = runCmd(t, false, nil, append([]string{"unlock", "kept", "--owner", "ops-b", "--yes"}, flags...)...)
-		if code := unlockExitCode(r.err); code != CodeNegative {
+		if code := ExitCode(r.err); code != CodeNegative {
 			t.Fatalf("unlock --owner ops-b: exit %d (%v), want %d", code, r.err, CodeNegative)
 		}
 		for _, extra := range [][]string{{"--dry-run"}, {"--yes"}} {
@@ -167,7 +167,7 @@ func TestStoresRefuseShedlockPreset(t *testing.T) {
 				full = append(full, "--", "true")
 			}
 			r := runCmd(t, false, nil, full...)
-			if code := exitCodeOf(r.err); code != CodeUsage || !strings.Contains(r.err.Error(), "layout") {
+			if code := ExitCode(r.err); code != CodeUsage || !strings.Contains(r.err.Error(), "layout") {
 				t.Errorf("%v --preset shedlock: exit %d (%v), want %d naming the one layout", args[:2], code, r.err, CodeUsage)
 			}
 		}

@@ -14,7 +14,7 @@ func TestUnlockFreeLockOnEtcd(t *testing.T) {
 	onEachStore(t, []string{"etcd"}, func(t *testing.T, _, dsn string) {
 		for _, extra := range [][]string{nil, {"--table", storeTable(t, dsn)}} {
 			r := runCmd(t, false, nil, append([]string{"unlock", "never-taken", "--yes", "--dsn", dsn}, extra...)...)
-			if code := exitCodeOf(r.err); code != CodeNegative {
+			if code := ExitCode(r.err); code != CodeNegative {
 				t.Fatalf("%v: exit %d (%v), want %d", extra, code, r.err, CodeNegative)
 			}
 			msg := r.err.Error()

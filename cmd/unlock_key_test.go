@@ -24,7 +24,7 @@ func TestUnlockKeyRefusals(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			r := runWithInput(t, false, "", append([]string{"unlock", "--dsn", path}, tc.args...)...)
-			if got := unlockExitCode(r.err); got != tc.code {
+			if got := ExitCode(r.err); got != tc.code {
 				t.Fatalf("exit code %d, want %d (error %v)", got, tc.code, r.err)
 			}
 			for _, w := range tc.wants {

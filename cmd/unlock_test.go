@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -31,22 +30,6 @@ func liveLease(t *testing.T, db *sql.DB, name string) bool {
 		t.Fatal(err)
 	}
 	return live
-}
-
-func unlockExitCode(err error) int {
-	var usage *UsageError
-	var exit *ExitError
-	switch {
-	case err == nil:
-		return CodeOK
-	case errors.Is(err, ErrInterrupted):
-		return CodeInterrupted
-	case errors.As(err, &usage):
-		return CodeUsage
-	case errors.As(err, &exit):
-		return exit.Code
-	}
-	return CodeError
 }
 
 func TestUnlockRefusals(t *testing.T) {
@@ -79,7 +62,7 @@ func TestUnlockRefusals(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			r := runWithInput(t, tc.tty, "", append([]string{"unlock", "--dsn", path}, tc.args...)...)
-			if got := unlockExitCode(r.err); got != tc.code {
+			if got := ExitCode(r.err); got != tc.code {
 				t.Fatalf("exit code %d, want %d (error %v)", got, tc.code, r.err)
 			}
 			for _, w := range tc.wants {
@@ -128,7 +111,7 @@ func TestUnlockSessionRefusalNamesTheWholeHolder(t *testing.T) {
 			_, err := o.plan(&dialects.Listing{Locks: []dialects.LockEntry{{
 				Name: tc.lock, State: dialects.StateHeld, Strategy: dialects.StrategySession, Source: "pg_locks", Holder: &h,
 			}}}, false)
-			if got := unlockExitCode(err); got != CodeNegative {
+			if got := ExitCode(err); got != CodeNegative {
 				t.Fatalf("exit code %d, want %d (error %v)", got, CodeNegative, err)
 			}
 			for _, w := range tc.wants {
@@ -192,7 +175,7 @@ func TestUnlockPrompt(t *testing.T) {
 	for _, answer := range []string{"n\n", "\n", "", "nope\n"} {
 		path, db := lockFile(t)
 		r := runWithInput(t, true, answer, "unlock", "held-job", "--dsn", path, "--owner", "host-a")
-		if unlockExitCode(r.err) != CodeInterrupted || !strings.Contains(r.err.Error(), "declined; nothing changed") {
+		if ExitCode(r.err) != CodeInterrupted || !strings.Contains(r.err.Error(), "declined; nothing changed") {
 			t.Errorf("answer %q: %v", answer, r.err)
 		}
 		if !strings.Contains(r.stderr, `Lock "held-job" in table shedlock (shedlock):`) || !strings.HasSuffix(strings.TrimSpace(r.stderr), "Release it? [y/N]") {
@@ -244,7 +227,7 @@ func TestUnlockYesAndForce(t *testing.T) {
 		t.Error("still held after --yes")
 	}
 	// A second unlock finds nothing to do.
-	if r := runWithInput(t, false, "", "unlock", "held-job", "--dsn", path, "--yes"); unlockExitCode(r.err) != CodeNegative || !strings.Contains(r.err.Error(), "not held") {
+	if r := runWithInput(t, false, "", "unlock", "held-job", "--dsn", path, "--yes"); ExitCode(r.err) != CodeNegative || !strings.Contains(r.err.Error(), "not held") {
 		t.Errorf("second unlock: %v", r.err)
 	}
 
@@ -305,7 +288,7 @@ func TestUnlockRefusesWhenTheOwnerChangedInBetween(t *testing.T) {
 		}
 	}
 	r := runUnlockHooked(t, path, takeOver, "held-job", "--yes", "--owner", "host-a")
-	if unlockExitCode(r.err) != CodeNegative || !strings.Contains(r.err.Error(), `refused: lock "held-job" changed hands before the change: now held by "host-c", not "host-a"; nothing changed`) {
+	if ExitCode(r.err) != CodeNegative || !strings.Contains(r.err.Error(), `refused: lock "held-job" changed hands before the change: now held by "host-c", not "host-a"; nothing changed`) {
 		t.Fatalf("error %v", r.err)
 	}
 	if owner, _ := shedRow(t, db, "held-job"); owner != "host-c" || !liveLease(t, db, "held-job") {
@@ -320,7 +303,7 @@ func TestUnlockRefusesWhenTheOwnerChangedInBetween(t *testing.T) {
 		}
 	}
 	r = runUnlockHooked(t, path, release, "held-job", "--yes", "--owner", "host-a")
-	if unlockExitCode(r.err) != CodeNegative || !strings.Contains(r.err.Error(), "is not held any more") {
+	if ExitCode(r.err) != CodeNegative || !strings.Contains(r.err.Error(), "is not held any more") {
 		t.Errorf("released in between: %v", r.err)
 	}
 
@@ -332,7 +315,7 @@ func TestUnlockRefusesWhenTheOwnerChangedInBetween(t *testing.T) {
 		}
 	}
 	r = runUnlockHooked(t, path, relock, "liquibase", "--yes", "--owner", "build-7 (10.0.0.5)")
-	if unlockExitCode(r.err) != CodeNegative || !strings.Contains(r.err.Error(), `now held by "build-8 (10.0.0.6)", not "build-7 (10.0.0.5)"`) {
+	if ExitCode(r.err) != CodeNegative || !strings.Contains(r.err.Error(), `now held by "build-8 (10.0.0.6)", not "build-7 (10.0.0.5)"`) {
 		t.Errorf("Liquibase changed hands in between: %v", r.err)
 	}
 	var locked int
@@ -366,7 +349,7 @@ func TestUnlockNativeTokenGuard(t *testing.T) {
 	}
 	// A running job's lease: refused without --owner, and the job keeps it.
 	r := runWithInput(t, false, "", "unlock", "sync", "--dsn", path, "--yes")
-	if unlockExitCode(r.err) != CodeNegative || !strings.Contains(r.err.Error(), `is held by "worker-1" until `) {
+	if ExitCode(r.err) != CodeNegative || !strings.Contains(r.err.Error(), `is held by "worker-1" until `) {
 		t.Fatalf("unlock of a running job's lease: %v", r.err)
 	}
 	if err := running.Refresh(ctx); err != nil {
@@ -383,7 +366,7 @@ func TestUnlockNativeTokenGuard(t *testing.T) {
 		}
 	}
 	r = runUnlockHooked(t, path, again, "sync", "--yes", "--table", "schedlock", "--owner", "worker-1")
-	if unlockExitCode(r.err) != CodeNegative || !strings.Contains(r.err.Error(), `refused: lock "sync" was acquired again by "worker-1" (token 2, read with token 1); nothing changed`) {
+	if ExitCode(r.err) != CodeNegative || !strings.Contains(r.err.Error(), `refused: lock "sync" was acquired again by "worker-1" (token 2, read with token 1); nothing changed`) {
 		t.Fatalf("error %v", r.err)
 	}
 	row, found, err := tl.Inspect(ctx, "sync")

@@ -60,7 +60,7 @@ func TestZooKeeperAdmin(t *testing.T) {
 	}
 
 	r = runCmd(t, false, nil, "unlock", "jobs/nightly", "--dsn", dsn, "--owner", "host-b", "--yes")
-	if unlockExitCode(r.err) != CodeNegative {
+	if ExitCode(r.err) != CodeNegative {
 		t.Fatalf("unlock --owner host-b: %v", r.err)
 	}
 	if err := held.Refresh(ctx); err != nil {
