@@ -180,7 +180,7 @@ is 30s plus --wait, so a frozen database cannot hold a cron slot for ever
 	// Everything from the first argument on is the command's, even without
 	// "--": its own flags must never be taken for schedlock's.
 	fl.SetInterspersed(false)
-	fl.StringVar(&opts.Name, "name", "", "lock name (required), e.g. nightly-report")
+	fl.StringVar(&opts.Name, "name", "", "lock name (required unless --key), e.g. nightly-report")
 	_ = c.RegisterFlagCompletionFunc("name", lockNameCompletion(f, g, false, ""))
 	fl.StringVar(&opts.Key, "key", "", "session strategy: lock this key itself instead of --name: a PostgreSQL advisory key (a bigint, as locks ls shows it) or a GET_LOCK name")
 	addSessionNameFlags(c, &opts.SessionNames)
@@ -273,7 +273,7 @@ func (o *RunOptions) validate() error {
 	case len(o.Argv) == 0:
 		return usage("no command to run: give it after --, e.g. schedlock run --name nightly -- ./report.sh")
 	case o.Name == "":
-		return usage("--name is required and must not be empty, e.g. --name nightly-report")
+		return usage("--name is required and must not be empty, e.g. --name nightly-report (or --key KEY for a session lock known by its key)")
 	case o.AtMost <= 0:
 		return usage("--at-most must be positive, got %s", o.AtMost)
 	case o.AtLeast < 0:

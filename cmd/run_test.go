@@ -134,6 +134,7 @@ func TestRunBadInput(t *testing.T) {
 		{"at-least over at-most", append(base, "--at-most", "1m", "--at-least", "2m", "--", "true"), "--at-least (2m0s) must not exceed --at-most (1m0s)"},
 		{"empty name", []string{"run", "--dsn", db, "--name", "", "--", "true"}, "--name is required"},
 		{"no name", []string{"run", "--dsn", db, "--", "true"}, "--name is required"},
+		{"no name names --key", []string{"run", "--dsn", db, "--", "true"}, "or --key KEY"},
 		{"invalid UTF-8 name", []string{"run", "--dsn", db, "--name", "\xff", "--", "true"}, "not valid UTF-8"},
 		{"negative at-most", append(base, "--at-most", "-1s", "--", "true"), "--at-most must be positive"},
 		{"zero at-most", append(base, "--at-most", "0s", "--", "true"), "--at-most must be positive"},
@@ -164,6 +165,24 @@ func TestRunBadInput(t *testing.T) {
 			assertFree(t, locker, "bad")
 		})
 	}
+}
+
+// TestRunHelpNameOrKey: --name is required only where --key does not name
+// the lock, and run's help says so on the --name line.
+func TestRunHelpNameOrKey(t *testing.T) {
+	r := execRun(t, context.Background(), "", "run", "--help")
+	if r.err != nil {
+		t.Fatalf("run --help: %v", r.err)
+	}
+	for _, line := range strings.Split(r.stdout, "\n") {
+		if strings.Contains(line, "--name string") {
+			if !strings.Contains(line, "required unless --key") {
+				t.Errorf("--name line %q: want it to say it is required unless --key", line)
+			}
+			return
+		}
+	}
+	t.Fatalf("run --help has no --name line:\n%s", r.stdout)
 }
 
 func TestRunCommandNotFoundReleasesLock(t *testing.T) {
