@@ -101,17 +101,38 @@ func collationRemedy(col dialects.NameColumn, found bool) string {
 	return what + "; names that differ only there are one lock for every application using the table. The database operator fixes it with: " + fix
 }
 
-// nameColumnRemedy is the remedy of a name check that found two names
-// being one lock: on a table the collation's (collationRemedy), else the
-// developer's.
+// charsetRemedy is the operator's remedy for a table whose name column
+// cannot store some names' characters (a latin1 column): the statement
+// that gives it a Unicode character set and an exact collation.
+func charsetRemedy(col dialects.NameColumn, found bool) string {
+	what := "the table's name column has a character set that cannot store some names' characters (accents beyond it, CJK, emoji)"
+	if found && col.Collation != "" {
+		what = fmt.Sprintf("column %s has the character set of collation %s, which cannot store some names' characters (accents beyond it, CJK, emoji)", col.Column, col.Collation)
+	}
+	fix := "give the name column a Unicode character set and a binary collation"
+	if found && col.ExactRemedy != "" {
+		fix = col.ExactRemedy
+	}
+	return what + "; such names cannot be locked on this table by any application. The database operator fixes it with: " + fix
+}
+
+// nameColumnRemedy is the remedy of a failed name check: on a table that
+// made two names one lock, the collation's (collationRemedy); on a table
+// whose name column could not store a name's characters, the character
+// set's (charsetRemedy); else the developer's.
 func nameColumnRemedy(ctx context.Context, env *Env, tg target, err error) string {
 	const developer = "bind lock names as parameters, compare them with = under a binary collation, never with LIKE, and map long names with dialects.MapName"
-	if !tg.isTable() || !errors.Is(err, errOneLock) {
+	var charset *dialects.CharsetError
+	oneLock, unstorable := errors.Is(err, errOneLock), errors.As(err, &charset)
+	if !tg.isTable() || (!oneLock && !unstorable) {
 		return developer
 	}
 	_, col, found, cerr := nameColumnOf(ctx, env, tg)
 	if cerr != nil {
 		found = false
 	}
-	return collationRemedy(col, found)
+	if oneLock {
+		return collationRemedy(col, found)
+	}
+	return charsetRemedy(col, found)
 }

@@ -162,3 +162,31 @@ func (e *UnstorableNameError) Error() string {
 
 // Is makes errors.Is(err, ErrInvalid) true.
 func (e *UnstorableNameError) Is(target error) bool { return target == ErrInvalid }
+
+// CharsetError says a table's column could not store a value's characters
+// because its character set lacks them: a multi-byte UTF-8 lock name (or
+// owner) written into a latin1 column of a table created without a
+// character set (MySQL and MariaDB error 1366, "Incorrect string value").
+// Nothing was written. The value cannot be used on that table as it is,
+// so it matches ErrInvalid; the operator's fix is to give the column a
+// Unicode character set (NameColumn.ExactRemedy on the name column).
+type CharsetError struct {
+	// Column is the column the server named ("name"), or empty.
+	Column string
+	// Err is the server's error; Unwrap returns it.
+	Err error
+}
+
+func (e *CharsetError) Error() string {
+	col := "a column of the lock table"
+	if e.Column != "" {
+		col = "column " + e.Column + " of the lock table"
+	}
+	return fmt.Sprintf("%s cannot store these characters: its character set lacks them (%v)", col, e.Err)
+}
+
+// Unwrap returns the server's error.
+func (e *CharsetError) Unwrap() error { return e.Err }
+
+// Is makes errors.Is(err, ErrInvalid) true.
+func (e *CharsetError) Is(target error) bool { return target == ErrInvalid }

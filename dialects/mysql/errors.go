@@ -17,7 +17,16 @@ const (
 	errUserLimitReached  = 1226 // ER_USER_LIMIT_REACHED: an account's resource limit
 	userResourceMaxConns = "max_user_connections"
 	userResourcePerHour  = "max_connections_per_hour"
+	// errTruncatedWrongValue is ER_TRUNCATED_WRONG_VALUE_FOR_FIELD,
+	// "Incorrect string value: '\xE6\x97…' for column `db`.`t`.`name` at
+	// row 1": a column whose character set (latin1) lacks the characters.
+	errTruncatedWrongValue = 1366
 )
+
+// columnRE reads the column of ER_TRUNCATED_WRONG_VALUE_FOR_FIELD: its last
+// back-quoted part (MariaDB: `db`.`t`.`name`) or its quoted name (MySQL:
+// 'name').
+var columnRE = regexp.MustCompile("for column (?:`[^`]*`\\.)*[`']([^`']*)[`'] at row")
 
 // userLimitRE reads ER_USER_LIMIT_REACHED: "User 'app' has exceeded the
 // 'max_user_connections' resource (current value: 1)".
@@ -31,13 +40,23 @@ var userLimitRE = regexp.MustCompile(`^User '(.*)' has exceeded the '([a-z_]+)' 
 //   - 1226 for the max_user_connections or max_connections_per_hour
 //     resource of an account, raised with ALTER USER.
 //
-// Every other error, and nil, is returned unchanged.
+// An "Incorrect string value" (1366) is a *dialects.CharsetError naming the
+// column whose character set lacks a value's characters. Every other error, and nil, is returned unchanged.
 func ClassifyError(err error) error {
 	var me *mysql.MySQLError
 	if !errors.As(err, &me) {
 		return err
 	}
 	switch me.Number {
+	case errTruncatedWrongValue:
+		if !strings.HasPrefix(me.Message, "Incorrect string value") {
+			return err
+		}
+		col := ""
+		if m := columnRE.FindStringSubmatch(me.Message); m != nil {
+			col = m[1]
+		}
+		return &dialects.CharsetError{Column: col, Err: me}
 	case errConCount:
 		return &dialects.ConnLimitError{Limit: "max_connections", Scope: "server",
 			Raise: "SET GLOBAL max_connections = <n>", Err: me}

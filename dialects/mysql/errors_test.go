@@ -48,3 +48,30 @@ func TestClassifyConnLimit(t *testing.T) {
 		t.Error("nil is not kept")
 	}
 }
+
+// TestClassifyCharset: "Incorrect string value" (1366) is a CharsetError
+// naming the column, in MariaDB's and MySQL's wording; it matches
+// ErrInvalid and keeps the server's error.
+func TestClassifyCharset(t *testing.T) {
+	for msg, col := range map[string]string{
+		"Incorrect string value: '\\xE6\\x97\\xA5\\xE6\\x9C\\xAC...' for column `test`.`shedlock`.`name` at row 1": "name",
+		"Incorrect string value: '\\xF0\\x9F\\x94\\x92' for column 'locked_by' at row 1":                           "locked_by",
+		"Incorrect string value: '\\xE2\\x9C\\x93' for column `lock_name` at row 1":                                "lock_name",
+		"Incorrect string value: '\\xE2\\x9C\\x93'":                                                                "",
+	} {
+		server := &mysql.MySQLError{Number: errTruncatedWrongValue, Message: msg}
+		err := ClassifyError(fmt.Errorf("acquire: %w", server))
+		var ce *dialects.CharsetError
+		if !errors.As(err, &ce) || !errors.Is(err, dialects.ErrInvalid) || !errors.Is(err, server) {
+			t.Errorf("%q: got %v (%T), want a CharsetError matching ErrInvalid around the server's error", msg, err, err)
+			continue
+		}
+		if ce.Column != col || !strings.Contains(err.Error(), "character set") {
+			t.Errorf("%q: column %q (want %q), message %q", msg, ce.Column, col, err)
+		}
+	}
+	other := &mysql.MySQLError{Number: errTruncatedWrongValue, Message: "Incorrect integer value: 'x' for column `t`.`n` at row 1"}
+	if got := ClassifyError(other); got != other {
+		t.Errorf("%v changed to %v", other, got)
+	}
+}

@@ -103,3 +103,49 @@ func TestSessionNameCaseLive(t *testing.T) {
 		}
 	}
 }
+
+// TestLatin1DDLCharsetLive: on ShedLock's DDL in a latin1 table (a server
+// whose default character set is latin1, and no CHARACTER SET in the DDL),
+// a multi-byte name cannot be stored: acquiring it is a CharsetError
+// (ErrInvalid) naming the column, nothing is written, and selfcheck's name
+// checks give the operator's ALTER TABLE to a Unicode character set, not
+// the developer's remedy. Once the ALTER runs, every name check passes.
+func TestLatin1DDLCharsetLive(t *testing.T) {
+	d := openDetected(t)
+	table := uniqueName("shedlock_latin1_")
+	ddl := "CREATE TABLE " + table + " (name VARCHAR(64) NOT NULL, lock_until TIMESTAMP(3) NOT NULL, " +
+		"locked_at TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3), locked_by VARCHAR(255) NOT NULL, PRIMARY KEY (name)) DEFAULT CHARSET=latin1"
+	if _, err := d.SQL.ExecContext(testContext(t), ddl); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_, _ = d.SQL.ExecContext(ctx, "DROP TABLE IF EXISTS "+table)
+	})
+	tables := []dialects.Table{{Preset: dialects.PresetShedlock, Name: table}}
+	ids := []string{"table.names.special", "table.names.length"}
+	res := dialecttest.Results(t, d, dialecttest.Options{Strategies: []dialects.Strategy{dialects.StrategyTable}, Tables: tables}, ids...)
+	alter := "ALTER TABLE " + table + " MODIFY name varchar(64) CHARACTER SET utf8mb4 COLLATE " + NewBuilder(d.Info).Collation + " NOT NULL"
+	for _, id := range ids {
+		r := res[id]
+		if r.Status != checks.StatusFail || !strings.Contains(r.Remedy, "character set") || !strings.Contains(r.Remedy, alter) || strings.Contains(r.Remedy, "bind lock names") {
+			t.Errorf("%s on a latin1 table = %+v; want a failure whose remedy is %q", id, r, alter)
+		}
+	}
+	var rows int
+	if err := d.SQL.QueryRowContext(testContext(t), "SELECT COUNT(*) FROM "+table+" WHERE name LIKE '%?%'").Scan(&rows); err != nil {
+		t.Fatal(err)
+	}
+	if rows != 0 {
+		t.Errorf("%d rows with a replaced character were written", rows)
+	}
+	if _, err := d.SQL.ExecContext(testContext(t), alter); err != nil {
+		t.Fatalf("the remedy %q: %v", alter, err)
+	}
+	for id, r := range dialecttest.Results(t, d, dialecttest.Options{Strategies: []dialects.Strategy{dialects.StrategyTable}, Tables: tables}, ids...) {
+		if r.Status != checks.StatusPass {
+			t.Errorf("%s after the remedy = %+v; want pass", id, r)
+		}
+	}
+}
