@@ -1,7 +1,6 @@
 package claimtable
 
 import (
-	"strconv"
 	"strings"
 )
 
@@ -92,5 +91,3 @@ func pairs(q *query, idCol, versionCol string, ids, versions []int64) string {
 	}
 	return "(" + strings.Join(ps, " OR ") + ")"
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }

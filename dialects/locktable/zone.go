@@ -35,9 +35,6 @@ func NewZone(s dialects.Schema, plus func(expr, ms string) string, lit func(wall
 	return Zone{on: s.TimeZone != "", frame: s.Zone, plus: plus, lit: lit}
 }
 
-// On reports whether the schema has a writer time zone.
-func (z Zone) On() bool { return z.on }
-
 // Uses is how many times ToLocal and ToUTC name their expression: 2 when
 // the frame holds a change of offset, else 1.
 func (z Zone) Uses() int {

@@ -261,15 +261,6 @@ func allOf(s string, is func(byte) bool) bool {
 func isDigit(c byte) bool  { return '0' <= c && c <= '9' }
 func isLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
 
-// shedlockValue is ShedLock's value: "ADDED:<instant>@<owner>".
-func shedlockValue(at time.Time, owner string) string {
-	return "ADDED:" + isoInstant(at) + "@" + owner
-}
-
-// isoInstant writes t as ShedLock's Utils.toIsoString does: UTC,
-// milliseconds, a Z.
-func isoInstant(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
-
 // parseShedlockValue reads "ADDED:<instant>@<owner>"; the instant is zero
 // when it does not parse (a value another tool wrote).
 func parseShedlockValue(v string) (lockedAt time.Time, owner string) {

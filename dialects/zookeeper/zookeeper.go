@@ -64,7 +64,6 @@ package zookeeper
 
 import (
 	"context"
-	"fmt"
 	"net/url"
 	"strings"
 	"time"
@@ -256,6 +255,3 @@ func (c Config) String() string {
 
 // wrap is dialects.Wrap for this backend.
 func wrap(op string, err error) error { return dialects.Wrap(Name, op, err) }
-
-// errorf formats an error of this backend.
-func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }

@@ -39,14 +39,9 @@ func RoundTrip(ctx context.Context, conn *sql.Conn, statement string, b Budget) 
 	return statement, r, err
 }
 
-// RawSessionCycles measures TryLock then Unlock of name with ops on conn,
-// the raw statements a session locker competes with. A refused TryLock is
-// an error: name must be free.
-func RawSessionCycles(ctx context.Context, conn *sql.Conn, ops dialects.SessionOps, name string, b Budget) (Rate, error) {
-	return loop(b, rawSessionCycle(ctx, conn, ops, name))
-}
-
-// rawSessionCycle is one raw cycle of RawSessionCycles.
+// rawSessionCycle is one raw cycle: TryLock then Unlock of name with ops
+// on conn, the raw statements a session locker competes with. A refused
+// TryLock is an error: name must be free.
 func rawSessionCycle(ctx context.Context, conn *sql.Conn, ops dialects.SessionOps, name string) func() error {
 	return func() error {
 		ok, err := ops.TryLock(ctx, conn, name)
@@ -69,13 +64,8 @@ func rawSessionCycle(ctx context.Context, conn *sql.Conn, ops dialects.SessionOp
 	}
 }
 
-// EngineCycles measures Acquire then Release of name through locker, one
-// cycle after the other. A refused Acquire is an error: name must be free.
-func EngineCycles(ctx context.Context, locker dialects.Locker, name string, opts dialects.Options, b Budget) (Rate, error) {
-	return loop(b, engineCycle(ctx, locker, name, opts))
-}
-
-// engineCycle is one cycle of EngineCycles.
+// engineCycle is one engine cycle: Acquire then Release of name through
+// locker. A refused Acquire is an error: name must be free.
 func engineCycle(ctx context.Context, locker dialects.Locker, name string, opts dialects.Options) func() error {
 	return func() error {
 		lease, err := locker.Acquire(ctx, name, opts)

@@ -15,14 +15,9 @@ func StoreRoundTrip(ctx context.Context, ops StoreOps, b Budget) (Rate, error) {
 	return r, err
 }
 
-// RawStoreCycles measures ops.TryLock then ops.Unlock of name on ops'
-// client, the raw commands a store's locker competes with. A refused
+// rawStoreCycle is one raw cycle: ops.TryLock then ops.Unlock of name on
+// ops' client, the raw commands a store's locker competes with. A refused
 // TryLock is an error: name must be free.
-func RawStoreCycles(ctx context.Context, ops StoreOps, name string, b Budget) (Rate, error) {
-	return loop(b, rawStoreCycle(ctx, ops, name))
-}
-
-// rawStoreCycle is one raw cycle of RawStoreCycles.
 func rawStoreCycle(ctx context.Context, ops StoreOps, name string) func() error {
 	return func() error {
 		ok, err := ops.TryLock(ctx, name)

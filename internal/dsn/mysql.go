@@ -106,15 +106,6 @@ func (p mysqlParts) format(driverQuery func(string) string) string {
 	return b.String()
 }
 
-// redactNativeMySQL masks the password of a go-sql-driver DSN in place.
-func redactNativeMySQL(s string) string {
-	p, _ := splitNativeMySQL(s)
-	if p.passStart < 0 {
-		return s
-	}
-	return s[:p.passStart] + Mask + s[p.passEnd:]
-}
-
 func (p mysqlParts) dbName() string {
 	if db, err := url.PathUnescape(p.db); err == nil {
 		return db

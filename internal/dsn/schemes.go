@@ -30,10 +30,6 @@ func supportedSchemes() string {
 	return strings.Join(forms, ", ")
 }
 
-// Families lists the database families schedlock can parse DSNs for: the
-// registered dialects.
-func Families() []string { return dialects.Names() }
-
 // entryFor returns the registered dialect called family, or an error
 // matching dialects.ErrUnsupported naming what this build has.
 func entryFor(family string) (*dialects.Dialect, error) {
