@@ -10,11 +10,11 @@ import (
 	"github.com/schedlock/schedlock/internal/elide"
 )
 
-// capabilityChecks are the probes of reference §8b that detection runs —
-// session locks that really exclude (a stub that grants twice fails), SKIP
-// LOCKED and NOWAIT on real row locks, lock listing, the right to
-// terminate sessions and the privileges the strategies need — one result
-// each, from one Probe per run (dialects.Prober).
+// capabilityChecks are the probes detection runs (docs/detect.md, What it
+// probes) — session locks that really exclude (a stub that grants twice
+// fails), SKIP LOCKED and NOWAIT on real row locks, lock listing, the
+// right to terminate sessions and the privileges the strategies need —
+// one result each, from one Probe per run (dialects.Prober).
 func capabilityChecks() []Check {
 	type capCheck struct {
 		id, title string

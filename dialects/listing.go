@@ -113,7 +113,7 @@ func ResolveAdminTable(t Table) (Table, error) {
 	return t, nil
 }
 
-// LockState is the state of a listed lock (DESIGN §6).
+// LockState is the state of a listed lock (docs/locks.md, States).
 type LockState string
 
 // The lock states, in display order.

@@ -1,5 +1,6 @@
 // Package dialecttest is the conformance suite of the lock contract
-// (dialects package doc, DESIGN.md §4) for every dialect's tests: it runs
+// (the dialects package doc, "The lock contract") for every dialect's
+// tests: it runs
 // the selfcheck suite of package checks against a live database, each check
 // as a subtest, so the checks `schedlock selfcheck` runs are the ones every
 // dialect is tested with.

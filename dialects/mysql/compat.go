@@ -2,7 +2,7 @@ package mysql
 
 import "github.com/schedlock/schedlock/dialects"
 
-// TiDB facts (reference/dialects.md §0 pitfalls 2 and 3):
+// TiDB facts (docs/dialects.md, TiDB):
 //
 //   - SELECT … FOR UPDATE SKIP LOCKED is parsed but takes no lock, so two
 //     workers claim the same row; claims on TiDB are optimistic whatever a

@@ -96,7 +96,7 @@ func TestLockNamesOfDatabasesDiffer(t *testing.T) {
 
 // TestLockNamesNeverAPeersName: schedlock's GET_LOCK names never equal
 // the names golang-migrate, Flyway and Atlas take (their values from
-// /work/shared/reference/peers-sql.md: golang-migrate's decimal id,
+// docs/locks.md, Migration tools' locks: golang-migrate's decimal id,
 // Flyway-<hashCode>, atlas_migrate_execute / atlas_migrate_diff), whatever
 // the lock is called and in whichever database.
 func TestLockNamesNeverAPeersName(t *testing.T) {

@@ -266,7 +266,8 @@ func killCapability(ctx context.Context, db *sql.DB, info dialects.Info, p privi
 }
 
 // rowLockFacts says what the product and version promise for SKIP LOCKED
-// and NOWAIT (reference/dialects.md §5); a probe replaces them when it runs.
+// and NOWAIT (docs/dialects.md, each product's claim strategy); a probe
+// replaces them when it runs.
 func rowLockFacts(info dialects.Info) (skip, nowait dialects.Capability) {
 	const claimRemedy = "claim rows optimistically (UPDATE … WHERE version = ?)"
 	v := info.Version

@@ -16,7 +16,7 @@ func TestParseVersion(t *testing.T) {
 		version string
 		variant string
 	}{
-		{"11g EE (dialects.md §1)", Versions{
+		{"11g EE", Versions{
 			Product: "Oracle Database 11g Enterprise Edition ", Version: "11.2.0.2.0",
 			Banner: "Oracle Database 11g Enterprise Edition Release 11.2.0.2.0 - 64bit Production"},
 			"11.2.0.2.0", VariantEnterprise},
@@ -52,7 +52,7 @@ func TestParseVersion(t *testing.T) {
 			Product: "Oracle Database 23ai Enterprise Edition", Version: "23.0.0.0.0", VersionFull: "23.5.0.24.07",
 			Banner: "Oracle Database 23ai Enterprise Edition Release 23.0.0.0.0"},
 			"23.5.0.24.07", VariantEnterprise},
-		{"26ai EE (dialects.md §1)", Versions{
+		{"26ai EE", Versions{
 			Product: "Oracle AI Database 26ai Enterprise Edition", Version: "23.0.0.0.0", VersionFull: "23.26.0.0.0",
 			Banner: "Oracle Database 26 AI Enterprise Edition Release 23.26.0.0.0"},
 			"23.26.0.0.0", VariantEnterprise},

@@ -15,7 +15,8 @@ import (
 )
 
 // Article is an application that locks a sys_sched_lock table the way the
-// published home-grown designs do (reference: peers-sql.md): INSERT the row
+// published home-grown designs do (docs/strategies.md, Sharing
+// sys_sched_lock with applications that lock it by INSERT): INSERT the row
 // to lock, a duplicate key meaning the lock is held; DELETE … WHERE
 // lock_name = ? AND lock_owner = ? to unlock. It never takes over an
 // expired row. Times are computed by the application and bound as text
