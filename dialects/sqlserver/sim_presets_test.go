@@ -2,9 +2,12 @@ package sqlserver
 
 import (
 	"database/sql/driver"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
+	"testing"
+	"time"
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/internal/fakesql"
@@ -93,4 +96,61 @@ func (sim *simServer) deleteRow(q string, args []driver.NamedValue) (fakesql.Res
 	}
 	delete(t.rows, key)
 	return t.output(r), nil
+}
+
+// TestSysSchedLockRowsOnSimulator: on sys_sched_lock a release deletes the
+// row; an early release keeps it until at-least and the locker deletes it
+// then; a forced unlock deletes a row, expired or not; a name ending in a
+// space is refused, not hashed.
+func TestSysSchedLockRowsOnSimulator(t *testing.T) {
+	db := newSim().detected(t)
+	ctx := t.Context()
+	tl, err := db.TableLocker(dialects.Table{Preset: dialects.PresetSysSchedLock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tl.CreateTable(ctx); err != nil {
+		t.Fatal(err)
+	}
+	gone := func(name string) bool {
+		t.Helper()
+		_, found, err := tl.Inspect(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return !found
+	}
+	lease, err := tl.Acquire(ctx, "now", dialects.Options{Owner: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := lease.Release(ctx); err != nil || !gone("now") {
+		t.Fatalf("release = %v; want the row deleted", err)
+	}
+	lease, err = tl.Acquire(ctx, "kept", dialects.Options{Owner: "a", AtMost: time.Minute, AtLeast: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := lease.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-dialects.Freed(lease):
+	case <-time.After(20 * time.Second):
+		t.Fatal("the kept row's deletion did not finish")
+	}
+	if !gone("kept") {
+		t.Fatal("the row an early release kept is still there after at-least")
+	}
+	if _, err := tl.Acquire(ctx, "forced", dialects.Options{Owner: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	if done, err := tl.(dialects.TableExpirer).Expire(ctx, "forced"); err != nil || !done || !gone("forced") {
+		t.Fatalf("forced unlock = %v, %v; want the row deleted", done, err)
+	}
+	_, err = tl.Acquire(ctx, "trailing ", dialects.Options{Owner: "a"})
+	var unstorable *dialects.UnstorableNameError
+	if !errors.As(err, &unstorable) || !errors.Is(err, dialects.ErrInvalid) {
+		t.Fatalf("acquire of a name ending in a space = %v; want an UnstorableNameError", err)
+	}
 }
