@@ -55,10 +55,12 @@ type Stmt struct {
 type Builder interface {
 	// Dialect is the registry name used in errors ("postgres", …).
 	Dialect() string
-	// MaxNameRunes is the longest name the name column of s stores; longer
-	// names are stored as dialects.MapName(name, MaxNameRunes(s)). Presets
-	// that mirror other tools' tables (shedlock, sys_sched_lock) use their
-	// documented VARCHAR(64).
+	// MaxNameRunes is the longest name the name column of s stores as
+	// Create declares it. On the native table longer names are stored as
+	// dialects.MapName(name, MaxNameRunes(s)). The presets that mirror
+	// other tools' tables (shedlock: 64, sys_sched_lock: 128) store names
+	// as they are, up to the width the catalog gives for the existing
+	// table (NameColumnBuilder), and refuse longer ones.
 	MaxNameRunes(s dialects.Schema) int
 	// Acquire inserts the row of a new name, or takes over a row whose lease
 	// has expired (until <= now): owner = ArgOwner, locked_at = now,
@@ -69,7 +71,9 @@ type Builder interface {
 	// match and until > now.
 	Refresh(s dialects.Schema) Stmt
 	// Release sets until = max(locked_at + ArgAtLeastMs, now) where name,
-	// owner and token match and until > now.
+	// owner and token match and until > now. (On a table whose release
+	// deletes the row, a RowDeleter's, it keeps the row of an early
+	// release.)
 	Release(s dialects.Schema) Stmt
 	// Expire sets until = now where name matches and until > now, whoever
 	// the owner is (administrative force-unlock). ResultRowsAffected-style.
