@@ -18,6 +18,7 @@ import (
 	gomysql "github.com/go-sql-driver/mysql"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/internal/livetest"
 )
 
 // Every command names its connections after itself. The name rides in
@@ -112,10 +113,7 @@ func TestRunNamesItsConnectionPostgres(t *testing.T) {
 // rather than skipping it (TestNameConnections in dialects/mysql checks
 // what is sent).
 func TestRunNamesItsConnectionMySQL(t *testing.T) {
-	raw := os.Getenv("SCHEDLOCK_TEST_MYSQL_DSN")
-	if raw == "" {
-		t.Skip("SCHEDLOCK_TEST_MYSQL_DSN is not set")
-	}
+	raw := livetest.DSN(t, livetest.MySQL)
 	if _, err := gomysql.ParseDSN(raw); err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/schedlock/schedlock/internal/benchkit"
 	"github.com/schedlock/schedlock/internal/dsn"
+	"github.com/schedlock/schedlock/internal/livetest"
 )
 
 // benchReportKeys are the top-level fields of `bench -o json`, in order.
@@ -256,10 +257,7 @@ func assertNoBenchTables(t *testing.T, path string) {
 // liveBench runs the whole bench suite on the server of env, whose
 // password (any: trust authentication) must never be shown.
 func liveBench(t *testing.T, env string) {
-	raw := os.Getenv(env)
-	if raw == "" {
-		t.Skipf("%s is not set", env)
-	}
+	raw := livetest.DSN(t, env)
 	rep := benchJSON(t, raw, "--cycles", "50")
 	checkCycles(t, rep, 50, "session", "table")
 

@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"net/url"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/internal/iostreams"
+	"github.com/schedlock/schedlock/internal/livetest"
 )
 
 // randomName is a role or account name no other test uses.
@@ -54,10 +54,7 @@ func assertConnLimit(t *testing.T, dsn string, want ...string) {
 // TestDetectConnLimitPostgres: a role with CONNECTION LIMIT 0 is refused
 // with SQLSTATE 53300, which detect names as the role's limit.
 func TestDetectConnLimitPostgres(t *testing.T) {
-	raw := os.Getenv("SCHEDLOCK_TEST_POSTGRES_DSN")
-	if raw == "" {
-		t.Skip("SCHEDLOCK_TEST_POSTGRES_DSN is not set")
-	}
+	raw := livetest.DSN(t, livetest.Postgres)
 	admin, err := sql.Open("pgx", raw)
 	if err != nil {
 		t.Fatal(err)
@@ -87,10 +84,7 @@ func TestDetectConnLimitPostgres(t *testing.T) {
 // one connection is held is refused with error 1226, which detect names
 // as the user's limit.
 func TestDetectConnLimitMySQL(t *testing.T) {
-	raw := os.Getenv("SCHEDLOCK_TEST_MYSQL_DSN")
-	if raw == "" {
-		t.Skip("SCHEDLOCK_TEST_MYSQL_DSN is not set")
-	}
+	raw := livetest.DSN(t, livetest.MySQL)
 	cfg, err := mysql.ParseDSN(raw)
 	if err != nil {
 		t.Fatal(err)

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
-	"github.com/olekukonko/tablewriter/pkg/twwidth"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -16,8 +15,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/olekukonko/tablewriter/pkg/twwidth"
+
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/internal/fakesql"
+	"github.com/schedlock/schedlock/internal/livetest"
 	"github.com/schedlock/schedlock/internal/output"
 	"github.com/schedlock/schedlock/internal/testnet"
 )
@@ -414,10 +416,7 @@ func TestDetectHelpHasExamples(t *testing.T) {
 }
 
 func TestDetectLivePostgres(t *testing.T) {
-	raw := os.Getenv("SCHEDLOCK_TEST_POSTGRES_DSN")
-	if raw == "" {
-		t.Skip("SCHEDLOCK_TEST_POSTGRES_DSN is not set: skipping the live PostgreSQL detect test")
-	}
+	raw := livetest.DSN(t, livetest.Postgres)
 	// Trust authentication accepts any password; it must never be shown.
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -452,10 +451,7 @@ func TestDetectLivePostgres(t *testing.T) {
 }
 
 func TestDetectLiveMySQL(t *testing.T) {
-	raw := os.Getenv("SCHEDLOCK_TEST_MYSQL_DSN")
-	if raw == "" {
-		t.Skip("SCHEDLOCK_TEST_MYSQL_DSN is not set: skipping the live MySQL/MariaDB detect test")
-	}
+	raw := livetest.DSN(t, livetest.MySQL)
 	doc := runDetectJSON(t, raw)
 	if doc.Product != "mariadb" && doc.Product != "mysql" {
 		t.Fatalf("product %q", doc.Product)

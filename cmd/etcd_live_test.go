@@ -17,6 +17,7 @@ import (
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/etcd"
+	"github.com/schedlock/schedlock/internal/livetest"
 )
 
 // liveEtcd is the throwaway etcd of $SCHEDLOCK_TEST_ETCD_DSN: the DSN, its
@@ -29,10 +30,7 @@ type liveEtcd struct {
 
 func etcdLive(t *testing.T) liveEtcd {
 	t.Helper()
-	raw := os.Getenv("SCHEDLOCK_TEST_ETCD_DSN")
-	if raw == "" {
-		t.Skip("SCHEDLOCK_TEST_ETCD_DSN is not set")
-	}
+	raw := livetest.DSN(t, livetest.Etcd)
 	u, err := url.Parse(raw)
 	if err != nil {
 		t.Fatalf("SCHEDLOCK_TEST_ETCD_DSN: %v", err)

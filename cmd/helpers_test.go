@@ -16,6 +16,7 @@ import (
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/internal/dsn"
 	"github.com/schedlock/schedlock/internal/iostreams"
+	"github.com/schedlock/schedlock/internal/livetest"
 )
 
 // testFactory returns a factory over in-memory streams with only env in
@@ -91,10 +92,7 @@ func testRoot(t *testing.T) *cobra.Command {
 // SCHEDLOCK_TEST_POSTGRES_DSN is unset.
 func livePostgresURL(t *testing.T) *url.URL {
 	t.Helper()
-	raw := os.Getenv("SCHEDLOCK_TEST_POSTGRES_DSN")
-	if raw == "" {
-		t.Skip("SCHEDLOCK_TEST_POSTGRES_DSN is not set")
-	}
+	raw := livetest.DSN(t, livetest.Postgres)
 	u, err := url.Parse(raw)
 	if err != nil {
 		t.Fatal(err)

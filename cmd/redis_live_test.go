@@ -15,16 +15,15 @@ import (
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/schedlock/schedlock/internal/livetest"
 	"github.com/schedlock/schedlock/internal/testnet"
 )
 
 // liveRedis is the throwaway Redis of the tests, or a skip without one.
 func liveRedis(t *testing.T) string {
 	t.Helper()
-	raw := os.Getenv("SCHEDLOCK_TEST_REDIS_DSN")
-	if raw == "" {
-		t.Skip("SCHEDLOCK_TEST_REDIS_DSN is not set")
-	}
+	raw := livetest.DSN(t, livetest.Redis)
 	return raw
 }
 

@@ -6,7 +6,6 @@ import (
 	"context"
 	"database/sql"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/schedlock/schedlock/dialects/mysql"
 	"github.com/schedlock/schedlock/dialects/postgres"
+	"github.com/schedlock/schedlock/internal/livetest"
 )
 
 // runInBackground starts `schedlock run` with args and returns the
@@ -104,10 +104,7 @@ func TestRunLeaseLostSaysWhySessionTerminated(t *testing.T) {
 // KILL of the connection that holds a GET_LOCK ends the lock; run stops
 // the command and says what the connection's end looked like.
 func TestRunLeaseLostSaysWhySessionKilledMySQL(t *testing.T) {
-	raw := os.Getenv("SCHEDLOCK_TEST_MYSQL_DSN")
-	if raw == "" {
-		t.Skip("SCHEDLOCK_TEST_MYSQL_DSN is not set")
-	}
+	raw := livetest.DSN(t, livetest.MySQL)
 	db, err := sql.Open("mysql", raw)
 	if err != nil {
 		t.Fatal(err)

@@ -18,6 +18,7 @@ import (
 	_ "github.com/schedlock/schedlock/dialects/all"
 	"github.com/schedlock/schedlock/internal/dsn"
 	"github.com/schedlock/schedlock/internal/iostreams"
+	"github.com/schedlock/schedlock/internal/livetest"
 )
 
 // syncBuffer is a bytes.Buffer safe for the child's copy goroutine and the
@@ -483,10 +484,7 @@ func TestRunMissingTable(t *testing.T) {
 // liveSessionDSN returns the PostgreSQL DSN, skipping when it is unset.
 func liveSessionDSN(t *testing.T) string {
 	t.Helper()
-	raw := os.Getenv("SCHEDLOCK_TEST_POSTGRES_DSN")
-	if raw == "" {
-		t.Skip("SCHEDLOCK_TEST_POSTGRES_DSN is not set")
-	}
+	raw := livetest.DSN(t, livetest.Postgres)
 	return raw
 }
 

@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"net/url"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/schedlock/schedlock/checks"
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/zookeeper"
+	"github.com/schedlock/schedlock/internal/livetest"
 	"github.com/schedlock/schedlock/internal/tcpproxy"
 )
 
@@ -24,10 +24,7 @@ import (
 // before another client can take the lock, which it can only once the
 // server has expired the holder's session.
 func TestRunZooKeeperConnectionLost(t *testing.T) {
-	raw := os.Getenv("SCHEDLOCK_TEST_ZK_DSN")
-	if raw == "" {
-		t.Skip("SCHEDLOCK_TEST_ZK_DSN is not set")
-	}
+	raw := livetest.DSN(t, livetest.ZooKeeper)
 	u, err := url.Parse(raw)
 	if err != nil {
 		t.Fatalf("SCHEDLOCK_TEST_ZK_DSN: %v", err)

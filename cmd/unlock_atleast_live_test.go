@@ -5,7 +5,6 @@ package cmd
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -14,6 +13,7 @@ import (
 	"github.com/schedlock/schedlock/checks"
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/internal/dsn"
+	"github.com/schedlock/schedlock/internal/livetest"
 )
 
 // liveStores are the stores and the variables of their live DSNs.
@@ -31,10 +31,7 @@ func onEachStore(t *testing.T, only []string, f func(t *testing.T, store, dsn st
 			continue
 		}
 		t.Run(store.name, func(t *testing.T) {
-			dsn := os.Getenv(store.env)
-			if dsn == "" {
-				t.Skip(store.env + " is not set")
-			}
+			dsn := livetest.DSN(t, store.env)
 			f(t, store.name, dsn)
 		})
 	}

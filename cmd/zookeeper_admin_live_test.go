@@ -5,7 +5,6 @@ package cmd
 import (
 	"context"
 	"net/url"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/schedlock/schedlock/checks"
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/zookeeper"
+	"github.com/schedlock/schedlock/internal/livetest"
 )
 
 // locks ls, unlock and selfcheck on ZooKeeper, through the command line:
@@ -20,10 +20,7 @@ import (
 // wrong owner is refused and the holder keeps its lock; unlock by the
 // owner ends the holder's lease at once; selfcheck passes.
 func TestZooKeeperAdmin(t *testing.T) {
-	raw := os.Getenv("SCHEDLOCK_TEST_ZK_DSN")
-	if raw == "" {
-		t.Skip("SCHEDLOCK_TEST_ZK_DSN is not set")
-	}
+	raw := livetest.DSN(t, livetest.ZooKeeper)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	b, err := zookeeper.Open(ctx, raw)

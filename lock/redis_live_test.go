@@ -6,23 +6,21 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/schedlock/schedlock/internal/livetest"
 )
 
 // The library on Redis: lock.Open with a redis:// DSN picks the lease
 // strategy, WithLock runs the function under the lock with a growing
 // fencing token, and a second holder is refused meanwhile.
 func TestOpenRedis(t *testing.T) {
-	dsn := os.Getenv("SCHEDLOCK_TEST_REDIS_DSN")
-	if dsn == "" {
-		t.Skip("SCHEDLOCK_TEST_REDIS_DSN is not set")
-	}
+	dsn := livetest.DSN(t, livetest.Redis)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	db, err := Open(ctx, dsn)
@@ -84,10 +82,7 @@ func errString(err error) string {
 // as one slog warning on slog.Default() — and opens all the same. A
 // SQLite file reports nothing.
 func TestOpenReportsRisksOfTwoHolders(t *testing.T) {
-	dsn := os.Getenv("SCHEDLOCK_TEST_REDIS_DSN")
-	if dsn == "" {
-		t.Skip("SCHEDLOCK_TEST_REDIS_DSN is not set")
-	}
+	dsn := livetest.DSN(t, livetest.Redis)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 

@@ -6,12 +6,12 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"errors"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/internal/livetest"
 )
 
 // dsnEnv names the variable that points the live tests at a DM8 server, as
@@ -27,10 +27,7 @@ const dsnEnv = "SCHEDLOCK_TEST_DAMENG_DSN"
 // not answer.
 func liveDB(t testing.TB) *sql.DB {
 	t.Helper()
-	dsn := os.Getenv(dsnEnv)
-	if dsn == "" {
-		t.Skipf("%s is not set: no DM8 server to test against", dsnEnv)
-	}
+	dsn := livetest.DSN(t, dsnEnv)
 	if !DriverLinked {
 		t.Fatalf("%s is set, but %s", dsnEnv, DriverHint)
 	}

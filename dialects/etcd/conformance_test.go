@@ -2,7 +2,6 @@ package etcd_test
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
 
@@ -10,6 +9,7 @@ import (
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/dialecttest"
 	"github.com/schedlock/schedlock/dialects/etcd"
+	"github.com/schedlock/schedlock/internal/livetest"
 )
 
 // dsnEnv names the live etcd the tests run on; without it they skip, and
@@ -19,10 +19,7 @@ const dsnEnv = "SCHEDLOCK_TEST_ETCD_DSN"
 // liveDSN returns the live DSN or skips t.
 func liveDSN(t testing.TB) string {
 	t.Helper()
-	dsn := os.Getenv(dsnEnv)
-	if dsn == "" {
-		t.Skip(dsnEnv + " is not set")
-	}
+	dsn := livetest.DSN(t, dsnEnv)
 	return dsn
 }
 

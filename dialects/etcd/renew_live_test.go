@@ -3,23 +3,21 @@ package etcd
 import (
 	"context"
 	"errors"
-	"os"
 	"sync"
 	"testing"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/schedlock/schedlock/internal/livetest"
 )
 
 // openRenewLive opens the live etcd of SCHEDLOCK_TEST_ETCD_DSN, closed
 // when t ends.
 func openRenewLive(t *testing.T) *Backend {
 	t.Helper()
-	dsn := os.Getenv("SCHEDLOCK_TEST_ETCD_DSN")
-	if dsn == "" {
-		t.Skip("SCHEDLOCK_TEST_ETCD_DSN is not set")
-	}
+	dsn := livetest.DSN(t, livetest.Etcd)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	b, err := Open(ctx, dsn)

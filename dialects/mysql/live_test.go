@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/xo/dburl"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/internal/livetest"
 )
 
 // dsnEnv names the variable that points live tests at a server, in
@@ -24,10 +24,7 @@ const dsnEnv = "SCHEDLOCK_TEST_MYSQL_DSN"
 // test when dsnEnv is unset.
 func liveConfig(t testing.TB) *mysql.Config {
 	t.Helper()
-	dsn := os.Getenv(dsnEnv)
-	if dsn == "" {
-		t.Skipf("%s is not set: no MySQL/MariaDB server to test against", dsnEnv)
-	}
+	dsn := livetest.DSN(t, dsnEnv)
 	if strings.Contains(dsn, "://") {
 		u, err := dburl.Parse(dsn)
 		if err != nil {

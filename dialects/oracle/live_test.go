@@ -5,11 +5,11 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/internal/livetest"
 )
 
 // dsnEnv names the variable that points the live tests at an Oracle
@@ -20,10 +20,7 @@ const dsnEnv = "SCHEDLOCK_TEST_ORACLE_DSN"
 // and fails when it is set but the server does not answer.
 func liveDB(t testing.TB) *sql.DB {
 	t.Helper()
-	dsn := os.Getenv(dsnEnv)
-	if dsn == "" {
-		t.Skipf("%s is not set: no Oracle server to test against", dsnEnv)
-	}
+	dsn := livetest.DSN(t, dsnEnv)
 	db, err := sql.Open("oracle", dsn)
 	if err != nil {
 		t.Fatalf("%s is not a usable go-ora URL: %v", dsnEnv, err)

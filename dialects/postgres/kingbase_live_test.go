@@ -4,13 +4,13 @@ import (
 	"context"
 	"database/sql"
 	"net/url"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/dialecttest"
+	"github.com/schedlock/schedlock/internal/livetest"
 )
 
 // kingbaseEnv names the variable that points the live tests at a
@@ -39,10 +39,7 @@ func kingbaseURL(dsn string) (string, error) {
 // does not answer or is not KingbaseES.
 func liveKingbase(t *testing.T) *dialects.DB {
 	t.Helper()
-	raw := os.Getenv(kingbaseEnv)
-	if raw == "" {
-		t.Skipf("%s is not set: no KingbaseES server to test against", kingbaseEnv)
-	}
+	raw := livetest.DSN(t, kingbaseEnv)
 	dsn, err := kingbaseURL(raw)
 	if err != nil {
 		t.Fatalf("%s is not a URL: %v", kingbaseEnv, err)

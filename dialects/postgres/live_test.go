@@ -5,9 +5,10 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
-	"os"
 	"testing"
 	"time"
+
+	"github.com/schedlock/schedlock/internal/livetest"
 )
 
 // dsnEnv names the variable that holds the live test server's URL, e.g.
@@ -17,10 +18,7 @@ const dsnEnv = "SCHEDLOCK_TEST_POSTGRES_DSN"
 // liveDSN returns the live server's DSN, skipping the test when it is unset.
 func liveDSN(t testing.TB) string {
 	t.Helper()
-	dsn := os.Getenv(dsnEnv)
-	if dsn == "" {
-		t.Skipf("%s is not set: skipping the live PostgreSQL test", dsnEnv)
-	}
+	dsn := livetest.DSN(t, dsnEnv)
 	return dsn
 }
 

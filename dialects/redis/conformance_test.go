@@ -2,23 +2,20 @@ package redis_test
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/dialecttest"
 	"github.com/schedlock/schedlock/dialects/redis"
+	"github.com/schedlock/schedlock/internal/livetest"
 )
 
 // liveDSN is the throwaway Redis of the tests; without it the live tests
 // skip, and with it an unreachable server fails them.
 func liveDSN(t testing.TB) string {
 	t.Helper()
-	dsn := os.Getenv("SCHEDLOCK_TEST_REDIS_DSN")
-	if dsn == "" {
-		t.Skip("SCHEDLOCK_TEST_REDIS_DSN is not set")
-	}
+	dsn := livetest.DSN(t, livetest.Redis)
 	return dsn
 }
 

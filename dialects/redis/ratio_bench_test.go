@@ -3,7 +3,6 @@ package redis
 import (
 	"context"
 	"math/rand/v2"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,6 +12,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/internal/livetest"
 )
 
 // benchCycle is one lock cycle the benchmarks compare.
@@ -29,10 +29,7 @@ type benchCycle struct {
 // benchmarks compare, all on the backend's one client: engine, scripts,
 // raw, redislock (see BenchmarkCycleRatio).
 func liveCycles(b *testing.B) (c goredis.UniversalClient, cycles []benchCycle) {
-	dsn := os.Getenv("SCHEDLOCK_TEST_REDIS_DSN")
-	if dsn == "" {
-		b.Skip("SCHEDLOCK_TEST_REDIS_DSN is not set")
-	}
+	dsn := livetest.DSN(b, livetest.Redis)
 	ctx := context.Background()
 	rb, err := Open(ctx, dsn)
 	if err != nil {

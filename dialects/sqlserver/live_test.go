@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,6 +12,7 @@ import (
 	"github.com/xo/dburl"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/internal/livetest"
 )
 
 // dsnEnv names the variable that points live tests at a server, as a
@@ -24,10 +24,7 @@ const dsnEnv = "SCHEDLOCK_TEST_SQLSERVER_DSN"
 // dsnEnv is unset.
 func liveDSN(t testing.TB) string {
 	t.Helper()
-	dsn := os.Getenv(dsnEnv)
-	if dsn == "" {
-		t.Skipf("%s is not set: no SQL Server to test against", dsnEnv)
-	}
+	dsn := livetest.DSN(t, dsnEnv)
 	if strings.HasPrefix(dsn, "sqlserver://") {
 		return dsn
 	}

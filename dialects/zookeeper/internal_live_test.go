@@ -2,9 +2,10 @@ package zookeeper
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
+
+	"github.com/schedlock/schedlock/internal/livetest"
 )
 
 // liveBackend opens the live ZooKeeper for the package's own tests, with
@@ -12,10 +13,7 @@ import (
 // SCHEDLOCK_TEST_ZK_DSN t skips; with it, an unreachable server fails t.
 func liveBackend(t *testing.T) (context.Context, *Backend) {
 	t.Helper()
-	dsn := os.Getenv("SCHEDLOCK_TEST_ZK_DSN")
-	if dsn == "" {
-		t.Skip("SCHEDLOCK_TEST_ZK_DSN is not set")
-	}
+	dsn := livetest.DSN(t, livetest.ZooKeeper)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	b, err := Open(ctx, dsn)

@@ -2,7 +2,6 @@ package zookeeper_test
 
 import (
 	"context"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/dialecttest"
 	"github.com/schedlock/schedlock/dialects/zookeeper"
+	"github.com/schedlock/schedlock/internal/livetest"
 )
 
 // dsnEnv names the live ZooKeeper of the tests (scripts/test.sh sets it).
@@ -19,10 +19,7 @@ const dsnEnv = "SCHEDLOCK_TEST_ZK_DSN"
 // liveDSN is the live ZooKeeper's DSN; the test is skipped without one.
 func liveDSN(t testing.TB) string {
 	t.Helper()
-	dsn := os.Getenv(dsnEnv)
-	if dsn == "" {
-		t.Skip(dsnEnv + " is not set")
-	}
+	dsn := livetest.DSN(t, dsnEnv)
 	return dsn
 }
 

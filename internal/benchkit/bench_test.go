@@ -2,7 +2,6 @@ package benchkit_test
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
 
@@ -10,6 +9,7 @@ import (
 	_ "github.com/schedlock/schedlock/dialects/all"
 	"github.com/schedlock/schedlock/internal/benchkit"
 	"github.com/schedlock/schedlock/internal/dsn"
+	"github.com/schedlock/schedlock/internal/livetest"
 )
 
 // The benchmarks run the kernel of `schedlock bench` on every server whose
@@ -30,10 +30,7 @@ func forEachServer(b *testing.B, fn func(b *testing.B, db *dialects.DB)) {
 		b.Run(s.name, func(b *testing.B) {
 			raw := b.TempDir() + "/bench.db"
 			if s.env != "" {
-				raw = os.Getenv(s.env)
-				if raw == "" {
-					b.Skipf("%s is not set", s.env)
-				}
+				raw = livetest.DSN(b, s.env)
 			}
 			d, err := dsn.Parse(raw)
 			if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/schedlock/schedlock/dialects"
 	_ "github.com/schedlock/schedlock/dialects/mysql"
 	_ "github.com/schedlock/schedlock/dialects/postgres"
+	"github.com/schedlock/schedlock/internal/livetest"
 	"github.com/schedlock/schedlock/internal/testnet"
 )
 
@@ -124,10 +125,7 @@ func TestConnectCancelled(t *testing.T) {
 // replaced, or skips when the variable is unset.
 func livePostgres(t *testing.T) *url.URL {
 	t.Helper()
-	raw := os.Getenv("SCHEDLOCK_TEST_POSTGRES_DSN")
-	if raw == "" {
-		t.Skip("SCHEDLOCK_TEST_POSTGRES_DSN is not set")
-	}
+	raw := livetest.DSN(t, livetest.Postgres)
 	u, err := url.Parse(raw)
 	if err != nil {
 		t.Fatalf("SCHEDLOCK_TEST_POSTGRES_DSN: %v", err)
@@ -138,10 +136,7 @@ func livePostgres(t *testing.T) *url.URL {
 // liveMySQLHost returns host:port of SCHEDLOCK_TEST_MYSQL_DSN, or skips.
 func liveMySQLHost(t *testing.T) string {
 	t.Helper()
-	raw := os.Getenv("SCHEDLOCK_TEST_MYSQL_DSN")
-	if raw == "" {
-		t.Skip("SCHEDLOCK_TEST_MYSQL_DSN is not set")
-	}
+	raw := livetest.DSN(t, livetest.MySQL)
 	d, err := Parse(raw)
 	if err != nil {
 		t.Fatalf("SCHEDLOCK_TEST_MYSQL_DSN: %v", err)

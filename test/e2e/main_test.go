@@ -26,6 +26,7 @@ import (
 	"github.com/schedlock/schedlock/dialects"
 	_ "github.com/schedlock/schedlock/dialects/all"
 	"github.com/schedlock/schedlock/internal/dsn"
+	"github.com/schedlock/schedlock/internal/livetest"
 	"github.com/schedlock/schedlock/internal/testbin"
 )
 
@@ -60,10 +61,7 @@ func (b backend) args() []string {
 // liveDSN returns the DSN in env, skipping the test when it is unset.
 func liveDSN(t *testing.T, env string) string {
 	t.Helper()
-	raw := os.Getenv(env)
-	if raw == "" {
-		t.Skipf("%s is not set; set it to run this test against a live server", env)
-	}
+	raw := livetest.DSN(t, env)
 	return raw
 }
 

@@ -28,6 +28,7 @@ import (
 
 	"github.com/schedlock/schedlock/dialects/postgres"
 	"github.com/schedlock/schedlock/dialects/sqlite"
+	"github.com/schedlock/schedlock/internal/livetest"
 	"github.com/schedlock/schedlock/internal/testbin"
 )
 
@@ -156,10 +157,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 
 func openPostgres(t *testing.T) (string, *sql.DB) {
 	t.Helper()
-	dsn := os.Getenv(envPostgres)
-	if dsn == "" {
-		t.Skipf("%s is not set: skipping the live PostgreSQL test", envPostgres)
-	}
+	dsn := livetest.DSN(t, envPostgres)
 	db, err := sql.Open(postgres.DriverName, dsn)
 	if err != nil {
 		t.Fatal(err)
@@ -374,10 +372,7 @@ func TestPostgresShedLockTable(t *testing.T) {
 // MySQL/MariaDB server.
 func mysqlTarget(t *testing.T) (string, *mysql.Config, *sql.DB) {
 	t.Helper()
-	dsn := os.Getenv(envMySQL)
-	if dsn == "" {
-		t.Skipf("%s is not set: skipping the live MySQL/MariaDB test", envMySQL)
-	}
+	dsn := livetest.DSN(t, envMySQL)
 	native := dsn
 	if strings.Contains(dsn, "://") {
 		u, err := dburl.Parse(dsn)
