@@ -17,7 +17,7 @@ import (
 	"github.com/sijms/go-ora/v2/network"
 
 	"github.com/schedlock/schedlock/dialects"
-	"github.com/schedlock/schedlock/dialects/locktable"
+	"github.com/schedlock/schedlock/dialects/internal/leasesim"
 	"github.com/schedlock/schedlock/dialects/locktable/locktabletest"
 	"github.com/schedlock/schedlock/internal/fakesql"
 )
@@ -158,11 +158,8 @@ type simTable struct {
 	capOwner int
 }
 
-type simRow struct {
-	owner           string
-	lockedAt, until time.Time
-	token           int64
-}
+// simRow is a lease row of the shared lease model.
+type simRow = leasesim.Row
 
 // config19c is a 19c Enterprise Edition with every grant.
 func config19c() simConfig {
@@ -764,49 +761,22 @@ func (o *oraSim) table(st simStmt, a simArgs) (fakesql.Response, error) {
 	if tbl == nil {
 		return fakesql.Response{}, oraErr(oraNoSuchTable, "table or view does not exist")
 	}
-	hasToken := st.schema.TokenCol != ""
 	switch op {
 	case "acquire":
-		return o.merge(tbl, a.str(0), a.str(1), a.int(2))
-	case "refresh", "release":
-		// A writer time zone's frame with a change binds the duration once
-		// per use of it.
-		k := locktable.NewZone(st.schema, nil, nil).Uses() - 1
-		name, owner := a.str(1+k), a.str(2+k)
-		row := tbl.rows[name]
-		now := o.now()
-		if row == nil || row.owner != owner || !row.until.After(now) || (hasToken && row.token != a.int(3+k) && a.int(4+k) != 0) {
-			return fakesql.Response{RowsAffected: 0}, nil
+		return o.merge(tbl, st, a)
+	case "refresh", "release", "expire":
+		// UPDATEs, evaluated from their text by the shared lease model.
+		n, err := o.lease(tbl).Update(st.sql, o.env(a))
+		if err != nil {
+			return fakesql.Response{}, o.notUnderstood(st, err)
 		}
-		if op == "refresh" {
-			row.until = now.Add(time.Duration(a.int(0)) * time.Millisecond)
-		} else {
-			row.until = maxTime(row.lockedAt.Add(time.Duration(a.int(0))*time.Millisecond), now)
-		}
-		return fakesql.Response{RowsAffected: 1}, nil
-	case "expire":
-		row := tbl.rows[a.str(0)]
-		now := o.now()
-		if row == nil || !row.until.After(now) {
-			return fakesql.Response{RowsAffected: 0}, nil
-		}
-		row.until = now
-		return fakesql.Response{RowsAffected: 1}, nil
+		return fakesql.Response{RowsAffected: n}, nil
 	case "release-delete", "sweep", "delete":
-		// release-delete: the owner's live row once at-least has passed;
-		// sweep: the owner's expired row; delete: the name's row.
-		name := a.str(0)
-		row := tbl.rows[name]
-		now := o.now()
-		switch {
-		case row == nil:
-		case op == "release-delete" && (row.owner != a.str(1) || !row.until.After(now) || row.lockedAt.Add(time.Duration(a.int(2))*time.Millisecond).After(now)):
-		case op == "sweep" && (row.owner != a.str(1) || row.until.After(now)):
-		default:
-			delete(tbl.rows, name)
-			return fakesql.Response{RowsAffected: 1}, nil
+		n, err := o.lease(tbl).Delete(st.sql, o.env(a))
+		if err != nil {
+			return fakesql.Response{}, o.notUnderstood(st, err)
 		}
-		return fakesql.Response{RowsAffected: 0}, nil
+		return fakesql.Response{RowsAffected: n}, nil
 	case "name-column":
 		return fakesql.Response{
 			Columns: []string{"WIDTH", "UNIT", "COLLATION", "TYPE"},
@@ -834,24 +804,23 @@ func (o *oraSim) table(st simStmt, a simArgs) (fakesql.Response, error) {
 	return fakesql.Response{}, oraErr(900, "invalid SQL statement")
 }
 
-// merge runs the acquire MERGE: a row whose lease ended is taken over; a
-// new name is inserted after the insert window, unless another session
+// merge runs the acquire MERGE, evaluated from its text by the shared
+// lease model: a row its condition lets it take over is updated; a new
+// name is inserted after the insert window, unless another session
 // inserted it meanwhile (ORA-00001). o.mu is held; the window releases it.
-func (o *oraSim) merge(tbl *simTable, name, owner string, atMostMs int64) (fakesql.Response, error) {
+func (o *oraSim) merge(tbl *simTable, st simStmt, a simArgs) (fakesql.Response, error) {
 	o.acquires++
-	if err := tbl.fits(name, owner); err != nil {
+	if err := tbl.fits(a.str(0), a.str(1)); err != nil {
 		return fakesql.Response{}, err
 	}
-	lease := time.Duration(atMostMs) * time.Millisecond
-	if row := tbl.rows[name]; row != nil {
-		now := o.now()
-		if row.until.After(now) {
-			return fakesql.Response{RowsAffected: 0}, nil
-		}
-		row.owner, row.lockedAt, row.until = owner, now, now.Add(lease)
-		row.token++
-		return fakesql.Response{RowsAffected: 1}, nil
+	res, err := o.lease(tbl).Merge(st.sql, o.env(a))
+	if err != nil {
+		return fakesql.Response{}, o.notUnderstood(st, err)
 	}
+	if res.Insert == nil {
+		return fakesql.Response{RowsAffected: res.Updated}, nil
+	}
+	name := res.Insert.Name
 	if o.cfg.InsertWindow > 0 {
 		o.mu.Unlock()
 		time.Sleep(o.cfg.InsertWindow)
@@ -863,16 +832,36 @@ func (o *oraSim) merge(tbl *simTable, name, owner string, atMostMs int64) (fakes
 	if o.cfg.Racer != nil && tbl.rows[name] == nil {
 		if racer := o.cfg.Racer(name); racer != "" {
 			now := o.now()
-			tbl.rows[name] = &simRow{owner: racer, lockedAt: now, until: now.Add(time.Minute), token: 1}
+			tbl.rows[name] = &simRow{Name: name, Owner: racer, LockedAt: now, Until: now.Add(time.Minute), Token: 1}
 		}
 	}
 	if tbl.rows[name] != nil {
 		o.dupKeys++
 		return fakesql.Response{}, oraErr(oraUniqueViolated, "unique constraint (APP.SYS_C0013372) violated")
 	}
-	now := o.now()
-	tbl.rows[name] = &simRow{owner: owner, lockedAt: now, until: now.Add(lease), token: 1}
+	if st.schema.TokenCol == "" {
+		res.Insert.Token = 0
+	}
+	tbl.rows[name] = res.Insert
 	return fakesql.Response{RowsAffected: 1}, nil
+}
+
+// lease is tbl as the shared lease model's table.
+func (o *oraSim) lease(tbl *simTable) *leasesim.Table {
+	return &leasesim.Table{Schema: tbl.schema, Rows: tbl.rows}
+}
+
+// env evaluates a statement as Oracle would, with the bound values a: the
+// database clock read once, as SYSTIMESTAMP is within one statement.
+func (o *oraSim) env(a simArgs) leasesim.Env {
+	return leasesim.Systimestamp(o.now(), a)
+}
+
+// notUnderstood records a statement the lease model cannot run, and is
+// the server's answer to it.
+func (o *oraSim) notUnderstood(st simStmt, err error) error {
+	o.unknown = append(o.unknown, st.sql+"\n("+err.Error()+")")
+	return oraErr(900, "invalid SQL statement")
 }
 
 // fits checks the column lengths, in characters (VARCHAR2(n CHAR)).
@@ -895,11 +884,11 @@ func (tbl *simTable) fits(name, owner string) error {
 func (o *oraSim) rowValues(tbl *simTable, row *simRow) []any {
 	token := "0"
 	if tbl.schema.TokenCol != "" {
-		token = num(row.token)
+		token = num(row.Token)
 	}
 	// In a writer time zone the columns hold its wall-clock time.
 	loc := tbl.schema.Location()
-	return []any{row.owner, token, num(dialects.UTCToWall(row.lockedAt, loc).UnixMilli()), num(dialects.UTCToWall(row.until, loc).UnixMilli()), num(o.now().UnixMilli())}
+	return []any{row.Owner, token, num(dialects.UTCToWall(row.LockedAt, loc).UnixMilli()), num(dialects.UTCToWall(row.Until, loc).UnixMilli()), num(o.now().UnixMilli())}
 }
 
 // assertUnderstood fails the test when the dialect sent a statement the
@@ -938,13 +927,6 @@ func num(n int64) string { return strconv.FormatInt(n, 10) }
 
 func oneRow(col string, v any) fakesql.Response {
 	return fakesql.Response{Columns: []string{col}, Rows: [][]any{{v}}}
-}
-
-func maxTime(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
 }
 
 // dbmsLockMaxWait is DBMS_LOCK.MAXWAIT; oraUserCancel is ORA-01013, the
