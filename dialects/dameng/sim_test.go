@@ -14,7 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/schedlock/schedlock/dialects"
-	"github.com/schedlock/schedlock/dialects/locktable"
+	"github.com/schedlock/schedlock/dialects/internal/leasesim"
 	"github.com/schedlock/schedlock/dialects/locktable/locktabletest"
 	"github.com/schedlock/schedlock/internal/fakesql"
 )
@@ -157,6 +157,7 @@ type simStmt struct {
 	kind   string // "table.acquire", "session.trylock", …
 	table  string // upper-case table name, table statements only
 	schema dialects.Schema
+	sql    string // the statement's text, table statements only
 }
 
 type simSession struct {
@@ -174,11 +175,8 @@ type simTable struct {
 	dropped bool
 }
 
-type simRow struct {
-	owner           string
-	lockedAt, until time.Time
-	token           int64
-}
+// simRow is a lease row of the shared lease model.
+type simRow = leasesim.Row
 
 // configDM8 is a DM8 server in its default mode, DBMS_LOCK not installed
 // (as a fresh database is).
@@ -255,7 +253,7 @@ func newSim(t testing.TB, cfg simConfig) *dmSim {
 			q = word.ReplaceAllLiteralString(q, schema.Table)
 			// The catalog read names the table as stored: upper case.
 			q = strings.ReplaceAll(q, "'"+strings.ToUpper(def)+"'", "'"+strings.ToUpper(schema.Table)+"'")
-			s.stmts[q] = simStmt{kind: "table." + op, table: strings.ToUpper(schema.Table), schema: schema}
+			s.stmts[q] = simStmt{kind: "table." + op, table: strings.ToUpper(schema.Table), schema: schema, sql: q}
 		}
 	}
 	return s
@@ -649,54 +647,22 @@ func (s *dmSim) table(st simStmt, a simArgs) (fakesql.Response, error) {
 	if tbl == nil {
 		return fakesql.Response{}, errInvalidTable(st.table)
 	}
-	hasToken := st.schema.TokenCol != ""
 	switch op {
 	case "acquire":
-		return s.merge(tbl, a.str(0), a.str(1), a.int(2))
-	case "refresh", "release":
-		// refresh binds at-most once, release binds at-least twice (CASE),
-		// each once more in a writer time zone's frame with a change.
-		first := 1
-		if op == "release" {
-			first = 2
+		return s.merge(tbl, st, a)
+	case "refresh", "release", "expire":
+		// UPDATEs, evaluated from their text by the shared lease model.
+		n, err := s.lease(tbl).Update(st.sql, s.env(a))
+		if err != nil {
+			return fakesql.Response{}, s.notUnderstood(st, err)
 		}
-		first *= locktable.NewZone(st.schema, nil, nil).Uses()
-		name, owner := a.str(first), a.str(first+1)
-		row := tbl.rows[name]
-		now := s.now()
-		if row == nil || row.owner != owner || !row.until.After(now) || (hasToken && row.token != a.int(first+2) && a.int(first+3) != 0) {
-			return fakesql.Response{RowsAffected: 0}, nil
-		}
-		ms := time.Duration(a.int(0)) * time.Millisecond
-		if op == "refresh" {
-			row.until = now.Add(ms)
-		} else {
-			row.until = maxTime(row.lockedAt.Add(ms), now)
-		}
-		return fakesql.Response{RowsAffected: 1}, nil
-	case "expire":
-		row := tbl.rows[a.str(0)]
-		now := s.now()
-		if row == nil || !row.until.After(now) {
-			return fakesql.Response{RowsAffected: 0}, nil
-		}
-		row.until = now
-		return fakesql.Response{RowsAffected: 1}, nil
+		return fakesql.Response{RowsAffected: n}, nil
 	case "release-delete", "sweep", "delete":
-		// release-delete: the owner's live row once at-least has passed;
-		// sweep: the owner's expired row; delete: the name's row.
-		name := a.str(0)
-		row := tbl.rows[name]
-		now := s.now()
-		switch {
-		case row == nil:
-		case op == "release-delete" && (row.owner != a.str(1) || !row.until.After(now) || row.lockedAt.Add(time.Duration(a.int(2))*time.Millisecond).After(now)):
-		case op == "sweep" && (row.owner != a.str(1) || row.until.After(now)):
-		default:
-			delete(tbl.rows, name)
-			return fakesql.Response{RowsAffected: 1}, nil
+		n, err := s.lease(tbl).Delete(st.sql, s.env(a))
+		if err != nil {
+			return fakesql.Response{}, s.notUnderstood(st, err)
 		}
-		return fakesql.Response{RowsAffected: 0}, nil
+		return fakesql.Response{RowsAffected: n}, nil
 	case "name-column":
 		return fakesql.Response{
 			Columns: []string{"WIDTH", "UNIT", "COLLATION", "DATA_TYPE"},
@@ -724,27 +690,26 @@ func (s *dmSim) table(st simStmt, a simArgs) (fakesql.Response, error) {
 	return fakesql.Response{}, errSyntax
 }
 
-// merge runs the acquire MERGE: a row whose lease ended is taken over; a
-// new name is inserted after the insert window, unless another session
+// merge runs the acquire MERGE, evaluated from its text by the shared
+// lease model: a row its condition lets it take over is updated; a new
+// name is inserted after the insert window, unless another session
 // inserted it meanwhile (-6602). s.mu is held; the window releases it.
-func (s *dmSim) merge(tbl *simTable, name, owner string, atMostMs int64) (fakesql.Response, error) {
+func (s *dmSim) merge(tbl *simTable, st simStmt, a simArgs) (fakesql.Response, error) {
 	s.acquires++
-	if n := utf8.RuneCountInString(name); n > tbl.nameCap {
+	if n := utf8.RuneCountInString(a.str(0)); n > tbl.nameCap {
 		return fakesql.Response{}, errTooLong(tbl.schema.NameCol)
 	}
-	if utf8.RuneCountInString(owner) > 255 {
+	if utf8.RuneCountInString(a.str(1)) > 255 {
 		return fakesql.Response{}, errTooLong(tbl.schema.OwnerCol)
 	}
-	lease := time.Duration(atMostMs) * time.Millisecond
-	if row := tbl.rows[name]; row != nil {
-		now := s.now()
-		if row.until.After(now) {
-			return fakesql.Response{RowsAffected: 0}, nil
-		}
-		row.owner, row.lockedAt, row.until = owner, now, now.Add(lease)
-		row.token++
-		return fakesql.Response{RowsAffected: 1}, nil
+	res, err := s.lease(tbl).Merge(st.sql, s.env(a))
+	if err != nil {
+		return fakesql.Response{}, s.notUnderstood(st, err)
 	}
+	if res.Insert == nil {
+		return fakesql.Response{RowsAffected: res.Updated}, nil
+	}
+	name := res.Insert.Name
 	if s.cfg.InsertWindow > 0 {
 		s.mu.Unlock()
 		time.Sleep(s.cfg.InsertWindow)
@@ -756,16 +721,36 @@ func (s *dmSim) merge(tbl *simTable, name, owner string, atMostMs int64) (fakesq
 	if s.cfg.Racer != nil && tbl.rows[name] == nil {
 		if racer := s.cfg.Racer(name); racer != "" {
 			now := s.now()
-			tbl.rows[name] = &simRow{owner: racer, lockedAt: now, until: now.Add(time.Minute), token: 1}
+			tbl.rows[name] = &simRow{Name: name, Owner: racer, LockedAt: now, Until: now.Add(time.Minute), Token: 1}
 		}
 	}
 	if tbl.rows[name] != nil {
 		s.dupKeys++
 		return fakesql.Response{}, errUnique(tbl.schema.Table)
 	}
-	now := s.now()
-	tbl.rows[name] = &simRow{owner: owner, lockedAt: now, until: now.Add(lease), token: 1}
+	if st.schema.TokenCol == "" {
+		res.Insert.Token = 0
+	}
+	tbl.rows[name] = res.Insert
 	return fakesql.Response{RowsAffected: 1}, nil
+}
+
+// lease is tbl as the shared lease model's table.
+func (s *dmSim) lease(tbl *simTable) *leasesim.Table {
+	return &leasesim.Table{Schema: tbl.schema, Rows: tbl.rows}
+}
+
+// env evaluates a statement as Dameng would, with the bound values a: the
+// database clock read once, as SYSTIMESTAMP is within one statement.
+func (s *dmSim) env(a simArgs) leasesim.Env {
+	return leasesim.Systimestamp(s.now(), a)
+}
+
+// notUnderstood records a statement the lease model cannot run, and is
+// the server's answer to it.
+func (s *dmSim) notUnderstood(st simStmt, err error) error {
+	s.unknown = append(s.unknown, st.sql+"\n("+err.Error()+")")
+	return errSyntax
 }
 
 // rowValues are owner, token, locked_at, until and now as the driver
@@ -773,11 +758,11 @@ func (s *dmSim) merge(tbl *simTable, name, owner string, atMostMs int64) (fakesq
 func (s *dmSim) rowValues(tbl *simTable, row *simRow) []any {
 	token := int64(0)
 	if tbl.schema.TokenCol != "" {
-		token = row.token
+		token = row.Token
 	}
 	// In a writer time zone the columns hold its wall-clock time.
 	loc := tbl.schema.Location()
-	return []any{row.owner, token, dialects.UTCToWall(row.lockedAt, loc).UnixMilli(), dialects.UTCToWall(row.until, loc).UnixMilli(), s.now().UnixMilli()}
+	return []any{row.Owner, token, dialects.UTCToWall(row.LockedAt, loc).UnixMilli(), dialects.UTCToWall(row.Until, loc).UnixMilli(), s.now().UnixMilli()}
 }
 
 // assertUnderstood fails the test when the dialect sent a statement the
@@ -817,13 +802,6 @@ func (s *dmSim) heldLocks() int {
 
 func oneRow(col string, v any) fakesql.Response {
 	return fakesql.Response{Columns: []string{col}, Rows: [][]any{{v}}}
-}
-
-func maxTime(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
 }
 
 // simArgs reads bound values as the driver would receive them.

@@ -85,7 +85,7 @@ func TestTimeZoneSimulated(t *testing.T) {
 	}
 	now := sim.now().Truncate(time.Millisecond)
 	sim.mu.Lock()
-	sim.tables["SHEDLOCK"].rows["report"] = &simRow{owner: "jvm-ny", lockedAt: now, until: now.Add(10 * time.Minute)}
+	sim.tables["SHEDLOCK"].rows["report"] = &simRow{Name: "report", Owner: "jvm-ny", LockedAt: now, Until: now.Add(10 * time.Minute)}
 	sim.mu.Unlock()
 	row, found, err := tl.Inspect(ctx, "report")
 	if err != nil || !found || row.Expired() || !row.Until.Equal(now.Add(10*time.Minute)) {
