@@ -236,7 +236,10 @@ func checkRefresh(ctx context.Context, env *Env, tg target) (string, error) {
 		return "", err
 	}
 	untilBefore := lease.Until()
-	const pause = 150 * time.Millisecond
+	// A whole-second lease-end column rounds each lease end up, so the
+	// pause is long enough to move it by a second or more there.
+	res := timeResolution(tl)
+	pause := 150*time.Millisecond + 2*res
 	if err := sleep(ctx, pause); err != nil {
 		return "", err
 	}
@@ -251,7 +254,7 @@ func checkRefresh(ctx context.Context, env *Env, tg target) (string, error) {
 	switch {
 	case moved < pause/2:
 		return "", fmt.Errorf("refresh moved lock-until by %s after a %s pause; want it extended from the database's now", ms(moved), pause)
-	case abs(r2.Until.Sub(r2.DBNow)-atMost) > time.Second:
+	case abs(r2.Until.Sub(r2.DBNow)-atMost) > time.Second+res:
 		return "", fmt.Errorf("after refresh the lease runs %s past the database's now, want about %s", ms(r2.Until.Sub(r2.DBNow)), atMost)
 	case r2.Owner != r1.Owner:
 		return "", fmt.Errorf("refresh changed the owner from %q to %q", r1.Owner, r2.Owner)

@@ -119,7 +119,9 @@ func checkAtLeast(ctx context.Context, env *Env, tg target) (string, error) {
 			stamp(released.Until), stamp(released.LockedAt), atLeast)
 	}
 	span := released.Until.Sub(released.LockedAt)
-	lo, hi := atLeast-100*time.Millisecond, atLeast+100*time.Millisecond
+	// On a whole-second table at-least is bound a second longer and the
+	// lease end rounded up to the second (timeResolution).
+	lo, hi := atLeast-100*time.Millisecond, atLeast+100*time.Millisecond+2*timeResolution(tl)
 	if first.HostTimes {
 		// The grant came after locked-at, within the acquire's call.
 		lo, hi = atLeast, hi+acquired.Sub(start)

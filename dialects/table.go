@@ -39,6 +39,11 @@ type Schema struct {
 	// resolved, which lease-table SQL renders (see ZoneFrame).
 	TimeZone string
 	Zone     ZoneFrame
+	// UntilWholeSeconds is set when the catalog reports that the lease-end
+	// column keeps whole seconds only (MySQL DATETIME(0)): the statements
+	// that write it round the lease end up to the next whole second, so
+	// the column's truncation never shortens a lease or an at-least.
+	UntilWholeSeconds bool
 }
 
 var presets = map[string]Schema{

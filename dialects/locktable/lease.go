@@ -84,7 +84,7 @@ func refreshCause(err error) error {
 }
 
 func (s *lease) binding() binding {
-	return binding{name: s.stored, owner: s.owner, token: s.token, atMost: s.atMost, atLeast: s.atLeast}
+	return binding{name: s.stored, owner: s.owner, token: s.token, atMost: s.atMost, atLeast: s.locker.storedAtLeast(s.atLeast)}
 }
 
 func (s *lease) dialect() string { return s.locker.b.Dialect() }

@@ -33,6 +33,8 @@ type Locker struct {
 	nameColMu sync.Mutex // serialises the catalog read of the name column
 	nameCol   nameColumnState
 
+	wholeSeconds atomic.Bool // the lease-end column keeps whole seconds (precision.go)
+
 	sweeps    sync.WaitGroup // deletions of kept rows in flight (rowdelete.go)
 	closing   chan struct{}  // closed by Close: pending deletions give up
 	closeOnce sync.Once

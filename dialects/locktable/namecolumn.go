@@ -86,6 +86,9 @@ func (l *Locker) NameColumn(ctx context.Context) (dialects.NameColumn, bool, err
 	if er, ok := l.b.(ExactRemedyBuilder); ok {
 		col.ExactRemedy = er.ExactRemedy(l.schema, col)
 	}
+	if err := l.readUntilPrecision(ctx); err != nil {
+		return dialects.NameColumn{}, false, err
+	}
 	l.nameCol = nameColumnState{col: col, found: true}
 	return col, true, nil
 }

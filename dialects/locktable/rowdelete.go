@@ -63,7 +63,7 @@ func (s *lease) releaseDeleting(ctx context.Context) error {
 	if !done {
 		return s.explain(ctx, "release")
 	}
-	l.sweepLater(s.stored, s.owner, s.lockedAt.Add(s.atLeast), s.pendingSweep())
+	l.sweepLater(s.stored, s.owner, s.lockedAt.Add(l.storedAtLeast(s.atLeast)), s.pendingSweep())
 	return s.End(nil)
 }
 

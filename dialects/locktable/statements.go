@@ -51,6 +51,7 @@ type preparedStmt struct {
 type framedStmt struct {
 	stmt  *sql.Stmt
 	frame dialects.ZoneFrame
+	whole bool // rendered with Schema.UntilWholeSeconds
 }
 
 // binding holds the values a statement's Args refer to.
@@ -87,22 +88,22 @@ func (b binding) values(args []Arg) ([]any, error) {
 // prepared returns the prepared statement for o, preparing it once.
 func (l *Locker) prepared(ctx context.Context, o op) (*sql.Stmt, []Arg, error) {
 	p := &l.stmts[o]
-	frame := l.frameNow()
-	if s := p.stmt.Load(); s != nil && s.frame == frame {
+	frame, whole := l.frameNow(), l.wholeSeconds.Load()
+	if s := p.stmt.Load(); s != nil && s.frame == frame && s.whole == whole {
 		return s.stmt, p.spec.Args, nil
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	old := p.stmt.Load()
-	if old != nil && old.frame == frame {
+	if old != nil && old.frame == frame && old.whole == whole {
 		return old.stmt, p.spec.Args, nil
 	}
 	l.prepares.Add(1)
-	s, err := l.db.PrepareContext(ctx, l.sqlFor(o, frame))
+	s, err := l.db.PrepareContext(ctx, l.sqlFor(o, frame, whole))
 	if err != nil {
 		return nil, nil, l.classify(fmt.Errorf("prepare %s: %w", o, err))
 	}
-	p.stmt.Store(&framedStmt{stmt: s, frame: frame})
+	p.stmt.Store(&framedStmt{stmt: s, frame: frame, whole: whole})
 	if old != nil {
 		l.retire(old.stmt)
 	}
@@ -216,17 +217,21 @@ func (l *Locker) classify(err error) error {
 
 // Statements reports the SQL this Locker sends, by operation: acquire,
 // refresh, release, expire, inspect, list, create and drop, and where the
-// table has them release-delete, sweep, delete and name-column.
+// table has them release-delete, sweep, delete, name-column and
+// until-precision.
 func (l *Locker) Statements() map[string]string {
 	m := make(map[string]string, numOps+2)
 	frame := l.frameNow()
 	for o := range opNameColumn {
 		if l.stmts[o].spec.SQL != "" {
-			m[o.String()] = l.sqlFor(o, frame)
+			m[o.String()] = l.sqlFor(o, frame, l.wholeSeconds.Load())
 		}
 	}
 	if ncb, ok := l.b.(NameColumnBuilder); ok {
 		m[opNameColumn.String()] = ncb.NameColumn(l.schema)
+	}
+	if upb, ok := l.b.(UntilPrecisionBuilder); ok {
+		m["until-precision"] = upb.UntilPrecision(l.schema)
 	}
 	m["create"] = l.CreateSQL()
 	m["drop"] = l.dropSQL()

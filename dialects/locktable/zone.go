@@ -93,13 +93,15 @@ func (l *Locker) frameNow() dialects.ZoneFrame {
 	return dialects.FrameAt(l.zone, now())
 }
 
-// sqlFor is the SQL of o rendered for frame.
-func (l *Locker) sqlFor(o op, frame dialects.ZoneFrame) string {
-	if frame == l.schema.Zone {
+// sqlFor is the SQL of o rendered for frame, with whole-second lease ends
+// when whole is set (see Schema.UntilWholeSeconds).
+func (l *Locker) sqlFor(o op, frame dialects.ZoneFrame, whole bool) string {
+	if frame == l.schema.Zone && whole == l.schema.UntilWholeSeconds {
 		return l.stmts[o].spec.SQL
 	}
 	s := l.schema
 	s.Zone = frame
+	s.UntilWholeSeconds = whole
 	return l.build(o, s).SQL
 }
 

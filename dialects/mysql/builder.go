@@ -89,7 +89,7 @@ func (b *Builder) Acquire(s dialects.Schema) locktable.Stmt {
 		return col + " = IF(" + expired + ", VALUES(" + col + "), " + col + ")"
 	}
 	cols := []string{s.NameCol, s.OwnerCol, s.LockedAtCol, s.UntilCol}
-	vals := []string{"?", "?", z.ToLocal(sqlNow), z.ToLocal(sqlNowPlus)}
+	vals := []string{"?", "?", z.ToLocal(sqlNow), wholeUp(s, z.ToLocal(sqlNowPlus))}
 	var updates []string
 	if s.TokenCol != "" {
 		cols = append(cols, s.TokenCol)
@@ -113,16 +113,17 @@ func (b *Builder) Acquire(s dialects.Schema) locktable.Stmt {
 }
 
 // Refresh sets until = now + at-most on the owner's live row.
+// (Acquire, Refresh and Release write the lease end through wholeUp.)
 func (b *Builder) Refresh(s dialects.Schema) locktable.Stmt {
 	z := zone(s)
-	return b.ownerUpdate(s, s.UntilCol+" = "+z.ToLocal(sqlNowPlus), locktable.Repeat(z.Uses(), locktable.ArgAtMostMs)...)
+	return b.ownerUpdate(s, s.UntilCol+" = "+wholeUp(s, z.ToLocal(sqlNowPlus)), locktable.Repeat(z.Uses(), locktable.ArgAtMostMs)...)
 }
 
 // Release sets until = GREATEST(locked_at + at-least, now) on the owner's
 // live row.
 func (b *Builder) Release(s dialects.Schema) locktable.Stmt {
 	z := zone(s)
-	until := s.UntilCol + " = " + z.ToLocal("GREATEST(TIMESTAMPADD(MICROSECOND, ? * 1000, "+z.ToUTC(s.LockedAtCol)+"), "+sqlNow+")")
+	until := s.UntilCol + " = " + wholeUp(s, z.ToLocal("GREATEST(TIMESTAMPADD(MICROSECOND, ? * 1000, "+z.ToUTC(s.LockedAtCol)+"), "+sqlNow+")"))
 	return b.ownerUpdate(s, until, locktable.Repeat(z.Uses(), locktable.ArgAtLeastMs)...)
 }
 

@@ -54,6 +54,11 @@ func TestBuilderGolden(t *testing.T) {
 		}
 		checkGolden(t, "shedlock_renamed.golden", renderStatements(t, mariadb, s))
 	})
+	t.Run("whole-second lease end", func(t *testing.T) {
+		s := presetSchema(t, dialects.PresetSysSchedLock)
+		s.UntilWholeSeconds = true
+		checkGolden(t, "sys_sched_lock_whole_seconds.golden", renderStatements(t, mariadb, s))
+	})
 	t.Run("writer time zone", func(t *testing.T) {
 		s, err := locktabletest.ZonedSchema(locktabletest.ZoneGoldenTable, locktabletest.ZoneGoldenAt)
 		if err != nil {

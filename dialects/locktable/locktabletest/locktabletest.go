@@ -116,7 +116,8 @@ func PresetOps(b locktable.Builder, s dialects.Schema) []Op {
 
 // Sections are b's six lease-table statements for s, each with its note,
 // then PresetOps, then the catalog read of the name column (name-column,
-// a locktable.NameColumnBuilder's), then create with the note "max name
+// a locktable.NameColumnBuilder's) and of the lease-end column's precision
+// (until-precision, a locktable.UntilPrecisionBuilder's), then create with the note "max name
 // runes: N".
 func (o Options) Sections(b locktable.Builder, s dialects.Schema) []Section {
 	var secs []Section
@@ -125,6 +126,9 @@ func (o Options) Sections(b locktable.Builder, s dialects.Schema) []Section {
 	}
 	if ncb, ok := b.(locktable.NameColumnBuilder); ok {
 		secs = append(secs, Section{"name-column", "result: width, unit, collation, type", ncb.NameColumn(s)})
+	}
+	if upb, ok := b.(locktable.UntilPrecisionBuilder); ok {
+		secs = append(secs, Section{"until-precision", "result: fractional-second digits", upb.UntilPrecision(s)})
 	}
 	return append(secs, Section{"create", fmt.Sprintf("max name runes: %d", b.MaxNameRunes(s)), b.Create(s)})
 }
