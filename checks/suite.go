@@ -174,6 +174,7 @@ func strategyChecks(tg target) []Check {
 	if tg.isTable() {
 		add(tg.check("at-most", "an expired lease is taken over and its holder told", checkAtMost))
 		add(tg.check("at-least", "an early release keeps the lock until at-least has passed", checkAtLeast))
+		add(tg.check("time-precision", "the lease times are stored with fractions of a second", checkTimePrecision))
 	}
 	add(tg.check("token", "the fencing token grows on every acquire", checkToken))
 	add(tg.check("names.special", "names with quotes, wildcards, backslashes, spaces and UTF-8 are exact", checkSpecialNames))

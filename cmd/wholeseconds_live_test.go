@@ -12,7 +12,8 @@ import (
 
 // TestSelfcheckSysSchedLockWholeSecondsLive: on the published
 // sys_sched_lock DDL, whose times are DATETIME (whole seconds), selfcheck's
-// timing checks pass — the lease ends are rounded up to the second instead
+// timing checks pass, and table.time-precision warns with the ALTER TABLE
+// that gives the columns milliseconds — the lease ends are rounded up to the second instead
 // of being cut short by the column, which let a second holder in early.
 func TestSelfcheckSysSchedLockWholeSecondsLive(t *testing.T) {
 	raw := livetest.DSN(t, "SCHEDLOCK_TEST_MYSQL_DSN")
@@ -30,7 +31,7 @@ func TestSelfcheckSysSchedLockWholeSecondsLive(t *testing.T) {
 	}
 	defer func() { _, _ = db.ExecContext(context.Background(), "DROP TABLE IF EXISTS "+table) }()
 	r := runCmd(t, false, nil, "selfcheck", "--dsn", raw, "--preset", "sys_sched_lock", "--table", table,
-		"--check", "table.refresh,table.refresh-lost,table.at-most,table.at-least")
+		"--check", "table.refresh,table.refresh-lost,table.at-most,table.at-least,table.time-precision")
 	if r.err != nil {
 		t.Fatalf("selfcheck: %v\n%s%s", r.err, r.stdout, r.stderr)
 	}
@@ -38,5 +39,10 @@ func TestSelfcheckSysSchedLockWholeSecondsLive(t *testing.T) {
 		if !strings.Contains(r.stdout, check) {
 			t.Errorf("selfcheck did not run %s:\n%s", strings.TrimSpace(check), r.stdout)
 		}
+	}
+	want := "table.time-precision\ttable\twarn\t"
+	remedy := "ALTER TABLE " + table + " MODIFY acquire_time DATETIME(3) NOT NULL, MODIFY expire_time DATETIME(3) NOT NULL"
+	if !strings.Contains(r.stdout, want) || !strings.Contains(r.stdout, remedy) {
+		t.Errorf("selfcheck does not warn of the whole-second columns with %q:\n%s", remedy, r.stdout)
 	}
 }

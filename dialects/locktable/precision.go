@@ -25,8 +25,12 @@ import (
 // table or the column does not exist. It is read with the name column (NameColumnBuilder),
 // once per Locker, so only on preset tables; schedlock's own table is
 // created with milliseconds.
+//
+// WholeSecondsRemedy is the statement an operator runs to give the two
+// columns milliseconds.
 type UntilPrecisionBuilder interface {
 	UntilPrecision(s dialects.Schema) string
+	WholeSecondsRemedy(s dialects.Schema) string
 }
 
 // UntilWholeSeconds reports whether the catalog said the lease-end column
@@ -34,6 +38,16 @@ type UntilPrecisionBuilder interface {
 // up to the next whole second. It is false until the column was read
 // (NameColumn).
 func (l *Locker) UntilWholeSeconds() bool { return l.wholeSeconds.Load() }
+
+// WholeSecondsRemedy is the statement that gives the table's time columns
+// milliseconds when UntilWholeSeconds reports whole seconds, else "".
+func (l *Locker) WholeSecondsRemedy() string {
+	upb, ok := l.b.(UntilPrecisionBuilder)
+	if !ok || !l.wholeSeconds.Load() {
+		return ""
+	}
+	return upb.WholeSecondsRemedy(l.schema)
+}
 
 // storedAtLeast is the at-least the statements bind: atLeast, or on a
 // table with whole-second times (UntilWholeSeconds) and a non-zero

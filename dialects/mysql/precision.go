@@ -24,6 +24,13 @@ func (b *Builder) UntilPrecision(s dialects.Schema) string {
 		" AND COLUMN_NAME IN (" + literal(s.LockedAtCol) + ", " + literal(s.UntilCol) + ")"
 }
 
+// WholeSecondsRemedy gives the locked-at and lease-end columns
+// milliseconds: DATETIME(3), or TIMESTAMP(3) for TIMESTAMP columns.
+func (b *Builder) WholeSecondsRemedy(s dialects.Schema) string {
+	return "ALTER TABLE " + s.Table + " MODIFY " + s.LockedAtCol + " DATETIME(3) NOT NULL, MODIFY " + s.UntilCol +
+		" DATETIME(3) NOT NULL (TIMESTAMP(3) where they are TIMESTAMP)"
+}
+
 // wholeUp is the lease-end value expr as the statements write it: expr
 // itself, or with s.UntilWholeSeconds expr rounded up to the next whole
 // second. A DATETIME(0) column would otherwise drop the fraction (MariaDB
