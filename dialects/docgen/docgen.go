@@ -38,7 +38,9 @@ func Markdown(rows []dialects.ProductSupport) []byte {
 	b.WriteString("**Verified** says how this repository's tests cover a product: " +
 		"**" + string(dialects.VerifiedLive) + "** — the conformance suite (`dialects/dialecttest`) runs against a live server in `scripts/test.sh`; " +
 		"**" + string(dialects.VerifiedSimulated) + "** — every statement is pinned by golden files and driven through a simulator " +
-		"that answers with the server's documented return codes, errors and row shapes, but no live server of that product was used; " +
+		"that answers with the server's documented return codes, errors and row shapes, but no live server of that product was used " +
+		"(the Oracle and Dameng simulators run the lease-table statements by evaluating their conditions and assignments from the statement text, " +
+		"with the shared lease model in `dialects/internal/leasesim`, so a statement that means the opposite fails the tests even when its golden file is regenerated); " +
 		"**" + string(dialects.VerifiedGolden) + "** — the statements are pinned, the product's own behaviour is not simulated. " +
 		"Where a product was not verified live, run `schedlock selfcheck` against it before relying on it.\n\n")
 	b.WriteString("Strategies: **session** is the database's own named lock on a pinned connection (no lease, freed when the connection drops); " +
