@@ -62,17 +62,22 @@ func TestAtLeastOnHostTimes(t *testing.T) {
 		{"freed 300ms early", 300 * time.Millisecond, StatusFail},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			mem, err := memory.Open("hosttimes-" + dialects.NewOwner())
-			if err != nil {
-				t.Fatal(err)
-			}
-			rep, err := Run(t.Context(), Config{Backend: &hostTimesBackend{Backend: mem, cut: tt.cut}, Only: []string{"table.at-least"}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			res := results(rep)["table.at-least"]
-			if res.Status == StatusWarn {
-				t.Skipf("too slow here to observe the at-least: %s", res.Detail) // the check's own verdict on a busy machine
+			// The check warns instead of judging when this machine was
+			// too slow to observe the at-least; a few tries give it a
+			// quiet moment, and a warning on every try fails the test.
+			var res Result
+			for try := 0; try < 5; try++ {
+				mem, err := memory.Open("hosttimes-" + dialects.NewOwner())
+				if err != nil {
+					t.Fatal(err)
+				}
+				rep, err := Run(t.Context(), Config{Backend: &hostTimesBackend{Backend: mem, cut: tt.cut}, Only: []string{"table.at-least"}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res = results(rep)["table.at-least"]; res.Status != StatusWarn {
+					break
+				}
 			}
 			if res.Status != tt.want {
 				t.Fatalf("at-least = %s (%s), want %s", res.Status, res.Detail, tt.want)
