@@ -28,13 +28,9 @@ import (
 //     taken again with a higher token.
 func TestEtcdClusterLock(t *testing.T) {
 	etcdLive(t) // the test needs the etcd binaries the live suite has
-	members := newEtcdMembers(t, 3)
-	for _, m := range members {
-		m.launch(t)
-	}
+	members := startEtcdCluster(t, 3)
 	var clients []string
 	for _, m := range members {
-		m.waitReady(t)
 		clients = append(clients, m.client)
 	}
 	dsn := "etcd://" + strings.Join(clients, ",") + "/cluster"

@@ -261,20 +261,68 @@ func (m *etcdMember) launch(t *testing.T) {
 // waitReady waits until the member answers, for up to 20 seconds.
 func (m *etcdMember) waitReady(t *testing.T) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	if err := m.answers(20 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// errPortClash: a port the test picked was taken by another process
+// before the member could bind it.
+var errPortClash = errors.New("address already in use")
+
+// answers waits until the member answers, for up to wait; it gives up at
+// once with errPortClash when the member's log says a port was taken.
+func (m *etcdMember) answers(wait time.Duration) error {
+	deadline := time.Now().Add(wait)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		b, err := etcd.Open(ctx, m.dsn())
 		cancel()
 		if err == nil {
 			_ = b.Close()
-			return
+			return nil
+		}
+		out, _ := os.ReadFile(filepath.Join(m.dir, "server.log"))
+		if strings.Contains(string(out), "address already in use") {
+			return fmt.Errorf("the test's etcd at %s: %w\n%s", m.client, errPortClash, tail(string(out), 2000))
 		}
 		if time.Now().After(deadline) {
-			out, _ := os.ReadFile(filepath.Join(m.dir, "server.log"))
-			t.Fatalf("the test's etcd did not answer at %s: %v\n%s", m.client, err, tail(string(out), 2000))
+			return fmt.Errorf("the test's etcd did not answer at %s: %v\n%s", m.client, err, tail(string(out), 2000))
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// startEtcdCluster starts n members of a cluster of the test's own and
+// waits until each answers; a port taken by another process between
+// its choice and the bind starts the cluster again on new ports, up to
+// three times.
+func startEtcdCluster(t *testing.T, n int) []*etcdMember {
+	t.Helper()
+	for try := 1; ; try++ {
+		members := newEtcdMembers(t, n)
+		for _, m := range members {
+			m.launch(t)
+		}
+		var err error
+		for _, m := range members {
+			if err = m.answers(20 * time.Second); err != nil {
+				break
+			}
+		}
+		if err == nil {
+			return members
+		}
+		if !errors.Is(err, errPortClash) || try == 3 {
+			t.Fatal(err)
+		}
+		for _, m := range members { // a member that clashed has exited already
+			if m.cmd != nil {
+				_ = m.cmd.Process.Kill()
+				_ = m.cmd.Wait()
+				m.cmd = nil
+			}
+		}
 	}
 }
 
