@@ -14,16 +14,7 @@ import (
 // no earlier than that end: its creation time, before the end, would
 // make the next holder look as if it had the lock within the at-least.
 func TestLockedAtAfterAnAtLeastIsNotBeforeItsEnd(t *testing.T) {
-	ctx, b := liveBackend(t)
-	tl, err := b.TableLocker(dialects.Table{Name: checks.NewPrefix()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tl.CreateTable(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer tl.(dialects.TableDropper).DropTable(context.Background())
-	l := tl.(*Locker)
+	ctx, l := liveTable(t)
 	const atLeast = 500 * time.Millisecond
 	first, err := l.Acquire(ctx, "nightly", dialects.Options{Owner: "first", AtMost: time.Minute, AtLeast: atLeast})
 	if err != nil {
@@ -63,4 +54,20 @@ func TestLockedAtAfterAnAtLeastIsNotBeforeItsEnd(t *testing.T) {
 	if end := firstRow.LockedAt.Add(atLeast); row.LockedAt.Before(end) {
 		t.Fatalf("the next holder's locked-at %s is before the last one's at-least end %s", row.LockedAt.Format(time.StampMilli), end.Format(time.StampMilli))
 	}
+}
+
+// liveTable gives a live test a lock table of its own, dropped when the
+// test ends.
+func liveTable(t *testing.T) (context.Context, *Locker) {
+	t.Helper()
+	ctx, b := liveBackend(t)
+	tl, err := b.TableLocker(dialects.Table{Name: checks.NewPrefix()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tl.CreateTable(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tl.(dialects.TableDropper).DropTable(context.Background()) })
+	return ctx, tl.(*Locker)
 }

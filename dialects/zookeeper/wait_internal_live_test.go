@@ -1,11 +1,9 @@
 package zookeeper
 
 import (
-	"context"
 	"testing"
 	"time"
 
-	"github.com/schedlock/schedlock/checks"
 	"github.com/schedlock/schedlock/dialects"
 )
 
@@ -14,16 +12,7 @@ import (
 // has nothing to watch and judges the queue again at once, not after
 // the one-second look that covers a missed event.
 func TestWaitJudgesAgainWhenOurNodeIsLowest(t *testing.T) {
-	ctx, b := liveBackend(t)
-	tl, err := b.TableLocker(dialects.Table{Name: checks.NewPrefix()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tl.CreateTable(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer tl.(dialects.TableDropper).DropTable(context.Background())
-	l := tl.(*Locker)
+	ctx, l := liveTable(t)
 	opts, err := dialects.Options{Owner: "waiter", AtMost: time.Minute}.Normalize()
 	if err != nil {
 		t.Fatal(err)
