@@ -229,27 +229,3 @@ func TestKillRefusals(t *testing.T) {
 		t.Errorf("Kill without rights = %v; want a *dialects.PrivilegeError", err)
 	}
 }
-
-func TestLockNames(t *testing.T) {
-	long := strings.Repeat("名", 200)
-	for _, name := range []string{"a", "nightly", "with space", strings.Repeat("x", 118), strings.Repeat("x", 119), long} {
-		ln := LockName(name)
-		if len(ln) > MaxLockNameBytes || !strings.HasPrefix(ln, LockNamePrefix) {
-			t.Errorf("LockName(%.20q…) = %q: %d bytes", name, ln, len(ln))
-		}
-		if LockName(name) != ln {
-			t.Errorf("LockName(%.20q…) is not deterministic", name)
-		}
-		back, ok := SessionLockName(ln)
-		fits := len(LockNamePrefix)+len(name) <= MaxLockNameBytes
-		if !ok || (fits && back != name) {
-			t.Errorf("SessionLockName(LockName(%.20q…)) = %q, %v", name, back, ok)
-		}
-	}
-	if LockName(long) == LockName(long+"!") {
-		t.Error("two long names that share a prefix map to one lock")
-	}
-	if _, ok := SessionLockName("OTHER_APP_LOCK"); ok {
-		t.Error("another application's lock was read as schedlock's")
-	}
-}
