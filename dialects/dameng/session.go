@@ -81,17 +81,27 @@ func NewSessionLocker(db *sql.DB, info dialects.Info) (dialects.Locker, error) {
 // dialects.SessionKiller (Kill). Names pass through LockName. Session ids
 // are V$SESSIONS.SESS_ID in decimal, what SP_CLOSE_SESSION takes.
 type SessionOps struct {
+	// Ops runs the session-lock blocks: TryLock, Unlock, Holds, Lock,
+	// LockKey and Prepare.
+	dbmslock.Ops[dbmsLock]
+
 	// KillWait is how long Kill waits for a closed session to be gone
 	// (default DefaultKillWait).
 	KillWait time.Duration
 }
 
-// session runs the blocks; SessionOps delegates to it.
+// session runs the blocks; SessionOps reaches it through dbmslock.Ops.
 var session = &dbmslock.Session{
 	Blocks:   dbmslock.Blocks{TryLock: tryLockSQL, Unlock: unlockSQL, Holds: holdsSQL, Lock: lockSQL},
 	LockName: LockName,
 	Failed:   failed,
 }
+
+// dbmsLock is this dialect's dbmslock.Dialect: its Session is session.
+type dbmsLock struct{}
+
+// Session returns session.
+func (dbmsLock) Session() *dbmslock.Session { return session }
 
 var (
 	_ dialects.SessionOps      = (*SessionOps)(nil)
@@ -100,41 +110,6 @@ var (
 	_ dialects.SessionKeyer    = (*SessionOps)(nil)
 	_ dialects.SessionKiller   = (*SessionOps)(nil)
 )
-
-// TryLock runs DBMS_LOCK.REQUEST without waiting: 0 (granted) and 4
-// (already owned by this session) are true, 1 (another session holds it)
-// false, 2, 3 and 5 a *DBMSLockError (dbmslock.RequestResult).
-func (o *SessionOps) TryLock(ctx context.Context, conn *sql.Conn, name string) (bool, error) {
-	return session.TryLock(ctx, conn, name)
-}
-
-// Unlock runs DBMS_LOCK.RELEASE: 0 released (true); 4 this session did
-// not own it (false: another session's lock is never freed).
-func (o *SessionOps) Unlock(ctx context.Context, conn *sql.Conn, name string) (bool, error) {
-	return session.Unlock(ctx, conn, name)
-}
-
-// Holds asks DBMS_LOCK.REQUEST whether conn's session already owns name
-// (see holdsSQL).
-func (o *SessionOps) Holds(ctx context.Context, conn *sql.Conn, name string) (bool, error) {
-	return session.Holds(ctx, conn, name)
-}
-
-// Lock waits on the server for up to wait, rounded up to whole seconds
-// (dbmslock.Session.Lock).
-func (o *SessionOps) Lock(ctx context.Context, conn *sql.Conn, name string, wait time.Duration) (bool, error) {
-	return session.Lock(ctx, conn, name, wait)
-}
-
-// LockKey is the DBMS_LOCK name (LockName): names with one DBMS_LOCK name
-// are one lock.
-func (o *SessionOps) LockKey(name string) string { return session.LockKey(name) }
-
-// Prepare prepares the four blocks on conn, so that every operation is
-// one round trip.
-func (o *SessionOps) Prepare(ctx context.Context, conn *sql.Conn) (dialects.SessionStatements, error) {
-	return session.Prepare(ctx, conn)
-}
 
 // failed is the error of a session-lock block that failed, its server
 // stack trimmed.
