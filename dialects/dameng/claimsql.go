@@ -1,11 +1,11 @@
 package dameng
 
 import (
-	"database/sql"
 	"strings"
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/claimtable"
+	"github.com/schedlock/schedlock/dialects/internal/oralike"
 )
 
 func init() {
@@ -19,7 +19,9 @@ func init() {
 // rows it wants, updates them by id and commits; unlocked reads are
 // limited with ROWNUM. Whether DM accepts LIMIT beside FOR UPDATE SKIP
 // LOCKED is not verified here, so it is not used. Placeholders are "?".
-type ClaimBuilder struct{}
+type ClaimBuilder struct {
+	oralike.ClaimRules // Select, LimitsLocked, Single, Strategies, TxOptions, MaxParams, MultiRowInsert
+}
 
 var _ claimtable.Builder = ClaimBuilder{}
 
@@ -37,32 +39,6 @@ func (ClaimBuilder) PlusMs(ts, param string) string { return "(" + plusMs(ts, pa
 
 // EpochMs is the timestamp as BIGINT milliseconds.
 func (ClaimBuilder) EpochMs(ts string) string { return epochMs(ts) }
-
-// Select is Oracle's form (claimtable.RowNumSelect).
-func (ClaimBuilder) Select(s claimtable.Select) string { return claimtable.RowNumSelect(s) }
-
-// LimitsLocked is false.
-func (ClaimBuilder) LimitsLocked() bool { return false }
-
-// Single is never: DM claims in a transaction.
-func (ClaimBuilder) Single(dialects.ClaimStrategy, claimtable.SingleClaim) (string, bool) {
-	return "", false
-}
-
-// Strategies are skip-locked and optimistic.
-func (ClaimBuilder) Strategies() []dialects.ClaimStrategy {
-	return []dialects.ClaimStrategy{dialects.ClaimSkipLocked, dialects.ClaimOptimistic}
-}
-
-// TxOptions is the default.
-func (ClaimBuilder) TxOptions() *sql.TxOptions { return nil }
-
-// MaxParams is 1,000, as Oracle's IN lists (DM's own limit is not
-// verified here).
-func (ClaimBuilder) MaxParams() int { return 1000 }
-
-// MultiRowInsert is false (not verified on DM8).
-func (ClaimBuilder) MultiRowInsert() bool { return false }
 
 // Create is the default task table (IDENTITY id) and its index.
 func (ClaimBuilder) Create(t claimtable.Table) []string {

@@ -1,12 +1,12 @@
 package oracle
 
 import (
-	"database/sql"
 	"fmt"
 	"strconv"
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/claimtable"
+	"github.com/schedlock/schedlock/dialects/internal/oralike"
 )
 
 func init() {
@@ -23,7 +23,9 @@ func init() {
 // Unlocked reads are limited with ROWNUM, which 11g has too. IN lists hold
 // at most 1,000 expressions (ORA-01795), so id lists are cut below that.
 // Placeholders are :1, :2, … in text order.
-type ClaimBuilder struct{}
+type ClaimBuilder struct {
+	oralike.ClaimRules // Select, LimitsLocked, Single, Strategies, TxOptions, MaxParams, MultiRowInsert
+}
 
 var (
 	_ claimtable.Builder = ClaimBuilder{}
@@ -46,31 +48,6 @@ func (ClaimBuilder) PlusMs(ts, param string) string {
 
 // EpochMs is the timestamp as milliseconds.
 func (ClaimBuilder) EpochMs(ts string) string { return epochMs(ts) }
-
-// Select is claimtable.RowNumSelect.
-func (ClaimBuilder) Select(s claimtable.Select) string { return claimtable.RowNumSelect(s) }
-
-// LimitsLocked is false (ORA-02014).
-func (ClaimBuilder) LimitsLocked() bool { return false }
-
-// Single is never: Oracle claims in a transaction.
-func (ClaimBuilder) Single(dialects.ClaimStrategy, claimtable.SingleClaim) (string, bool) {
-	return "", false
-}
-
-// Strategies are skip-locked and optimistic.
-func (ClaimBuilder) Strategies() []dialects.ClaimStrategy {
-	return []dialects.ClaimStrategy{dialects.ClaimSkipLocked, dialects.ClaimOptimistic}
-}
-
-// TxOptions is the default (READ COMMITTED).
-func (ClaimBuilder) TxOptions() *sql.TxOptions { return nil }
-
-// MaxParams is 1,000: the most expressions of an IN list.
-func (ClaimBuilder) MaxParams() int { return 1000 }
-
-// MultiRowInsert is false (no VALUES (…), (…) before 23ai).
-func (ClaimBuilder) MultiRowInsert() bool { return false }
 
 // Create is the default task table, its id sequence and the trigger that
 // fills the id from it, and the claim index, each in a PL/SQL block that
