@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/internal/oralike"
 )
 
 // probeDBMSLockSQL asks the catalog whether the DBMS_LOCK system package is
@@ -53,7 +54,7 @@ func (a lockAccess) refusal() error {
 			dialects.ErrUnsupported, installDBMSLock, grantDBMSLock), dialects.UseTableStrategy)
 	}
 	return dialects.WithRemedy(fmt.Errorf("%w: whether the DBMS_LOCK system package is installed could not be checked (%s), and session locks are used only where it is proven",
-		dialects.ErrUnsupported, oneLine(a.err)), dialects.UseTableStrategy)
+		dialects.ErrUnsupported, oralike.OneLine(a.err)), dialects.UseTableStrategy)
 }
 
 // accessOf returns the probe answer Detect recorded in info.Facts.

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/internal/oralike"
 )
 
 // lockSource is LockEntry.Source for session locks.
@@ -104,7 +105,7 @@ func listingError(err error) error {
 		return err
 	}
 	return &dialects.ListingUnavailableError{
-		Reason: "V$LOCK, V$SESSIONS or SYS.DBMS_LOCK_ALLOCATED cannot be read (" + oneLine(err) + ")",
+		Reason: "V$LOCK, V$SESSIONS or SYS.DBMS_LOCK_ALLOCATED cannot be read (" + oralike.OneLine(err) + ")",
 		Enable: "GRANT SELECT ON V$LOCK TO <user>; GRANT SELECT ON V$SESSIONS TO <user>; GRANT SELECT ON SYS.DBMS_LOCK_ALLOCATED TO <user> (DBMS_LOCK_ALLOCATED exists once " + installDBMSLock + " has run)",
 	}
 }

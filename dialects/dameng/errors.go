@@ -1,6 +1,7 @@
 package dameng
 
 import (
+	"github.com/schedlock/schedlock/dialects/internal/oralike"
 	"reflect"
 	"regexp"
 	"strconv"
@@ -154,19 +155,12 @@ func IsMissingTable(err error) bool {
 	return strings.Contains(msg, "无效的表或视图名") || strings.Contains(strings.ToLower(msg), "invalid table or view name")
 }
 
-// oneLine is err's message on its first line, without the stack trace the
-// driver appends ("…\nstack info:\n…"), with runs of spaces collapsed.
-func oneLine(err error) string {
-	msg, _, _ := strings.Cut(err.Error(), "\nstack info:")
-	return strings.Join(strings.Fields(msg), " ")
-}
-
 // serverError shows a driver error without the stack trace the driver
 // appends to its text; it unwraps to the driver's error, so ErrorCode and
 // errors.As still reach it.
 type serverError struct{ err error }
 
-func (e *serverError) Error() string { return oneLine(e.err) }
+func (e *serverError) Error() string { return oralike.OneLine(e.err) }
 
 // Unwrap returns the driver's error.
 func (e *serverError) Unwrap() error { return e.err }

@@ -3,6 +3,7 @@ package dameng
 import (
 	"errors"
 	"fmt"
+	"github.com/schedlock/schedlock/dialects/internal/oralike"
 	"strings"
 	"testing"
 )
@@ -114,9 +115,9 @@ func TestIsMissingTable(t *testing.T) {
 }
 
 func TestOneLineDropsTheStack(t *testing.T) {
-	got := oneLine(dmErr(-6602, "违反表[T]唯一性约束"))
+	got := oralike.OneLine(dmErr(-6602, "违反表[T]唯一性约束"))
 	if got != "Error -6602: 违反表[T]唯一性约束" {
-		t.Errorf("oneLine = %q", got)
+		t.Errorf("OneLine = %q", got)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/internal/oralike"
 	"github.com/schedlock/schedlock/internal/livetest"
 )
 
@@ -39,7 +40,7 @@ func liveDB(t testing.TB) *sql.DB {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	if err := db.PingContext(ctx); err != nil {
-		t.Fatalf("%s is set but the server does not answer: %v", dsnEnv, oneLine(err))
+		t.Fatalf("%s is set but the server does not answer: %v", dsnEnv, oralike.OneLine(err))
 	}
 	return db
 }
@@ -92,13 +93,13 @@ func TestLiveErrorCodes(t *testing.T) {
 	if err == nil || !IsDuplicateKey(err) {
 		t.Errorf("duplicate key: %v (code %d); IsDuplicateKey does not recognise it", err, code)
 	}
-	t.Logf("duplicate key: code %d: %s", code, oneLine(err))
+	t.Logf("duplicate key: code %d: %s", code, oralike.OneLine(err))
 	_, err = db.ExecContext(ctx, "SELECT * FROM "+uniqueName("sl_missing_")+" WHERE 1 = 0")
 	code, _ = ErrorCode(err)
 	if err == nil || !IsMissingTable(err) {
 		t.Errorf("missing table: %v (code %d); IsMissingTable does not recognise it", err, code)
 	}
-	t.Logf("missing table: code %d: %s", code, oneLine(err))
+	t.Logf("missing table: code %d: %s", code, oralike.OneLine(err))
 }
 
 // TestLiveListSessionLocks: where DBMS_LOCK is installed, a held lock is

@@ -4,11 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/internal/oralike"
 )
 
 // Dameng error codes the row-lock probe reads.
@@ -63,12 +63,13 @@ var (
 // server]. It changes no setting and leaves nothing behind.
 func Probe(ctx context.Context, db *sql.DB, info dialects.Info, opts dialects.ProbeOptions) (dialects.Capabilities, error) {
 	var caps dialects.Capabilities
-	p := readPrivileges(ctx, db)
+	p := oralike.ReadPrivileges(ctx, db, privilegesSQL, "USER_ROLE_PRIVS and SESSION_PRIVS")
+	p.Err = trimmed(p.Err)
 	access, err := probeDBMSLock(ctx, db)
 	if err != nil {
 		return caps, err
 	}
-	caps.SessionLocks = sessionLockCapability(access, p.user)
+	caps.SessionLocks = sessionLockCapability(access, p.User)
 	if access.known {
 		// The answer may be fresher than detection's (a DBA installed
 		// DBMS_LOCK since): prove the locks and recommend from it.
@@ -86,18 +87,18 @@ func Probe(ctx context.Context, db *sql.DB, info dialects.Info, opts dialects.Pr
 		}
 	}
 	var missing *dialects.MissingPrivilege
-	caps.LockListing, missing = probeLockListing(ctx, db, access, p.user)
+	caps.LockListing, missing = probeLockListing(ctx, db, access, p.User)
 	add(missing)
 	caps.KillSessions, missing = killCapability(p)
 	add(missing)
-	cannotCreate := createPrivilege(p)
+	cannotCreate := p.MissingCreateTable("")
 	add(cannotCreate)
 	if ctx.Err() != nil {
 		return caps, ctx.Err()
 	}
 
 	caps.SkipLocked, caps.NoWait = rowLockFacts(info)
-	if err := dialects.ProveRowLocks(ctx, db, &caps, opts.ReadOnly, cannotCreate == nil, rowLockProbe(dialects.ProbeTableName()), oneLine); err != nil {
+	if err := dialects.ProveRowLocks(ctx, db, &caps, opts.ReadOnly, cannotCreate == nil, rowLockProbe(dialects.ProbeTableName()), oralike.OneLine); err != nil {
 		return caps, err
 	}
 	caps.SkipLocked, caps.NoWait = withoutStack(caps.SkipLocked), withoutStack(caps.NoWait)
@@ -121,27 +122,6 @@ func ServerNow(ctx context.Context, conn *sql.Conn) (time.Time, error) {
 	return time.UnixMilli(ms).UTC(), nil
 }
 
-// sessionPrivileges is what USER_ROLE_PRIVS and SESSION_PRIVS say about
-// the session.
-type sessionPrivileges struct {
-	user        string
-	dba         bool
-	createTable bool
-	err         error // the privileges could not be read
-}
-
-func readPrivileges(ctx context.Context, db *sql.DB) sessionPrivileges {
-	var p sessionPrivileges
-	var user sql.NullString
-	var dba, create int64
-	if err := db.QueryRowContext(ctx, privilegesSQL).Scan(&user, &dba, &create); err != nil {
-		p.err = fmt.Errorf("read USER_ROLE_PRIVS and SESSION_PRIVS: %w", trimmed(err))
-		return p
-	}
-	p.user, p.dba, p.createTable = user.String, dba > 0, create > 0
-	return p
-}
-
 // sessionLockCapability is the session-lock answer the catalog gives: "no"
 // without DBMS_LOCK, "unknown" when the catalog could not be read, and
 // none (zero, for DB.Probe to prove) when the package is installed.
@@ -153,7 +133,7 @@ func sessionLockCapability(access lockAccess, user string) dialects.Capability {
 		return dialects.CapNo("the DBMS_LOCK system package is not installed (or this user cannot see SYS.DBMS_LOCK in ALL_OBJECTS); a DBA installs it with "+installDBMSLock,
 			installDBMSLock+" (a DBA, once), then "+grantFor(grantDBMSLock, user)+" where EXECUTE is not granted to PUBLIC; or "+dialects.UseTableStrategy.String())
 	}
-	return dialects.CapUnknown("whether the DBMS_LOCK system package is installed could not be checked: "+oneLine(access.err),
+	return dialects.CapUnknown("whether the DBMS_LOCK system package is installed could not be checked: "+oralike.OneLine(access.err),
 		"").Fixed(dialects.UseTableStrategy, ", or let this user read ALL_OBJECTS")
 }
 
@@ -171,10 +151,10 @@ func probeLockListing(ctx context.Context, db *sql.DB, access lockAccess, user s
 				installDBMSLock), nil
 		case viewsUnavailable(err):
 			priv := viewsPrivilege(user, "V$LOCK", "V$SESSIONS")
-			return dialects.CapNo("the DBMS_LOCK system package is not installed, and V$LOCK and V$SESSIONS cannot be read: "+oneLine(err),
+			return dialects.CapNo("the DBMS_LOCK system package is not installed, and V$LOCK and V$SESSIONS cannot be read: "+oralike.OneLine(err),
 				installDBMSLock+"; "+priv.Grant), &priv
 		}
-		return dialects.CapUnknown("reading V$LOCK and V$SESSIONS failed: "+oneLine(err), ""), nil
+		return dialects.CapUnknown("reading V$LOCK and V$SESSIONS failed: "+oralike.OneLine(err), ""), nil
 	}
 	err := db.QueryRowContext(ctx, lockListingSQL).Scan(&n)
 	priv := viewsPrivilege(user, "V$LOCK", "V$SESSIONS", "SYS.DBMS_LOCK_ALLOCATED")
@@ -182,12 +162,12 @@ func probeLockListing(ctx context.Context, db *sql.DB, access lockAccess, user s
 	case err == nil:
 		return dialects.CapYes(fmt.Sprintf("proved: V$LOCK joined with SYS.DBMS_LOCK_ALLOCATED and V$SESSIONS is readable (%d DBMS_LOCK locks now)", n)), nil
 	case !viewsUnavailable(err):
-		return dialects.CapUnknown("reading V$LOCK, V$SESSIONS and SYS.DBMS_LOCK_ALLOCATED failed: "+oneLine(err), ""), nil
+		return dialects.CapUnknown("reading V$LOCK, V$SESSIONS and SYS.DBMS_LOCK_ALLOCATED failed: "+oralike.OneLine(err), ""), nil
 	case !access.known:
-		return dialects.CapUnknown("V$LOCK, V$SESSIONS or SYS.DBMS_LOCK_ALLOCATED cannot be read ("+oneLine(err)+"), and whether DBMS_LOCK is installed could not be checked",
+		return dialects.CapUnknown("V$LOCK, V$SESSIONS or SYS.DBMS_LOCK_ALLOCATED cannot be read ("+oralike.OneLine(err)+"), and whether DBMS_LOCK is installed could not be checked",
 			priv.Grant), nil
 	}
-	return dialects.CapNo("V$LOCK, V$SESSIONS and SYS.DBMS_LOCK_ALLOCATED cannot be read: "+oneLine(err), priv.Grant), &priv
+	return dialects.CapNo("V$LOCK, V$SESSIONS and SYS.DBMS_LOCK_ALLOCATED cannot be read: "+oralike.OneLine(err), priv.Grant), &priv
 }
 
 // viewsUnavailable reports a view that does not exist or may not be read
@@ -198,7 +178,7 @@ func viewsUnavailable(err error) bool { return IsMissingTable(err) || mentionsPr
 func viewsPrivilege(user string, views ...string) dialects.MissingPrivilege {
 	grants := make([]string, len(views))
 	for i, v := range views {
-		grants[i] = "GRANT SELECT ON " + v + " TO " + quoteUser(user)
+		grants[i] = "GRANT SELECT ON " + v + " TO " + oralike.QuoteUser(user)
 	}
 	return dialects.MissingPrivilege{
 		Privilege: "SELECT ON " + strings.Join(views, ", "),
@@ -209,12 +189,12 @@ func viewsPrivilege(user string, views ...string) dialects.MissingPrivilege {
 
 // killCapability says whether the session may end other sessions with
 // SP_CLOSE_SESSION, which needs the DBA role [U].
-func killCapability(p sessionPrivileges) (dialects.Capability, *dialects.MissingPrivilege) {
-	grant := "GRANT DBA TO " + quoteUser(p.user)
+func killCapability(p oralike.Privileges) (dialects.Capability, *dialects.MissingPrivilege) {
+	grant := "GRANT DBA TO " + oralike.QuoteUser(p.User)
 	switch {
-	case p.err != nil:
-		return dialects.CapUnknown(oneLine(p.err), grant), nil
-	case p.dba:
+	case p.Err != nil:
+		return dialects.CapUnknown(oralike.OneLine(p.Err), grant), nil
+	case p.Kill:
 		return dialects.CapYes("USER_ROLE_PRIVS has the DBA role: CALL SP_CLOSE_SESSION may end another session, and its DBMS_LOCK locks with it"), nil
 	}
 	return dialects.CapNo("USER_ROLE_PRIVS lacks the DBA role, which SP_CLOSE_SESSION needs to end another user's session", grant),
@@ -223,19 +203,6 @@ func killCapability(p sessionPrivileges) (dialects.Capability, *dialects.Missing
 			NeededFor: string(dialects.TermKillSession) + ": ending another session (SP_CLOSE_SESSION) to free its DBMS_LOCK lock",
 			Grant:     grant,
 		}
-}
-
-// createPrivilege is the missing privilege that keeps the table strategy
-// from creating its table, or nil (also when it could not be read).
-func createPrivilege(p sessionPrivileges) *dialects.MissingPrivilege {
-	if p.err != nil || p.createTable {
-		return nil
-	}
-	return &dialects.MissingPrivilege{
-		Privilege: "CREATE TABLE",
-		NeededFor: "the table strategy creating its lock table (or have it created in advance by a user that may), and the SKIP LOCKED probe",
-		Grant:     "GRANT CREATE TABLE TO " + quoteUser(p.user),
-	}
 }
 
 // rowLockFacts is what is known of SKIP LOCKED and NOWAIT without a probe:
@@ -316,22 +283,7 @@ func withoutStack(c dialects.Capability) dialects.Capability {
 	return c
 }
 
-// plainUser is a user name DM stores as written without quotes.
-var plainUser = regexp.MustCompile(`^[A-Z][A-Z0-9_$#]*$`)
-
-// quoteUser writes user for a GRANT: as is when it needs no quotes,
-// "<user>" when unknown, else in double quotes.
-func quoteUser(user string) string {
-	switch {
-	case user == "":
-		return "<user>"
-	case plainUser.MatchString(user):
-		return user
-	}
-	return `"` + strings.ReplaceAll(user, `"`, `""`) + `"`
-}
-
 // grantFor fills the "<user>" of a GRANT template.
 func grantFor(template, user string) string {
-	return strings.ReplaceAll(template, "<user>", quoteUser(user))
+	return strings.ReplaceAll(template, "<user>", oralike.QuoteUser(user))
 }

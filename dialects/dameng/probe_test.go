@@ -10,6 +10,7 @@ import (
 
 	"github.com/schedlock/schedlock/checks"
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/internal/oralike"
 )
 
 // probeSim detects a simulated server with cfg and probes it.
@@ -323,25 +324,6 @@ func TestRowLockErrors(t *testing.T) {
 	}
 }
 
-func TestQuoteUser(t *testing.T) {
-	for user, want := range map[string]string{
-		"APP":     "APP",
-		"JOB$1":   "JOB$1",
-		"app":     `"app"`,
-		"调度":      `"调度"`,
-		`A"B`:     `"A""B"`,
-		"":        "<user>",
-		"1ABC":    `"1ABC"`,
-		"SYSDBA":  "SYSDBA",
-		"A B":     `"A B"`,
-		"JOB_RUN": "JOB_RUN",
-	} {
-		if got := quoteUser(user); got != want {
-			t.Errorf("quoteUser(%q) = %s, want %s", user, got, want)
-		}
-	}
-}
-
 func TestWithoutStack(t *testing.T) {
 	for in, want := range map[string]string{
 		"proved: refused in 2ms (Error -6409: 锁超时 stack info: 1). gitee.com/chunanyong/dm.(*DmError).throw)": "proved: refused in 2ms (Error -6409: 锁超时)",
@@ -380,7 +362,7 @@ func TestLiveProbe(t *testing.T) {
 	t.Logf("clock skew %s (round trip %s); recommended %s", caps.Clock.Skew, caps.Clock.RoundTrip, caps.Recommended.Reason())
 	rows, err := db.SQL.QueryContext(testCtx(t), "SELECT TABLE_NAME FROM USER_TABLES WHERE TABLE_NAME LIKE 'SCHEDLOCK_PROBE_%'")
 	if err != nil {
-		t.Fatal(oneLine(err))
+		t.Fatal(oralike.OneLine(err))
 	}
 	defer rows.Close()
 	for rows.Next() {

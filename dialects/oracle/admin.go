@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/internal/oralike"
 )
 
 // Sources of listed session locks (dialects.LockEntry.Source).
@@ -195,7 +196,7 @@ func (a *LockAdmin) listingError(err error) error {
 		return dialects.Wrap(Name, "list session locks", err)
 	}
 	return &dialects.ListingUnavailableError{
-		Reason: "this user may not read GV$LOCK, GV$SESSION and SYS.DBMS_LOCK_ALLOCATED (" + oneLine(priv.Err) + ")",
+		Reason: "this user may not read GV$LOCK, GV$SESSION and SYS.DBMS_LOCK_ALLOCATED (" + oralike.OneLine(priv.Err) + ")",
 		Enable: priv.Grant + " (or GRANT SELECT_CATALOG_ROLE)",
 	}
 }
@@ -225,12 +226,4 @@ func sessionEntry(l SessionLock, name string) dialects.LockEntry {
 		}
 	}
 	return e
-}
-
-// oneLine is err's message on one line.
-func oneLine(err error) string {
-	if err == nil {
-		return ""
-	}
-	return strings.Join(strings.Fields(err.Error()), " ")
 }

@@ -4,12 +4,12 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"regexp"
 	"strings"
 
 	"github.com/sijms/go-ora/v2/network"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/internal/oralike"
 )
 
 // Oracle error numbers (ORA-nnnnn) this dialect acts on.
@@ -74,7 +74,7 @@ func privilegeDBMSLock(user string, cause error) *dialects.PrivilegeError {
 
 // grantExecute is the statement that lets user run DBMS_LOCK.
 func grantExecute(user string) string {
-	return "GRANT EXECUTE ON SYS.DBMS_LOCK TO " + quoteUser(user)
+	return "GRANT EXECUTE ON SYS.DBMS_LOCK TO " + oralike.QuoteUser(user)
 }
 
 // currentUserSQL reads the session's user for the GRANT in a
@@ -93,20 +93,4 @@ func sessionUser(ctx context.Context, q queryer) string {
 		return ""
 	}
 	return user.String
-}
-
-var plainUser = regexp.MustCompile(`^[A-Z][A-Z0-9_$#]*$`)
-
-// quoteUser renders user for a GRANT: as is when it is a plain upper-case
-// identifier (how Oracle stores unquoted names), double-quoted otherwise,
-// and "<user>" when unknown.
-func quoteUser(user string) string {
-	switch {
-	case user == "":
-		return "<user>"
-	case plainUser.MatchString(user):
-		return user
-	default:
-		return `"` + strings.ReplaceAll(user, `"`, `""`) + `"`
-	}
 }

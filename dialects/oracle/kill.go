@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/internal/oralike"
 )
 
 // DefaultKillWait bounds how long Kill waits for the killed session to give
@@ -86,7 +87,7 @@ func (o *SessionOps) Kill(ctx context.Context, db *sql.DB, sessionID string) err
 	case oraInsufficientPrivs:
 		priv := &dialects.PrivilegeError{
 			Privilege: "ALTER SYSTEM",
-			Grant:     "GRANT ALTER SYSTEM TO " + quoteUser(sessionUser(ctx, db)),
+			Grant:     "GRANT ALTER SYSTEM TO " + oralike.QuoteUser(sessionUser(ctx, db)),
 			Err:       err,
 		}
 		return dialects.Wrap(Name, "kill", fmt.Errorf("%w (on Amazon RDS, where ALTER SYSTEM cannot be granted, run rdsadmin.rdsadmin_util.kill(%d, %d) instead)", priv, sid, serial))

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/internal/oralike"
 )
 
 // DBMS_LOCK locks are user locks, type 'UL', in GV$LOCK, ID1 being the lock
@@ -149,7 +150,7 @@ func formatSessionID(sid, serial, inst int64) string {
 func viewError(ctx context.Context, db *sql.DB, err error) error {
 	switch oraCode(err) {
 	case oraNoSuchTable, oraInsufficientPrivs:
-		user := quoteUser(sessionUser(ctx, db))
+		user := oralike.QuoteUser(sessionUser(ctx, db))
 		return &dialects.PrivilegeError{
 			Privilege: "SELECT ON SYS.GV_$LOCK, SYS.GV_$SESSION and SYS.DBMS_LOCK_ALLOCATED",
 			Grant: fmt.Sprintf("GRANT SELECT ON SYS.GV_$LOCK TO %[1]s; GRANT SELECT ON SYS.GV_$SESSION TO %[1]s; GRANT SELECT ON SYS.DBMS_LOCK_ALLOCATED TO %[1]s",

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/internal/oralike"
 )
 
 // Oracle error numbers the row-lock probe reads.
@@ -48,17 +49,17 @@ const (
 // transaction. It changes no setting and leaves nothing behind.
 func Probe(ctx context.Context, db *sql.DB, info dialects.Info, opts dialects.ProbeOptions) (dialects.Capabilities, error) {
 	var caps dialects.Capabilities
-	p := readPrivileges(ctx, db)
+	p := oralike.ReadPrivileges(ctx, db, privilegesSQL, "SESSION_PRIVS")
 	if ctx.Err() != nil {
 		return caps, ctx.Err()
 	}
-	access, err := probeDBMSLock(ctx, db, p.user)
+	access, err := probeDBMSLock(ctx, db, p.User)
 	if err != nil {
 		return caps, err
 	}
 	if access.known && !access.granted {
 		priv := privilegeDBMSLock(access.user, access.err)
-		caps.SessionLocks = dialects.CapNo("this user may not execute SYS.DBMS_LOCK ("+oneLine(access.err)+")", "").
+		caps.SessionLocks = dialects.CapNo("this user may not execute SYS.DBMS_LOCK ("+oralike.OneLine(access.err)+")", "").
 			Fixed(dialects.Remedy{Kind: dialects.RemedyGrant, Privilege: priv.Privilege, Statement: priv.Grant}, "; or "+dialects.UseTableStrategy.String())
 		caps.MissingPrivileges = append(caps.MissingPrivileges, dialects.MissingPrivilege{
 			Privilege: priv.Privilege,
@@ -77,7 +78,7 @@ func Probe(ctx context.Context, db *sql.DB, info dialects.Info, opts dialects.Pr
 		caps.MissingPrivileges = append(caps.MissingPrivileges, *missing)
 	}
 	canCreate := true
-	if missing = createPrivilege(p); missing != nil {
+	if missing = p.MissingCreateTable(" (and a quota on its default tablespace)"); missing != nil {
 		canCreate = false
 		caps.MissingPrivileges = append(caps.MissingPrivileges, *missing)
 	}
@@ -104,26 +105,6 @@ func ServerNow(ctx context.Context, conn *sql.Conn) (time.Time, error) {
 	return dialects.ParseServerTime(text)
 }
 
-// sessionPrivileges is what SESSION_PRIVS says about the session.
-type sessionPrivileges struct {
-	user        string
-	alterSystem bool
-	createTable bool
-	err         error // the privileges could not be read
-}
-
-func readPrivileges(ctx context.Context, db *sql.DB) sessionPrivileges {
-	var p sessionPrivileges
-	var user sql.NullString
-	var alter, create int64
-	if err := db.QueryRowContext(ctx, privilegesSQL).Scan(&user, &alter, &create); err != nil {
-		p.err = fmt.Errorf("read SESSION_PRIVS: %w", err)
-		return p
-	}
-	p.user, p.alterSystem, p.createTable = user.String, alter > 0, create > 0
-	return p
-}
-
 // probeLockListing proves that the listing's views can be read, or names
 // the grants.
 func probeLockListing(ctx context.Context, db *sql.DB) (dialects.Capability, *dialects.MissingPrivilege) {
@@ -134,9 +115,9 @@ func probeLockListing(ctx context.Context, db *sql.DB) (dialects.Capability, *di
 	}
 	priv, ok := viewError(ctx, db, err).(*dialects.PrivilegeError)
 	if !ok {
-		return dialects.CapUnknown("reading GV$LOCK failed: "+oneLine(err), ""), nil
+		return dialects.CapUnknown("reading GV$LOCK failed: "+oralike.OneLine(err), ""), nil
 	}
-	return dialects.CapNo("GV$LOCK, GV$SESSION and SYS.DBMS_LOCK_ALLOCATED cannot be read: "+oneLine(err), priv.Grant),
+	return dialects.CapNo("GV$LOCK, GV$SESSION and SYS.DBMS_LOCK_ALLOCATED cannot be read: "+oralike.OneLine(err), priv.Grant),
 		&dialects.MissingPrivilege{
 			Privilege: priv.Privilege,
 			NeededFor: "locks ls: listing session locks and naming their holders",
@@ -146,13 +127,13 @@ func probeLockListing(ctx context.Context, db *sql.DB) (dialects.Capability, *di
 
 // killCapability says whether the session may end other sessions with
 // ALTER SYSTEM KILL SESSION.
-func killCapability(p sessionPrivileges) (dialects.Capability, *dialects.MissingPrivilege) {
-	grant := "GRANT ALTER SYSTEM TO " + quoteUser(p.user)
+func killCapability(p oralike.Privileges) (dialects.Capability, *dialects.MissingPrivilege) {
+	grant := "GRANT ALTER SYSTEM TO " + oralike.QuoteUser(p.User)
 	remedy := grant + " (on Amazon RDS, where it cannot be granted, end the session with rdsadmin.rdsadmin_util.kill)"
 	switch {
-	case p.err != nil:
-		return dialects.CapUnknown(oneLine(p.err), remedy), nil
-	case p.alterSystem:
+	case p.Err != nil:
+		return dialects.CapUnknown(oralike.OneLine(p.Err), remedy), nil
+	case p.Kill:
 		return dialects.CapYes("SESSION_PRIVS has ALTER SYSTEM: ALTER SYSTEM KILL SESSION may end other sessions; a busy session may stay \"marked for kill\", holding its locks, until its call returns"), nil
 	}
 	return dialects.CapNo("SESSION_PRIVS lacks ALTER SYSTEM: ALTER SYSTEM KILL SESSION fails with ORA-01031", remedy),
@@ -161,19 +142,6 @@ func killCapability(p sessionPrivileges) (dialects.Capability, *dialects.Missing
 			NeededFor: string(dialects.TermKillSession) + ": ending another session to free its DBMS_LOCK lock",
 			Grant:     grant,
 		}
-}
-
-// createPrivilege is the missing privilege that keeps the table strategy
-// from creating its table, or nil (also when it could not be read).
-func createPrivilege(p sessionPrivileges) *dialects.MissingPrivilege {
-	if p.err != nil || p.createTable {
-		return nil
-	}
-	return &dialects.MissingPrivilege{
-		Privilege: "CREATE TABLE",
-		NeededFor: "the table strategy creating its lock table (or have it created in advance by a user that may), and the SKIP LOCKED probe",
-		Grant:     "GRANT CREATE TABLE TO " + quoteUser(p.user) + " (and a quota on its default tablespace)",
-	}
 }
 
 // rowLockFacts says what the version promises for SKIP LOCKED (documented

@@ -127,18 +127,3 @@ func TestMissingGrantAtFirstUse(t *testing.T) {
 		t.Errorf("the server's ORA-06550 is not kept as the cause: %v", err)
 	}
 }
-
-func TestQuoteUser(t *testing.T) {
-	for in, want := range map[string]string{
-		"APP":        "APP",
-		"APP_1$#":    "APP_1$#",
-		"app":        `"app"`,
-		"batch user": `"batch user"`,
-		`we"ird`:     `"we""ird"`,
-		"":           "<user>",
-	} {
-		if got := quoteUser(in); got != want {
-			t.Errorf("quoteUser(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
