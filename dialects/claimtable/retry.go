@@ -3,6 +3,8 @@ package claimtable
 import (
 	"context"
 	"time"
+
+	"github.com/cenkalti/backoff/v5"
 )
 
 // Retrier is optionally implemented by a Builder whose database aborts a
@@ -21,22 +23,25 @@ const (
 )
 
 // retrying runs send, and again while it fails with an error the builder
-// calls retryable.
+// calls retryable. It returns the statement's last error, also when the
+// context ends during a pause.
 func (cl *Claimer) retrying(ctx context.Context, send func() error) error {
-	err := send()
 	r, ok := cl.b.(Retrier)
 	if !ok {
-		return err
+		return send()
 	}
-	pause := retryPause
-	for i := 0; i < maxRetries && err != nil && r.IsRetryable(err); i++ {
-		select {
-		case <-ctx.Done():
-			return err
-		case <-time.After(pause):
+	var last error
+	_, err := backoff.Retry(ctx, func() (struct{}, error) {
+		last = send()
+		if last != nil && !r.IsRetryable(last) {
+			return struct{}{}, backoff.Permanent(last)
 		}
-		pause *= 2
-		err = send()
+		return struct{}{}, last
+	}, backoff.WithBackOff(&backoff.ExponentialBackOff{
+		InitialInterval: retryPause, Multiplier: 2, MaxInterval: time.Minute,
+	}), backoff.WithMaxTries(maxRetries+1), backoff.WithMaxElapsedTime(0))
+	if err == nil {
+		return nil
 	}
-	return err
+	return last
 }

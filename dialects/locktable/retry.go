@@ -3,8 +3,9 @@ package locktable
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"time"
+
+	"github.com/cenkalti/backoff/v5"
 )
 
 // Retrier is optionally implemented by a Builder whose database can abort a
@@ -29,28 +30,40 @@ const MaxRetries = 4
 // further one.
 const RetryPause = 5 * time.Millisecond
 
+// retryBackOff pauses RetryPause, then twice that, and so on, each pause
+// drawn from [p, 1.5p]: an interval of 1.25p randomized by ±20%.
+func retryBackOff() backoff.BackOff {
+	return &backoff.ExponentialBackOff{
+		InitialInterval:     RetryPause * 5 / 4,
+		RandomizationFactor: 0.2,
+		Multiplier:          2,
+		MaxInterval:         time.Minute,
+	}
+}
+
 // retrying runs send, and again while it fails with an error the builder
-// calls retryable, at most MaxRetries more times.
+// calls retryable, at most MaxRetries more times. When the context ends
+// during a pause it returns the statement's last error.
 func (l *Locker) retrying(ctx context.Context, send func() error) error {
-	err := send()
 	r, ok := l.b.(Retrier)
 	if !ok {
-		return err
+		return send()
 	}
-	pause := RetryPause
-	for try := 1; err != nil && r.IsRetryable(err); try++ {
-		if try > MaxRetries {
-			return fmt.Errorf("%w (still failing after %d tries)", err, try)
+	tries := 0
+	var last error
+	_, err := backoff.Retry(ctx, func() (struct{}, error) {
+		tries++
+		last = send()
+		if last != nil && !r.IsRetryable(last) {
+			return struct{}{}, backoff.Permanent(last)
 		}
-		timer := time.NewTimer(pause + rand.N(pause/2+1))
-		select {
-		case <-ctx.Done():
-			timer.Stop()
-			return err
-		case <-timer.C:
-		}
-		pause *= 2
-		err = send()
+		return struct{}{}, last
+	}, backoff.WithBackOff(retryBackOff()), backoff.WithMaxTries(MaxRetries+1), backoff.WithMaxElapsedTime(0))
+	switch {
+	case err == nil:
+		return nil
+	case tries > MaxRetries && r.IsRetryable(last):
+		return fmt.Errorf("%w (still failing after %d tries)", last, tries)
 	}
-	return err
+	return last
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql/driver"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -103,6 +104,9 @@ func TestRetriesAreBounded(t *testing.T) {
 	_, err := l.Acquire(ctxT(t), "job", dialects.Options{Owner: "A"})
 	if !errors.Is(err, errSerialization) {
 		t.Fatalf("error = %v, want the serialization failure", err)
+	}
+	if want := fmt.Sprintf("(still failing after %d tries)", locktable.MaxRetries+1); !strings.Contains(err.Error(), want) {
+		t.Errorf("error = %q, want it to say %q", err, want)
 	}
 	if n := srv.count("acquire"); n != locktable.MaxRetries+1 {
 		t.Errorf("the acquire statement was sent %d times, want %d", n, locktable.MaxRetries+1)
