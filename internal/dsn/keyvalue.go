@@ -75,7 +75,11 @@ func splitKeyValue(s string) ([]kvPair, error) {
 
 // parseKeyValue takes a libpq key=value string for PostgreSQL, opened with
 // pgx, which reads that form too. schedlock's x- options cannot ride in it;
-// use a URL for those.
+// use a URL for those. Its values come from splitKeyValue, not
+// pgconn.ParseConfig: importing pgx here would link it into every
+// program that opens a DSN, whatever backend it uses, and ParseConfig
+// would put $PG* variables and a socket default into Where and the
+// scrubber in place of what the string says.
 func parseKeyValue(body string) (*DSN, error) {
 	pairs, err := splitKeyValue(body)
 	if err != nil {
