@@ -123,6 +123,8 @@ func unixSeconds(t time.Time) float64 { return float64(t.UnixMilli()) / 1000 }
 
 // format is s in the text exposition format: each family's HELP and TYPE,
 // then its samples by lock name.
+// Not expfmt.MetricFamilyToText: it writes a timestamp as 1.796146647818e+09,
+// where this file (and docs/run.md) shows 1796146647.818.
 func (s state) format() string {
 	var b strings.Builder
 	for _, f := range families {
