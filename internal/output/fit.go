@@ -217,11 +217,7 @@ func splitAtWidth(s string, width int) (head, rest string) {
 // when it was cut; width 0 means no limit. s must not carry ANSI colour.
 func Truncate(s string, width int) string {
 	if width <= 0 || twwidth.Width(s) <= width {
-		return s
+		return s // twwidth.Truncate would append the "…" to a string it did not cut
 	}
-	if width == 1 {
-		return "…"
-	}
-	head, _ := splitAtWidth(s, width-1)
-	return head + "…"
+	return twwidth.Truncate(s, width, "…")
 }

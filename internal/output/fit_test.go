@@ -156,6 +156,8 @@ func TestTruncate(t *testing.T) {
 		{"short", 20, "short"},
 		{"ünïcödé", 4, "ünï…"},
 		{"abc", 1, "…"},
+		{"漢字漢字", 5, "漢字…"},
+		{"漢字", 2, "…"},
 	} {
 		got := Truncate(tc.in, tc.width)
 		if got != tc.want || (tc.width > 0 && twwidth.Width(got) > tc.width) {
