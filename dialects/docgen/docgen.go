@@ -49,6 +49,7 @@ func Markdown(rows []dialects.ProductSupport) []byte {
 		"**some versions** — from a version or in a mode, as the detail says.\n\n")
 
 	b.WriteString("## Summary\n\n")
+	// Not tablewriter's Markdown renderer: it pads every cell to its column's width, so one changed cell would rewrite every row.
 	b.WriteString("| Database | Versions | Session | Table | Recommended | Claim | Listing | Kill | Verified |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {

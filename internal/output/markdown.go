@@ -21,6 +21,7 @@ func writeReportMarkdown(w io.Writer, r *checks.Report) error {
 	fmt.Fprintf(&b, "- **Target:** %s\n", mdCode(r.Target))
 	fmt.Fprintf(&b, "- **Database:** %s\n", mdEscape(DescribeDatabase(r.Info)))
 	fmt.Fprintf(&b, "- **Elapsed:** %s\n\n", FormatDuration(r.Elapsed))
+	// Not tablewriter's Markdown renderer: it pads every cell to its column's width and writes ":---" rules.
 	b.WriteString("| Check | Strategy | Status | Time | Detail |\n")
 	b.WriteString("|---|---|---|---|---|\n")
 	for _, res := range r.Results {
