@@ -3,76 +3,43 @@ package cmd
 import (
 	"errors"
 	"fmt"
-	"io"
-	"os"
-	"strings"
+
+	"github.com/schedlock/schedlock/internal/dsn"
 )
 
 // EnvDSNFile names a file holding the DSN, read when neither --dsn,
-// --dsn-file nor $SCHEDLOCK_DSN is given (see ResolveDSN).
-const EnvDSNFile = "SCHEDLOCK_DSN_FILE"
+// --dsn-file nor $SCHEDLOCK_DSN is given (see dsn.Resolve).
+const EnvDSNFile = dsn.EnvDSNFile
 
 // DSNVariables are the environment variables a DSN may come from; `run`
 // removes them from its command's environment unless --keep-env.
-var DSNVariables = []string{EnvDSN, EnvDSNFile, EnvDatabaseURL}
+var DSNVariables = dsn.Variables
 
-// maxDSNFileSize bounds a DSN file; a DSN is far shorter.
-const maxDSNFileSize = 64 << 10
-
-// ResolveDSN returns the DSN to use and where it came from, first found
-// of: --dsn, --dsn-file, $SCHEDLOCK_DSN, $SCHEDLOCK_DSN_FILE,
-// $DATABASE_URL. Both are empty when none is set. A DSN file is read
-// whole, its trailing newline trimmed; one that every user may read gets
-// a warning on stderr (unless --quiet). --dsn and --dsn-file together, and
-// a file that cannot be read or is empty, are errors.
-func (g *GlobalOptions) ResolveDSN(f *Factory) (raw, source string, err error) {
-	switch {
-	case g.DSN != "" && g.DSNFile != "":
-		return "", "", errors.New("--dsn and --dsn-file exclude each other: give one")
-	case g.DSN != "":
-		return g.DSN, "--dsn", nil
-	case g.DSNFile != "":
-		raw, err := g.readDSNFile(f, g.DSNFile)
-		return raw, "--dsn-file " + g.DSNFile, err
-	case f.Getenv(EnvDSN) != "":
-		return f.Getenv(EnvDSN), "$" + EnvDSN, nil
-	case f.Getenv(EnvDSNFile) != "":
-		path := f.Getenv(EnvDSNFile)
-		raw, err := g.readDSNFile(f, path)
-		return raw, "$" + EnvDSNFile + " (" + path + ")", err
-	case f.Getenv(EnvDatabaseURL) != "":
-		return f.Getenv(EnvDatabaseURL), "$" + EnvDatabaseURL, nil
+// resolveTarget finds the DSN of command (dsn.Resolve: --dsn, --dsn-file,
+// $SCHEDLOCK_DSN, $SCHEDLOCK_DSN_FILE, $DATABASE_URL), parses it and adds
+// its secrets to f.Scrubber. When none is set it takes the DSN fallback
+// returns, or without a fallback returns dsn.ErrNoDSN. It returns where
+// the DSN came from; every error but fallback's is a usage error, a parse
+// error prefixed with that source. The DSN file warning goes to stderr
+// unless --quiet.
+func resolveTarget(f *Factory, g *GlobalOptions, command string, fallback func() (raw, source string, err error)) (*dsn.DSN, string, error) {
+	s := dsn.Sources{DSN: g.DSN, File: g.DSNFile, Getenv: f.Getenv}
+	if !g.Quiet && f.IO != nil {
+		s.Warn = f.IO.ErrOut
 	}
-	return "", "", nil
-}
-
-// readDSNFile reads the DSN kept in path.
-func (g *GlobalOptions) readDSNFile(f *Factory, path string) (string, error) {
-	file, err := os.Open(path)
+	raw, source, err := dsn.Resolve(s)
+	if errors.Is(err, dsn.ErrNoDSN) && fallback != nil {
+		if raw, source, err = fallback(); err != nil {
+			return nil, "", err
+		}
+	}
 	if err != nil {
-		return "", fmt.Errorf("cannot read the DSN file: %w", err)
+		return nil, "", &UsageError{Err: err, Command: command}
 	}
-	defer file.Close()
-	fi, err := file.Stat()
-	switch {
-	case err != nil:
-		return "", fmt.Errorf("cannot read the DSN file: %w", err)
-	case fi.IsDir():
-		return "", fmt.Errorf("DSN file %s is a directory", path)
+	d, err := dsn.Parse(raw)
+	if err != nil {
+		return nil, "", &UsageError{Err: fmt.Errorf("%s: %w", source, err), Command: command}
 	}
-	data, err := io.ReadAll(io.LimitReader(file, maxDSNFileSize+1))
-	switch {
-	case err != nil:
-		return "", fmt.Errorf("cannot read the DSN file: %w", err)
-	case len(data) > maxDSNFileSize:
-		return "", fmt.Errorf("DSN file %s is larger than %d KiB: it should hold one DSN", path, maxDSNFileSize>>10)
-	}
-	raw := strings.TrimRight(string(data), "\r\n")
-	if strings.TrimSpace(raw) == "" {
-		return "", fmt.Errorf("DSN file %s is empty", path)
-	}
-	if perm := fi.Mode().Perm(); perm&0o004 != 0 && !g.Quiet {
-		fmt.Fprintf(f.IO.ErrOut, "schedlock: warning: DSN file %s can be read by every user (mode %04o); chmod 600 %s\n", path, perm, path)
-	}
-	return raw, nil
+	f.Scrubber.Merge(d.Scrubber())
+	return d, source, nil
 }

@@ -23,36 +23,6 @@ func writeDSNFile(t *testing.T, content string, perm os.FileMode) string {
 	return path
 }
 
-func TestResolveDSNOrder(t *testing.T) {
-	env := map[string]string{}
-	ios, _, _, errOut := testStreams()
-	f := testFactory(ios, env, t.TempDir())
-	g := &GlobalOptions{}
-	check := func(what, wantDSN, wantSource string) {
-		t.Helper()
-		d, src, err := g.ResolveDSN(f)
-		if err != nil || d != wantDSN || src != wantSource {
-			t.Errorf("%s: %q from %q (%v), want %q from %q", what, d, src, err, wantDSN, wantSource)
-		}
-	}
-	check("nothing set", "", "")
-	env[EnvDatabaseURL] = "postgres://e/db"
-	check("DATABASE_URL only", "postgres://e/db", "$DATABASE_URL")
-	envFile := writeDSNFile(t, "postgres://d/db\n", 0o600)
-	env[EnvDSNFile] = envFile
-	check("SCHEDLOCK_DSN_FILE over DATABASE_URL", "postgres://d/db", "$SCHEDLOCK_DSN_FILE ("+envFile+")")
-	env[EnvDSN] = "postgres://c/db"
-	check("SCHEDLOCK_DSN over the file", "postgres://c/db", "$SCHEDLOCK_DSN")
-	g.DSNFile = writeDSNFile(t, "postgres://b/db\r\n", 0o600)
-	check("--dsn-file over the environment, CRLF trimmed", "postgres://b/db", "--dsn-file "+g.DSNFile)
-	g.DSNFile = ""
-	g.DSN = "postgres://a/db"
-	check("--dsn over all", "postgres://a/db", "--dsn")
-	if errOut.Len() != 0 {
-		t.Errorf("warnings for private files: %q", errOut.String())
-	}
-}
-
 // A DSN file every user can read works, with a warning (not under -q).
 func TestDSNFileWorldReadableWarns(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "locks.db")

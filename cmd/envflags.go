@@ -22,7 +22,7 @@ const EnvPrefix = "SCHEDLOCK_"
 
 // flagsWithoutEnv are the flags no environment variable sets, and why.
 // --dsn and --dsn-file have theirs, $SCHEDLOCK_DSN and $SCHEDLOCK_DSN_FILE,
-// read by ResolveDSN in its own order (with $DATABASE_URL).
+// read by dsn.Resolve in its own order (with $DATABASE_URL).
 var flagsWithoutEnv = map[string]string{
 	"help":         "a question to the command, not a setting",
 	"version":      "a question to the command, not a setting",

@@ -222,18 +222,10 @@ func (o *LocksOptions) plan() (*locksQuery, error) {
 // resolveAdminDSN parses the DSN of an administrative command; there is no
 // default database.
 func resolveAdminDSN(f *Factory, g *GlobalOptions, command string) (*dsn.DSN, error) {
-	raw, source, err := g.ResolveDSN(f)
-	switch {
-	case err != nil:
-		return nil, &UsageError{Err: err, Command: command}
-	case raw == "":
-		return nil, usageErrorf(command, "no database given: use --dsn URL or --dsn-file PATH, or set $%s, $%s or $%s", EnvDSN, EnvDSNFile, EnvDatabaseURL)
-	}
-	d, err := dsn.Parse(raw)
+	d, _, err := resolveTarget(f, g, command, nil)
 	if err != nil {
-		return nil, &UsageError{Err: fmt.Errorf("%s: %w", source, err), Command: command}
+		return nil, err
 	}
-	f.Scrubber.Merge(d.Scrubber())
 	nameConnections(d, command)
 	return d, nil
 }

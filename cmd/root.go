@@ -13,14 +13,16 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/schedlock/schedlock/internal/dsn"
 	"github.com/schedlock/schedlock/internal/iostreams"
 	"github.com/schedlock/schedlock/internal/output"
 )
 
-// Environment variables read for the DSN, in order, after --dsn.
+// Environment variables read for the DSN, in order, after --dsn (see
+// dsn.Resolve).
 const (
-	EnvDSN         = "SCHEDLOCK_DSN"
-	EnvDatabaseURL = "DATABASE_URL"
+	EnvDSN         = dsn.EnvDSN
+	EnvDatabaseURL = dsn.EnvDatabaseURL
 )
 
 // formatsAnnotation lists, on a command, the -o formats it accepts

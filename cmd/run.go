@@ -320,20 +320,8 @@ func (o *RunOptions) options() dialects.Options {
 
 // target resolves and parses the DSN.
 func (o *RunOptions) target() (*dsn.DSN, error) {
-	f := o.Factory
-	raw, source, err := o.Global.ResolveDSN(f)
-	switch {
-	case err != nil:
-		return nil, &UsageError{Err: err, Command: o.Command}
-	case raw == "":
-		return nil, usageErrorf(o.Command, "no database: give --dsn or --dsn-file, or set $%s, $%s or $%s", EnvDSN, EnvDSNFile, EnvDatabaseURL)
-	}
-	d, err := dsn.Parse(raw)
-	if err != nil {
-		return nil, &UsageError{Err: fmt.Errorf("%s: %w", source, err), Command: o.Command}
-	}
-	f.Scrubber.Merge(d.Scrubber())
-	return d, nil
+	d, _, err := resolveTarget(o.Factory, o.Global, o.Command, nil)
+	return d, err
 }
 
 // table is the lock table of --preset and --table, else x-preset and

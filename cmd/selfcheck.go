@@ -121,23 +121,15 @@ func (o *SelfcheckOptions) plan() (*selfcheckPlan, error) {
 	if o.CheckTimeout < 0 || o.checkTimeoutGiven && o.CheckTimeout == 0 {
 		return nil, usageErrorf(o.Command, "--check-timeout must be positive, got %s", o.CheckTimeout)
 	}
-	raw, source, err := o.Global.ResolveDSN(f)
-	if err != nil {
-		return nil, &UsageError{Err: err, Command: o.Command}
-	}
-	embedded := raw == ""
-	if embedded {
+	embedded := false
+	d, source, err := resolveTarget(f, o.Global, o.Command, func() (string, string, error) {
+		embedded = true
 		path, err := selfcheckDBPath(f)
-		if err != nil {
-			return nil, err
-		}
-		raw, source = path, "the embedded SQLite file"
-	}
-	d, err := dsn.Parse(raw)
+		return path, "the embedded SQLite file", err
+	})
 	if err != nil {
-		return nil, &UsageError{Err: fmt.Errorf("%s: %w", source, err), Command: o.Command}
+		return nil, err
 	}
-	f.Scrubber.Merge(d.Scrubber())
 	nameConnections(d, o.Command)
 	p := &selfcheckPlan{target: d, source: source, embedded: embedded}
 	if p.namespace, err = o.Global.namespace(o.Command, d); err != nil {
