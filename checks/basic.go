@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // checkAcquire acquires and releases a lock, checks what the lease reports
@@ -377,13 +378,13 @@ func checkInvalid(ctx context.Context, env *Env, tg target) (string, error) {
 }
 
 // findsHolders reports whether a session locker's database can name the
-// session holding a lock (its SessionOps are a dialects.HolderFinder).
+// session holding a lock (its SessionOps are a sqlkit.HolderFinder).
 func findsHolders(l dialects.Locker) bool {
-	sl, ok := l.(dialects.SQLSessionLocker)
+	sl, ok := l.(sqlkit.SQLSessionLocker)
 	if !ok {
 		return false
 	}
 	_, ops := sl.SessionPool()
-	_, finds := ops.(dialects.HolderFinder)
+	_, finds := ops.(sqlkit.HolderFinder)
 	return finds
 }

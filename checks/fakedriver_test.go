@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // fakeServer is an in-memory "database" for the checks' unit tests: it
@@ -291,7 +292,7 @@ var fakeDialect = &dialects.Dialect{
 		if serverOf(db).faults.noSession {
 			return nil, fmt.Errorf("%w: fakedb has no session locks", dialects.ErrUnsupported)
 		}
-		return &dialects.SessionLocker{Dialect: "fake", DB: db, Ops: fakeOps{}, CheckEvery: 200 * time.Millisecond}, nil
+		return &sqlkit.SessionLocker{Dialect: "fake", DB: db, Ops: fakeOps{}, CheckEvery: 200 * time.Millisecond}, nil
 	},
 	Probe: func(context.Context, *sql.DB, dialects.Info, dialects.ProbeOptions) (dialects.Capabilities, error) {
 		return dialects.Capabilities{
@@ -322,9 +323,9 @@ type undroppable struct{ dialects.TableLocker }
 func init() { dialects.Register(fakeDialect) }
 
 // openFake returns a detected fake database with the given faults.
-func openFake(f faults) (*dialects.DB, *fakeServer) {
+func openFake(f faults) (*sqlkit.DB, *fakeServer) {
 	s := newFakeServer(f)
 	db := sql.OpenDB(&fakeDriver{server: s})
 	info, _ := fakeDialect.Detect(context.Background(), db)
-	return &dialects.DB{SQL: db, Dialect: fakeDialect, Info: info}, s
+	return &sqlkit.DB{SQL: db, Dialect: fakeDialect, Info: info}, s
 }

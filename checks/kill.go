@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // killGrace is how long the killed lock may take to become free and the
@@ -24,7 +25,7 @@ func checkKill(ctx context.Context, env *Env, tg target) (string, error) {
 		return "", err
 	}
 	l, other := ls[0], ls[1]
-	killer, ok := l.(dialects.SessionTerminator)
+	killer, ok := l.(sqlkit.SessionTerminator)
 	if !ok {
 		return "", Skipf("this database's session locks have no way to terminate the holder")
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // sharedLocks is how many locks the checks of shared lock connections hold
@@ -88,7 +89,7 @@ func checkSharedLoss(ctx context.Context, env *Env, tg target) (string, error) {
 		return "", err
 	}
 	l, other := ls[0], ls[1]
-	killer, ok := l.(dialects.SessionTerminator)
+	killer, ok := l.(sqlkit.SessionTerminator)
 	if !ok {
 		return "", Skipf("this database's session locks have no way to terminate the holder")
 	}
@@ -188,7 +189,7 @@ func checkHandover(ctx context.Context, env *Env, tg target) (string, error) {
 	handover := gotAt.Sub(releasedAt)
 	detail := fmt.Sprintf("the waiter got the lock %s after its release", ms(handover))
 	if gotAt.Sub(start) >= handoverPoll {
-		if sw, ok := waiter.(dialects.ServerWaiter); ok && sw.WaitsOnServer() {
+		if sw, ok := waiter.(sqlkit.ServerWaiter); ok && sw.WaitsOnServer() {
 			return detail, fmt.Errorf("the waiter got the lock only at its next poll (%s after the release), though the database waits on the server", ms(handover))
 		}
 		return detail, Warnf("the database has no server-side wait: a release reaches a waiter at its next poll (%s)", ms(handover))

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // ownerStep is one call that must be refused; want nil accepts ErrNotOwner
@@ -103,7 +104,7 @@ func checkPoolTrap(ctx context.Context, env *Env, tg target) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	sl, isSQL := l.(dialects.SQLSessionLocker)
+	sl, isSQL := l.(sqlkit.SQLSessionLocker)
 	if !isSQL {
 		return "", Skipf("the session locker is a %T, not a database/sql one: no pooled connections to trap", l)
 	}

@@ -7,12 +7,13 @@ import (
 	"testing"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // riskyBackend is a backend whose probe reports risks: the fake SQL
 // database of these tests, with a store's risks.
 type riskyBackend struct {
-	*dialects.DB
+	*sqlkit.DB
 	risks []dialects.Risk
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // results indexes a report's results by ID.
@@ -288,7 +289,7 @@ func TestNewRunnerSetupErrors(t *testing.T) {
 // the reasons (matching ErrUnsupported) and a remedy.
 func TestNoStrategyIsAFailedCheck(t *testing.T) {
 	db, _ := openFake(faults{noSession: true})
-	noStrategy := &dialects.DB{SQL: db.SQL, Dialect: &dialects.Dialect{Name: "bare"}, Info: db.Info}
+	noStrategy := &sqlkit.DB{SQL: db.SQL, Dialect: &dialects.Dialect{Name: "bare"}, Info: db.Info}
 	rep, err := Run(t.Context(), Config{Backend: noStrategy})
 	if err != nil {
 		t.Fatalf("Run = %v; want a report", err)

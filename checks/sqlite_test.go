@@ -8,6 +8,7 @@ import (
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/sqlite"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // TestRunOnSQLite runs the whole suite, as `schedlock selfcheck` does with
@@ -21,7 +22,7 @@ func TestRunOnSQLite(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = sqlDB.Close() })
-	db, err := dialects.Open(ctx, sqlDB, sqlite.Name)
+	db, err := sqlkit.Open(ctx, sqlDB, sqlite.Name)
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/olekukonko/tablewriter/pkg/twwidth"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 	"github.com/schedlock/schedlock/internal/fakesql"
 	"github.com/schedlock/schedlock/internal/livetest"
 	"github.com/schedlock/schedlock/internal/output"
@@ -107,7 +108,7 @@ func stubReport(t *testing.T) *detectReport {
 	d := &dialects.Dialect{
 		Name: "fake",
 		NewSessionLocker: func(db *sql.DB, _ dialects.Info) (dialects.Locker, error) {
-			return &dialects.SessionLocker{Dialect: "fake", DB: db, Ops: stubOps{}}, nil
+			return &sqlkit.SessionLocker{Dialect: "fake", DB: db, Ops: stubOps{}}, nil
 		},
 		Recommend: func(dialects.Info) (dialects.Strategy, string) {
 			return dialects.StrategySession, "advisory locks are freed when the holder's connection ends"
@@ -132,7 +133,7 @@ func stubReport(t *testing.T) *detectReport {
 		},
 	}
 	info := dialects.Info{Dialect: "fake", Product: "fakedb", Version: "v24.3.0", Banner: "FakeDB CCL v24.3.0 (x86_64-pc-linux-gnu)"}
-	db := &dialects.DB{SQL: sqlDB, Dialect: d, Info: info}
+	db := &sqlkit.DB{SQL: sqlDB, Dialect: d, Info: info}
 	caps, err := db.Probe(context.Background(), dialects.ProbeOptions{})
 	if err != nil {
 		t.Fatal(err)

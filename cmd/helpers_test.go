@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 	"github.com/schedlock/schedlock/internal/dsn"
 	"github.com/schedlock/schedlock/internal/iostreams"
 	"github.com/schedlock/schedlock/internal/livetest"
@@ -56,12 +57,12 @@ func testStreams() (*iostreams.IOStreams, *bytes.Buffer, *bytes.Buffer, *bytes.B
 	return iostreams.Test()
 }
 
-// sqlBackend is the *dialects.DB behind a SQL backend that Connect opened.
-func sqlBackend(b dialects.Backend, err error) (*dialects.DB, error) {
+// sqlBackend is the *sqlkit.DB behind a SQL backend that Connect opened.
+func sqlBackend(b dialects.Backend, err error) (*sqlkit.DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	db, ok := b.(*dialects.DB)
+	db, ok := b.(*sqlkit.DB)
 	if !ok {
 		return nil, fmt.Errorf("%T is not a SQL backend", b)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // `schedlock locks ls --key KEY`: the session lock known by the key the
@@ -14,7 +15,7 @@ import (
 // keyedLister lists the one session lock whose key is key.
 type keyedLister struct {
 	dialects.LockLister
-	finder dialects.SessionKeyFinder
+	finder sqlkit.SessionKeyFinder
 	key    string
 }
 
@@ -25,9 +26,9 @@ func newKeyedLister(db dialects.Backend, key string) (dialects.LockLister, error
 		return nil, err
 	}
 	breaker, ok := db.(dialects.LockBreaker)
-	var finder dialects.SessionKeyFinder
+	var finder sqlkit.SessionKeyFinder
 	if ok && dialectHasSessions(breaker) {
-		finder, ok = breaker.LockAdmin().(dialects.SessionKeyFinder)
+		finder, ok = breaker.LockAdmin().(sqlkit.SessionKeyFinder)
 	}
 	if !ok || finder == nil {
 		return nil, fmt.Errorf("%w: this database has no session locks to find by key", dialects.ErrUnsupported)

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 	"github.com/schedlock/schedlock/internal/dsn"
 	"github.com/schedlock/schedlock/internal/iostreams"
 	"github.com/schedlock/schedlock/internal/output"
@@ -230,7 +231,7 @@ func runRun(ctx context.Context, o *RunOptions) (err error) {
 	}
 	stored := dialects.NamespacedName(nameNS, o.Name)
 	// The connections carry the stored name: `locks ls` reads it back.
-	target.NameConnections(dialects.RunApplication(stored))
+	target.NameConnections(sqlkit.RunApplication(stored))
 	defer o.reportRun(ctx, ns)(&err)
 	if err := o.existingFile(target); err != nil {
 		return err
@@ -376,7 +377,7 @@ func (o *RunOptions) locker(ctx context.Context, db dialects.Backend, target *ds
 	if bound == 0 {
 		bound = target.Options.PartitionBound()
 	}
-	if !dialects.ApplyPartitionBound(locker, bound) && o.PartitionBound != 0 {
+	if !sqlkit.ApplyPartitionBound(locker, bound) && o.PartitionBound != 0 {
 		return nil, usageErrorf(o.Command, "--partition-bound applies to the session strategy, not the %s strategy", strategy)
 	}
 	if o.CreateTable {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 	"github.com/schedlock/schedlock/internal/elide"
 )
 
@@ -41,7 +42,7 @@ func (o *RunOptions) withHolder(ctx context.Context, locker dialects.Locker, nam
 // "" when nobody holds it or the lookup fails. nil unless locker takes
 // session locks on a SQL database.
 func sessionHolderOf(db dialects.Backend, locker dialects.Locker, stored string) func(context.Context) string {
-	sqlDB, ok := db.(*dialects.DB)
+	sqlDB, ok := db.(*sqlkit.DB)
 	if !ok || !sqlDB.HasSessionLocks() || locker.Strategy() != dialects.StrategySession {
 		return nil
 	}

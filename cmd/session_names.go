@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 	"github.com/schedlock/schedlock/internal/dsn"
 )
 
@@ -78,7 +79,7 @@ func (f sessionNameFlags) apply(target *dsn.DSN, namespace, command string) erro
 // turned out to be (hashtextextended needs PostgreSQL 11): a usage error
 // of command when it cannot take them.
 func checkSessionNamesConnected(db dialects.Backend, target *dsn.DSN, command string) error {
-	sqlDB, ok := db.(*dialects.DB)
+	sqlDB, ok := db.(*sqlkit.DB)
 	if !ok {
 		return nil
 	}

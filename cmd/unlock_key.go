@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 	"github.com/schedlock/schedlock/internal/elide"
 )
 
@@ -58,7 +59,7 @@ func unlockKeyRun(ctx context.Context, o *UnlockOptions) error {
 	if err != nil {
 		return adminError(err, target, o.Command)
 	}
-	finder, ok := db.LockAdmin().(dialects.SessionKeyFinder)
+	finder, ok := db.LockAdmin().(sqlkit.SessionKeyFinder)
 	if !ok || !dialectHasSessions(db) {
 		return adminError(fmt.Errorf("%w: this database has no session locks to find by key", dialects.ErrUnsupported), target, o.Command)
 	}
@@ -81,7 +82,7 @@ func unlockKeyRun(ctx context.Context, o *UnlockOptions) error {
 // whose dialect has them (not SQLite, CockroachDB, …); any other backend
 // whose LockAdmin finds them by key.
 func dialectHasSessions(db dialects.LockBreaker) bool {
-	if sql, ok := db.(*dialects.DB); ok {
+	if sql, ok := db.(*sqlkit.DB); ok {
 		return sql.HasSessionLocks()
 	}
 	return true
@@ -91,7 +92,7 @@ func dialectHasSessions(db dialects.LockBreaker) bool {
 // its key for unlock --key, else by its name.
 func lookupSession(ctx context.Context, admin dialects.LockAdmin, p *unlockPlan) (dialects.LockEntry, bool, error) {
 	if p.byKey {
-		finder, ok := admin.(dialects.SessionKeyFinder)
+		finder, ok := admin.(sqlkit.SessionKeyFinder)
 		if !ok {
 			return dialects.LockEntry{}, false, fmt.Errorf("%w: this database cannot find session locks by key", dialects.ErrUnsupported)
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/sqlite"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // A scheduled job that must run on one node of many: WithLock takes the
@@ -30,7 +31,7 @@ func ExampleWithLock() {
 	defer sqlDB.Close()
 
 	ctx := context.Background()
-	db, err := dialects.Open(ctx, sqlDB, sqlite.Name)
+	db, err := sqlkit.Open(ctx, sqlDB, sqlite.Name)
 	if err != nil {
 		log.Fatal(err)
 	}

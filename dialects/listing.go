@@ -2,10 +2,7 @@ package dialects
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
-	"io"
 	"path"
 	"slices"
 	"sort"
@@ -411,105 +408,6 @@ type LiquibaseOpener interface {
 	Liquibase(table string) (LiquibaseLock, error)
 }
 
-// Liquibase returns the administration of the Liquibase lock table called
-// table (LiquibaseTable when empty). It sends nothing.
-func (db *DB) Liquibase(table string) (LiquibaseLock, error) {
-	t, err := ResolveAdminTable(Table{Preset: PresetLiquibase, Name: table})
-	if err != nil {
-		return nil, err
-	}
-	tl, err := db.TableLocker(Table{})
-	if err != nil {
-		return nil, err
-	}
-	op, ok := tl.(LiquibaseOpener)
-	if !ok {
-		return nil, Wrap(db.Dialect.Name, "liquibase", fmt.Errorf("%w: no Liquibase lock support for %s", ErrUnsupported, db.Info.Product))
-	}
-	return op.Liquibase(t.Name)
-}
-
-// LockAdmin returns the dialect's lock administration, or nil when it has
-// none. It names session locks as the DSN's session names ask (see
-// SessionNames), or as by default when they do not suit this database:
-// callers check SessionNames first.
-func (db *DB) LockAdmin() LockAdmin {
-	if db.Dialect.NewLockAdmin == nil {
-		return nil
-	}
-	info, err := db.namedInfo()
-	if err != nil {
-		info = db.Info // the commands check SessionNames first
-	}
-	return db.Dialect.NewLockAdmin(db.SQL, info)
-}
-
-// HasSessionLocks reports whether this database has session locks that a
-// LockAdmin can list (false on SQLite, CockroachDB, TiDB, …).
-func (db *DB) HasSessionLocks() bool {
-	if db.Dialect.NewLockAdmin == nil || db.Dialect.NewSessionLocker == nil {
-		return false
-	}
-	_, err := db.Dialect.NewSessionLocker(db.SQL, db.Info)
-	return err == nil
-}
-
-// LockTables returns the KnownTables that exist: from the dialect's
-// LockAdmin when it has one, else by reading each known table's columns.
-func (db *DB) LockTables(ctx context.Context) ([]Table, error) {
-	if admin := db.LockAdmin(); admin != nil {
-		tables, err := admin.LockTables(ctx)
-		return tables, Wrap(db.Dialect.Name, "find lock tables", err)
-	}
-	var out []Table
-	for _, t := range KnownTables() {
-		_, err := db.TableColumns(ctx, t)
-		switch {
-		case errors.Is(err, ErrNoTable):
-			continue
-		case err != nil:
-			return nil, err
-		}
-		out = append(out, t)
-	}
-	return out, nil
-}
-
-// TableColumns reads the columns of table t (any preset, or none). A
-// missing table gives an error matching ErrNoTable.
-func (db *DB) TableColumns(ctx context.Context, t Table) ([]string, error) {
-	var reader ColumnReader
-	if t.Preset == PresetLiquibase {
-		lb, err := db.Liquibase(t.Name)
-		if err != nil {
-			return nil, err
-		}
-		reader = lb
-	} else {
-		tl, err := db.TableLocker(Table{Name: t.Name})
-		if err != nil {
-			return nil, err
-		}
-		defer closeQuietly(tl)
-		r, ok := tl.(ColumnReader)
-		if !ok {
-			return nil, Wrap(db.Dialect.Name, "columns", fmt.Errorf("%w: cannot read table columns on %s", ErrUnsupported, db.Info.Product))
-		}
-		reader = r
-	}
-	cols, err := reader.Columns(ctx)
-	if errors.Is(err, ErrNoTable) {
-		return nil, Wrap(db.Dialect.Name, "columns", fmt.Errorf("%w: table %s does not exist (or this user cannot see it)", ErrNoTable, t.Name))
-	}
-	return cols, Wrap(db.Dialect.Name, "columns", err)
-}
-
-func closeQuietly(v any) {
-	if c, ok := v.(io.Closer); ok {
-		_ = c.Close()
-	}
-}
-
 // ListOptions select what ListLocks reads and shows.
 type ListOptions struct {
 	// Tables are the lock tables to read (see ResolveAdminTable); none:
@@ -543,229 +441,6 @@ type Listing struct {
 	Notes []string
 }
 
-// ListLocks lists table locks and session locks as opts selects. A given
-// table that does not exist is an error matching ErrNoTable; one of the
-// wrong shape a *ShapeError (ErrInvalid), as is a bad glob.
-func (db *DB) ListLocks(ctx context.Context, opts ListOptions) (*Listing, error) {
-	for _, p := range opts.Names {
-		if _, err := path.Match(p, ""); err != nil {
-			return nil, invalidf("bad name pattern %q: %v", p, err)
-		}
-	}
-	switch opts.Strategy {
-	case "", StrategyTable, StrategySession:
-	default:
-		return nil, invalidf("unknown strategy %q: use session or table", opts.Strategy)
-	}
-	var tables []Table
-	var notes []string
-	if opts.Strategy != StrategySession {
-		var err error
-		if tables, notes, err = db.resolveTables(ctx, opts.Tables); err != nil {
-			return nil, err
-		}
-	}
-	out := &Listing{Locks: []LockEntry{}, Tables: tables, Notes: notes}
-	labels := literalNames(opts.Names)
-	for _, t := range tables {
-		entries, err := db.listTable(ctx, t)
-		if err != nil {
-			return nil, err
-		}
-		for _, e := range entries {
-			labels = append(labels, e.Name)
-		}
-		out.Locks = append(out.Locks, entries...)
-	}
-	if opts.Strategy != StrategyTable {
-		sessions, note, err := db.listSessions(ctx, labels, literalNames(opts.Names))
-		if err != nil {
-			return nil, err
-		}
-		if note != "" {
-			out.Notes = append(out.Notes, note)
-		}
-		out.Locks = append(out.Locks, sessions...)
-	}
-	out.Locks = filterLocks(out.Locks, opts)
-	sortLocks(out.Locks)
-	if note := futureLockNote(out.Locks); note != "" {
-		out.Notes = append(out.Notes, note)
-	}
-	for _, e := range out.Locks {
-		if e.State == StateExpired {
-			out.Notes = append(out.Notes, "lock tables keep the owner when a lock is released, so released and expired rows both show as expired")
-			break
-		}
-	}
-	return out, nil
-}
-
-// FindLock reads everything known about the lock called name: its row in
-// each table (Liquibase's row only for LiquibaseLockName), whatever its
-// state, and the session holding it. tables as in ListOptions. A preset
-// table that cannot store name (NameTooLongError) is passed over when the
-// tables were found, and refuses the name when the caller named it.
-func (db *DB) FindLock(ctx context.Context, name string, tables []Table) (*Listing, error) {
-	if err := CheckName(name); err != nil {
-		return nil, err
-	}
-	resolved, notes, err := db.resolveTables(ctx, tables)
-	if err != nil {
-		return nil, err
-	}
-	out := &Listing{Locks: []LockEntry{}, Tables: resolved, Notes: notes}
-	_, discovered := KnownTablesZone(tables)
-	for _, t := range resolved {
-		e, found, err := db.inspectTable(ctx, t, name)
-		var tooLong *NameTooLongError
-		var unstorable *UnstorableNameError
-		if discovered && (errors.As(err, &tooLong) || errors.As(err, &unstorable)) {
-			// A found table that cannot hold the name has no lock of
-			// that name; a table named by the caller refuses it.
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		if found {
-			out.Locks = append(out.Locks, e)
-		}
-	}
-	if db.HasSessionLocks() {
-		e, found, err := db.LockAdmin().SessionLock(ctx, name)
-		if err != nil {
-			return nil, Wrap(db.Dialect.Name, "find session lock", err)
-		}
-		if found {
-			out.Locks = append(out.Locks, e)
-		}
-		raw, found, err := rawSessionLock(ctx, db.LockAdmin(), name)
-		if err != nil {
-			return nil, Wrap(db.Dialect.Name, "find session lock", err)
-		}
-		if found {
-			out.Locks = append(out.Locks, raw)
-		}
-	}
-	sortLocks(out.Locks)
-	return out, nil
-}
-
-// resolveTables completes the given tables and checks their shape, or
-// finds the known ones (skipping, with a note, those of the wrong shape).
-func (db *DB) resolveTables(ctx context.Context, given []Table) ([]Table, []string, error) {
-	zone, discover := KnownTablesZone(given)
-	if discover {
-		found, err := db.LockTables(ctx)
-		if err != nil {
-			return nil, nil, err
-		}
-		found = inTimeZone(found, zone)
-		var tables []Table
-		var notes []string
-		for _, t := range found {
-			cols, err := db.TableColumns(ctx, t)
-			if err == nil {
-				err = CheckColumns(t.Name, t.Preset, cols)
-			}
-			var shape *ShapeError
-			if errors.As(err, &shape) {
-				notes = append(notes, "skipped "+shape.Error())
-				continue
-			}
-			if err != nil {
-				return nil, nil, err
-			}
-			tables = append(tables, t)
-		}
-		return tables, notes, nil
-	}
-	tables := make([]Table, 0, len(given))
-	for _, g := range given {
-		t, err := ResolveAdminTable(g)
-		if err != nil {
-			return nil, nil, err
-		}
-		cols, err := db.TableColumns(ctx, t)
-		if err != nil {
-			return nil, nil, err
-		}
-		if t.Preset == "" {
-			if t.Preset, err = MatchPreset(t.Name, cols); err != nil {
-				return nil, nil, err
-			}
-		} else if err := CheckColumns(t.Name, t.Preset, cols); err != nil {
-			return nil, nil, err
-		}
-		tables = append(tables, t)
-	}
-	return tables, nil, nil
-}
-
-// listTable reads every lock of table t.
-func (db *DB) listTable(ctx context.Context, t Table) ([]LockEntry, error) {
-	if t.Preset == PresetLiquibase {
-		e, found, err := db.inspectLiquibase(ctx, t)
-		if err != nil || !found {
-			return nil, err
-		}
-		return []LockEntry{e}, nil
-	}
-	tl, err := db.TableLocker(t)
-	if err != nil {
-		return nil, err
-	}
-	defer closeQuietly(tl)
-	lister, ok := tl.(interface {
-		List(ctx context.Context) ([]Row, error)
-	})
-	if !ok {
-		return nil, Wrap(db.Dialect.Name, "list", fmt.Errorf("%w: the table locker of %s cannot list", ErrUnsupported, db.Info.Product))
-	}
-	rows, err := lister.List(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]LockEntry, 0, len(rows))
-	for _, r := range rows {
-		out = append(out, tableEntry(t, r))
-	}
-	return out, nil
-}
-
-// inspectTable reads the lock called name in table t.
-func (db *DB) inspectTable(ctx context.Context, t Table, name string) (LockEntry, bool, error) {
-	if t.Preset == PresetLiquibase {
-		if name != LiquibaseLockName {
-			return LockEntry{}, false, nil
-		}
-		return db.inspectLiquibase(ctx, t)
-	}
-	tl, err := db.TableLocker(t)
-	if err != nil {
-		return LockEntry{}, false, err
-	}
-	defer closeQuietly(tl)
-	row, found, err := tl.Inspect(ctx, name)
-	if err != nil || !found {
-		return LockEntry{}, false, err
-	}
-	return tableEntry(t, row), true, nil
-}
-
-func (db *DB) inspectLiquibase(ctx context.Context, t Table) (LockEntry, bool, error) {
-	lb, err := db.Liquibase(t.Name)
-	if err != nil {
-		return LockEntry{}, false, err
-	}
-	row, found, err := lb.Inspect(ctx)
-	if err != nil || !found {
-		return LockEntry{}, false, err
-	}
-	return LiquibaseEntry(t.Name, row), true, nil
-}
-
 // LiquibaseEntry is the listing of Liquibase's lock row read from table:
 // held while LOCKED, free otherwise; it has no lease end.
 func LiquibaseEntry(table string, row LiquibaseRow) LockEntry {
@@ -780,84 +455,14 @@ func LiquibaseEntry(table string, row LiquibaseRow) LockEntry {
 	}
 }
 
-func tableEntry(t Table, r Row) LockEntry {
+// TableEntry is the listing entry of lease-table row r of t.
+func TableEntry(t Table, r Row) LockEntry {
 	return LockEntry{
 		Name: r.Name, State: TableRowState(r), Owner: r.Owner,
 		Token: r.Token, HasToken: r.HasToken,
 		LockedAt: r.LockedAt, Until: r.Until, DBNow: r.DBNow,
 		Strategy: StrategyTable, Source: t.Name, Preset: t.Preset,
 	}
-}
-
-// listSessions lists the session locks, labelled with labels and, for
-// those of `schedlock run`, with the name their holder's application name
-// gives (nameRunLocks). Where the
-// server cannot list them it returns a note and looks up each of lookup
-// by name instead.
-func (db *DB) listSessions(ctx context.Context, labels, lookup []string) ([]LockEntry, string, error) {
-	if !db.HasSessionLocks() {
-		return nil, "", nil
-	}
-	admin := db.LockAdmin()
-	entries, err := admin.SessionLocks(ctx, dedupe(labels))
-	var unavailable *ListingUnavailableError
-	switch {
-	case errors.As(err, &unavailable):
-		var found []LockEntry
-		for _, name := range dedupe(lookup) {
-			e, ok, err := admin.SessionLock(ctx, name)
-			if err != nil {
-				return nil, "", Wrap(db.Dialect.Name, "find session lock", err)
-			}
-			if ok {
-				found = append(found, e)
-			}
-			raw, ok, err := rawSessionLock(ctx, admin, name)
-			if err != nil {
-				return nil, "", Wrap(db.Dialect.Name, "find session lock", err)
-			}
-			if ok {
-				found = append(found, raw)
-			}
-		}
-		known, err := knownSessionLocks(ctx, admin)
-		if err != nil {
-			return nil, "", Wrap(db.Dialect.Name, "find session lock", err)
-		}
-		found = append(found, known...)
-		note := unavailable.Error()
-		if len(lookup) == 0 {
-			note += "; " + string(TermFindLock) + " still finds its holder"
-		}
-		return found, note, nil
-	case err != nil:
-		return nil, "", Wrap(db.Dialect.Name, "list session locks", err)
-	}
-	nameRunLocks(admin, entries)
-	return entries, "", nil
-}
-
-// literalNames returns the patterns that match only themselves.
-func literalNames(patterns []string) []string {
-	var out []string
-	for _, p := range patterns {
-		if !strings.ContainsAny(p, `*?[\`) {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-func dedupe(names []string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, n := range names {
-		if n != "" && !seen[n] {
-			seen[n] = true
-			out = append(out, n)
-		}
-	}
-	return out
 }
 
 // MatchesName reports whether e matches one of the globs (path.Match): its
@@ -909,9 +514,9 @@ func (o ListOptions) keepsState(s LockState) bool {
 	return slices.Contains(o.States, s)
 }
 
-// filterLocks keeps the locks opts names and whose states it lists (the
+// FilterLocks keeps the locks opts names and whose states it lists (the
 // strategy was chosen by what was read).
-func filterLocks(locks []LockEntry, opts ListOptions) []LockEntry {
+func FilterLocks(locks []LockEntry, opts ListOptions) []LockEntry {
 	out := locks[:0]
 	for _, e := range locks {
 		if e.MatchesName(opts.Names) && opts.keepsState(e.State) {
@@ -921,7 +526,9 @@ func filterLocks(locks []LockEntry, opts ListOptions) []LockEntry {
 	return out
 }
 
-func sortLocks(locks []LockEntry) {
+// SortLocks sorts locks by state (held first, in LockStates order), then
+// by name and source.
+func SortLocks(locks []LockEntry) {
 	rank := map[LockState]int{}
 	for i, s := range LockStates() {
 		rank[s] = i
@@ -939,13 +546,4 @@ func sortLocks(locks []LockEntry) {
 		}
 		return rank[a.State] < rank[b.State]
 	})
-}
-
-// NullMillis turns milliseconds since the Unix epoch into a UTC time; NULL
-// is the zero time. Dialects use it to read listing queries.
-func NullMillis(ms sql.NullInt64) time.Time {
-	if !ms.Valid {
-		return time.Time{}
-	}
-	return time.UnixMilli(ms.Int64).UTC()
 }

@@ -170,21 +170,11 @@ func TestFilterAndSort(t *testing.T) {
 	}
 	for _, tc := range cases {
 		in := append([]LockEntry(nil), locks...)
-		got := filterLocks(in, tc.opts)
-		sortLocks(got)
+		got := FilterLocks(in, tc.opts)
+		SortLocks(got)
 		if !reflect.DeepEqual(names(got), tc.want) {
 			t.Errorf("%+v: got %v, want %v", tc.opts, names(got), tc.want)
 		}
-	}
-}
-
-func TestLiteralNames(t *testing.T) {
-	got := literalNames([]string{"nightly", "report-*", "a?c", "[ab]x", `esc\*`, "plain.name"})
-	if want := []string{"nightly", "plain.name"}; !reflect.DeepEqual(got, want) {
-		t.Errorf("literalNames = %v, want %v", got, want)
-	}
-	if got := dedupe([]string{"a", "", "b", "a"}); !reflect.DeepEqual(got, []string{"a", "b"}) {
-		t.Errorf("dedupe = %v", got)
 	}
 }
 

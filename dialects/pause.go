@@ -89,26 +89,6 @@ type Pauser interface {
 	Resume(ctx context.Context, t Table, name string) error
 }
 
-var _ Pauser = (*DB)(nil)
-
-// Pause implements Pauser on the lease table t.
-func (db *DB) Pause(ctx context.Context, t Table, name string, req PauseRequest) error {
-	tl, err := db.TableLocker(t)
-	if err != nil {
-		return err
-	}
-	return Wrap(db.Dialect.Name, "pause", PauseLock(ctx, tl, name, req))
-}
-
-// Resume implements Pauser on the lease table t.
-func (db *DB) Resume(ctx context.Context, t Table, name string) error {
-	tl, err := db.TableLocker(t)
-	if err != nil {
-		return err
-	}
-	return Wrap(db.Dialect.Name, "resume", ResumeLock(ctx, tl, name))
-}
-
 // PauseLock pauses name on tl with the locker's own statements: a pause
 // of a lock paused already is moved to the new pauser and length (a
 // refresh when the pauser is the same, else a guarded release and a new

@@ -1,6 +1,8 @@
 package dialects
 
-import "fmt"
+import (
+	"fmt"
+)
 
 // The x- options of a DSN that choose how session-lock names become the
 // server's locks (see SessionNames), by their names without the prefix.
@@ -109,31 +111,6 @@ func CheckSessionNames(d *Dialect, n SessionNames, info *Info) error {
 	return d.CheckSessionNames(n, info)
 }
 
-// SessionNames returns the session names the DSN's options ask for,
-// checked against this database (see CheckSessionNames).
-func (db *DB) SessionNames() (SessionNames, error) {
-	n, err := SessionNamesOf(db.options)
-	if err != nil {
-		return SessionNames{}, err
-	}
-	if err := CheckSessionNames(db.Dialect, n, &db.Info); err != nil {
-		return SessionNames{}, Wrap(db.Dialect.Name, "session names", err)
-	}
-	return n, nil
-}
-
-// namedInfo is db.Info with the checked SessionNames of the DSN, as the
-// dialect's session locker and lock administration take it.
-func (db *DB) namedInfo() (Info, error) {
-	n, err := db.SessionNames()
-	if err != nil {
-		return Info{}, err
-	}
-	info := db.Info
-	info.SessionNames = n
-	return info, nil
-}
-
 // NameChecker is implemented by SessionOps (and the SessionLocker over
 // them) that take fewer names than CheckName does: raw GET_LOCK names of
 // at most 64 characters, a raw PostgreSQL key given as a number.
@@ -147,16 +124,6 @@ type NameChecker interface {
 // has none or takes the name.
 func CheckLockName(locker Locker, name string) error {
 	if c, ok := locker.(NameChecker); ok {
-		return c.CheckLockName(name)
-	}
-	return nil
-}
-
-var _ NameChecker = (*SessionLocker)(nil)
-
-// CheckLockName implements NameChecker with the SessionOps' own, if any.
-func (l *SessionLocker) CheckLockName(name string) error {
-	if c, ok := l.Ops.(NameChecker); ok {
 		return c.CheckLockName(name)
 	}
 	return nil

@@ -183,19 +183,3 @@ func KnownTablesZone(given []Table) (zone string, known bool) {
 	}
 	return "", false
 }
-
-// inTimeZone sets the writer time zone of every lease table of tables to
-// zone (Liquibase's table has no lease, and keeps none).
-func inTimeZone(tables []Table, zone string) []Table {
-	if zone == "" {
-		return tables
-	}
-	out := make([]Table, len(tables))
-	for i, t := range tables {
-		if t.Preset != PresetLiquibase {
-			t.TimeZone = zone
-		}
-		out[i] = t
-	}
-	return out
-}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/schedlock/schedlock/dialects"
 	_ "github.com/schedlock/schedlock/dialects/all" // every backend of this build
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 	"github.com/schedlock/schedlock/internal/dsn"
 )
 
@@ -107,7 +108,7 @@ func Open(ctx context.Context, dsnText string, opts ...OpenOption) (*DB, error) 
 		_ = backend.Close()
 		return nil, target.Scrub(fmt.Errorf("%s %s strategy: %w", backend.Detected().Dialect, strategy, err))
 	}
-	dialects.ApplyPartitionBound(locker, target.Options.PartitionBound())
+	sqlkit.ApplyPartitionBound(locker, target.Options.PartitionBound())
 	base := locker
 	locker = dialects.WithPauseCheck(backend, locker, table)
 	locker = dialects.WithNamespace(locker, ns)

@@ -132,7 +132,7 @@ func (cl *Claimer) CreateTable(ctx context.Context) error {
 	return nil
 }
 
-// ColumnReader reads a table's column names (dialects.DB.TableColumns).
+// ColumnReader reads a table's column names (sqlkit.DB.TableColumns).
 type ColumnReader func(ctx context.Context, table string) ([]string, error)
 
 // CheckColumns reads the task table's columns with read and fails, in one

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // Open returns the claimer of table t on an opened backend. The strategy
@@ -56,8 +57,8 @@ func Supported(backend dialects.Backend) bool {
 	return err == nil
 }
 
-func sqlBackend(backend dialects.Backend) (*dialects.DB, Builder, error) {
-	db, ok := backend.(*dialects.DB)
+func sqlBackend(backend dialects.Backend) (*sqlkit.DB, Builder, error) {
+	db, ok := backend.(*sqlkit.DB)
 	if !ok {
 		return nil, nil, fmt.Errorf("%w: %s has no task rows to claim (claims need a SQL database)", dialects.ErrUnsupported, backend.Detected().Dialect)
 	}
@@ -72,7 +73,7 @@ func sqlBackend(backend dialects.Backend) (*dialects.DB, Builder, error) {
 // Claimer.CheckColumns.
 func ReadColumns(backend dialects.Backend) ColumnReader {
 	return func(ctx context.Context, table string) ([]string, error) {
-		db, ok := backend.(*dialects.DB)
+		db, ok := backend.(*sqlkit.DB)
 		if !ok {
 			return nil, fmt.Errorf("%w: no tables on %s", dialects.ErrUnsupported, backend.Detected().Dialect)
 		}

@@ -103,7 +103,7 @@ func sessionSections() []struct {
 }
 
 // goldenProbeTable stands for the random name of the row-lock probe's
-// table (dialects.ProbeTableName).
+// table (sqlkit.ProbeTableName).
 const goldenProbeTable = "schedlock_probe_0123456789ab"
 
 // probeSections are the row-lock probe's statements on goldenProbeTable.

@@ -3,8 +3,8 @@ package dameng
 import (
 	"testing"
 
-	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/locktable/locktabletest"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // TestPauseSimulated pauses and resumes a lock on the simulated server
@@ -15,7 +15,7 @@ func TestPauseSimulated(t *testing.T) {
 	cfg.Tables = presetTables()
 	sim := newSim(t, cfg)
 	sqlDB, _ := sim.open(t)
-	db, err := dialects.Open(t.Context(), sqlDB, Name)
+	db, err := sqlkit.Open(t.Context(), sqlDB, Name)
 	if err != nil {
 		t.Fatal(err)
 	}

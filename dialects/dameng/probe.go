@@ -9,6 +9,7 @@ import (
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/internal/oralike"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // Dameng error codes the row-lock probe reads.
@@ -74,7 +75,7 @@ func Probe(ctx context.Context, db *sql.DB, info dialects.Info, opts dialects.Pr
 		// The answer may be fresher than detection's (a DBA installed
 		// DBMS_LOCK since): prove the locks and recommend from it.
 		if access.present {
-			caps.SessionLocks = dialects.ProbeSessionOps(ctx, db, &SessionOps{})
+			caps.SessionLocks = sqlkit.ProbeSessionOps(ctx, db, &SessionOps{})
 		}
 		fresh := info
 		fresh.Facts = &access
@@ -98,7 +99,7 @@ func Probe(ctx context.Context, db *sql.DB, info dialects.Info, opts dialects.Pr
 	}
 
 	caps.SkipLocked, caps.NoWait = rowLockFacts(info)
-	if err := dialects.ProveRowLocks(ctx, db, &caps, opts.ReadOnly, cannotCreate == nil, rowLockProbe(dialects.ProbeTableName()), oralike.OneLine); err != nil {
+	if err := sqlkit.ProveRowLocks(ctx, db, &caps, opts.ReadOnly, cannotCreate == nil, rowLockProbe(sqlkit.ProbeTableName()), oralike.OneLine); err != nil {
 		return caps, err
 	}
 	caps.SkipLocked, caps.NoWait = withoutStack(caps.SkipLocked), withoutStack(caps.NoWait)
@@ -107,7 +108,7 @@ func Probe(ctx context.Context, db *sql.DB, info dialects.Info, opts dialects.Pr
 		caps.Recommended.ClaimReason = "SELECT … FOR UPDATE SKIP LOCKED lets each worker take rows no other worker holds, without waiting; " +
 			"lock rows by key or fetch n rows from an open cursor: whether DM applies ROWNUM, TOP or LIMIT before or after skipping locked rows is unverified"
 	}
-	caps.Clock = dialects.MeasureClock(ctx, db, ServerNow)
+	caps.Clock = sqlkit.MeasureClock(ctx, db, ServerNow)
 	return caps, ctx.Err()
 }
 
@@ -220,13 +221,13 @@ func rowLockFacts(info dialects.Info) (skip, nowait dialects.Capability) {
 }
 
 // rowLockProbe is the SKIP LOCKED / NOWAIT probe on table t, run by
-// dialects.RowLockProbe.BeginTx: the driver's autocommit is a connection
+// sqlkit.RowLockProbe.BeginTx: the driver's autocommit is a connection
 // attribute that only a database/sql transaction turns off (DM has no
 // statement that begins a transaction), so the holder's SELECT … FOR UPDATE
 // runs in one; the second connection's statements run in autocommit. The
 // row is locked by its primary key.
-func rowLockProbe(t string) dialects.RowLockProbe {
-	return dialects.RowLockProbe{
+func rowLockProbe(t string) sqlkit.RowLockProbe {
+	return sqlkit.RowLockProbe{
 		Create:       "CREATE TABLE " + t + " (id INT PRIMARY KEY)",
 		Insert:       "INSERT INTO " + t + " (id) VALUES (1)",
 		Lock:         "SELECT id FROM " + t + " WHERE id = 1 FOR UPDATE",

@@ -11,6 +11,7 @@ import (
 	"github.com/schedlock/schedlock/checks"
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/internal/oralike"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // probeSim detects a simulated server with cfg and probes it.
@@ -21,7 +22,7 @@ func probeSim(t *testing.T, cfg simConfig, opts dialects.ProbeOptions) (*dmSim, 
 	}
 	sim := newSim(t, cfg)
 	sqlDB, log := sim.open(t)
-	db, err := dialects.Open(testCtx(t), sqlDB, Name)
+	db, err := sqlkit.Open(testCtx(t), sqlDB, Name)
 	if err != nil {
 		t.Fatal(err)
 	}

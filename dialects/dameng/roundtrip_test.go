@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // TestRoundTripsPerCycle counts the statements one acquire+release cycle
@@ -14,12 +15,12 @@ import (
 // block.
 func TestRoundTripsPerCycle(t *testing.T) {
 	const cycles = 20
-	measure := func(t *testing.T, cfg simConfig, locker func(*dialects.DB) dialects.Locker) float64 {
+	measure := func(t *testing.T, cfg simConfig, locker func(*sqlkit.DB) dialects.Locker) float64 {
 		t.Helper()
 		cfg.Tables = presetTables()
 		sim := newSim(t, cfg)
 		sqlDB, log := sim.open(t)
-		db, err := dialects.Open(testCtx(t), sqlDB, Name)
+		db, err := sqlkit.Open(testCtx(t), sqlDB, Name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -53,7 +54,7 @@ func TestRoundTripsPerCycle(t *testing.T) {
 		preset string
 		want   float64
 	}{{dialects.PresetSchedlock, 3}, {dialects.PresetShedlock, 2}, {dialects.PresetSysSchedLock, 2}} {
-		got := measure(t, configDM8(), func(db *dialects.DB) dialects.Locker {
+		got := measure(t, configDM8(), func(db *sqlkit.DB) dialects.Locker {
 			tl, err := db.TableLocker(dialects.Table{Preset: tt.preset})
 			if err != nil {
 				t.Fatal(err)
@@ -64,7 +65,7 @@ func TestRoundTripsPerCycle(t *testing.T) {
 			t.Errorf("table %s: %.1f statements per cycle, want %.0f", tt.preset, got, tt.want)
 		}
 	}
-	got := measure(t, configWithDBMSLock(), func(db *dialects.DB) dialects.Locker {
+	got := measure(t, configWithDBMSLock(), func(db *sqlkit.DB) dialects.Locker {
 		l, err := db.SessionLocker()
 		if err != nil {
 			t.Fatal(err)

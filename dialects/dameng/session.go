@@ -8,6 +8,7 @@ import (
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/internal/dbmslock"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // The session-lock statements. Each is one anonymous DMSQL block, so one
@@ -73,12 +74,12 @@ func NewSessionLocker(db *sql.DB, info dialects.Info) (dialects.Locker, error) {
 	if access := accessFor(info); !access.present {
 		return nil, access.refusal()
 	}
-	return &dialects.SessionLocker{Dialect: Name, DB: db, Ops: &SessionOps{}}, nil
+	return &sqlkit.SessionLocker{Dialect: Name, DB: db, Ops: &SessionOps{}}, nil
 }
 
 // SessionOps runs DBMS_LOCK on one connection. It implements
-// dialects.SessionOps, dialects.HolderFinder (Holder) and
-// dialects.SessionKiller (Kill). Names pass through LockName. Session ids
+// sqlkit.SessionOps, dialects.HolderFinder (Holder) and
+// sqlkit.SessionKiller (Kill). Names pass through LockName. Session ids
 // are V$SESSIONS.SESS_ID in decimal, what SP_CLOSE_SESSION takes.
 type SessionOps struct {
 	// Ops runs the session-lock blocks: TryLock, Unlock, Holds, Lock,
@@ -104,11 +105,11 @@ type dbmsLock struct{}
 func (dbmsLock) Session() *dbmslock.Session { return session }
 
 var (
-	_ dialects.SessionOps      = (*SessionOps)(nil)
-	_ dialects.SessionPreparer = (*SessionOps)(nil)
-	_ dialects.SessionWaiter   = (*SessionOps)(nil)
-	_ dialects.SessionKeyer    = (*SessionOps)(nil)
-	_ dialects.SessionKiller   = (*SessionOps)(nil)
+	_ sqlkit.SessionOps      = (*SessionOps)(nil)
+	_ sqlkit.SessionPreparer = (*SessionOps)(nil)
+	_ sqlkit.SessionWaiter   = (*SessionOps)(nil)
+	_ sqlkit.SessionKeyer    = (*SessionOps)(nil)
+	_ sqlkit.SessionKiller   = (*SessionOps)(nil)
 )
 
 // failed is the error of a session-lock block that failed, its server

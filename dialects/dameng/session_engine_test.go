@@ -4,8 +4,8 @@ import (
 	"database/sql"
 	"testing"
 
-	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/internal/dbmslock/dbmslocktest"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 	"github.com/schedlock/schedlock/internal/fakesql"
 )
 
@@ -15,7 +15,7 @@ func TestSessionEngine(t *testing.T) {
 	dbmslocktest.Run(t, dbmslocktest.Dialect{
 		Name:   Name,
 		Title:  "Dameng",
-		Ops:    func() dialects.SessionOps { return &SessionOps{} },
+		Ops:    func() sqlkit.SessionOps { return &SessionOps{} },
 		Blocks: session.Blocks,
 		NewSim: func(t *testing.T) dbmslocktest.Sim { return engineSim{newSim(t, configWithDBMSLock())} },
 	})

@@ -11,6 +11,7 @@ import (
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/dialecttest"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 func testCtx(t testing.TB) context.Context {
@@ -165,7 +166,7 @@ func TestListAndAdminSimulated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l.(*dialects.SessionLocker).CheckEvery = 50 * time.Millisecond
+	l.(*sqlkit.SessionLocker).CheckEvery = 50 * time.Millisecond
 	lease, err := l.Acquire(ctx, "nightly-report", dialects.Options{})
 	if err != nil {
 		t.Fatal(err)

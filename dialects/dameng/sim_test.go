@@ -79,7 +79,7 @@ var (
 //     schedlock_probe_ name) keeps the holder's FOR UPDATE row lock until
 //     its session ends. The simulator cannot see database/sql
 //     transactions, so it takes the holder's SELECT … FOR UPDATE to run in
-//     one (dialects.RowLockProbe.BeginTx) and every other FOR UPDATE to run in
+//     one (sqlkit.RowLockProbe.BeginTx) and every other FOR UPDATE to run in
 //     autocommit, holding nothing after the statement.
 type dmSim struct {
 	t   testing.TB

@@ -16,8 +16,8 @@
 // The checks reach the backend only through the kit's interfaces: the
 // Backend's lockers, dialects.TableLocker for the table strategy,
 // dialects.Prober for the probe checks (without one they warn that
-// nothing could be told), dialects.SessionTerminator for the kill check
-// and dialects.SQLSessionLocker for the pooled-connection trap (each
+// nothing could be told), sqlkit.SessionTerminator for the kill check
+// and sqlkit.SQLSessionLocker for the pooled-connection trap (each
 // skipped without).
 package dialecttest
 

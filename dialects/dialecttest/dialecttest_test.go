@@ -9,6 +9,7 @@ import (
 	"github.com/schedlock/schedlock/checks"
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/sqlite"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // TestRunOnSQLite runs the conformance suite on a temporary SQLite file,
@@ -19,7 +20,7 @@ func TestRunOnSQLite(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = sqlDB.Close() })
-	db, err := dialects.Open(t.Context(), sqlDB, sqlite.Name)
+	db, err := sqlkit.Open(t.Context(), sqlDB, sqlite.Name)
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}

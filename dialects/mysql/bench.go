@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 	"github.com/schedlock/schedlock/internal/benchkit"
 )
 
@@ -28,7 +29,7 @@ const holderBatch = 500
 
 // RawSessionOps returns the SessionOps of the session locker: GET_LOCK(name,
 // 0) and RELEASE_LOCK(name), one statement each.
-func (benchSupport) RawSessionOps(_ *sql.DB, info dialects.Info) dialects.SessionOps {
+func (benchSupport) RawSessionOps(_ *sql.DB, info dialects.Info) sqlkit.SessionOps {
 	return &SessionOps{Info: info}
 }
 

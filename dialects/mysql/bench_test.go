@@ -13,6 +13,7 @@ import (
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/dialecttest"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // countingConn counts the packets the driver writes: one per command sent
@@ -87,13 +88,13 @@ func BenchmarkSessionCycle(b *testing.B) {
 		b.Run(mode.name, func(b *testing.B) {
 			var writes atomic.Int64
 			db := benchDB(b, &writes, mode.interpolate)
-			d, err := dialects.Open(context.Background(), db, Name)
+			d, err := sqlkit.Open(context.Background(), db, Name)
 			if err != nil {
 				b.Fatal(err)
 			}
 			ops := &SessionOps{Info: d.Info}
 			// The lease's liveness check is not part of a cycle.
-			l := &dialects.SessionLocker{Dialect: Name, DB: db, Ops: ops, CheckEvery: time.Hour}
+			l := &sqlkit.SessionLocker{Dialect: Name, DB: db, Ops: ops, CheckEvery: time.Hour}
 			benchCycles(b, l, &writes, dialects.Options{})
 		})
 	}
@@ -104,7 +105,7 @@ func BenchmarkSessionCycle(b *testing.B) {
 func BenchmarkTableCycle(b *testing.B) {
 	var writes atomic.Int64
 	db := benchDB(b, &writes, false)
-	d, err := dialects.Open(context.Background(), db, Name)
+	d, err := sqlkit.Open(context.Background(), db, Name)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -143,12 +144,12 @@ func benchCycles(b *testing.B, l dialects.Locker, writes *atomic.Int64, opts dia
 }
 
 // benchLocker is a SessionLocker on db for the benchmarks.
-func benchLocker(b *testing.B, db *sql.DB) *dialects.SessionLocker {
-	d, err := dialects.Open(context.Background(), db, Name)
+func benchLocker(b *testing.B, db *sql.DB) *sqlkit.SessionLocker {
+	d, err := sqlkit.Open(context.Background(), db, Name)
 	if err != nil {
 		b.Fatal(err)
 	}
-	l := &dialects.SessionLocker{Dialect: Name, DB: db, Ops: &SessionOps{Info: d.Info}}
+	l := &sqlkit.SessionLocker{Dialect: Name, DB: db, Ops: &SessionOps{Info: d.Info}}
 	b.Cleanup(func() { _ = l.Close() })
 	return l
 }

@@ -6,8 +6,8 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
-	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/claimtable/claimtest"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // TestClaimsLive runs the claim conformance suite on the live server with
@@ -21,7 +21,7 @@ func TestClaimsLive(t *testing.T) {
 		}
 		c.Params["tx_isolation"] = "'REPEATABLE-READ'"
 	})
-	db, err := dialects.Open(testContext(t), sqlDB, Name)
+	db, err := sqlkit.Open(testContext(t), sqlDB, Name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func TestClaimSelfcheckLive(t *testing.T) {
 		}
 		c.Params["tx_isolation"] = "'REPEATABLE-READ'"
 	})
-	db, err := dialects.Open(testContext(t), sqlDB, Name)
+	db, err := sqlkit.Open(testContext(t), sqlDB, Name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 	"github.com/schedlock/schedlock/internal/benchkit"
 )
 
@@ -26,7 +26,7 @@ WHERE (status = 'ready' AND due_at <= NOW) OR (status = 'claimed' AND claimed_un
 ORDER BY priority DESC, due_at, id LIMIT ? FOR UPDATE SKIP LOCKED`)
 	update := r.Replace(`UPDATE {T} SET status = 'claimed', owner = ?, claimed_until = TIMESTAMPADD(MICROSECOND, ? * 1000, NOW), version = version + 1, updated_at = NOW WHERE id IN (`)
 	leaseMs := lease.Milliseconds()
-	claim := func(ctx context.Context, db *dialects.DB, owner string, batch int) (int, error) {
+	claim := func(ctx context.Context, db *sqlkit.DB, owner string, batch int) (int, error) {
 		tx, err := db.SQL.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
 		if err != nil {
 			return 0, err

@@ -9,6 +9,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 	"github.com/schedlock/schedlock/internal/fakesql"
 )
 
@@ -70,7 +71,7 @@ func TestTiDBProbeRecommendsOptimisticClaims(t *testing.T) {
 	sqlDB, _ := fakesql.Open(refusingServer{})
 	defer sqlDB.Close()
 	d, _ := dialects.Lookup(Name)
-	db := &dialects.DB{SQL: sqlDB, Dialect: d, Info: ParseVersion("8.0.11-TiDB-v8.5.6", "")}
+	db := &sqlkit.DB{SQL: sqlDB, Dialect: d, Info: ParseVersion("8.0.11-TiDB-v8.5.6", "")}
 	caps, err := db.Probe(context.Background(), dialects.ProbeOptions{})
 	if err != nil {
 		t.Fatal(err)

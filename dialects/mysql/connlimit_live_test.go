@@ -13,6 +13,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // limitUser creates a throwaway account on the live server (with extra
@@ -72,7 +73,7 @@ func TestConnLimitPerUserLive(t *testing.T) {
 	ctx := testContext(t)
 
 	db := open()
-	detected, err := dialects.Open(ctx, db, Name)
+	detected, err := sqlkit.Open(ctx, db, Name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +97,7 @@ func TestConnLimitPerUserLive(t *testing.T) {
 	defer held.Close()
 
 	start := time.Now()
-	_, err = dialects.Open(ctx, open(), Name)
+	_, err = sqlkit.Open(ctx, open(), Name)
 	wantConnLimit(t, "detect", err, "max_user_connections", start)
 	start = time.Now()
 	_, err = tl.Acquire(ctx, uniqueName("job_"), dialects.Options{})
@@ -132,7 +133,7 @@ func TestConnLimitServerLive(t *testing.T) {
 	}
 	_ = adminConn.Close()
 
-	detected, err := dialects.Open(ctx, open(), Name)
+	detected, err := sqlkit.Open(ctx, open(), Name)
 	if err != nil {
 		t.Fatal(err)
 	}

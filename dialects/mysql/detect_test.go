@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 func TestParseVersion(t *testing.T) {
@@ -127,7 +128,7 @@ func TestDetectLive(t *testing.T) {
 	if err := db.QueryRowContext(ctx, "SELECT VERSION(), @@version_comment").Scan(&version, &comment); err != nil {
 		t.Fatal(err)
 	}
-	d, err := dialects.Open(ctx, db, Name)
+	d, err := sqlkit.Open(ctx, db, Name)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}

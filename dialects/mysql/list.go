@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // LockAdmin is the MySQL family's dialects.LockAdmin: lock tables from
@@ -158,7 +159,7 @@ func (a *LockAdmin) SessionLocks(ctx context.Context, names []string) ([]dialect
 		name = a.lockNameOf(stored, labels)
 		out = append(out, dialects.LockEntry{
 			Name: name, Key: stored, Tool: tools[stored], State: state, Strategy: dialects.StrategySession, Source: source,
-			DBNow:  dialects.NullMillis(dbNow),
+			DBNow:  sqlkit.NullMillis(dbNow),
 			Holder: &dialects.Holder{SessionID: strconv.FormatInt(id, 10), User: user, Client: host, Application: app},
 		})
 	}
@@ -263,7 +264,7 @@ func (a *LockAdmin) SessionLock(ctx context.Context, name string) (dialects.Lock
 	}
 	return dialects.LockEntry{
 		Name: name, Key: serverName(a.Info, name), State: dialects.StateHeld, Strategy: dialects.StrategySession, Source: SourceIsUsedLock,
-		DBNow:  dialects.NullMillis(dbNow),
+		DBNow:  sqlkit.NullMillis(dbNow),
 		Holder: &dialects.Holder{SessionID: strconv.FormatInt(id.Int64, 10), User: user, Client: host, Application: a.programName(ctx, id.Int64)},
 	}, true, nil
 }

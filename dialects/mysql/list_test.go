@@ -12,13 +12,14 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 	"github.com/schedlock/schedlock/internal/fakesql"
 )
 
 // databaseDB creates a database of its own for the test, so the known lock
 // table names meet no other test's tables, and opens it detected. The
 // database is dropped at the end.
-func databaseDB(t *testing.T) *dialects.DB {
+func databaseDB(t *testing.T) *sqlkit.DB {
 	t.Helper()
 	admin := openLive(t, nil)
 	name := uniqueName("sl_ls_")
@@ -27,7 +28,7 @@ func databaseDB(t *testing.T) *dialects.DB {
 	}
 	t.Cleanup(func() { _, _ = admin.Exec("DROP DATABASE " + name) })
 	raw := openLive(t, func(c *mysql.Config) { c.DBName = name })
-	db, err := dialects.Open(testContext(t), raw, Name)
+	db, err := sqlkit.Open(testContext(t), raw, Name)
 	if err != nil {
 		t.Fatalf("detect: %v", err)
 	}

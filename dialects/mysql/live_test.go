@@ -12,7 +12,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"github.com/xo/dburl"
 
-	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 	"github.com/schedlock/schedlock/internal/livetest"
 )
 
@@ -62,10 +62,10 @@ func openLive(t testing.TB, tweak func(*mysql.Config)) *sql.DB {
 }
 
 // openDetected opens the live server and runs detection on it.
-func openDetected(t testing.TB) *dialects.DB {
+func openDetected(t testing.TB) *sqlkit.DB {
 	t.Helper()
 	db := openLive(t, nil)
-	d, err := dialects.Open(testContext(t), db, Name)
+	d, err := sqlkit.Open(testContext(t), db, Name)
 	if err != nil {
 		t.Fatalf("detect: %v", err)
 	}

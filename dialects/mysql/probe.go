@@ -11,6 +11,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // Server error numbers the probe reads.
@@ -56,10 +57,10 @@ func Probe(ctx context.Context, db *sql.DB, info dialects.Info, opts dialects.Pr
 		caps.MissingPrivileges = append(caps.MissingPrivileges, *p)
 	}
 	caps.SkipLocked, caps.NoWait = rowLockFacts(info)
-	if err := dialects.ProveRowLocks(ctx, db, &caps, opts.ReadOnly, canCreate, rowLockProbe(dialects.ProbeTableName(), info), nil); err != nil {
+	if err := sqlkit.ProveRowLocks(ctx, db, &caps, opts.ReadOnly, canCreate, rowLockProbe(sqlkit.ProbeTableName(), info), nil); err != nil {
 		return caps, err
 	}
-	caps.Clock = dialects.MeasureClock(ctx, db, ServerNow)
+	caps.Clock = sqlkit.MeasureClock(ctx, db, ServerNow)
 	caps.Recommended.ClaimStrategy, caps.Recommended.ClaimReason = claimFor(info)
 	return caps, ctx.Err()
 }
@@ -71,7 +72,7 @@ func ServerNow(ctx context.Context, conn *sql.Conn) (time.Time, error) {
 	if err := conn.QueryRowContext(ctx, "SELECT DATE_FORMAT(UTC_TIMESTAMP(6), '%Y-%m-%d %H:%i:%s.%f')").Scan(&s); err != nil {
 		return time.Time{}, fmt.Errorf("UTC_TIMESTAMP(6): %w", err)
 	}
-	return dialects.ParseServerTime(s)
+	return sqlkit.ParseServerTime(s)
 }
 
 // privileges are the current user's privileges, as far as they could be
@@ -300,8 +301,8 @@ func rowLockFacts(info dialects.Info) (skip, nowait dialects.Capability) {
 
 // rowLockProbe is the SKIP LOCKED / NOWAIT probe on InnoDB table t; on TiDB
 // the holder's transaction is pessimistic, so its FOR UPDATE really locks.
-func rowLockProbe(t string, info dialects.Info) dialects.RowLockProbe {
-	p := dialects.RowLockProbe{
+func rowLockProbe(t string, info dialects.Info) sqlkit.RowLockProbe {
+	p := sqlkit.RowLockProbe{
 		Create:     "CREATE TABLE " + t + " (id INT PRIMARY KEY) ENGINE=InnoDB",
 		Insert:     "INSERT INTO " + t + " (id) VALUES (1)",
 		Lock:       "SELECT id FROM " + t + " WHERE id = 1 FOR UPDATE",

@@ -10,12 +10,13 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // probeLive detects and probes the live server opened with tweak.
-func probeLive(t *testing.T, tweak func(*mysql.Config), opts dialects.ProbeOptions) (*dialects.DB, dialects.Capabilities) {
+func probeLive(t *testing.T, tweak func(*mysql.Config), opts dialects.ProbeOptions) (*sqlkit.DB, dialects.Capabilities) {
 	t.Helper()
-	db, err := dialects.Open(testContext(t), openLive(t, tweak), Name)
+	db, err := sqlkit.Open(testContext(t), openLive(t, tweak), Name)
 	if err != nil {
 		t.Fatalf("detect: %v", err)
 	}

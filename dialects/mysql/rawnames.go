@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // Raw session names (x-session-names=raw): the lock called NAME is
@@ -54,7 +55,7 @@ func checkRawName(name string) error {
 	return nil
 }
 
-var _ dialects.RawNameFinder = (*LockAdmin)(nil)
+var _ sqlkit.RawNameFinder = (*LockAdmin)(nil)
 
 // RawSessionLock returns the connection holding GET_LOCK('name') — the
 // lock another client takes for name — from IS_USED_LOCK, which answers

@@ -6,17 +6,18 @@ import (
 	"testing"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // openRaw opens the live server as a Target with x-session-names=raw, as
 // the command line does, and returns it with its session locker.
-func openRaw(t *testing.T) (*dialects.DB, dialects.Locker) {
+func openRaw(t *testing.T) (*sqlkit.DB, dialects.Locker) {
 	t.Helper()
 	entry, ok := dialects.Lookup(Name)
 	if !ok {
 		t.Fatal("the mysql dialect is not registered")
 	}
-	db, err := dialects.OpenSQL(testContext(t), entry, dialects.Target{
+	db, err := sqlkit.OpenSQL(testContext(t), entry, dialects.Target{
 		Driver: Name, Conn: liveConfig(t).FormatDSN(),
 		Options: map[string]string{dialects.OptionSessionNames: dialects.SessionNamesRaw},
 	})
@@ -183,7 +184,7 @@ func TestListingFindsRawGetLockByName(t *testing.T) {
 	check := func(t *testing.T, wantSource string) {
 		t.Helper()
 		for _, c := range []struct {
-			db       *dialects.DB
+			db       *sqlkit.DB
 			wantName string
 		}{{scoped, ""}, {raw, name}} {
 			listing, err := c.db.ListLocks(ctx, dialects.ListOptions{Names: []string{name}, Strategy: dialects.StrategySession})

@@ -9,6 +9,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // openSessionLocker opens the live server on database (created for the
@@ -24,7 +25,7 @@ func openSessionLocker(t *testing.T, database string, create bool) dialects.Lock
 		t.Cleanup(func() { _, _ = admin.ExecContext(context.Background(), "DROP DATABASE IF EXISTS `"+database+"`") })
 	}
 	db := openLive(t, func(c *mysql.Config) { c.DBName = database })
-	d, err := dialects.Open(testContext(t), db, Name)
+	d, err := sqlkit.Open(testContext(t), db, Name)
 	if err != nil {
 		t.Fatalf("detect on %s: %v", database, err)
 	}

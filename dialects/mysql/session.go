@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // NewSessionLocker returns the GET_LOCK locker. It refuses, with an error
@@ -18,7 +19,7 @@ func NewSessionLocker(db *sql.DB, info dialects.Info) (dialects.Locker, error) {
 	if err := sessionSupport(info); err != nil {
 		return nil, err
 	}
-	return &dialects.SessionLocker{Dialect: Name, DB: db, Ops: &SessionOps{Info: info}}, nil
+	return &sqlkit.SessionLocker{Dialect: Name, DB: db, Ops: &SessionOps{Info: info}}, nil
 }
 
 // sessionSupport returns nil when info's server has usable GET_LOCK
@@ -51,8 +52,8 @@ func sessionRefusal(info dialects.Info) string {
 }
 
 // SessionOps runs GET_LOCK and its companions on one connection. It
-// implements dialects.SessionOps, dialects.HolderFinder and
-// dialects.SessionKiller. Names pass through LockName, or are taken as
+// implements sqlkit.SessionOps, sqlkit.HolderFinder and
+// sqlkit.SessionKiller. Names pass through LockName, or are taken as
 // they are with raw session names (Info.SessionNames).
 type SessionOps struct {
 	// Info selects the privilege named when KILL is refused.
@@ -60,8 +61,8 @@ type SessionOps struct {
 }
 
 var (
-	_ dialects.SessionOps    = (*SessionOps)(nil)
-	_ dialects.SessionKiller = (*SessionOps)(nil)
+	_ sqlkit.SessionOps    = (*SessionOps)(nil)
+	_ sqlkit.SessionKiller = (*SessionOps)(nil)
 )
 
 // tryLockSQL tries once without waiting, refusing a lock this session

@@ -11,14 +11,15 @@ import (
 	"unsafe"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 var (
-	_ dialects.SessionPreparer = (*SessionOps)(nil)
-	_ dialects.SessionWaiter   = (*SessionOps)(nil)
-	_ dialects.SessionKeyer    = (*SessionOps)(nil)
-	_ dialects.SessionGuard    = (*SessionOps)(nil)
-	_ dialects.SessionSocket   = (*SessionOps)(nil)
+	_ sqlkit.SessionPreparer = (*SessionOps)(nil)
+	_ sqlkit.SessionWaiter   = (*SessionOps)(nil)
+	_ sqlkit.SessionKeyer    = (*SessionOps)(nil)
+	_ sqlkit.SessionGuard    = (*SessionOps)(nil)
+	_ sqlkit.SessionSocket   = (*SessionOps)(nil)
 )
 
 // LockKey is the name the server locks (serverName). Spellings a server
@@ -89,7 +90,7 @@ func (o *SessionOps) NetConn(driverConn any) (net.Conn, bool) {
 // Prepare prepares the three lock statements on conn: one command each
 // per operation with the driver's defaults (server-side prepared
 // statements) as with interpolateParams.
-func (o *SessionOps) Prepare(ctx context.Context, conn *sql.Conn) (dialects.SessionStatements, error) {
+func (o *SessionOps) Prepare(ctx context.Context, conn *sql.Conn) (sqlkit.SessionStatements, error) {
 	s := &preparedSession{info: o.Info}
 	var err error
 	for _, p := range []struct {

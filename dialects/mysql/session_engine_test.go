@@ -11,12 +11,13 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // countingDB opens the live server with the driver's defaults (server-side
 // prepared statements, no interpolateParams) and counts every packet the
 // driver writes: one per command.
-func countingDB(t testing.TB, writes *atomic.Int64) *dialects.DB {
+func countingDB(t testing.TB, writes *atomic.Int64) *sqlkit.DB {
 	t.Helper()
 	db := openLive(t, func(c *mysql.Config) {
 		c.InterpolateParams = false
@@ -28,7 +29,7 @@ func countingDB(t testing.TB, writes *atomic.Int64) *dialects.DB {
 			return countingConn{Conn: conn, writes: writes}, nil
 		}
 	})
-	d, err := dialects.Open(testContext(t), db, Name)
+	d, err := sqlkit.Open(testContext(t), db, Name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +43,7 @@ func countingDB(t testing.TB, writes *atomic.Int64) *dialects.DB {
 func TestSessionCycleSendsTwoCommands(t *testing.T) {
 	var writes atomic.Int64
 	d := countingDB(t, &writes)
-	l := &dialects.SessionLocker{Dialect: Name, DB: d.SQL, Ops: &SessionOps{Info: d.Info}, CheckEvery: time.Hour}
+	l := &sqlkit.SessionLocker{Dialect: Name, DB: d.SQL, Ops: &SessionOps{Info: d.Info}, CheckEvery: time.Hour}
 	defer l.Close()
 	ctx := testContext(t)
 	name := uniqueName("count-")
@@ -74,7 +75,7 @@ func TestSessionCycleSendsTwoCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer lease.Release(ctx)
-	other := &dialects.SessionLocker{Dialect: Name, DB: d.SQL, Ops: &SessionOps{Info: d.Info}, CheckEvery: time.Hour}
+	other := &sqlkit.SessionLocker{Dialect: Name, DB: d.SQL, Ops: &SessionOps{Info: d.Info}, CheckEvery: time.Hour}
 	defer other.Close()
 	if _, err := other.Acquire(ctx, uniqueName("warm-"), dialects.Options{}); err != nil {
 		t.Fatal(err)

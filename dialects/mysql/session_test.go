@@ -11,6 +11,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // TestSessionPoolTrap: a lock taken on connection A cannot be released from
@@ -114,7 +115,7 @@ func TestKillFreesLock(t *testing.T) {
 	d := openDetected(t)
 	ctx := testContext(t)
 	ops := &SessionOps{Info: d.Info}
-	l := &dialects.SessionLocker{Dialect: Name, DB: d.SQL, Ops: ops, CheckEvery: 200 * time.Millisecond}
+	l := &sqlkit.SessionLocker{Dialect: Name, DB: d.SQL, Ops: ops, CheckEvery: 200 * time.Millisecond}
 	name := uniqueName("kill-")
 	lease, err := l.Acquire(ctx, name, dialects.Options{})
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // golangMigrateTable is golang-migrate's default migrations table.
@@ -43,7 +44,7 @@ func quoteName(s string) string {
 	return "`" + strings.ReplaceAll(s, "`", "``") + "`"
 }
 
-var _ dialects.SessionKeyFinder = (*LockAdmin)(nil)
+var _ sqlkit.SessionKeyFinder = (*LockAdmin)(nil)
 
 // SessionLockByKey returns the connection holding the GET_LOCK lock whose
 // name as the server stores it is key (another tool's lock, or the mapped
@@ -67,12 +68,12 @@ func (a *LockAdmin) SessionLockByKey(ctx context.Context, key string) (dialects.
 	return dialects.LockEntry{
 		Name: name, Key: key, Tool: ToolNames(databaseOf(a.Info))[key],
 		State: dialects.StateHeld, Strategy: dialects.StrategySession, Source: SourceIsUsedLock,
-		DBNow:  dialects.NullMillis(dbNow),
+		DBNow:  sqlkit.NullMillis(dbNow),
 		Holder: &dialects.Holder{SessionID: strconv.FormatInt(id.Int64, 10), User: user, Client: host, Application: a.programName(ctx, id.Int64)},
 	}, true, nil
 }
 
-var _ dialects.KnownLockFinder = (*LockAdmin)(nil)
+var _ sqlkit.KnownLockFinder = (*LockAdmin)(nil)
 
 // KnownSessionLocks returns the held locks among the migration tools'
 // names for this database (ToolNames), one IS_USED_LOCK each, in name

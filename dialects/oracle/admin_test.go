@@ -7,12 +7,13 @@ import (
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // foreignLock makes a session of another application hold the DBMS_LOCK
 // lock lockName (allocated without schedlock's prefix), and returns its
 // session id.
-func foreignLock(t *testing.T, sim *oraSim, db *dialects.DB, lockName string) string {
+func foreignLock(t *testing.T, sim *oraSim, db *sqlkit.DB, lockName string) string {
 	t.Helper()
 	conn := pin(t, db.SQL)
 	if _, err := conn.ExecContext(testCtx(t), currentUserSQL); err != nil { // any statement opens the session
@@ -35,7 +36,7 @@ func foreignLock(t *testing.T, sim *oraSim, db *dialects.DB, lockName string) st
 }
 
 // TestLockAdminSimulated drives what locks ls and unlock do through
-// dialects.DB: table discovery, the listing of table, Liquibase and
+// sqlkit.DB: table discovery, the listing of table, Liquibase and
 // DBMS_LOCK locks with their holders, FindLock, a guarded Liquibase
 // release, and a kill that frees a session lock.
 func TestLockAdminSimulated(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/claimtable"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 	"github.com/schedlock/schedlock/internal/fakesql"
 )
 
@@ -416,7 +417,7 @@ func TestClaimTableOnEveryVersion(t *testing.T) {
 			sim := newClaimDDLSim(t, cfg)
 			sqlDB, _ := fakesql.Open(sim)
 			t.Cleanup(func() { _ = sqlDB.Close() })
-			db, err := dialects.Open(ctx, sqlDB, Name)
+			db, err := sqlkit.Open(ctx, sqlDB, Name)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 var regexpSessionID = regexp.MustCompile(`^\d+,\d+,@\d+$`)
@@ -41,13 +42,13 @@ func TestParseSessionID(t *testing.T) {
 
 // holdOne takes name with the session locker of db and returns the lease
 // and its holder's session id.
-func holdOne(t *testing.T, db *dialects.DB, name string) (dialects.Lease, string) {
+func holdOne(t *testing.T, db *sqlkit.DB, name string) (dialects.Lease, string) {
 	t.Helper()
 	l, err := db.SessionLocker()
 	if err != nil {
 		t.Fatal(err)
 	}
-	l.(*dialects.SessionLocker).CheckEvery = 50 * time.Millisecond
+	l.(*sqlkit.SessionLocker).CheckEvery = 50 * time.Millisecond
 	lease, err := l.Acquire(testCtx(t), name, dialects.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/internal/oralike"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // DBMS_LOCK locks are user locks, type 'UL', in GV$LOCK, ID1 being the lock
@@ -115,7 +116,7 @@ func readSessionLocks(ctx context.Context, db *sql.DB, query string, args ...any
 			Machine:    machine.String,
 			Program:    program.String,
 			SessionAge: time.Duration(age.Int64) * time.Second,
-			DBNow:      dialects.NullMillis(now),
+			DBNow:      sqlkit.NullMillis(now),
 		})
 	}
 	if err := rows.Err(); err != nil {

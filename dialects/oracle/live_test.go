@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 	"github.com/schedlock/schedlock/internal/livetest"
 )
 
@@ -35,12 +36,12 @@ func liveDB(t testing.TB) *sql.DB {
 }
 
 // liveDetected opens the live server and detects it.
-func liveDetected(t testing.TB) *dialects.DB {
+func liveDetected(t testing.TB) *sqlkit.DB {
 	t.Helper()
 	sqlDB := liveDB(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	db, err := dialects.Open(ctx, sqlDB, Name)
+	db, err := sqlkit.Open(ctx, sqlDB, Name)
 	if err != nil {
 		t.Fatalf("detect: %v", err)
 	}

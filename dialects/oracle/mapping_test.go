@@ -11,6 +11,7 @@ import (
 	"github.com/schedlock/schedlock/checks"
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/locktable"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // mutatedOps is SessionOps with its return-code mappings replaced, to prove
@@ -58,7 +59,7 @@ func (m mutatedOps) Holds(ctx context.Context, conn *sql.Conn, name string) (boo
 // dbWith returns the simulated database with the dialect's lockers
 // replaced by session (for the session strategy) and table (for the
 // table strategy); nil keeps the real one.
-func dbWith(t *testing.T, cfg simConfig, session func(*sql.DB) dialects.Locker, table func(*sql.DB, dialects.Table) dialects.TableLocker) *dialects.DB {
+func dbWith(t *testing.T, cfg simConfig, session func(*sql.DB) dialects.Locker, table func(*sql.DB, dialects.Table) dialects.TableLocker) *sqlkit.DB {
 	t.Helper()
 	_, real := openSim(t, cfg)
 	d := *real.Dialect
@@ -70,11 +71,11 @@ func dbWith(t *testing.T, cfg simConfig, session func(*sql.DB) dialects.Locker, 
 			return table(db, tb), nil
 		}
 	}
-	return &dialects.DB{SQL: real.SQL, Dialect: &d, Info: real.Info}
+	return &sqlkit.DB{SQL: real.SQL, Dialect: &d, Info: real.Info}
 }
 
 // runChecks runs the named checks and returns the failures.
-func runChecks(t *testing.T, db *dialects.DB, strategy dialects.Strategy, tables []dialects.Table, only ...string) []checks.Result {
+func runChecks(t *testing.T, db *sqlkit.DB, strategy dialects.Strategy, tables []dialects.Table, only ...string) []checks.Result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -101,7 +102,7 @@ func TestWrongSessionMappingsFail(t *testing.T) {
 			if mutate != nil {
 				mutate(m)
 			}
-			return &dialects.SessionLocker{Dialect: Name, DB: db, Ops: m, CheckEvery: 50 * time.Millisecond}
+			return &sqlkit.SessionLocker{Dialect: Name, DB: db, Ops: m, CheckEvery: 50 * time.Millisecond}
 		}
 	}
 	tests := []struct {

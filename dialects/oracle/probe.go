@@ -8,6 +8,7 @@ import (
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/internal/oralike"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // Oracle error numbers the row-lock probe reads.
@@ -83,7 +84,7 @@ func Probe(ctx context.Context, db *sql.DB, info dialects.Info, opts dialects.Pr
 		caps.MissingPrivileges = append(caps.MissingPrivileges, *missing)
 	}
 	caps.SkipLocked, caps.NoWait = rowLockFacts(info)
-	if err := dialects.ProveRowLocks(ctx, db, &caps, opts.ReadOnly, canCreate, rowLockProbe(dialects.ProbeTableName()), nil); err != nil {
+	if err := sqlkit.ProveRowLocks(ctx, db, &caps, opts.ReadOnly, canCreate, rowLockProbe(sqlkit.ProbeTableName()), nil); err != nil {
 		return caps, err
 	}
 	if caps.SkipLocked.Supported {
@@ -91,7 +92,7 @@ func Probe(ctx context.Context, db *sql.DB, info dialects.Info, opts dialects.Pr
 		caps.Recommended.ClaimReason = "SELECT … FOR UPDATE SKIP LOCKED lets each worker take rows no other worker holds, without waiting; " +
 			"open the cursor and fetch n rows, or lock rows by key: ROWNUM <= n filters before locking (a second worker gets no row) and FETCH FIRST n with FOR UPDATE fails (ORA-02014)"
 	}
-	caps.Clock = dialects.MeasureClock(ctx, db, ServerNow)
+	caps.Clock = sqlkit.MeasureClock(ctx, db, ServerNow)
 	return caps, ctx.Err()
 }
 
@@ -102,7 +103,7 @@ func ServerNow(ctx context.Context, conn *sql.Conn) (time.Time, error) {
 	if err := conn.QueryRowContext(ctx, serverNowSQL).Scan(&text); err != nil {
 		return time.Time{}, fmt.Errorf("SYS_EXTRACT_UTC(SYSTIMESTAMP): %w", err)
 	}
-	return dialects.ParseServerTime(text)
+	return sqlkit.ParseServerTime(text)
 }
 
 // probeLockListing proves that the listing's views can be read, or names
@@ -168,8 +169,8 @@ func rowLockFacts(info dialects.Info) (skip, nowait dialects.Capability) {
 // locked until the probe's ROLLBACK. The row is locked by its primary key:
 // ROWNUM <= n with SKIP LOCKED filters before locking and FETCH FIRST n
 // with FOR UPDATE raises ORA-02014, so neither belongs in a probe.
-func rowLockProbe(t string) dialects.RowLockProbe {
-	return dialects.RowLockProbe{
+func rowLockProbe(t string) sqlkit.RowLockProbe {
+	return sqlkit.RowLockProbe{
 		Create:     "CREATE TABLE " + t + " (id NUMBER(10) PRIMARY KEY)",
 		Insert:     "INSERT INTO " + t + " (id) VALUES (1)",
 		Begin:      "SET TRANSACTION READ WRITE",

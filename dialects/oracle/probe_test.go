@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // TestProbeSimulated proves every capability on a server with every grant:
@@ -109,7 +110,7 @@ func TestProbeReadOnly(t *testing.T) {
 	cfg.Tables = presetTables()
 	sim := newSim(t, cfg)
 	sqlDB, log := sim.open(t)
-	db, err := dialects.Open(testCtx(t), sqlDB, Name)
+	db, err := sqlkit.Open(testCtx(t), sqlDB, Name)
 	if err != nil {
 		t.Fatal(err)
 	}

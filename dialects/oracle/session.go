@@ -8,13 +8,14 @@ import (
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/internal/dbmslock"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // The session-lock statements. Each is one anonymous PL/SQL block, so one
 // round trip, that first turns the name into a lock handle with
 // ALLOCATE_UNIQUE. ALLOCATE_UNIQUE commits: harmless here, because these
 // blocks only ever run on a lock's own pinned connection, which carries no
-// transaction of the caller (dialects.SessionLocker keeps its lock
+// transaction of the caller (sqlkit.SessionLocker keeps its lock
 // connections to itself and never lends them out). Calling it every time also
 // renews the name's entry in DBMS_LOCK_ALLOCATED (kept 10 days after the
 // last call), so the watch of a held lock (Holds, every second) keeps its
@@ -79,12 +80,12 @@ func NewSessionLocker(db *sql.DB, info dialects.Info) (dialects.Locker, error) {
 	if access, ok := accessOf(info); ok && access.known && !access.granted {
 		return nil, fmt.Errorf("%w; or %s", privilegeDBMSLock(access.user, access.err), dialects.UseTableStrategy)
 	}
-	return &dialects.SessionLocker{Dialect: Name, DB: db, Ops: &SessionOps{}}, nil
+	return &sqlkit.SessionLocker{Dialect: Name, DB: db, Ops: &SessionOps{}}, nil
 }
 
 // SessionOps runs DBMS_LOCK on one connection. It implements
-// dialects.SessionOps, dialects.HolderFinder (Holder) and
-// dialects.SessionKiller (Kill). Names pass through LockName. Session ids
+// sqlkit.SessionOps, dialects.HolderFinder (Holder) and
+// sqlkit.SessionKiller (Kill). Names pass through LockName. Session ids
 // are "sid,serial#,@inst_id", the form ALTER SYSTEM KILL SESSION takes.
 type SessionOps struct {
 	// Ops runs the session-lock blocks: TryLock, Unlock, Holds, Lock,
@@ -110,11 +111,11 @@ type dbmsLock struct{}
 func (dbmsLock) Session() *dbmslock.Session { return session }
 
 var (
-	_ dialects.SessionOps      = (*SessionOps)(nil)
-	_ dialects.SessionPreparer = (*SessionOps)(nil)
-	_ dialects.SessionWaiter   = (*SessionOps)(nil)
-	_ dialects.SessionKeyer    = (*SessionOps)(nil)
-	_ dialects.SessionKiller   = (*SessionOps)(nil)
+	_ sqlkit.SessionOps      = (*SessionOps)(nil)
+	_ sqlkit.SessionPreparer = (*SessionOps)(nil)
+	_ sqlkit.SessionWaiter   = (*SessionOps)(nil)
+	_ sqlkit.SessionKeyer    = (*SessionOps)(nil)
+	_ sqlkit.SessionKiller   = (*SessionOps)(nil)
 )
 
 // failed is the error of a session-lock block that failed: a missing

@@ -8,11 +8,12 @@ import (
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/dialecttest"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // openSim starts a simulated server with cfg (its Tables defaulting to one
 // table per preset) and detects it.
-func openSim(t *testing.T, cfg simConfig) (*oraSim, *dialects.DB) {
+func openSim(t *testing.T, cfg simConfig) (*oraSim, *sqlkit.DB) {
 	t.Helper()
 	if cfg.Tables == nil {
 		cfg.Tables = presetTables()
@@ -21,7 +22,7 @@ func openSim(t *testing.T, cfg simConfig) (*oraSim, *dialects.DB) {
 	sqlDB, _ := sim.open(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	db, err := dialects.Open(ctx, sqlDB, Name)
+	db, err := sqlkit.Open(ctx, sqlDB, Name)
 	if err != nil {
 		t.Fatalf("detect the simulated server: %v", err)
 	}

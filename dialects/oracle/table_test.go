@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // TestTableLockerSimulated walks one lock through its life on the native
@@ -169,7 +170,7 @@ func TestRoundTrips(t *testing.T) {
 	ctx := testCtx(t)
 	info := ParseVersion(Versions{VersionFull: "19.22.0.0.0"})
 	session, _ := NewSessionLocker(sqlDB, info)
-	session.(*dialects.SessionLocker).CheckEvery = time.Hour // no connection checks inside the count
+	session.(*sqlkit.SessionLocker).CheckEvery = time.Hour // no connection checks inside the count
 	tests := []struct {
 		what   string
 		locker func() dialects.Locker

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 	"github.com/schedlock/schedlock/internal/benchkit"
 )
 
@@ -23,7 +24,7 @@ var (
 
 // RawSessionOps returns SessionOps on the catalog Detect found for db:
 // pg_try_advisory_lock and pg_advisory_unlock, one statement each.
-func (benchSupport) RawSessionOps(db *sql.DB, info dialects.Info) dialects.SessionOps {
+func (benchSupport) RawSessionOps(db *sql.DB, info dialects.Info) sqlkit.SessionOps {
 	c := catalogOf(info)
 	return SessionOps{Catalog: &c}
 }

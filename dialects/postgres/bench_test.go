@@ -13,6 +13,7 @@ import (
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/dialecttest"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // statementCounter counts every statement pgx sends (Query, QueryRow, Exec,
@@ -134,7 +135,7 @@ const benchLocks = 10000
 // one SessionLocker (at most 4 lock connections) and releases them.
 func BenchmarkManySessionLocks(b *testing.B) {
 	db, _ := countingDB(b)
-	l := &dialects.SessionLocker{Dialect: Name, DB: db, Ops: SessionOps{}}
+	l := &sqlkit.SessionLocker{Dialect: Name, DB: db, Ops: SessionOps{}}
 	defer l.Close()
 	dialecttest.BenchManyLocks(b, l, unique("bench-many-"), benchLocks)
 }
@@ -145,7 +146,7 @@ func BenchmarkManySessionLocks(b *testing.B) {
 func BenchmarkContendedSession(b *testing.B) {
 	db, _ := countingDB(b)
 	newLocker := func() dialects.Locker {
-		l := &dialects.SessionLocker{Dialect: Name, DB: db, Ops: SessionOps{}}
+		l := &sqlkit.SessionLocker{Dialect: Name, DB: db, Ops: SessionOps{}}
 		b.Cleanup(func() { _ = l.Close() })
 		return l
 	}
@@ -192,8 +193,8 @@ func BenchmarkContendedSession(b *testing.B) {
 func BenchmarkHandover(b *testing.B) {
 	db, _ := countingDB(b)
 	ctx := testCtx(b)
-	holder := &dialects.SessionLocker{Dialect: Name, DB: db, Ops: SessionOps{}}
-	waiter := &dialects.SessionLocker{Dialect: Name, DB: db, Ops: SessionOps{}}
+	holder := &sqlkit.SessionLocker{Dialect: Name, DB: db, Ops: SessionOps{}}
+	waiter := &sqlkit.SessionLocker{Dialect: Name, DB: db, Ops: SessionOps{}}
 	defer holder.Close()
 	defer waiter.Close()
 	name := unique("bench-hand-")

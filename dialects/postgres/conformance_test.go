@@ -5,13 +5,14 @@ import (
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/dialecttest"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // TestConformance runs the lock-contract suite live: the session strategy
 // (advisory locks), then the table strategy on every preset.
 func TestConformance(t *testing.T) {
 	sqlDB := liveDB(t)
-	db, err := dialects.Open(t.Context(), sqlDB, Name)
+	db, err := sqlkit.Open(t.Context(), sqlDB, Name)
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}

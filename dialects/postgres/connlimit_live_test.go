@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // A role at its CONNECTION LIMIT (SQLSTATE 53300, as for max_connections)
@@ -66,7 +67,7 @@ func TestConnLimitLive(t *testing.T) {
 	}
 
 	db := openAsRole()
-	detected, err := dialects.Open(ctx, db, Name)
+	detected, err := sqlkit.Open(ctx, db, Name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +92,7 @@ func TestConnLimitLive(t *testing.T) {
 	defer held.Close()
 
 	start := time.Now()
-	_, err = dialects.Open(ctx, openAsRole(), Name)
+	_, err = sqlkit.Open(ctx, openAsRole(), Name)
 	wantLimit("detect", err, start)
 
 	start = time.Now()

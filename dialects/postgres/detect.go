@@ -28,7 +28,7 @@ const VariantAurora = "aurora"
 // "mysql", …) and probes which catalog names exist (ProbeCatalog: pg_locks
 // or sys_locks, pg_terminate_backend or sys_terminate_backend, …); on both
 // it proves the advisory lock functions with the two-connection probe
-// (dialects.ProbeSessionOps: a lock on a random name, taken and released,
+// (sqlkit.ProbeSessionOps: a lock on a random name, taken and released,
 // nothing left behind). Recommend and NewSessionLocker use what it proved.
 //
 // A login refused because the server wants openGauss's SHA256, MD5_SHA256

@@ -12,7 +12,7 @@ import (
 type serverFacts struct {
 	catalog Catalog
 	// advisory is the two-connection probe of the advisory lock functions
-	// (dialects.ProbeSessionOps) run by Detect; Status is empty when it
+	// (sqlkit.ProbeSessionOps) run by Detect; Status is empty when it
 	// could not run because a name it needs is missing (catalog.missing).
 	advisory dialects.Capability
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // KingbaseES compatibility modes in Info.Mode.
@@ -51,14 +52,14 @@ func detectOpenGauss(ctx context.Context, db *sql.DB, info *dialects.Info) error
 }
 
 // proveAdvisory runs the two-connection probe of the advisory lock
-// functions named by catalog (dialects.ProbeSessionOps: a second session
+// functions named by catalog (sqlkit.ProbeSessionOps: a second session
 // must be refused a lock the first holds, and get it once released), and
 // remembers the answer with the catalog. A probe cut short by the context
 // is returned as the context's error.
 func proveAdvisory(ctx context.Context, db *sql.DB, info *dialects.Info, catalog Catalog) error {
 	facts := serverFacts{catalog: catalog}
 	if catalog.errMissing() == nil {
-		facts.advisory = dialects.ProbeSessionOps(ctx, db, SessionOps{Catalog: &catalog})
+		facts.advisory = sqlkit.ProbeSessionOps(ctx, db, SessionOps{Catalog: &catalog})
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("prove advisory locks: %w", err)
 		}

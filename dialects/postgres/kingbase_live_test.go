@@ -10,6 +10,7 @@ import (
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/dialecttest"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 	"github.com/schedlock/schedlock/internal/livetest"
 )
 
@@ -37,7 +38,7 @@ func kingbaseURL(dsn string) (string, error) {
 // liveKingbase opens and detects the live KingbaseES server. The test is
 // skipped when kingbaseEnv is unset and fails when it is set but the server
 // does not answer or is not KingbaseES.
-func liveKingbase(t *testing.T) *dialects.DB {
+func liveKingbase(t *testing.T) *sqlkit.DB {
 	t.Helper()
 	raw := livetest.DSN(t, kingbaseEnv)
 	dsn, err := kingbaseURL(raw)
@@ -54,7 +55,7 @@ func liveKingbase(t *testing.T) *dialects.DB {
 	if err := sqlDB.PingContext(ctx); err != nil {
 		t.Fatalf("%s is set but the server does not answer: %v", kingbaseEnv, explainAuthError(err))
 	}
-	db, err := dialects.Open(ctx, sqlDB, Name)
+	db, err := sqlkit.Open(ctx, sqlDB, Name)
 	if err != nil {
 		t.Fatalf("detect: %v", err)
 	}

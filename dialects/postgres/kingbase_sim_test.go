@@ -10,6 +10,7 @@ import (
 	"github.com/schedlock/schedlock/checks"
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/dialecttest"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // kingbaseBanner is a KingbaseES banner; build makes it unique per test,
@@ -19,12 +20,12 @@ func kingbaseBanner(build string) string {
 }
 
 // openPgSim starts a simulated server and detects it.
-func openPgSim(t *testing.T, cfg pgSimConfig) (*pgSim, *dialects.DB) {
+func openPgSim(t *testing.T, cfg pgSimConfig) (*pgSim, *sqlkit.DB) {
 	t.Helper()
 	sim := newPgSim(t, cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	db, err := dialects.Open(ctx, sim.open(t), Name)
+	db, err := sqlkit.Open(ctx, sim.open(t), Name)
 	if err != nil {
 		t.Fatalf("detect the simulated server: %v", err)
 	}
@@ -195,7 +196,7 @@ func TestMutatedServerFailsTheSuite(t *testing.T) {
 		})
 	}
 	stub := newPgSim(t, pgSimConfig{Banner: kingbaseBanner("B0403"), Mode: "pg", Stub: true})
-	if c := dialects.ProbeSessionOps(testCtx(t), stub.open(t), SessionOps{}); c.Status != dialects.StatusStub {
+	if c := sqlkit.ProbeSessionOps(testCtx(t), stub.open(t), SessionOps{}); c.Status != dialects.StatusStub {
 		t.Errorf("probe of a stub = %+v; want stub", c)
 	}
 }
@@ -206,7 +207,7 @@ func TestOneConnectionPoolIsNotProven(t *testing.T) {
 	sim := newPgSim(t, pgSimConfig{Banner: kingbaseBanner("B0501"), Mode: "pg"})
 	sqlDB := sim.open(t)
 	sqlDB.SetMaxOpenConns(1)
-	db, err := dialects.Open(testCtx(t), sqlDB, Name)
+	db, err := sqlkit.Open(testCtx(t), sqlDB, Name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // LockAdmin is the PostgreSQL family's dialects.LockAdmin: lock tables from
@@ -111,7 +112,7 @@ func (a *LockAdmin) SessionLocks(ctx context.Context, names []string) ([]dialect
 }
 
 // LockKey is the key of name's advisory lock in decimal, as LockEntry.Key
-// shows it (see Key): the listing names a lock by it (dialects.SessionKeyer).
+// shows it (see Key): the listing names a lock by it (sqlkit.SessionKeyer).
 func (a *LockAdmin) LockKey(name string) string { return strconv.FormatInt(a.key(name), 10) }
 
 // SessionLock returns the backend holding the advisory lock of name in
@@ -166,10 +167,10 @@ func (a *LockAdmin) query(ctx context.Context, query string, labels map[int64]st
 			State:    dialects.StateWaiting,
 			Strategy: dialects.StrategySession,
 			Source:   SourcePgLocks,
-			DBNow:    dialects.NullMillis(dbNow),
+			DBNow:    sqlkit.NullMillis(dbNow),
 			Holder: &dialects.Holder{
 				SessionID: strconv.FormatInt(pid, 10), User: user, Client: client, Application: app,
-				Since: dialects.NullMillis(backendStart),
+				Since: sqlkit.NullMillis(backendStart),
 			},
 		}
 		if granted {

@@ -9,13 +9,14 @@ import (
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // schemaDB creates a schema of its own for the test and opens the live
 // server with search_path set to it, so the known lock table names
 // (shedlock, databasechangeloglock, …) do not meet other tests' tables.
 // The schema is dropped at the end.
-func schemaDB(t *testing.T) (*dialects.DB, string) {
+func schemaDB(t *testing.T) (*sqlkit.DB, string) {
 	t.Helper()
 	admin := liveDB(t)
 	schema := unique("sl_ls_")
@@ -32,7 +33,7 @@ func schemaDB(t *testing.T) (*dialects.DB, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = raw.Close() })
-	db, err := dialects.Open(testCtx(t), raw, Name)
+	db, err := sqlkit.Open(testCtx(t), raw, Name)
 	if err != nil {
 		t.Fatalf("open the live server: %v", err)
 	}
@@ -174,7 +175,7 @@ func entriesFor(entries []dialects.LockEntry, key string) []dialects.LockEntry {
 func TestLockAdminLiveSessionLocks(t *testing.T) {
 	ctx := testCtx(t)
 	raw := liveDB(t)
-	db, err := dialects.Open(ctx, raw, Name)
+	db, err := sqlkit.Open(ctx, raw, Name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,9 +6,10 @@ import (
 	"strings"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
-var _ dialects.SessionKeyFinder = (*LockAdmin)(nil)
+var _ sqlkit.SessionKeyFinder = (*LockAdmin)(nil)
 
 // advisoryPairFilter narrows advisoryLocksSQL to one pair of int4 keys.
 const advisoryPairFilter = ` AND l.objsubid = 2 AND l.classid::bigint = $1::bigint AND l.objid::bigint = $2::bigint`

@@ -9,6 +9,7 @@ import (
 	"github.com/schedlock/schedlock/checks"
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/dialecttest"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // TestCaseInsensitiveCollationLive: a ShedLock table whose name column has
@@ -34,7 +35,7 @@ func TestCaseInsensitiveCollationLive(t *testing.T) {
 		_, _ = db.ExecContext(ctx, "DROP TABLE IF EXISTS "+table)
 		_, _ = db.ExecContext(ctx, "DROP COLLATION IF EXISTS "+coll)
 	})
-	d, err := dialects.Open(ctx, db, Name)
+	d, err := sqlkit.Open(ctx, db, Name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +59,7 @@ func TestCaseInsensitiveCollationLive(t *testing.T) {
 // case are two locks, as they are for the session strategy's advisory
 // keys (SHA-256 of the name's bytes).
 func TestSchedlockDDLCaseLive(t *testing.T) {
-	d, err := dialects.Open(testCtx(t), liveDB(t), Name)
+	d, err := sqlkit.Open(testCtx(t), liveDB(t), Name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +81,7 @@ func TestSchedlockDDLCaseLive(t *testing.T) {
 // TestSessionNameCaseLive: advisory keys are hashes of the name's bytes,
 // so Nightly and nightly are two locks.
 func TestSessionNameCaseLive(t *testing.T) {
-	d, err := dialects.Open(testCtx(t), liveDB(t), Name)
+	d, err := sqlkit.Open(testCtx(t), liveDB(t), Name)
 	if err != nil {
 		t.Fatal(err)
 	}

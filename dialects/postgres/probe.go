@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // SQLSTATE codes the row-lock probe reads.
@@ -58,10 +59,10 @@ func Probe(ctx context.Context, db *sql.DB, info dialects.Info, opts dialects.Pr
 		})
 	}
 	caps.SkipLocked, caps.NoWait = rowLockFacts(info)
-	if err := dialects.ProveRowLocks(ctx, db, &caps, opts.ReadOnly, canCreate, rowLockProbe(dialects.ProbeTableName()), nil); err != nil {
+	if err := sqlkit.ProveRowLocks(ctx, db, &caps, opts.ReadOnly, canCreate, rowLockProbe(sqlkit.ProbeTableName()), nil); err != nil {
 		return caps, err
 	}
-	caps.Clock = dialects.MeasureClock(ctx, db, ServerNow)
+	caps.Clock = sqlkit.MeasureClock(ctx, db, ServerNow)
 	caps.Recommended.ClaimStrategy, caps.Recommended.ClaimReason = claimFor(info)
 	return caps, ctx.Err()
 }
@@ -80,7 +81,7 @@ func ServerNow(ctx context.Context, conn *sql.Conn) (time.Time, error) {
 // whose session locker refuses, and keeps the answer "no" even when a
 // single probe passed: the refusal rests on known defects.
 func probeRefusedSession(ctx context.Context, db *sql.DB, refusal error) dialects.Capability {
-	c := dialects.ProbeSessionOps(ctx, db, SessionOps{})
+	c := sqlkit.ProbeSessionOps(ctx, db, SessionOps{})
 	switch c.Status {
 	case dialects.StatusStub:
 		return c
@@ -276,8 +277,8 @@ func rowLockFacts(info dialects.Info) (skip, nowait dialects.Capability) {
 }
 
 // rowLockProbe is the SKIP LOCKED / NOWAIT probe on table t.
-func rowLockProbe(t string) dialects.RowLockProbe {
-	return dialects.RowLockProbe{
+func rowLockProbe(t string) sqlkit.RowLockProbe {
+	return sqlkit.RowLockProbe{
 		Create:     "CREATE TABLE " + t + " (id integer PRIMARY KEY)",
 		Insert:     "INSERT INTO " + t + " (id) VALUES (1)",
 		Lock:       "SELECT id FROM " + t + " WHERE id = 1 FOR UPDATE",

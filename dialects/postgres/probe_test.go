@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // liveDSNWith returns the live DSN with extra query parameters (pgx passes
@@ -36,7 +37,7 @@ func openProbed(t *testing.T, dsn string, opts dialects.ProbeOptions) dialects.C
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = raw.Close() })
-	db, err := dialects.Open(testCtx(t), raw, Name)
+	db, err := sqlkit.Open(testCtx(t), raw, Name)
 	if err != nil {
 		t.Fatalf("the server in %s does not answer: %v", dsnEnv, err)
 	}

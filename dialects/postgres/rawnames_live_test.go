@@ -6,17 +6,18 @@ import (
 	"testing"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // openNamed opens the live server as a Target with raw session names of
 // key derivation key, as the command line does.
-func openNamed(t *testing.T, key string) *dialects.DB {
+func openNamed(t *testing.T, key string) *sqlkit.DB {
 	t.Helper()
 	entry, ok := dialects.Lookup(Name)
 	if !ok {
 		t.Fatal("the postgres dialect is not registered")
 	}
-	db, err := dialects.OpenSQL(testCtx(t), entry, dialects.Target{
+	db, err := sqlkit.OpenSQL(testCtx(t), entry, dialects.Target{
 		Driver: DriverName, Conn: liveDSN(t),
 		Options: map[string]string{dialects.OptionSessionNames: dialects.SessionNamesRaw, dialects.OptionSessionKey: key},
 	})

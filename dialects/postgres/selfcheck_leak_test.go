@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/schedlock/schedlock/checks"
-	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // TestSelfcheckLeavesNothingBehind runs the whole selfcheck suite (session
@@ -28,7 +28,7 @@ func TestSelfcheckLeavesNothingBehind(t *testing.T) {
 	}
 	defer pool.Close()
 	ctx := testCtx(t)
-	db, err := dialects.Open(ctx, pool, Name)
+	db, err := sqlkit.Open(ctx, pool, Name)
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}

@@ -7,10 +7,11 @@ import (
 	"strconv"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // NewSessionLocker returns the session-strategy locker: advisory locks on
-// Key(name), each on its own pinned connection (see dialects.SessionLocker).
+// Key(name), each on its own pinned connection (see sqlkit.SessionLocker).
 // It refuses, with an error matching dialects.ErrUnsupported, on CockroachDB
 // (its advisory lock functions are stubs that lock nothing), on YugabyteDB
 // before 2025.1 (advisory locks refused or unreliable), and on KingbaseES
@@ -31,7 +32,7 @@ func NewSessionLocker(db *sql.DB, info dialects.Info) (dialects.Locker, error) {
 			ops.Catalog = &facts.catalog
 		}
 	}
-	return &dialects.SessionLocker{Dialect: Name, DB: db, Ops: ops}, nil
+	return &sqlkit.SessionLocker{Dialect: Name, DB: db, Ops: ops}, nil
 }
 
 // sessionSupported refuses the products whose advisory locks are known not
@@ -47,8 +48,8 @@ func sessionSupported(info dialects.Info) error {
 	return nil
 }
 
-// SessionOps implements dialects.SessionOps, dialects.HolderFinder and
-// dialects.SessionKiller with session-level advisory locks on the bigint
+// SessionOps implements sqlkit.SessionOps, sqlkit.HolderFinder and
+// sqlkit.SessionKiller with session-level advisory locks on the bigint
 // key Key(name), or the key that Names derives from a raw name. Session ids are backend pids in decimal.
 //
 // Catalog names the lock functions and views; nil means the PostgreSQL
@@ -56,7 +57,7 @@ func sessionSupported(info dialects.Info) error {
 // (Info.Facts) where it differs.
 //
 // Advisory locks stack within a session (two locks need two unlocks) and
-// survive COMMIT and ROLLBACK; dialects.SessionLocker takes each lock on a
+// survive COMMIT and ROLLBACK; sqlkit.SessionLocker takes each lock on a
 // fresh connection and releases it once, so no lock stacks.
 type SessionOps struct {
 	Catalog *Catalog
@@ -67,9 +68,9 @@ type SessionOps struct {
 }
 
 var (
-	_ dialects.SessionOps    = SessionOps{}
-	_ dialects.SessionKiller = SessionOps{}
-	_ dialects.SessionPinger = SessionOps{}
+	_ sqlkit.SessionOps    = SessionOps{}
+	_ sqlkit.SessionKiller = SessionOps{}
+	_ sqlkit.SessionPinger = SessionOps{}
 )
 
 // names is the catalog for statements on a connection.

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // Locks taken and released at the same time on one lock connection are
@@ -25,7 +26,7 @@ func TestConcurrentLocksAreBatchedLive(t *testing.T) {
 	t.Cleanup(func() { _ = db.Close() })
 	ctx := testCtx(t)
 	observer := liveDB(t)
-	l := &dialects.SessionLocker{Dialect: Name, DB: db, Ops: SessionOps{}, MaxConns: 1}
+	l := &sqlkit.SessionLocker{Dialect: Name, DB: db, Ops: SessionOps{}, MaxConns: 1}
 	defer l.Close()
 
 	const locks, goroutines = 2000, 64

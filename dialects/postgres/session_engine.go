@@ -14,15 +14,15 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
 
-	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 var (
-	_ dialects.SessionPreparer = SessionOps{}
-	_ dialects.SessionWaiter   = SessionOps{}
-	_ dialects.SessionKeyer    = SessionOps{}
-	_ dialects.SessionGuard    = SessionOps{}
-	_ dialects.SessionSocket   = SessionOps{}
+	_ sqlkit.SessionPreparer = SessionOps{}
+	_ sqlkit.SessionWaiter   = SessionOps{}
+	_ sqlkit.SessionKeyer    = SessionOps{}
+	_ sqlkit.SessionGuard    = SessionOps{}
+	_ sqlkit.SessionSocket   = SessionOps{}
 )
 
 // SQLSTATE codes of the blocking wait and the session guard.
@@ -127,7 +127,7 @@ func (o SessionOps) Ping(ctx context.Context, conn *sql.Conn) error {
 }
 
 // Prepare prepares the three lock statements on conn.
-func (o SessionOps) Prepare(ctx context.Context, conn *sql.Conn) (dialects.SessionStatements, error) {
+func (o SessionOps) Prepare(ctx context.Context, conn *sql.Conn) (sqlkit.SessionStatements, error) {
 	c := o.names()
 	if err := o.checkDerivation(ctx, conn); err != nil {
 		return nil, err

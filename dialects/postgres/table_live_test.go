@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // The registered dialect's table locker, end to end through the locktable
@@ -14,7 +15,7 @@ import (
 func TestTableLockerLive(t *testing.T) {
 	db := liveDB(t)
 	ctx := testCtx(t)
-	opened, err := dialects.Open(ctx, db, Name)
+	opened, err := sqlkit.Open(ctx, db, Name)
 	if err != nil {
 		t.Fatal(err)
 	}

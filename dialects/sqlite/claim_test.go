@@ -5,9 +5,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/claimtable/claimtest"
 	"github.com/schedlock/schedlock/dialects/sqlite"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // TestClaims runs the claim conformance suite on a SQLite file.
@@ -17,7 +17,7 @@ func TestClaims(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = sqlDB.Close() })
-	db, err := dialects.Open(t.Context(), sqlDB, sqlite.Name)
+	db, err := sqlkit.Open(t.Context(), sqlDB, sqlite.Name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +31,7 @@ func TestClaimSelfcheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = sqlDB.Close() })
-	db, err := dialects.Open(t.Context(), sqlDB, sqlite.Name)
+	db, err := sqlkit.Open(t.Context(), sqlDB, sqlite.Name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/dialecttest"
 	"github.com/schedlock/schedlock/dialects/sqlite"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // TestConformance runs the lock-contract suite on a temporary file: the
@@ -14,7 +15,7 @@ import (
 // dropped by the run.
 func TestConformance(t *testing.T) {
 	sqlDB := openDB(t, filepath.Join(t.TempDir(), "conformance.db"))
-	db, err := dialects.Open(t.Context(), sqlDB, sqlite.Name)
+	db, err := sqlkit.Open(t.Context(), sqlDB, sqlite.Name)
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // claimRemedy is how rows are claimed on a database without row locks.
@@ -36,7 +37,7 @@ func Probe(ctx context.Context, db *sql.DB, info dialects.Info, opts dialects.Pr
 	if p != nil {
 		caps.MissingPrivileges = append(caps.MissingPrivileges, *p)
 	}
-	caps.Clock = dialects.MeasureClock(ctx, db, ServerNow)
+	caps.Clock = sqlkit.MeasureClock(ctx, db, ServerNow)
 	return caps, ctx.Err()
 }
 
@@ -46,7 +47,7 @@ func ServerNow(ctx context.Context, conn *sql.Conn) (time.Time, error) {
 	if err := conn.QueryRowContext(ctx, "SELECT strftime('%Y-%m-%d %H:%M:%f', 'now')").Scan(&s); err != nil {
 		return time.Time{}, fmt.Errorf("strftime('now'): %w", err)
 	}
-	return dialects.ParseServerTime(s)
+	return sqlkit.ParseServerTime(s)
 }
 
 // probeIsolation reads PRAGMA read_uncommitted: SQLite transactions are
@@ -75,7 +76,7 @@ func writePrivilege(ctx context.Context, db *sql.DB, opts dialects.ProbeOptions)
 	if opts.ReadOnly {
 		return nil, ctx.Err()
 	}
-	t := dialects.ProbeTableName()
+	t := sqlkit.ProbeTableName()
 	if _, err := db.ExecContext(ctx, "CREATE TABLE "+t+" (id INTEGER PRIMARY KEY)"); err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()

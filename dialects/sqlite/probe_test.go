@@ -11,13 +11,14 @@ import (
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/sqlite"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 func probeFile(t *testing.T, db *sql.DB, opts dialects.ProbeOptions) dialects.Capabilities {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	d, err := dialects.Open(ctx, db, sqlite.Name)
+	d, err := sqlkit.Open(ctx, db, sqlite.Name)
 	if err != nil {
 		t.Fatal(err)
 	}

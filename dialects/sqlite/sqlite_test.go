@@ -11,6 +11,7 @@ import (
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/sqlite"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 func openFile(t *testing.T) *sql.DB {
@@ -31,7 +32,7 @@ func TestRegisteredDialect(t *testing.T) {
 			t.Fatalf("ForScheme(%q) = %v, %v", scheme, d, err)
 		}
 	}
-	db, err := dialects.Open(ctx, openFile(t), sqlite.Name)
+	db, err := sqlkit.Open(ctx, openFile(t), sqlite.Name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 )
 
 // TestListLocksSimulated drives what locks ls and unlock do through
-// dialects.DB: the lock tables found in sys.tables, a table lock,
+// sqlkit.DB: the lock tables found in sys.tables, a table lock,
 // Liquibase's lock (read and released with this package's SQL: @pN
 // parameters, LOCKED bound as a bit) and an application lock with its
 // session.

@@ -11,7 +11,7 @@ import (
 
 	"github.com/xo/dburl"
 
-	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 	"github.com/schedlock/schedlock/internal/livetest"
 )
 
@@ -52,9 +52,9 @@ func liveDB(t testing.TB) *sql.DB {
 }
 
 // liveDetected opens the live server and runs detection on it.
-func liveDetected(t testing.TB) *dialects.DB {
+func liveDetected(t testing.TB) *sqlkit.DB {
 	t.Helper()
-	db, err := dialects.Open(testContext(t), liveDB(t), Name)
+	db, err := sqlkit.Open(testContext(t), liveDB(t), Name)
 	if err != nil {
 		t.Fatalf("detect: %v", err)
 	}

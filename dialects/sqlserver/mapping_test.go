@@ -12,6 +12,7 @@ import (
 	"github.com/schedlock/schedlock/checks"
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/locktable"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // mutated returns a copy of the registered dialect changed by mod.
@@ -35,7 +36,7 @@ func runChecks(t *testing.T, sim *simServer, d *dialects.Dialect, strategy diale
 	if err != nil {
 		t.Fatal(err)
 	}
-	db := &dialects.DB{SQL: sqlDB, Dialect: d, Info: info}
+	db := &sqlkit.DB{SQL: sqlDB, Dialect: d, Info: info}
 	rep, err := checks.Run(t.Context(), checks.Config{Backend: db, Strategies: []dialects.Strategy{strategy}, Only: only})
 	if err != nil {
 		t.Fatalf("selfcheck: %v", err)
@@ -128,7 +129,7 @@ func TestGrantedAfterWaitIsSuccess(t *testing.T) {
 	}
 	buggy := mutated(t, func(d *dialects.Dialect) {
 		d.NewSessionLocker = func(db *sql.DB, info dialects.Info) (dialects.Locker, error) {
-			return &dialects.SessionLocker{Dialect: Name, DB: db, Ops: &SessionOps{Info: info, granted: onlyZero}}, nil
+			return &sqlkit.SessionLocker{Dialect: Name, DB: db, Ops: &SessionOps{Info: info, granted: onlyZero}}, nil
 		}
 	})
 	sim = newSim()

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // Server error numbers the row-lock probe reads.
@@ -78,7 +79,7 @@ func readRights(ctx context.Context, db *sql.DB, info dialects.Info) rights {
 // READPAST claim query (reported as SkipLocked) and the NOWAIT table hint
 // on a probe table it creates in the default schema and drops. It changes
 // no setting and leaves nothing behind. The session locks are proven by
-// dialects.ProbeSessionOps; on Azure Synapse, which has none, they are
+// sqlkit.ProbeSessionOps; on Azure Synapse, which has none, they are
 // reported as missing.
 func Probe(ctx context.Context, db *sql.DB, info dialects.Info, opts dialects.ProbeOptions) (dialects.Capabilities, error) {
 	var caps dialects.Capabilities
@@ -106,7 +107,7 @@ func Probe(ctx context.Context, db *sql.DB, info dialects.Info, opts dialects.Pr
 	}
 	caps.SkipLocked, caps.NoWait = rowLockFacts(info)
 	if !isSynapse(info) {
-		if err := dialects.ProveRowLocks(ctx, db, &caps, opts.ReadOnly, canCreate, rowLockProbe(dialects.ProbeTableName(), info), nil); err != nil {
+		if err := sqlkit.ProveRowLocks(ctx, db, &caps, opts.ReadOnly, canCreate, rowLockProbe(sqlkit.ProbeTableName(), info), nil); err != nil {
 			return caps, err
 		}
 	}
@@ -117,7 +118,7 @@ func Probe(ctx context.Context, db *sql.DB, info dialects.Info, opts dialects.Pr
 			caps.Recommended.ClaimReason += "; READ_COMMITTED_SNAPSHOT is ON here, so add READCOMMITTEDLOCK to the hints"
 		}
 	}
-	caps.Clock = dialects.MeasureClock(ctx, db, ServerNow)
+	caps.Clock = sqlkit.MeasureClock(ctx, db, ServerNow)
 	return caps, ctx.Err()
 }
 
@@ -128,7 +129,7 @@ func ServerNow(ctx context.Context, conn *sql.Conn) (time.Time, error) {
 	if err := conn.QueryRowContext(ctx, nowSQLText).Scan(&text); err != nil {
 		return time.Time{}, fmt.Errorf("SYSUTCDATETIME(): %w", err)
 	}
-	return dialects.ParseServerTime(text)
+	return sqlkit.ParseServerTime(text)
 }
 
 // probeIsolation reads the session's isolation level; read committed is
@@ -226,12 +227,12 @@ func rowLockFacts(info dialects.Info) (readPast, nowait dialects.Capability) {
 // rowLockProbe is the READPAST / NOWAIT probe on table t. Under
 // READ_COMMITTED_SNAPSHOT the READPAST query carries READCOMMITTEDLOCK, as
 // the claim query must.
-func rowLockProbe(t string, info dialects.Info) dialects.RowLockProbe {
+func rowLockProbe(t string, info dialects.Info) sqlkit.RowLockProbe {
 	hints := "UPDLOCK, READPAST, ROWLOCK"
 	if ReadCommittedSnapshot(info) {
 		hints += ", READCOMMITTEDLOCK"
 	}
-	return dialects.RowLockProbe{
+	return sqlkit.RowLockProbe{
 		Create:     "CREATE TABLE " + t + " (id int PRIMARY KEY)",
 		Insert:     "INSERT INTO " + t + " (id) VALUES (1)",
 		Begin:      "BEGIN TRANSACTION",

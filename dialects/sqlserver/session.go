@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // The session-lock statements. Each is one batch, one round trip, and binds
@@ -47,14 +48,14 @@ func NewSessionLocker(db *sql.DB, info dialects.Info) (dialects.Locker, error) {
 	if isSynapse(info) {
 		return nil, fmt.Errorf("%w: %s", dialects.ErrUnsupported, synapseRefusal)
 	}
-	return &dialects.SessionLocker{Dialect: Name, DB: db, Ops: &SessionOps{Info: info}}, nil
+	return &sqlkit.SessionLocker{Dialect: Name, DB: db, Ops: &SessionOps{Info: info}}, nil
 }
 
 const synapseRefusal = "Azure Synapse Analytics has no sp_getapplock and no OUTPUT clause, so neither lock strategy works there; keep the locks in an Azure SQL Database or SQL Server"
 
 // SessionOps runs sp_getapplock and its companions on one connection. It
-// implements dialects.SessionOps, dialects.HolderFinder and
-// dialects.SessionKiller. Names pass through LockName.
+// implements sqlkit.SessionOps, sqlkit.HolderFinder and
+// sqlkit.SessionKiller. Names pass through LockName.
 type SessionOps struct {
 	// Info selects the privileges named in errors (Azure SQL Database
 	// grants database permissions, SQL Server server permissions).
@@ -67,8 +68,8 @@ type SessionOps struct {
 }
 
 var (
-	_ dialects.SessionOps    = (*SessionOps)(nil)
-	_ dialects.SessionKiller = (*SessionOps)(nil)
+	_ sqlkit.SessionOps    = (*SessionOps)(nil)
+	_ sqlkit.SessionKiller = (*SessionOps)(nil)
 )
 
 // TryLock runs sp_getapplock with @LockTimeout = 0 and maps its return

@@ -6,13 +6,13 @@ import (
 	"math"
 	"time"
 
-	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 var (
-	_ dialects.SessionPreparer = (*SessionOps)(nil)
-	_ dialects.SessionWaiter   = (*SessionOps)(nil)
-	_ dialects.SessionKeyer    = (*SessionOps)(nil)
+	_ sqlkit.SessionPreparer = (*SessionOps)(nil)
+	_ sqlkit.SessionWaiter   = (*SessionOps)(nil)
+	_ sqlkit.SessionKeyer    = (*SessionOps)(nil)
 )
 
 // lockSQL waits on the server: sp_getapplock with @LockTimeout = @p2
@@ -57,7 +57,7 @@ func lockTimeoutMs(wait time.Duration) int64 {
 // sp_executesql request, so every acquire, release and check is one round
 // trip on any driver settings; a driver that prepares on the server gets
 // the same with the statement parsed once.
-func (o *SessionOps) Prepare(ctx context.Context, conn *sql.Conn) (dialects.SessionStatements, error) {
+func (o *SessionOps) Prepare(ctx context.Context, conn *sql.Conn) (sqlkit.SessionStatements, error) {
 	s := &preparedSession{ops: o}
 	var err error
 	for _, p := range []struct {

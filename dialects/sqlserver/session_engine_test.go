@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 	"github.com/schedlock/schedlock/internal/fakesql"
 )
 
@@ -30,9 +31,9 @@ func (sim *simServer) waitCount() int {
 }
 
 // newLocker is the session locker of this dialect on db.
-func newLocker(t *testing.T, db *sql.DB) *dialects.SessionLocker {
+func newLocker(t *testing.T, db *sql.DB) *sqlkit.SessionLocker {
 	t.Helper()
-	l := &dialects.SessionLocker{Dialect: Name, DB: db, Ops: &SessionOps{}}
+	l := &sqlkit.SessionLocker{Dialect: Name, DB: db, Ops: &SessionOps{}}
 	t.Cleanup(func() { _ = l.Close() })
 	return l
 }
@@ -206,7 +207,7 @@ func TestLockTimeoutMs(t *testing.T) {
 func TestStatementsPreparedOncePerConnection(t *testing.T) {
 	sim := newSim()
 	db, log := sim.openLogged(t)
-	l := &dialects.SessionLocker{Dialect: Name, DB: db, Ops: &SessionOps{}, MaxConns: 1, CheckEvery: time.Hour}
+	l := &sqlkit.SessionLocker{Dialect: Name, DB: db, Ops: &SessionOps{}, MaxConns: 1, CheckEvery: time.Hour}
 	t.Cleanup(func() { _ = l.Close() })
 	const cycles = 20
 	before := len(log.Calls())

@@ -7,11 +7,12 @@ import (
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // holdOn acquires name with the session locker of db and releases it at
 // the end of the test.
-func holdOn(t *testing.T, db *dialects.DB, name string) dialects.Lease {
+func holdOn(t *testing.T, db *sqlkit.DB, name string) dialects.Lease {
 	t.Helper()
 	l, err := db.SessionLocker()
 	if err != nil {

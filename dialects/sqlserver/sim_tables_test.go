@@ -405,7 +405,7 @@ type probeTable struct {
 
 var probeSelectRE = regexp.MustCompile(`^SELECT id FROM (schedlock_probe_\w+) WITH \(([A-Z, ]+)\) WHERE id = 1$`)
 
-// probe answers the statements of dialects.ProbeRowLocks: row locks taken
+// probe answers the statements of sqlkit.ProbeRowLocks: row locks taken
 // with UPDLOCK inside a transaction, skipped by READPAST (refused under
 // READ_COMMITTED_SNAPSHOT unless READCOMMITTEDLOCK is given, as the
 // reference has it), refused at once by NOWAIT with error 1222.

@@ -16,7 +16,7 @@ import (
 
 	mssql "github.com/microsoft/go-mssqldb"
 
-	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 	"github.com/schedlock/schedlock/internal/fakesql"
 )
 
@@ -98,9 +98,9 @@ func (sim *simServer) open(t testing.TB) *sql.DB {
 }
 
 // detected opens sim and runs detection on it.
-func (sim *simServer) detected(t testing.TB) *dialects.DB {
+func (sim *simServer) detected(t testing.TB) *sqlkit.DB {
 	t.Helper()
-	d, err := dialects.Open(t.Context(), sim.open(t), Name)
+	d, err := sqlkit.Open(t.Context(), sim.open(t), Name)
 	if err != nil {
 		t.Fatalf("detect on the simulator: %v", err)
 	}

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/schedlock/schedlock/dialects"
 	_ "github.com/schedlock/schedlock/dialects/all"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 	"github.com/schedlock/schedlock/internal/benchkit"
 	"github.com/schedlock/schedlock/internal/dsn"
 	"github.com/schedlock/schedlock/internal/livetest"
@@ -23,7 +23,7 @@ var benchServers = []struct{ name, env string }{
 
 // forEachServer runs fn as a sub-benchmark on each configured server, and
 // on a SQLite file.
-func forEachServer(b *testing.B, fn func(b *testing.B, db *dialects.DB)) {
+func forEachServer(b *testing.B, fn func(b *testing.B, db *sqlkit.DB)) {
 	servers := append([]struct{ name, env string }{}, benchServers...)
 	servers = append(servers, struct{ name, env string }{"sqlite", ""})
 	for _, s := range servers {
@@ -43,7 +43,7 @@ func forEachServer(b *testing.B, fn func(b *testing.B, db *dialects.DB)) {
 				b.Fatal(err)
 			}
 			defer backend.Close()
-			db, ok := backend.(*dialects.DB)
+			db, ok := backend.(*sqlkit.DB)
 			if !ok {
 				b.Fatalf("%T is not a SQL backend", backend)
 			}
@@ -53,7 +53,7 @@ func forEachServer(b *testing.B, fn func(b *testing.B, db *dialects.DB)) {
 }
 
 // run runs plan with b.N cycles per measurement and returns its report.
-func run(b *testing.B, db *dialects.DB, plan benchkit.Plan) *benchkit.Report {
+func run(b *testing.B, db *sqlkit.DB, plan benchkit.Plan) *benchkit.Report {
 	b.Helper()
 	plan.Budget = benchkit.Budget{Cycles: int64(b.N)}
 	b.ResetTimer()
@@ -68,7 +68,7 @@ func run(b *testing.B, db *dialects.DB, plan benchkit.Plan) *benchkit.Report {
 // BenchmarkCycles reports round trips, raw session-lock cycles and engine
 // cycles per strategy, per second.
 func BenchmarkCycles(b *testing.B) {
-	forEachServer(b, func(b *testing.B, db *dialects.DB) {
+	forEachServer(b, func(b *testing.B, db *sqlkit.DB) {
 		rep := run(b, db, benchkit.Plan{Cycles: true})
 		b.ReportMetric(rep.RoundTrip.CyclesPerSecond, "roundtrips/s")
 		for _, c := range rep.Cycles {
@@ -83,7 +83,7 @@ func BenchmarkCycles(b *testing.B) {
 // BenchmarkContention8 reports critical sections per second of 8 workers
 // on one name: engine trying, raw statements, engine waiting.
 func BenchmarkContention8(b *testing.B) {
-	forEachServer(b, func(b *testing.B, db *dialects.DB) {
+	forEachServer(b, func(b *testing.B, db *sqlkit.DB) {
 		rep := run(b, db, benchkit.Plan{Workers: 8})
 		for _, c := range rep.Contention {
 			b.ReportMetric(c.Engine.SuccessesPerSecond, c.Strategy+"-successes/s")
@@ -98,7 +98,7 @@ func BenchmarkContention8(b *testing.B) {
 // BenchmarkHandOver reports the median latency from a release to the
 // waiter's acquire, b.N hand-overs per strategy.
 func BenchmarkHandOver(b *testing.B) {
-	forEachServer(b, func(b *testing.B, db *dialects.DB) {
+	forEachServer(b, func(b *testing.B, db *sqlkit.DB) {
 		rep := run(b, db, benchkit.Plan{HandOver: true})
 		for _, h := range rep.HandOver {
 			b.ReportMetric(h.MedianMS, h.Strategy+"-median-ms")

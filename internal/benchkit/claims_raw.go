@@ -4,12 +4,12 @@ import (
 	"context"
 	"time"
 
-	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // RawClaim runs a hand-written claim once and returns how many rows it
 // claimed.
-type RawClaim func(ctx context.Context, db *dialects.DB, owner string, batch int) (int, error)
+type RawClaim func(ctx context.Context, db *sqlkit.DB, owner string, batch int) (int, error)
 
 // RawClaimer is implemented by the bench support of a SQL dialect that
 // has a claim a developer would write by hand, to measure the engine's
@@ -29,7 +29,7 @@ type RawClaimer interface {
 // payload.
 func StatementClaim(text string, lease time.Duration) RawClaim {
 	leaseMs := lease.Milliseconds()
-	return func(ctx context.Context, db *dialects.DB, owner string, batch int) (int, error) {
+	return func(ctx context.Context, db *sqlkit.DB, owner string, batch int) (int, error) {
 		rows, err := db.SQL.QueryContext(ctx, text, batch, owner, leaseMs)
 		if err != nil {
 			return 0, err

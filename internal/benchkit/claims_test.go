@@ -8,6 +8,7 @@ import (
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/sqlite"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 	"github.com/schedlock/schedlock/internal/benchkit"
 )
 
@@ -19,7 +20,7 @@ func TestRunClaimsOnSQLite(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = sqlDB.Close() })
-	db, err := dialects.Open(t.Context(), sqlDB, sqlite.Name)
+	db, err := sqlkit.Open(t.Context(), sqlDB, sqlite.Name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // Contended is one contended measurement: workers loop on one name, each
@@ -149,7 +150,7 @@ func EngineWaitingContention(ctx context.Context, lockers []dialects.Locker, nam
 
 // RawContention measures workers connections of db looping on the raw
 // TryLock of name, and Unlock after each success.
-func RawContention(ctx context.Context, db *sql.DB, ops dialects.SessionOps, name string, workers int, b Budget) (Contended, error) {
+func RawContention(ctx context.Context, db *sql.DB, ops sqlkit.SessionOps, name string, workers int, b Budget) (Contended, error) {
 	conns := make([]*sql.Conn, 0, workers)
 	defer func() {
 		for _, c := range conns {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // RoundTrip measures the physical limit: one trivial statement after the
@@ -42,7 +43,7 @@ func RoundTrip(ctx context.Context, conn *sql.Conn, statement string, b Budget) 
 // rawSessionCycle is one raw cycle: TryLock then Unlock of name with ops
 // on conn, the raw statements a session locker competes with. A refused
 // TryLock is an error: name must be free.
-func rawSessionCycle(ctx context.Context, conn *sql.Conn, ops dialects.SessionOps, name string) func() error {
+func rawSessionCycle(ctx context.Context, conn *sql.Conn, ops sqlkit.SessionOps, name string) func() error {
 	return func() error {
 		ok, err := ops.TryLock(ctx, conn, name)
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // Connection counts of Held, by where they were read.
@@ -58,7 +59,7 @@ type Held struct {
 // and the error is returned beside the result.
 func HoldMany(ctx context.Context, backend dialects.Backend, locker dialects.Locker, prefix string, locks int, opts dialects.Options) (Held, error) {
 	h := Held{Strategy: string(locker.Strategy()), Locks: locks, ConnectionsSource: SourceClient}
-	db, _ := backend.(*dialects.DB)
+	db, _ := backend.(*sqlkit.DB)
 	if db == nil {
 		h.ConnectionsSource = SourceNone
 	}

@@ -104,7 +104,7 @@ const handOverWait = time.Minute
 
 // Run measures backend as p asks: any dialects.Backend, through its
 // lockers. The raw figures beside the engine's come from the backend's
-// registered support: for a SQL database (*dialects.DB) the round trip of
+// registered support: for a SQL database (*sqlkit.DB) the round trip of
 // a trivial statement and the raw session-lock statements; for a lock
 // store its RawStore commands (a trivial command, a raw take and release).
 // It returns what was measured so far with the first error; a report is

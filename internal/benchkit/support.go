@@ -6,13 +6,14 @@ import (
 	"sync"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // RawSessions is implemented by a backend's bench support that can give the
 // raw session-lock statements the engine competes with: TryLock and Unlock
 // of the returned ops run one statement each on one connection.
 type RawSessions interface {
-	RawSessionOps(db *sql.DB, info dialects.Info) dialects.SessionOps
+	RawSessionOps(db *sql.DB, info dialects.Info) sqlkit.SessionOps
 }
 
 // SessionCounter is implemented by a backend's bench support that can

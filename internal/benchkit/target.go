@@ -5,26 +5,27 @@ import (
 	"fmt"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // target is the backend under measurement and what its bench support adds
-// to it: for a SQL database (*dialects.DB) its pool and raw session-lock
+// to it: for a SQL database (*sqlkit.DB) its pool and raw session-lock
 // statements, for a lock store its raw commands (RawStore). Everything
 // else — engine cycles, contention, held locks, hand-over — goes through
 // Backend.Locker and so works on any backend.
 type target struct {
 	backend dialects.Backend
 	dialect string
-	db      *dialects.DB // nil unless a SQL database
+	db      *sqlkit.DB // nil unless a SQL database
 	support any
-	session dialects.SessionOps // raw session statements of a SQL database, or nil
-	store   RawStore            // raw commands of a store, or nil
+	session sqlkit.SessionOps // raw session statements of a SQL database, or nil
+	store   RawStore          // raw commands of a store, or nil
 }
 
 func newTarget(b dialects.Backend) *target {
 	t := &target{backend: b, dialect: b.Detected().Dialect}
 	t.support = supportFor(t.dialect)
-	if db, ok := b.(*dialects.DB); ok {
+	if db, ok := b.(*sqlkit.DB); ok {
 		t.db = db
 		if raw, ok := t.support.(RawSessions); ok {
 			t.session = raw.RawSessionOps(db.SQL, db.Info)

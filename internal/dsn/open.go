@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // ConnectError is a failed connection, said in one line with what to check:
@@ -91,7 +92,7 @@ func (d *DSN) Connect(ctx context.Context) (dialects.Backend, error) {
 			return nil, &ConnectError{Family: d.Family, Where: d.Where, Reason: err.Error(), Hint: "create the directory or name another file", File: true, Err: err}
 		}
 	}
-	b, err := dialects.OpenTarget(ctx, entry, d.Target())
+	b, err := sqlkit.OpenTarget(ctx, entry, d.Target())
 	var unreachable *dialects.UnreachableError
 	switch {
 	case errors.As(err, &unreachable):

@@ -25,6 +25,7 @@ import (
 
 	"github.com/schedlock/schedlock/dialects"
 	_ "github.com/schedlock/schedlock/dialects/all"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 	"github.com/schedlock/schedlock/internal/dsn"
 	"github.com/schedlock/schedlock/internal/livetest"
 	"github.com/schedlock/schedlock/internal/testbin"
@@ -101,7 +102,7 @@ func newBackend(t *testing.T, raw string, strategy dialects.Strategy) backend {
 }
 
 // connect opens raw with its dialect; closed when the test ends.
-func connect(t *testing.T, raw string) *dialects.DB {
+func connect(t *testing.T, raw string) *sqlkit.DB {
 	t.Helper()
 	d, err := dsn.Parse(raw)
 	if err != nil {
@@ -113,7 +114,7 @@ func connect(t *testing.T, raw string) *dialects.DB {
 	if err != nil {
 		t.Fatalf("connect %s: %v", d.Redacted(), err)
 	}
-	db, ok := b.(*dialects.DB)
+	db, ok := b.(*sqlkit.DB)
 	if !ok {
 		t.Fatalf("connect %s: %T is not a SQL backend", d.Redacted(), b)
 	}

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 	"github.com/schedlock/schedlock/internal/tcpproxy"
 )
 
@@ -397,7 +397,7 @@ func TestRunSessionLostStopsCommand(t *testing.T) {
 				}
 				killGroupAtEnd(t, child)
 				waitFile(t, filepath.Join(dir, "hb"), 5*time.Second)
-				var killer dialects.SessionKiller
+				var killer sqlkit.SessionKiller
 				var session string
 				db := connect(t, raw)
 				if mode == "kill" {
@@ -405,7 +405,7 @@ func TestRunSessionLostStopsCommand(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					killer = l.(*dialects.SessionLocker).Ops.(dialects.SessionKiller)
+					killer = l.(*sqlkit.SessionLocker).Ops.(sqlkit.SessionKiller)
 					if session, err = killer.Holder(t.Context(), db.SQL, name); err != nil || session == "" {
 						t.Fatalf("holder of %s: %q, %v", name, session, err)
 					}

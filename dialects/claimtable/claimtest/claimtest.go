@@ -17,10 +17,11 @@ import (
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/claimtable"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // Run runs the suite on db for each strategy its claim builder supports.
-func Run(t *testing.T, db *dialects.DB) {
+func Run(t *testing.T, db *sqlkit.DB) {
 	t.Helper()
 	b, ok := claimtable.Lookup(db.Info)
 	if !ok {
@@ -44,7 +45,7 @@ func Run(t *testing.T, db *dialects.DB) {
 }
 
 type suite struct {
-	db       *dialects.DB
+	db       *sqlkit.DB
 	b        claimtable.Builder
 	strategy dialects.ClaimStrategy
 }
@@ -455,7 +456,7 @@ func (s *suite) badInput(t *testing.T) {
 
 // missingColumns: a user's table without the mapped columns is refused
 // in one message naming them.
-func missingColumns(t *testing.T, db *dialects.DB, b claimtable.Builder) {
+func missingColumns(t *testing.T, db *sqlkit.DB, b claimtable.Builder) {
 	ctx := ctxFor(t)
 	name := Unique("sl_orders_")
 	if _, err := db.SQL.ExecContext(ctx, "CREATE TABLE "+name+" (order_id INT PRIMARY KEY, state VARCHAR(20))"); err != nil {

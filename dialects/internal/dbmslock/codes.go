@@ -39,7 +39,7 @@ func (e *Error) Error() string {
 
 // RequestResult maps the answer of a REQUEST with timeout 0: 0 (granted)
 // is true; 4 (already owned by this session) is true as well, because the
-// session does hold the lock (dialects.SessionLocker keys its locks by the
+// session does hold the lock (sqlkit.SessionLocker keys its locks by the
 // DBMS_LOCK name, so it never asks a lock connection for a lock one of
 // its leases holds there: a 4 means an earlier user of that pooled
 // connection left the lock behind, and the new lease then owns and frees

@@ -5,7 +5,7 @@ import (
 	"database/sql"
 	"time"
 
-	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // Dialect names one dialect's Session as a type, so that Ops, which holds
@@ -18,15 +18,15 @@ type Dialect interface {
 // Ops are the session-lock methods every DBMS_LOCK dialect shares, run by
 // the Session of D. A dialect's SessionOps embeds Ops[D] and adds what
 // differs (Holder, Kill); Ops being empty, that SessionOps stays usable as
-// a zero value. It implements dialects.SessionOps, SessionPreparer,
+// a zero value. It implements sqlkit.SessionOps, SessionPreparer,
 // SessionWaiter and SessionKeyer.
 type Ops[D Dialect] struct{}
 
 var (
-	_ dialects.SessionOps      = Ops[Dialect]{}
-	_ dialects.SessionPreparer = Ops[Dialect]{}
-	_ dialects.SessionWaiter   = Ops[Dialect]{}
-	_ dialects.SessionKeyer    = Ops[Dialect]{}
+	_ sqlkit.SessionOps      = Ops[Dialect]{}
+	_ sqlkit.SessionPreparer = Ops[Dialect]{}
+	_ sqlkit.SessionWaiter   = Ops[Dialect]{}
+	_ sqlkit.SessionKeyer    = Ops[Dialect]{}
 )
 
 func (Ops[D]) session() *Session {
@@ -65,6 +65,6 @@ func (o Ops[D]) LockKey(name string) string { return o.session().LockKey(name) }
 
 // Prepare prepares the four blocks on conn, so that every operation is
 // one round trip.
-func (o Ops[D]) Prepare(ctx context.Context, conn *sql.Conn) (dialects.SessionStatements, error) {
+func (o Ops[D]) Prepare(ctx context.Context, conn *sql.Conn) (sqlkit.SessionStatements, error) {
 	return o.session().Prepare(ctx, conn)
 }

@@ -5,7 +5,7 @@ import (
 	"database/sql"
 	"time"
 
-	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // Blocks are one dialect's PL/SQL blocks for a DBMS_LOCK session lock.
@@ -28,8 +28,8 @@ type Blocks struct {
 }
 
 // Session runs one dialect's DBMS_LOCK blocks on a lock connection: it
-// implements dialects.SessionOps, SessionPreparer, SessionWaiter and
-// SessionKeyer for the dialects.SessionLocker. The dialect's SessionOps
+// implements sqlkit.SessionOps, SessionPreparer, SessionWaiter and
+// SessionKeyer for the sqlkit.SessionLocker. The dialect's SessionOps
 // (usable as a zero value) call its package's Session and add what
 // differs (holder lookup, killing a session).
 type Session struct {
@@ -45,10 +45,10 @@ type Session struct {
 }
 
 var (
-	_ dialects.SessionOps      = (*Session)(nil)
-	_ dialects.SessionPreparer = (*Session)(nil)
-	_ dialects.SessionWaiter   = (*Session)(nil)
-	_ dialects.SessionKeyer    = (*Session)(nil)
+	_ sqlkit.SessionOps      = (*Session)(nil)
+	_ sqlkit.SessionPreparer = (*Session)(nil)
+	_ sqlkit.SessionWaiter   = (*Session)(nil)
+	_ sqlkit.SessionKeyer    = (*Session)(nil)
 )
 
 // LockKey is the DBMS_LOCK name: REQUEST of a lock the session already
@@ -85,7 +85,7 @@ func (s *Session) Lock(ctx context.Context, conn *sql.Conn, name string, wait ti
 // Prepare prepares the four blocks on conn, so that every operation is
 // one execution of a block parsed once per lock connection (one round
 // trip, where an unprepared block may cost a cursor close too).
-func (s *Session) Prepare(ctx context.Context, conn *sql.Conn) (dialects.SessionStatements, error) {
+func (s *Session) Prepare(ctx context.Context, conn *sql.Conn) (sqlkit.SessionStatements, error) {
 	p := &prepared{s: s, conn: conn}
 	for _, b := range []struct {
 		stmt **sql.Stmt
@@ -132,14 +132,14 @@ func (s *Session) call(ctx context.Context, conn *sql.Conn, exec execFunc, call,
 }
 
 // prepared is a Session's blocks prepared on one lock connection. It
-// implements dialects.SessionStatements and dialects.StatementWaiter.
+// implements sqlkit.SessionStatements and sqlkit.StatementWaiter.
 type prepared struct {
 	s                        *Session
 	conn                     *sql.Conn
 	try, unlock, holds, lock *sql.Stmt
 }
 
-var _ dialects.StatementWaiter = (*prepared)(nil)
+var _ sqlkit.StatementWaiter = (*prepared)(nil)
 
 // on runs st, ignoring the SQL text execFunc is given.
 func on(st *sql.Stmt) execFunc {

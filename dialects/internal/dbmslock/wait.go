@@ -29,7 +29,7 @@ func TimeoutSeconds(wait time.Duration) int64 {
 }
 
 // WaitResult maps the answer of a REQUEST with a timeout, run by
-// dialects.SessionLocker on a connection that holds no other lock: 0
+// sqlkit.SessionLocker on a connection that holds no other lock: 0
 // (granted, at once or when the holder released it) is true; 4 (already
 // owned by this session) is true as in RequestResult; 1 (the timeout ran
 // out, another session still holds it) is false; 2 (deadlock), 3

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // RunPause pauses and resumes a lock on db with the table strategy's own
@@ -14,7 +15,7 @@ import (
 // MaxPause is refused and writes nothing, a paused lock is
 // refused with the pause, the same pauser may pause again, a second
 // resume finds nothing paused, and a resumed lock is taken again.
-func RunPause(t *testing.T, db *dialects.DB) {
+func RunPause(t *testing.T, db *sqlkit.DB) {
 	t.Helper()
 	ctx := t.Context()
 	tl, err := db.TableLocker(dialects.Table{})

@@ -1,5 +1,5 @@
 // Package dbmslocktest is the engine suite of the DBMS_LOCK dialects
-// (Oracle, Dameng): the dialects.SessionLocker's server-side waits and
+// (Oracle, Dameng): the sqlkit.SessionLocker's server-side waits and
 // prepared statements over a dialect's DBMS_LOCK simulator.
 package dbmslocktest
 
@@ -12,6 +12,7 @@ import (
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/internal/dbmslock"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 	"github.com/schedlock/schedlock/internal/fakesql"
 )
 
@@ -30,7 +31,7 @@ type Dialect struct {
 	// Name is the dialect's name, Title its name in messages.
 	Name, Title string
 	// Ops returns a new SessionOps of the dialect.
-	Ops func() dialects.SessionOps
+	Ops func() sqlkit.SessionOps
 	// Blocks are the dialect's statements, as the simulator receives them.
 	Blocks dbmslock.Blocks
 	// NewSim starts a simulator of a server with DBMS_LOCK granted.
@@ -54,9 +55,9 @@ func Run(t *testing.T, d Dialect) {
 }
 
 // newLocker is the session locker of this dialect on db.
-func newLocker(t *testing.T, d Dialect, db *sql.DB) *dialects.SessionLocker {
+func newLocker(t *testing.T, d Dialect, db *sql.DB) *sqlkit.SessionLocker {
 	t.Helper()
-	l := &dialects.SessionLocker{Dialect: d.Name, DB: db, Ops: d.Ops()}
+	l := &sqlkit.SessionLocker{Dialect: d.Name, DB: db, Ops: d.Ops()}
 	t.Cleanup(func() { _ = l.Close() })
 	return l
 }
@@ -206,7 +207,7 @@ func testWaitReturnCodes(t *testing.T, d Dialect) {
 func testStatementsPreparedOncePerConnection(t *testing.T, d Dialect) {
 	sim := d.NewSim(t)
 	db, log := sim.Open(t)
-	l := &dialects.SessionLocker{Dialect: d.Name, DB: db, Ops: d.Ops(), MaxConns: 1, CheckEvery: time.Hour}
+	l := &sqlkit.SessionLocker{Dialect: d.Name, DB: db, Ops: d.Ops(), MaxConns: 1, CheckEvery: time.Hour}
 	t.Cleanup(func() { _ = l.Close() })
 	const cycles = 20
 	before := len(log.Calls())

@@ -1,4 +1,4 @@
-package dialects_test
+package sqlkit_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // otherNode returns a Locker that stands for another process on the same
@@ -15,11 +16,11 @@ import (
 // server arbitrates) or the same table locker.
 func otherNode(t *testing.T, c strategyCase) dialects.Locker {
 	t.Helper()
-	sl, ok := c.locker.(*dialects.SessionLocker)
+	sl, ok := c.locker.(*sqlkit.SessionLocker)
 	if !ok {
 		return c.locker
 	}
-	other := &dialects.SessionLocker{Dialect: sl.Dialect, DB: sl.DB, Ops: sl.Ops}
+	other := &sqlkit.SessionLocker{Dialect: sl.Dialect, DB: sl.DB, Ops: sl.Ops}
 	t.Cleanup(func() { _ = other.Close() })
 	return other
 }
@@ -59,7 +60,7 @@ func TestAtLeastKeptAfterReleaseLive(t *testing.T) {
 			if _, err := other.Acquire(ctx, name, dialects.Options{Owner: "second"}); !errors.Is(err, dialects.ErrHeld) {
 				t.Fatalf("another node right after the Release: %v, want ErrHeld", err)
 			}
-			_, session := c.locker.(*dialects.SessionLocker)
+			_, session := c.locker.(*sqlkit.SessionLocker)
 			freed := dialects.Freed(lease)
 			if session {
 				if _, err := c.locker.Acquire(ctx, name, dialects.Options{Owner: "again"}); !errors.Is(err, dialects.ErrHeld) {
@@ -127,14 +128,14 @@ func TestSessionHoldEndsWithCloseLive(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Cleanup(func() { _ = other.(*dialects.SessionLocker).Close() })
+			t.Cleanup(func() { _ = other.(*sqlkit.SessionLocker).Close() })
 			baseline := runtime.NumGoroutine()
 
 			l, err := db.SessionLocker()
 			if err != nil {
 				t.Fatal(err)
 			}
-			sl := l.(*dialects.SessionLocker)
+			sl := l.(*sqlkit.SessionLocker)
 			names := []string{uniqueName("close_a_"), uniqueName("close_b_")}
 			var freed []<-chan struct{}
 			for _, name := range names {
@@ -176,7 +177,7 @@ func TestSessionHoldEndsWithCloseLive(t *testing.T) {
 				}
 				_ = lease.Release(ctx)
 			}
-			if err := other.(*dialects.SessionLocker).Close(); err != nil {
+			if err := other.(*sqlkit.SessionLocker).Close(); err != nil {
 				t.Fatal(err)
 			}
 			waitGoroutines(t, baseline)
@@ -196,7 +197,7 @@ func TestSessionHoldEndsWithConnectionLive(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			sl := l.(*dialects.SessionLocker)
+			sl := l.(*sqlkit.SessionLocker)
 			t.Cleanup(func() { _ = sl.Close() })
 			name := uniqueName("cut_")
 			lease, err := sl.Acquire(ctx, name, dialects.Options{AtMost: time.Hour, AtLeast: time.Hour})
@@ -224,7 +225,7 @@ func TestSessionHoldEndsWithConnectionLive(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Cleanup(func() { _ = other.(*dialects.SessionLocker).Close() })
+			t.Cleanup(func() { _ = other.(*sqlkit.SessionLocker).Close() })
 			next, err := other.Acquire(ctx, name, dialects.Options{Wait: 30 * time.Second})
 			if err != nil {
 				t.Fatalf("another node after the cut: %v, want the lock the server freed", err)
@@ -269,7 +270,7 @@ func TestFreedSeesThroughWrappers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { _ = l.(*dialects.SessionLocker).Close() })
+		t.Cleanup(func() { _ = l.(*sqlkit.SessionLocker).Close() })
 		lease, err := dialects.WithNamespace(l, "ns").Acquire(ctx, uniqueName("wrapped_"), dialects.Options{AtLeast: time.Minute})
 		if err != nil {
 			t.Fatal(err)

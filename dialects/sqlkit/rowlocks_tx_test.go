@@ -1,4 +1,4 @@
-package dialects_test
+package sqlkit_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 	"github.com/schedlock/schedlock/internal/fakesql"
 )
 
@@ -86,7 +87,7 @@ func TestProbeRowLocksBeginTx(t *testing.T) {
 			h := &txRowServer{skipErr: tc.skipErr}
 			db, _ := fakesql.Open(h)
 			defer db.Close()
-			skip, nowait, err := dialects.ProbeRowLocks(context.Background(), db, txProbe())
+			skip, nowait, err := sqlkit.ProbeRowLocks(context.Background(), db, txProbe())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -111,7 +112,7 @@ func TestProbeRowLocksBeginTxCreateRefused(t *testing.T) {
 	h := &txRowServer{createErr: errors.New("no privilege to create a table")}
 	db, _ := fakesql.Open(h)
 	defer db.Close()
-	_, _, err := dialects.ProbeRowLocks(context.Background(), db, txProbe())
+	_, _, err := sqlkit.ProbeRowLocks(context.Background(), db, txProbe())
 	if err == nil || !strings.Contains(err.Error(), "no privilege") {
 		t.Fatalf("err = %v, want the refusal", err)
 	}
@@ -124,7 +125,7 @@ func TestProbeRowLocksBeginTxCreateRefused(t *testing.T) {
 
 // txProbe is probeStatements with the holder's transaction begun by
 // (*sql.Conn).BeginTx.
-func txProbe() dialects.RowLockProbe {
+func txProbe() sqlkit.RowLockProbe {
 	p := probeStatements
 	p.BeginTx = true
 	return p
@@ -155,7 +156,7 @@ func TestProveRowLocks(t *testing.T) {
 			db, _ := fakesql.Open(h)
 			defer db.Close()
 			caps := facts
-			if err := dialects.ProveRowLocks(context.Background(), db, &caps, tc.readOnly, tc.canCreate, txProbe(), nil); err != nil {
+			if err := sqlkit.ProveRowLocks(context.Background(), db, &caps, tc.readOnly, tc.canCreate, txProbe(), nil); err != nil {
 				t.Fatal(err)
 			}
 			switch {

@@ -1,4 +1,4 @@
-package dialects
+package sqlkit
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+
+	"github.com/schedlock/schedlock/dialects"
 )
 
 // DB is the SQL family's Backend: a database/sql pool whose dialect has
@@ -14,8 +16,8 @@ import (
 // this database alone. Close closes the pool.
 type DB struct {
 	SQL     *sql.DB
-	Dialect *Dialect
-	Info    Info
+	Dialect *dialects.Dialect
+	Info    dialects.Info
 
 	// options are the DSN's x- options (Target.Options); nil for a DB
 	// opened by Open.
@@ -26,24 +28,24 @@ type DB struct {
 }
 
 var (
-	_ Backend     = (*DB)(nil)
-	_ LockBreaker = (*DB)(nil)
-	_ Prober      = (*DB)(nil)
+	_ dialects.Backend     = (*DB)(nil)
+	_ dialects.LockBreaker = (*DB)(nil)
+	_ dialects.Prober      = (*DB)(nil)
 )
 
 // Open detects the database behind db with the named dialect. The returned
 // DB owns db: its Close closes db.
 func Open(ctx context.Context, db *sql.DB, dialect string) (*DB, error) {
-	d, ok := Lookup(dialect)
+	d, ok := dialects.Lookup(dialect)
 	if !ok {
-		return nil, fmt.Errorf("%w: unknown dialect %q (registered: %v)", ErrUnsupported, dialect, Names())
+		return nil, fmt.Errorf("%w: unknown dialect %q (registered: %v)", dialects.ErrUnsupported, dialect, dialects.Names())
 	}
 	if d.Detect == nil {
-		return nil, fmt.Errorf("%w: the %s backend is not database/sql", ErrUnsupported, d.Name)
+		return nil, fmt.Errorf("%w: the %s backend is not database/sql", dialects.ErrUnsupported, d.Name)
 	}
 	info, err := d.Detect(ctx, db)
 	if err != nil {
-		return nil, Wrap(d.Name, "detect", err)
+		return nil, dialects.Wrap(d.Name, "detect", err)
 	}
 	info.Dialect = d.Name
 	return &DB{SQL: db, Dialect: d, Info: info}, nil
@@ -51,7 +53,7 @@ func Open(ctx context.Context, db *sql.DB, dialect string) (*DB, error) {
 
 // OpenTarget opens t with dialect d: its Open, or for the SQL family the
 // driver's pool, a ping (failures are *UnreachableError) and detection.
-func OpenTarget(ctx context.Context, d *Dialect, t Target) (Backend, error) {
+func OpenTarget(ctx context.Context, d *dialects.Dialect, t dialects.Target) (dialects.Backend, error) {
 	if d.Open != nil {
 		return d.Open(ctx, t)
 	}
@@ -65,14 +67,14 @@ func OpenTarget(ctx context.Context, d *Dialect, t Target) (Backend, error) {
 // OpenSQL opens the database/sql pool of t with d's driver, pings it and
 // detects the database. A failed open or ping is an *UnreachableError; on
 // any error the pool is closed.
-func OpenSQL(ctx context.Context, d *Dialect, t Target) (*DB, error) {
+func OpenSQL(ctx context.Context, d *dialects.Dialect, t dialects.Target) (*DB, error) {
 	driver := d.Driver
 	if driver == "" {
 		driver = t.Driver
 	}
 	pool, err := sql.Open(driver, t.Conn)
 	if err != nil {
-		return nil, Unreachable(err)
+		return nil, dialects.Unreachable(err)
 	}
 	if err := pool.PingContext(ctx); err != nil {
 		_ = pool.Close()
@@ -82,7 +84,7 @@ func OpenSQL(ctx context.Context, d *Dialect, t Target) (*DB, error) {
 		if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
 			err = fmt.Errorf("%w (%v)", ctxErr, err)
 		}
-		return nil, Unreachable(err)
+		return nil, dialects.Unreachable(err)
 	}
 	db, err := Open(ctx, pool, d.Name)
 	if err != nil {
@@ -94,7 +96,7 @@ func OpenSQL(ctx context.Context, d *Dialect, t Target) (*DB, error) {
 }
 
 // Detected returns Info.
-func (db *DB) Detected() Info { return db.Info }
+func (db *DB) Detected() dialects.Info { return db.Info }
 
 // Close closes the pool. Connections pinned by leases still held are
 // closed when those leases end. A second Close returns the first's result.
@@ -105,48 +107,48 @@ func (db *DB) Close() error {
 
 // SessionLocker returns the session-strategy locker, or an error matching
 // ErrUnsupported that says why this database has none.
-func (db *DB) SessionLocker() (Locker, error) {
+func (db *DB) SessionLocker() (dialects.Locker, error) {
 	if db.Dialect.NewSessionLocker == nil {
-		return nil, Wrap(db.Dialect.Name, "session locker",
-			WithRemedy(fmt.Errorf("%w: %s has no session locks", ErrUnsupported, db.Info.Product), UseTableStrategy))
+		return nil, dialects.Wrap(db.Dialect.Name, "session locker",
+			dialects.WithRemedy(fmt.Errorf("%w: %s has no session locks", dialects.ErrUnsupported, db.Info.Product), dialects.UseTableStrategy))
 	}
 	info, err := db.namedInfo()
 	if err != nil {
-		return nil, Wrap(db.Dialect.Name, "session locker", err)
+		return nil, dialects.Wrap(db.Dialect.Name, "session locker", err)
 	}
 	l, err := db.Dialect.NewSessionLocker(db.SQL, info)
-	return l, Wrap(db.Dialect.Name, "session locker", err)
+	return l, dialects.Wrap(db.Dialect.Name, "session locker", err)
 }
 
 // TableLocker returns the table-strategy locker for t.
-func (db *DB) TableLocker(t Table) (TableLocker, error) {
+func (db *DB) TableLocker(t dialects.Table) (dialects.TableLocker, error) {
 	if _, err := t.Schema(); err != nil {
 		return nil, err
 	}
 	if db.Dialect.NewTableLocker == nil {
-		return nil, Wrap(db.Dialect.Name, "table locker", fmt.Errorf("%w: no lease table for %s", ErrUnsupported, db.Info.Product))
+		return nil, dialects.Wrap(db.Dialect.Name, "table locker", fmt.Errorf("%w: no lease table for %s", dialects.ErrUnsupported, db.Info.Product))
 	}
 	l, err := db.Dialect.NewTableLocker(db.SQL, db.Info, t)
-	return l, Wrap(db.Dialect.Name, "table locker", err)
+	return l, dialects.Wrap(db.Dialect.Name, "table locker", err)
 }
 
 // Locker returns the locker for strategy; the table t applies to the table
 // strategy only.
-func (db *DB) Locker(strategy Strategy, t Table) (Locker, error) {
+func (db *DB) Locker(strategy dialects.Strategy, t dialects.Table) (dialects.Locker, error) {
 	switch strategy {
-	case StrategySession:
+	case dialects.StrategySession:
 		return db.SessionLocker()
-	case StrategyTable:
+	case dialects.StrategyTable:
 		return db.TableLocker(t)
 	default:
-		return nil, invalidf("unknown strategy %q: use session or table", strategy)
+		return nil, dialects.Invalidf("unknown strategy %q: use session or table", strategy)
 	}
 }
 
 // Recommend picks the lock strategy for this database and says why.
-func (db *DB) Recommend() (Strategy, string) {
+func (db *DB) Recommend() (dialects.Strategy, string) {
 	if db.Dialect.Recommend == nil {
-		return StrategyTable, "the lease table works on every database"
+		return dialects.StrategyTable, "the lease table works on every database"
 	}
 	return db.Dialect.Recommend(db.Info)
 }

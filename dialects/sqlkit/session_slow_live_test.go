@@ -1,4 +1,4 @@
-package dialects_test
+package sqlkit_test
 
 import (
 	"errors"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // A slow but healthy server is not declared lost: with CheckEvery 1 s and
@@ -24,7 +25,7 @@ func TestSlowServerIsNotLostLive(t *testing.T) {
 			ctx := testContext(t)
 			db, proxy := proxied(t, s)
 			l := sessionLocker(t, db)
-			sl, ok := l.(*dialects.SessionLocker)
+			sl, ok := l.(*sqlkit.SessionLocker)
 			if !ok {
 				t.Fatalf("%T is not the session engine", l)
 			}

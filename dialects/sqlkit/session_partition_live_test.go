@@ -1,4 +1,4 @@
-package dialects_test
+package sqlkit_test
 
 import (
 	"errors"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // A holder cut off by a silent partition (the proxy stalls: nothing is
@@ -28,7 +29,7 @@ func TestSessionPartitionBoundLive(t *testing.T) {
 			ctx := testContext(t)
 			db, proxy := proxied(t, s)
 			holderLocker := sessionLocker(t, db)
-			if !dialects.ApplyPartitionBound(holderLocker, bound) {
+			if !sqlkit.ApplyPartitionBound(holderLocker, bound) {
 				t.Fatal("the session locker takes no partition bound")
 			}
 			direct := openDetected(t, s.driver, s.dsn, s.dialect)
@@ -83,7 +84,7 @@ func TestSessionPartitionBoundLive(t *testing.T) {
 }
 
 // sessionLocker is db's session locker, closed at the end of the test.
-func sessionLocker(t *testing.T, db *dialects.DB) dialects.Locker {
+func sessionLocker(t *testing.T, db *sqlkit.DB) dialects.Locker {
 	t.Helper()
 	l, err := db.SessionLocker()
 	if err != nil {

@@ -1,4 +1,4 @@
-package dialects_test
+package sqlkit_test
 
 // Lease-layer behaviour on real databases: SQLite always, PostgreSQL and
 // MariaDB/MySQL when SCHEDLOCK_TEST_POSTGRES_DSN / SCHEDLOCK_TEST_MYSQL_DSN
@@ -24,6 +24,7 @@ import (
 	"github.com/schedlock/schedlock/dialects/mysql"
 	"github.com/schedlock/schedlock/dialects/postgres"
 	"github.com/schedlock/schedlock/dialects/sqlite"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 	"github.com/schedlock/schedlock/internal/tcpproxy"
 )
 
@@ -63,14 +64,14 @@ func liveServers(t *testing.T) []liveServer {
 }
 
 // openDetected opens dsn with driver and detects it as dialect.
-func openDetected(t *testing.T, driver, dsn, dialect string) *dialects.DB {
+func openDetected(t *testing.T, driver, dsn, dialect string) *sqlkit.DB {
 	t.Helper()
 	sqlDB, err := sql.Open(driver, dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = sqlDB.Close() })
-	db, err := dialects.Open(testContext(t), sqlDB, dialect)
+	db, err := sqlkit.Open(testContext(t), sqlDB, dialect)
 	if err != nil {
 		t.Fatalf("open %s: %v", dialect, err)
 	}
@@ -78,7 +79,7 @@ func openDetected(t *testing.T, driver, dsn, dialect string) *dialects.DB {
 }
 
 // proxied opens s through a fresh proxy.
-func proxied(t *testing.T, s liveServer) (*dialects.DB, *tcpproxy.Proxy) {
+func proxied(t *testing.T, s liveServer) (*sqlkit.DB, *tcpproxy.Proxy) {
 	t.Helper()
 	p, err := tcpproxy.Start(s.addr)
 	if err != nil {
@@ -89,13 +90,13 @@ func proxied(t *testing.T, s liveServer) (*dialects.DB, *tcpproxy.Proxy) {
 	return openDetected(t, s.driver, s.via(p.Addr()), s.dialect), p
 }
 
-func openSQLite(t *testing.T) *dialects.DB {
+func openSQLite(t *testing.T) *sqlkit.DB {
 	t.Helper()
 	return openDetected(t, sqlite.DriverName, sqlite.DSN(filepath.Join(t.TempDir(), "locks.db")), sqlite.Name)
 }
 
 // tableLocker returns a locker on a fresh table of db, dropped at the end.
-func tableLocker(t *testing.T, db *dialects.DB) dialects.TableLocker {
+func tableLocker(t *testing.T, db *sqlkit.DB) dialects.TableLocker {
 	t.Helper()
 	l, err := db.TableLocker(dialects.Table{Name: uniqueName("lease_")})
 	if err != nil {

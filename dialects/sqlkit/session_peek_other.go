@@ -1,6 +1,6 @@
 //go:build !unix
 
-package dialects
+package sqlkit
 
 import "net"
 

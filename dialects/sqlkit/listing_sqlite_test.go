@@ -1,4 +1,4 @@
-package dialects_test
+package sqlkit_test
 
 import (
 	"context"
@@ -11,17 +11,18 @@ import (
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/sqlite"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
-// openSQLiteAdmin opens a fresh SQLite file as a detected dialects.DB.
-func openSQLiteAdmin(t *testing.T) *dialects.DB {
+// openSQLiteAdmin opens a fresh SQLite file as a detected sqlkit.DB.
+func openSQLiteAdmin(t *testing.T) *sqlkit.DB {
 	t.Helper()
 	raw, err := sql.Open(sqlite.DriverName, sqlite.DSN(filepath.Join(t.TempDir(), "locks.db")))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = raw.Close() })
-	db, err := dialects.Open(context.Background(), raw, sqlite.Name)
+	db, err := sqlkit.Open(context.Background(), raw, sqlite.Name)
 	if err != nil {
 		t.Fatal(err)
 	}

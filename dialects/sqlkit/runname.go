@@ -1,6 +1,10 @@
-package dialects
+package sqlkit
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/schedlock/schedlock/dialects"
+)
 
 // runApplicationPrefix starts the application name of the connections of
 // `schedlock run`; the stored lock name follows it.
@@ -21,7 +25,7 @@ func RunApplication(stored string) string { return runApplicationPrefix + stored
 // written in the DSN, or a session holding other locks too thus never
 // names a lock wrongly; such locks stay known by their key. Other
 // entries are left as they are.
-func nameRunLocks(admin LockAdmin, entries []LockEntry) {
+func nameRunLocks(admin dialects.LockAdmin, entries []dialects.LockEntry) {
 	keyer, ok := admin.(SessionKeyer)
 	if !ok {
 		return
@@ -32,7 +36,7 @@ func nameRunLocks(admin LockAdmin, entries []LockEntry) {
 			continue
 		}
 		name, ok := strings.CutPrefix(e.Holder.Application, runApplicationPrefix)
-		if ok && CheckName(name) == nil && keyer.LockKey(name) == e.Key {
+		if ok && dialects.CheckName(name) == nil && keyer.LockKey(name) == e.Key {
 			e.Name = name
 		}
 	}

@@ -1,4 +1,4 @@
-package dialects
+package sqlkit
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/schedlock/schedlock/dialects"
 )
 
 // Defaults of the SessionLocker.
@@ -114,12 +116,12 @@ type heldEntry struct {
 }
 
 var (
-	_ Locker       = (*SessionLocker)(nil)
-	_ HolderLookup = (*SessionLocker)(nil)
+	_ dialects.Locker       = (*SessionLocker)(nil)
+	_ dialects.HolderLookup = (*SessionLocker)(nil)
 )
 
 // Strategy reports StrategySession.
-func (l *SessionLocker) Strategy() Strategy { return StrategySession }
+func (l *SessionLocker) Strategy() dialects.Strategy { return dialects.StrategySession }
 
 // partitionBound is PartitionBound or its default.
 func (l *SessionLocker) partitionBound() time.Duration {
@@ -189,12 +191,12 @@ func (l *SessionLocker) Holder(ctx context.Context, name string) (string, error)
 
 // Acquire implements Locker. A refusal is one round trip and names no
 // holder (see LookupHolder).
-func (l *SessionLocker) Acquire(ctx context.Context, name string, opts Options) (Lease, error) {
-	if err := CheckName(name); err != nil {
+func (l *SessionLocker) Acquire(ctx context.Context, name string, opts dialects.Options) (dialects.Lease, error) {
+	if err := dialects.CheckName(name); err != nil {
 		return nil, err
 	}
 	if err := l.CheckLockName(name); err != nil {
-		return nil, Wrap(l.Dialect, "acquire", err)
+		return nil, dialects.Wrap(l.Dialect, "acquire", err)
 	}
 	opts, err := opts.Normalize()
 	if err != nil {
@@ -205,14 +207,14 @@ func (l *SessionLocker) Acquire(ctx context.Context, name string, opts Options) 
 	for {
 		entry, freed, err := l.reserve(key)
 		if err != nil {
-			return nil, Wrap(l.Dialect, "acquire", err)
+			return nil, dialects.Wrap(l.Dialect, "acquire", err)
 		}
 		if entry == nil { // held in this process
 			if !time.Now().Before(deadline) {
-				return nil, Wrap(l.Dialect, "acquire", &HeldError{Name: name})
+				return nil, dialects.Wrap(l.Dialect, "acquire", &dialects.HeldError{Name: name})
 			}
 			if err := waitFreed(ctx, freed, deadline); err != nil {
-				return nil, Wrap(l.Dialect, "acquire", err)
+				return nil, dialects.Wrap(l.Dialect, "acquire", err)
 			}
 			continue
 		}
@@ -223,7 +225,7 @@ func (l *SessionLocker) Acquire(ctx context.Context, name string, opts Options) 
 		// Refused on the server and the wait is not over: without a
 		// server-side wait, poll.
 		if err := sleepCtx(ctx, opts.RetryEvery, deadline); err != nil {
-			return nil, Wrap(l.Dialect, "acquire", err)
+			return nil, dialects.Wrap(l.Dialect, "acquire", err)
 		}
 	}
 }
@@ -231,16 +233,16 @@ func (l *SessionLocker) Acquire(ctx context.Context, name string, opts Options) 
 // take tries key on a lock connection and, when refused and Wait allows,
 // waits for it on the server. It returns (nil, nil) when the lock was
 // refused, the wait is not over and the database has no server-side wait.
-func (l *SessionLocker) take(ctx context.Context, entry *heldEntry, key, name string, opts Options, deadline time.Time) (Lease, error) {
+func (l *SessionLocker) take(ctx context.Context, entry *heldEntry, key, name string, opts dialects.Options, deadline time.Time) (dialects.Lease, error) {
 	c, err := l.route(ctx)
 	if err != nil {
 		l.unreserve(key, entry)
-		return nil, Wrap(l.Dialect, "acquire", err)
+		return nil, dialects.Wrap(l.Dialect, "acquire", err)
 	}
 	granted, err := c.tryLock(ctx, name)
 	if err != nil {
 		l.unreserve(key, entry)
-		return nil, Wrap(l.Dialect, "acquire", err)
+		return nil, dialects.Wrap(l.Dialect, "acquire", err)
 	}
 	if granted {
 		return l.grant(c, entry, key, name, opts), nil
@@ -249,7 +251,7 @@ func (l *SessionLocker) take(ctx context.Context, entry *heldEntry, key, name st
 	waiter, canWait := l.Ops.(SessionWaiter)
 	if remaining <= 0 {
 		l.unreserve(key, entry)
-		return nil, Wrap(l.Dialect, "acquire", &HeldError{Name: name})
+		return nil, dialects.Wrap(l.Dialect, "acquire", &dialects.HeldError{Name: name})
 	}
 	if !canWait {
 		l.unreserve(key, entry)
@@ -258,17 +260,17 @@ func (l *SessionLocker) take(ctx context.Context, entry *heldEntry, key, name st
 	wc, err := l.waitConn(ctx)
 	if err != nil {
 		l.unreserve(key, entry)
-		return nil, Wrap(l.Dialect, "acquire", err)
+		return nil, dialects.Wrap(l.Dialect, "acquire", err)
 	}
 	granted, err = wc.wait(ctx, waiter, name, remaining)
 	l.endWait(wc, granted && err == nil)
 	switch {
 	case err != nil:
 		l.unreserve(key, entry)
-		return nil, Wrap(l.Dialect, "acquire", err)
+		return nil, dialects.Wrap(l.Dialect, "acquire", err)
 	case !granted:
 		l.unreserve(key, entry)
-		return nil, Wrap(l.Dialect, "acquire", &HeldError{Name: name})
+		return nil, dialects.Wrap(l.Dialect, "acquire", &dialects.HeldError{Name: name})
 	}
 	return l.grant(wc, entry, key, name, opts), nil
 }
@@ -309,7 +311,7 @@ func (l *SessionLocker) unreserveLocked(key string, e *heldEntry) {
 
 // grant records the lease of key on c. A lease whose connection was lost
 // in the meantime is returned already ended, reporting the loss.
-func (l *SessionLocker) grant(c *lockConn, e *heldEntry, key, name string, opts Options) *sessionLease {
+func (l *SessionLocker) grant(c *lockConn, e *heldEntry, key, name string, opts dialects.Options) *sessionLease {
 	s := &sessionLease{locker: l, conn: c, key: key, name: name, owner: opts.Owner, entry: e, done: make(chan struct{}),
 		granted: time.Now(), atLeast: opts.AtLeast}
 	l.mu.Lock()
@@ -322,7 +324,7 @@ func (l *SessionLocker) grant(c *lockConn, e *heldEntry, key, name string, opts 
 	}
 	l.mu.Unlock()
 	if lost != nil {
-		s.end(Wrap(l.Dialect, "lease", fmt.Errorf("%w: %v", ErrLeaseLost, lost)))
+		s.end(dialects.Wrap(l.Dialect, "lease", fmt.Errorf("%w: %v", dialects.ErrLeaseLost, lost)))
 	}
 	return s
 }
@@ -425,7 +427,7 @@ func (l *SessionLocker) endWait(c *lockConn, granted bool) {
 func (l *SessionLocker) openConn(ctx context.Context) (*lockConn, error) {
 	conn, err := l.DB.Conn(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("get connection: %w", Classify(l.Ops, err))
+		return nil, fmt.Errorf("get connection: %w", dialects.Classify(l.Ops, err))
 	}
 	c, err := newLockConn(ctx, l, conn)
 	if err != nil {
@@ -448,9 +450,9 @@ func (l *SessionLocker) connLost(c *lockConn, cause error) {
 	}
 	c.leases = map[*sessionLease]struct{}{}
 	l.mu.Unlock()
-	err := fmt.Errorf("%w: lock connection lost: %v", ErrLeaseLost, cause)
+	err := fmt.Errorf("%w: lock connection lost: %v", dialects.ErrLeaseLost, cause)
 	for _, s := range leases {
-		s.end(Wrap(l.Dialect, "lease", err))
+		s.end(dialects.Wrap(l.Dialect, "lease", err))
 	}
 }
 

@@ -1,6 +1,10 @@
-package dialects
+package sqlkit
 
-import "time"
+import (
+	"time"
+
+	"github.com/schedlock/schedlock/dialects"
+)
 
 // PartitionBounder is implemented by Lockers whose locks the server frees
 // on its own when their client vanishes silently (SessionLocker): the
@@ -22,7 +26,7 @@ func (l *SessionLocker) SetPartitionBound(bound time.Duration) {
 
 // ApplyPartitionBound sets bound on l when l has one (a session locker);
 // a zero bound leaves the default. It reports whether l took it.
-func ApplyPartitionBound(l Locker, bound time.Duration) bool {
+func ApplyPartitionBound(l dialects.Locker, bound time.Duration) bool {
 	b, ok := l.(PartitionBounder)
 	if ok && bound > 0 {
 		b.SetPartitionBound(bound)

@@ -1,4 +1,4 @@
-package dialects
+package sqlkit
 
 import (
 	"context"

@@ -1,8 +1,10 @@
-package dialects
+package sqlkit
 
 import (
 	"fmt"
 	"time"
+
+	"github.com/schedlock/schedlock/dialects"
 )
 
 // FutureLockSlack is how far a table row's locked_at may be ahead of the
@@ -17,12 +19,12 @@ const FutureLockSlack = 5 * time.Minute
 // usingDbTime() or forceUtcTimeZone()), so its lease ends later than it
 // shows, and writers west of UTC have rows that look expired while held.
 // It names the first such row and counts the others; "" when there is none.
-func futureLockNote(locks []LockEntry) string {
-	var first *LockEntry
+func futureLockNote(locks []dialects.LockEntry) string {
+	var first *dialects.LockEntry
 	others := 0
 	for i := range locks {
 		e := &locks[i]
-		if e.Strategy != StrategyTable || e.LockedAt.IsZero() || e.DBNow.IsZero() || e.LockedAt.Sub(e.DBNow) <= FutureLockSlack {
+		if e.Strategy != dialects.StrategyTable || e.LockedAt.IsZero() || e.DBNow.IsZero() || e.LockedAt.Sub(e.DBNow) <= FutureLockSlack {
 			continue
 		}
 		if first == nil {

@@ -1,4 +1,4 @@
-package dialects_test
+package sqlkit_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 	"github.com/schedlock/schedlock/internal/fakesql"
 )
 
@@ -162,7 +163,7 @@ func fakeNow(ctx context.Context, conn *sql.Conn) (time.Time, error) {
 	if err := conn.QueryRowContext(ctx, "NOW").Scan(&s); err != nil {
 		return time.Time{}, err
 	}
-	return dialects.ParseServerTime(s)
+	return sqlkit.ParseServerTime(s)
 }
 
 // fakeDialect is a dialect over h that recommends session locks, like
@@ -171,7 +172,7 @@ func fakeDialect(h *lockServer, skipLocked dialects.Capability) *dialects.Dialec
 	return &dialects.Dialect{
 		Name: "fake",
 		NewSessionLocker: func(db *sql.DB, _ dialects.Info) (dialects.Locker, error) {
-			return &dialects.SessionLocker{Dialect: "fake", DB: db, Ops: fakeOps{}}, nil
+			return &sqlkit.SessionLocker{Dialect: "fake", DB: db, Ops: fakeOps{}}, nil
 		},
 		Recommend: func(dialects.Info) (dialects.Strategy, string) {
 			return dialects.StrategySession, "fake advisory locks are freed at disconnect"
@@ -183,17 +184,17 @@ func fakeDialect(h *lockServer, skipLocked dialects.Capability) *dialects.Dialec
 				Isolation:    dialects.CapYes("read committed"),
 				LockListing:  dialects.CapYes("views"),
 				KillSessions: dialects.CapNo("no", "GRANT it"),
-				Clock:        dialects.MeasureClock(ctx, db, fakeNow),
+				Clock:        sqlkit.MeasureClock(ctx, db, fakeNow),
 			}, nil
 		},
 	}
 }
 
-func openFake(t *testing.T, h *lockServer, d *dialects.Dialect) *dialects.DB {
+func openFake(t *testing.T, h *lockServer, d *dialects.Dialect) *sqlkit.DB {
 	t.Helper()
 	db, _ := fakesql.Open(h)
 	t.Cleanup(func() { _ = db.Close() })
-	return &dialects.DB{SQL: db, Dialect: d, Info: dialects.Info{Dialect: d.Name, Product: "fakedb", Version: "1.0"}}
+	return &sqlkit.DB{SQL: db, Dialect: d, Info: dialects.Info{Dialect: d.Name, Product: "fakedb", Version: "1.0"}}
 }
 
 func TestProbeRealSessionLocks(t *testing.T) {
@@ -337,7 +338,7 @@ func TestMeasureClockSkew(t *testing.T) {
 		h := newLockServer()
 		h.skewBy = skew
 		db, _ := fakesql.Open(h)
-		c := dialects.MeasureClock(context.Background(), db, fakeNow)
+		c := sqlkit.MeasureClock(context.Background(), db, fakeNow)
 		_ = db.Close()
 		if !c.Measured || c.Detail != "" {
 			t.Fatalf("clock not measured: %+v", c)
@@ -355,7 +356,7 @@ func TestMeasureClockFailure(t *testing.T) {
 	h := newLockServer()
 	db, _ := fakesql.Open(h)
 	defer db.Close()
-	c := dialects.MeasureClock(context.Background(), db, func(context.Context, *sql.Conn) (time.Time, error) {
+	c := sqlkit.MeasureClock(context.Background(), db, func(context.Context, *sql.Conn) (time.Time, error) {
 		return time.Time{}, errors.New("no clock")
 	})
 	if c.Measured || !strings.Contains(c.Detail, "no clock") {
@@ -369,19 +370,19 @@ func TestParseServerTime(t *testing.T) {
 		"2026-11-30 05:20:58.183456": time.Date(2026, 11, 30, 5, 20, 58, 183456e3, time.UTC),
 		"2026-11-30 05:20:58":        time.Date(2026, 11, 30, 5, 20, 58, 0, time.UTC),
 	} {
-		got, err := dialects.ParseServerTime(in)
+		got, err := sqlkit.ParseServerTime(in)
 		if err != nil || !got.Equal(want) {
 			t.Errorf("ParseServerTime(%q) = %s, %v; want %s", in, got, err, want)
 		}
 	}
-	if _, err := dialects.ParseServerTime("yesterday"); err == nil {
+	if _, err := sqlkit.ParseServerTime("yesterday"); err == nil {
 		t.Error("ParseServerTime accepted garbage")
 	}
 }
 
 // probeStatements is the fake server's row-lock probe: statements start
 // with the verb the lockServer dispatches on.
-var probeStatements = dialects.RowLockProbe{
+var probeStatements = sqlkit.RowLockProbe{
 	Create: "CREATE t", Insert: "INSERT t", Lock: "LOCK t", SkipLocked: "SKIP t", NoWait: "NOWAIT t", Drop: "DROP t",
 	NotSupported: func(err error) bool { return errors.Is(err, errSyntax) },
 	Refused:      func(err error) bool { return errors.Is(err, errRefused) },
@@ -405,7 +406,7 @@ func TestProbeRowLocksAnswers(t *testing.T) {
 			h.rowLock = tc.script
 			db, _ := fakesql.Open(h)
 			defer db.Close()
-			skip, nowait, err := dialects.ProbeRowLocks(context.Background(), db, probeStatements)
+			skip, nowait, err := sqlkit.ProbeRowLocks(context.Background(), db, probeStatements)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -425,7 +426,7 @@ func TestProbeRowLocksCreateRefused(t *testing.T) {
 	h.rowLock.createErr = errors.New("permission denied for schema public")
 	db, _ := fakesql.Open(h)
 	defer db.Close()
-	_, _, err := dialects.ProbeRowLocks(context.Background(), db, probeStatements)
+	_, _, err := sqlkit.ProbeRowLocks(context.Background(), db, probeStatements)
 	if err == nil || !strings.Contains(err.Error(), "permission denied") {
 		t.Fatalf("err = %v, want the refusal", err)
 	}
@@ -452,7 +453,7 @@ func assertRowProbeCleanedUp(t *testing.T, h *lockServer) {
 }
 
 func TestProbeTableNameIsUnique(t *testing.T) {
-	a, b := dialects.ProbeTableName(), dialects.ProbeTableName()
+	a, b := sqlkit.ProbeTableName(), sqlkit.ProbeTableName()
 	if a == b || !strings.HasPrefix(a, "schedlock_probe_") {
 		t.Errorf("probe table names %q, %q: want distinct schedlock_probe_ names", a, b)
 	}
@@ -464,7 +465,7 @@ func TestProbeSessionOpsNeedsTwoConnections(t *testing.T) {
 	defer db.Close()
 	db.SetMaxOpenConns(1)
 	done := make(chan dialects.Capability)
-	go func() { done <- dialects.ProbeSessionOps(context.Background(), db, fakeOps{}) }()
+	go func() { done <- sqlkit.ProbeSessionOps(context.Background(), db, fakeOps{}) }()
 	select {
 	case c := <-done:
 		if c.Status != dialects.StatusUnknown || !strings.Contains(c.Detail, "needs two") {
@@ -473,7 +474,7 @@ func TestProbeSessionOpsNeedsTwoConnections(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the probe hung on a one-connection pool")
 	}
-	if _, _, err := dialects.ProbeRowLocks(context.Background(), db, probeStatements); err == nil || !strings.Contains(err.Error(), "needs two") {
+	if _, _, err := sqlkit.ProbeRowLocks(context.Background(), db, probeStatements); err == nil || !strings.Contains(err.Error(), "needs two") {
 		t.Errorf("row-lock probe on a one-connection pool: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package dialects
+package sqlkit
 
 import (
 	"context"
@@ -101,23 +101,6 @@ type SessionPinger interface {
 // session holding a lock (for messages such as "held by session 42").
 type HolderFinder interface {
 	Holder(ctx context.Context, db *sql.DB, name string) (string, error)
-}
-
-// HolderLookup is implemented by Lockers that can name the holder of a
-// lock on request. A refused Acquire does not look the holder up (a
-// refusal is one round trip); a caller that wants to say who holds the
-// lock asks with LookupHolder.
-type HolderLookup interface {
-	Holder(ctx context.Context, name string) (string, error)
-}
-
-// LookupHolder names the holder of name as locker sees it, or "" when the
-// locker cannot tell or nobody holds it.
-func LookupHolder(ctx context.Context, locker Locker, name string) (string, error) {
-	if hl, ok := locker.(HolderLookup); ok {
-		return hl.Holder(ctx, name)
-	}
-	return "", nil
 }
 
 // SessionKiller is optionally implemented by SessionOps whose database can

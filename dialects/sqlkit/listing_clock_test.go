@@ -1,4 +1,4 @@
-package dialects_test
+package sqlkit_test
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // A ShedLock row written in Tokyo's local time (UTC+9, as a JVM there
@@ -26,7 +27,7 @@ func TestListLocksWarnsOfLockedAtAheadOfNow(t *testing.T) {
 	}
 	for _, n := range l.Notes {
 		if strings.Contains(n, "ahead of the database's now") {
-			t.Fatalf("rows within %s of now raised %q", dialects.FutureLockSlack, n)
+			t.Fatalf("rows within %s of now raised %q", sqlkit.FutureLockSlack, n)
 		}
 	}
 

@@ -1,9 +1,11 @@
-package dialects
+package sqlkit
 
 import (
 	"context"
 	"database/sql"
 	"fmt"
+
+	"github.com/schedlock/schedlock/dialects"
 )
 
 // SQLSessionLocker is implemented by session lockers over a database/sql
@@ -11,7 +13,7 @@ import (
 // SessionOps on connections of their own (the pooled-connection trap) use
 // it; a backend that is not database/sql does not implement it.
 type SQLSessionLocker interface {
-	Locker
+	dialects.Locker
 	// SessionPool returns the pool the locker takes its connections from
 	// and the statements it runs on them.
 	SessionPool() (*sql.DB, SessionOps)
@@ -42,7 +44,7 @@ func (l *SessionLocker) SessionPool() (*sql.DB, SessionOps) { return l.DB, l.Ops
 func (l *SessionLocker) HolderSession(ctx context.Context, name string) (string, error) {
 	finder, ok := l.Ops.(HolderFinder)
 	if !ok {
-		return "", fmt.Errorf("%w: %s session locks cannot name their holder", ErrUnsupported, l.Dialect)
+		return "", fmt.Errorf("%w: %s session locks cannot name their holder", dialects.ErrUnsupported, l.Dialect)
 	}
 	return finder.Holder(ctx, l.DB, name)
 }
@@ -52,7 +54,7 @@ func (l *SessionLocker) HolderSession(ctx context.Context, name string) (string,
 func (l *SessionLocker) KillSession(ctx context.Context, sessionID string) error {
 	killer, ok := l.Ops.(SessionKiller)
 	if !ok {
-		return fmt.Errorf("%w: %s session locks have no way to terminate the holder", ErrUnsupported, l.Dialect)
+		return fmt.Errorf("%w: %s session locks have no way to terminate the holder", dialects.ErrUnsupported, l.Dialect)
 	}
 	return killer.Kill(ctx, l.DB, sessionID)
 }

@@ -1,4 +1,4 @@
-package dialects
+package sqlkit
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/schedlock/schedlock/dialects"
 )
 
 // sessionLease is one lock held on a lock connection of a SessionLocker.
@@ -31,7 +33,7 @@ type sessionLease struct {
 	done      chan struct{}
 }
 
-var _ Lease = (*sessionLease)(nil)
+var _ dialects.Lease = (*sessionLease)(nil)
 
 func (s *sessionLease) Name() string          { return s.name }
 func (s *sessionLease) Owner() string         { return s.owner }
@@ -70,13 +72,13 @@ func (s *sessionLease) afterEnd(op string) error {
 	if _, err := s.ended(); err != nil {
 		return err
 	}
-	return Wrap(s.locker.Dialect, op, fmt.Errorf("%w: already released", ErrLeaseLost))
+	return dialects.Wrap(s.locker.Dialect, op, fmt.Errorf("%w: already released", dialects.ErrLeaseLost))
 }
 
 // lost ends this lease alone as lost (its connection stays: the other
 // locks on it are unaffected) and frees its key in the process.
 func (s *sessionLease) lost(why string) error {
-	err := Wrap(s.locker.Dialect, "lease", fmt.Errorf("%w: %s", ErrLeaseLost, why))
+	err := dialects.Wrap(s.locker.Dialect, "lease", fmt.Errorf("%w: %s", dialects.ErrLeaseLost, why))
 	s.locker.released(s)
 	s.end(err)
 	return s.Err()
@@ -106,7 +108,7 @@ func (s *sessionLease) Refresh(ctx context.Context) error {
 	}
 	switch {
 	case err != nil:
-		return Wrap(s.locker.Dialect, "refresh", err)
+		return dialects.Wrap(s.locker.Dialect, "refresh", err)
 	case !held:
 		return s.lost("the session no longer holds the lock")
 	}
@@ -135,7 +137,7 @@ func (s *sessionLease) Release(ctx context.Context) error {
 		case <-inFlight:
 			return s.afterEnd("release")
 		case <-ctx.Done():
-			return Wrap(s.locker.Dialect, "release", ctx.Err())
+			return dialects.Wrap(s.locker.Dialect, "release", ctx.Err())
 		}
 	}
 	s.releasing = make(chan struct{})
@@ -161,7 +163,7 @@ func (s *sessionLease) Release(ctx context.Context) error {
 			_ = s.unlocked(ok, err)
 			close(s.releasing)
 		}()
-		return Wrap(s.locker.Dialect, "release", err)
+		return dialects.Wrap(s.locker.Dialect, "release", err)
 	}
 	err = s.unlocked(ok, err)
 	close(s.releasing)

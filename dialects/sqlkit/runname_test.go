@@ -1,19 +1,21 @@
-package dialects
+package sqlkit
 
 import (
 	"testing"
+
+	"github.com/schedlock/schedlock/dialects"
 )
 
-// keyedAdmin is a LockAdmin whose session locks have the key "k:" + name.
-type keyedAdmin struct{ LockAdmin }
+// keyedAdmin is a dialects.LockAdmin whose session locks have the key "k:" + name.
+type keyedAdmin struct{ dialects.LockAdmin }
 
 func (keyedAdmin) LockKey(name string) string { return "k:" + name }
 
 func TestNameRunLocks(t *testing.T) {
-	held := func(key, app, name string) LockEntry {
-		return LockEntry{Name: name, Key: key, Holder: &Holder{Application: app}}
+	held := func(key, app, name string) dialects.LockEntry {
+		return dialects.LockEntry{Name: name, Key: key, Holder: &dialects.Holder{Application: app}}
 	}
-	entries := []LockEntry{
+	entries := []dialects.LockEntry{
 		held("k:nightly", RunApplication("nightly"), ""),             // named from its holder
 		held("k:staging::sync", RunApplication("staging::sync"), ""), // stored name with its namespace
 		held("k:a-long-name", RunApplication("a-long-na"), ""),       // application name cut short
@@ -31,7 +33,7 @@ func TestNameRunLocks(t *testing.T) {
 		}
 	}
 	// An admin without keys names nothing.
-	plain := []LockEntry{held("k:nightly", RunApplication("nightly"), "")}
+	plain := []dialects.LockEntry{held("k:nightly", RunApplication("nightly"), "")}
 	nameRunLocks(nil, plain)
 	if plain[0].Name != "" {
 		t.Errorf("named %q without a keyer", plain[0].Name)

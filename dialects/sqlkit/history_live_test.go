@@ -1,4 +1,4 @@
-package dialects_test
+package sqlkit_test
 
 import (
 	"errors"
@@ -8,11 +8,12 @@ import (
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // historyBackends are SQLite and every live server whose DSN is set.
-func historyBackends(t *testing.T) map[string]*dialects.DB {
-	out := map[string]*dialects.DB{"sqlite": openSQLite(t)}
+func historyBackends(t *testing.T) map[string]*sqlkit.DB {
+	out := map[string]*sqlkit.DB{"sqlite": openSQLite(t)}
 	for _, s := range liveServers(t) {
 		out[s.name] = openDetected(t, s.driver, s.dsn, s.dialect)
 	}
@@ -20,7 +21,7 @@ func historyBackends(t *testing.T) map[string]*dialects.DB {
 }
 
 // freshTable is a native lock table and its run table, dropped at the end.
-func freshTable(t *testing.T, db *dialects.DB) (dialects.TableLocker, dialects.RunHistory) {
+func freshTable(t *testing.T, db *sqlkit.DB) (dialects.TableLocker, dialects.RunHistory) {
 	t.Helper()
 	ctx := testContext(t)
 	tl, err := db.TableLocker(dialects.Table{Name: uniqueName("hist_")})

@@ -1,6 +1,10 @@
-package dialects
+package sqlkit
 
-import "context"
+import (
+	"context"
+
+	"github.com/schedlock/schedlock/dialects"
+)
 
 // SessionKeyFinder is implemented by LockAdmins that can find a session
 // lock by its raw key, for locks known only by the key `locks ls` shows
@@ -11,7 +15,7 @@ type SessionKeyFinder interface {
 	// or "k1,k2" for a pair of int4 keys; on MySQL the GET_LOCK name as the
 	// server stores it. found is false when it is free. A key of the wrong
 	// form gives ErrInvalid.
-	SessionLockByKey(ctx context.Context, key string) (entry LockEntry, found bool, err error)
+	SessionLockByKey(ctx context.Context, key string) (entry dialects.LockEntry, found bool, err error)
 }
 
 // KnownLockFinder is implemented by LockAdmins that, where the server
@@ -19,12 +23,12 @@ type SessionKeyFinder interface {
 // names one by one: migration tools' GET_LOCK names on MySQL.
 type KnownLockFinder interface {
 	// KnownSessionLocks returns the held locks among the known names.
-	KnownSessionLocks(ctx context.Context) ([]LockEntry, error)
+	KnownSessionLocks(ctx context.Context) ([]dialects.LockEntry, error)
 }
 
 // knownSessionLocks is admin's KnownSessionLocks, or none when it has no
 // known names.
-func knownSessionLocks(ctx context.Context, admin LockAdmin) ([]LockEntry, error) {
+func knownSessionLocks(ctx context.Context, admin dialects.LockAdmin) ([]dialects.LockEntry, error) {
 	finder, ok := admin.(KnownLockFinder)
 	if !ok {
 		return nil, nil
@@ -39,14 +43,14 @@ func knownSessionLocks(ctx context.Context, admin LockAdmin) ([]LockEntry, error
 // takes. found is false when that lock is free, and when SessionLock
 // looks name up as it is already (raw session names).
 type RawNameFinder interface {
-	RawSessionLock(ctx context.Context, name string) (entry LockEntry, found bool, err error)
+	RawSessionLock(ctx context.Context, name string) (entry dialects.LockEntry, found bool, err error)
 }
 
 // rawSessionLock is admin's RawSessionLock, or not found when it has none.
-func rawSessionLock(ctx context.Context, admin LockAdmin, name string) (LockEntry, bool, error) {
+func rawSessionLock(ctx context.Context, admin dialects.LockAdmin, name string) (dialects.LockEntry, bool, error) {
 	finder, ok := admin.(RawNameFinder)
 	if !ok {
-		return LockEntry{}, false, nil
+		return dialects.LockEntry{}, false, nil
 	}
 	return finder.RawSessionLock(ctx, name)
 }

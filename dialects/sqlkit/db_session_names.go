@@ -1,0 +1,36 @@
+package sqlkit
+
+import "github.com/schedlock/schedlock/dialects"
+
+// SessionNames returns the session names the DSN's options ask for,
+// checked against this database (see CheckSessionNames).
+func (db *DB) SessionNames() (dialects.SessionNames, error) {
+	n, err := dialects.SessionNamesOf(db.options)
+	if err != nil {
+		return dialects.SessionNames{}, err
+	}
+	if err := dialects.CheckSessionNames(db.Dialect, n, &db.Info); err != nil {
+		return dialects.SessionNames{}, dialects.Wrap(db.Dialect.Name, "session names", err)
+	}
+	return n, nil
+}
+
+// namedInfo is db.Info with the checked SessionNames of the DSN, as the
+// dialect's session locker and lock administration take it.
+func (db *DB) namedInfo() (dialects.Info, error) {
+	n, err := db.SessionNames()
+	if err != nil {
+		return dialects.Info{}, err
+	}
+	info := db.Info
+	info.SessionNames = n
+	return info, nil
+}
+
+// CheckLockName implements NameChecker with the SessionOps' own, if any.
+func (l *SessionLocker) CheckLockName(name string) error {
+	if c, ok := l.Ops.(dialects.NameChecker); ok {
+		return c.CheckLockName(name)
+	}
+	return nil
+}
