@@ -45,7 +45,7 @@ func isClaimCheck(c Check) bool { return strings.HasPrefix(c.ID, "claim.") }
 // claimStrategy is the strategy the run's probe recommends, narrowed to
 // the dialect's claims.
 func (e *Env) claimStrategy(ctx context.Context) (dialects.ClaimStrategy, claimtable.Builder, dialects.Capabilities, error) {
-	db, ok := e.Backend.(*sqlkit.DB)
+	db, ok := sqlkit.Of(e.Backend)
 	if !ok {
 		return "", nil, dialects.Capabilities{}, Skipf("claims need a SQL database")
 	}
@@ -78,7 +78,7 @@ func (e *Env) claimer(ctx context.Context, opts claimtable.Options) (*claimtable
 		suffix = suffix[len(suffix)-8:]
 	}
 	name := fmt.Sprintf("sl_claims_%s_%d", suffix, e.run.seq.Add(1))
-	cl, err := claimtable.New(e.Backend.(*sqlkit.DB).SQL, b, claimtable.Table{Name: name}, strategy, opts)
+	cl, err := claimtable.New(sqlkit.MustOf(e.Backend).SQL, b, claimtable.Table{Name: name}, strategy, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +138,7 @@ func checkClaimSkip(ctx context.Context, env *Env) (string, error) {
 		return "", err
 	}
 	b := cl.Builder()
-	db := env.Backend.(*sqlkit.DB).SQL
+	db := sqlkit.MustOf(env.Backend).SQL
 	tx, err := db.BeginTx(ctx, b.TxOptions())
 	if err != nil {
 		return "", err
@@ -211,7 +211,7 @@ func checkClaimIsolation(ctx context.Context, env *Env) (string, error) {
 		if err := cl.Add(ctx, newTasks(1, 0)...); err != nil {
 			return "", err
 		}
-		db := env.Backend.(*sqlkit.DB).SQL
+		db := sqlkit.MustOf(env.Backend).SQL
 		tx, err := db.BeginTx(ctx, opts)
 		if err != nil {
 			return "", err
@@ -512,7 +512,7 @@ func checkClaimBadInput(ctx context.Context, env *Env) (string, error) {
 	}
 	cols := claimtable.DefaultColumns()
 	cols.ClaimedUntil, cols.Version = "lease_end", "row_version"
-	mapped, err := claimtable.New(env.Backend.(*sqlkit.DB).SQL, cl.Builder(), claimtable.Table{Name: cl.Table().Name, Columns: cols}, cl.Strategy(), claimtable.Options{})
+	mapped, err := claimtable.New(sqlkit.MustOf(env.Backend).SQL, cl.Builder(), claimtable.Table{Name: cl.Table().Name, Columns: cols}, cl.Strategy(), claimtable.Options{})
 	if err != nil {
 		return "", err
 	}
@@ -520,7 +520,7 @@ func checkClaimBadInput(ctx context.Context, env *Env) (string, error) {
 	if !errors.Is(colErr, dialects.ErrInvalid) || !strings.Contains(colErr.Error(), "lease_end") || !strings.Contains(colErr.Error(), "row_version") {
 		return "", fmt.Errorf("a table without the mapped columns lease_end and row_version: %v; want an error naming them", colErr)
 	}
-	short, err := claimtable.New(env.Backend.(*sqlkit.DB).SQL, cl.Builder(), claimtable.Table{}, cl.Strategy(), claimtable.Options{Lease: time.Minute, ExpectedRun: time.Hour})
+	short, err := claimtable.New(sqlkit.MustOf(env.Backend).SQL, cl.Builder(), claimtable.Table{}, cl.Strategy(), claimtable.Options{Lease: time.Minute, ExpectedRun: time.Hour})
 	if err != nil {
 		return "", err
 	}

@@ -22,7 +22,7 @@ func TestRunOnSQLite(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = sqlDB.Close() })
-	db, err := sqlkit.Open(ctx, sqlDB, sqlite.Name)
+	db, err := sqlkit.OpenLegacy(ctx, sqlDB, sqlite.Name)
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}

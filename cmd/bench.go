@@ -193,7 +193,7 @@ func benchRun(ctx context.Context, o *BenchOptions) error {
 		return err
 	}
 	defer backend.Close()
-	if _, sql := backend.(*sqlkit.DB); sql && o.onlyTable(p) && p.Locks > 0 {
+	if _, sql := sqlkit.Of(backend); sql && o.onlyTable(p) && p.Locks > 0 {
 		return usageErrorf(o.Command, "--locks measures session locks held at once (a table lock holds no connection); use --strategy session")
 	}
 	database := o.Factory.Scrubber.String(output.DescribeDatabase(backend.Detected()))

@@ -62,7 +62,7 @@ func sqlBackend(b dialects.Backend, err error) (*sqlkit.DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	db, ok := b.(*sqlkit.DB)
+	db, ok := sqlkit.Of(b)
 	if !ok {
 		return nil, fmt.Errorf("%T is not a SQL backend", b)
 	}

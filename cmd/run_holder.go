@@ -42,7 +42,7 @@ func (o *RunOptions) withHolder(ctx context.Context, locker dialects.Locker, nam
 // "" when nobody holds it or the lookup fails. nil unless locker takes
 // session locks on a SQL database.
 func sessionHolderOf(db dialects.Backend, locker dialects.Locker, stored string) func(context.Context) string {
-	sqlDB, ok := db.(*sqlkit.DB)
+	sqlDB, ok := sqlkit.Of(db)
 	if !ok || !sqlDB.HasSessionLocks() || locker.Strategy() != dialects.StrategySession {
 		return nil
 	}

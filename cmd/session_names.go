@@ -79,7 +79,7 @@ func (f sessionNameFlags) apply(target *dsn.DSN, namespace, command string) erro
 // turned out to be (hashtextextended needs PostgreSQL 11): a usage error
 // of command when it cannot take them.
 func checkSessionNamesConnected(db dialects.Backend, target *dsn.DSN, command string) error {
-	sqlDB, ok := db.(*sqlkit.DB)
+	sqlDB, ok := sqlkit.Of(db)
 	if !ok {
 		return nil
 	}

@@ -82,7 +82,7 @@ func unlockKeyRun(ctx context.Context, o *UnlockOptions) error {
 // whose dialect has them (not SQLite, CockroachDB, …); any other backend
 // whose LockAdmin finds them by key.
 func dialectHasSessions(db dialects.LockBreaker) bool {
-	if sql, ok := db.(*sqlkit.DB); ok {
+	if sql, ok := sqlkit.Of(db.(dialects.Backend)); ok {
 		return sql.HasSessionLocks()
 	}
 	return true

@@ -31,7 +31,7 @@ func ExampleWithLock() {
 	defer sqlDB.Close()
 
 	ctx := context.Background()
-	db, err := sqlkit.Open(ctx, sqlDB, sqlite.Name)
+	db, err := sqlkit.OpenLegacy(ctx, sqlDB, sqlite.Name)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -58,7 +58,7 @@ func Supported(backend dialects.Backend) bool {
 }
 
 func sqlBackend(backend dialects.Backend) (*sqlkit.DB, Builder, error) {
-	db, ok := backend.(*sqlkit.DB)
+	db, ok := sqlkit.Of(backend)
 	if !ok {
 		return nil, nil, fmt.Errorf("%w: %s has no task rows to claim (claims need a SQL database)", dialects.ErrUnsupported, backend.Detected().Dialect)
 	}
@@ -73,7 +73,7 @@ func sqlBackend(backend dialects.Backend) (*sqlkit.DB, Builder, error) {
 // Claimer.CheckColumns.
 func ReadColumns(backend dialects.Backend) ColumnReader {
 	return func(ctx context.Context, table string) ([]string, error) {
-		db, ok := backend.(*sqlkit.DB)
+		db, ok := sqlkit.Of(backend)
 		if !ok {
 			return nil, fmt.Errorf("%w: no tables on %s", dialects.ErrUnsupported, backend.Detected().Dialect)
 		}

@@ -52,7 +52,7 @@ func liveDetected(t testing.TB) *sqlkit.DB {
 	sqlDB := liveDB(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	db, err := sqlkit.Open(ctx, sqlDB, Name)
+	db, err := sqlkit.OpenLegacy(ctx, sqlDB, Name)
 	if err != nil {
 		t.Fatalf("detect: %v", err)
 	}

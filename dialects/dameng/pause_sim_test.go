@@ -15,7 +15,7 @@ func TestPauseSimulated(t *testing.T) {
 	cfg.Tables = presetTables()
 	sim := newSim(t, cfg)
 	sqlDB, _ := sim.open(t)
-	db, err := sqlkit.Open(t.Context(), sqlDB, Name)
+	db, err := sqlkit.OpenLegacy(t.Context(), sqlDB, Name)
 	if err != nil {
 		t.Fatal(err)
 	}

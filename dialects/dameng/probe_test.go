@@ -22,7 +22,7 @@ func probeSim(t *testing.T, cfg simConfig, opts dialects.ProbeOptions) (*dmSim, 
 	}
 	sim := newSim(t, cfg)
 	sqlDB, log := sim.open(t)
-	db, err := sqlkit.Open(testCtx(t), sqlDB, Name)
+	db, err := sqlkit.OpenLegacy(testCtx(t), sqlDB, Name)
 	if err != nil {
 		t.Fatal(err)
 	}

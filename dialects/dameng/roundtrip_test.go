@@ -20,7 +20,7 @@ func TestRoundTripsPerCycle(t *testing.T) {
 		cfg.Tables = presetTables()
 		sim := newSim(t, cfg)
 		sqlDB, log := sim.open(t)
-		db, err := sqlkit.Open(testCtx(t), sqlDB, Name)
+		db, err := sqlkit.OpenLegacy(testCtx(t), sqlDB, Name)
 		if err != nil {
 			t.Fatal(err)
 		}

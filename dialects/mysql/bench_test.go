@@ -88,7 +88,7 @@ func BenchmarkSessionCycle(b *testing.B) {
 		b.Run(mode.name, func(b *testing.B) {
 			var writes atomic.Int64
 			db := benchDB(b, &writes, mode.interpolate)
-			d, err := sqlkit.Open(context.Background(), db, Name)
+			d, err := sqlkit.OpenLegacy(context.Background(), db, Name)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -105,7 +105,7 @@ func BenchmarkSessionCycle(b *testing.B) {
 func BenchmarkTableCycle(b *testing.B) {
 	var writes atomic.Int64
 	db := benchDB(b, &writes, false)
-	d, err := sqlkit.Open(context.Background(), db, Name)
+	d, err := sqlkit.OpenLegacy(context.Background(), db, Name)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func benchCycles(b *testing.B, l dialects.Locker, writes *atomic.Int64, opts dia
 
 // benchLocker is a SessionLocker on db for the benchmarks.
 func benchLocker(b *testing.B, db *sql.DB) *sqlkit.SessionLocker {
-	d, err := sqlkit.Open(context.Background(), db, Name)
+	d, err := sqlkit.OpenLegacy(context.Background(), db, Name)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -21,7 +21,7 @@ func TestClaimsLive(t *testing.T) {
 		}
 		c.Params["tx_isolation"] = "'REPEATABLE-READ'"
 	})
-	db, err := sqlkit.Open(testContext(t), sqlDB, Name)
+	db, err := sqlkit.OpenLegacy(testContext(t), sqlDB, Name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func TestClaimSelfcheckLive(t *testing.T) {
 		}
 		c.Params["tx_isolation"] = "'REPEATABLE-READ'"
 	})
-	db, err := sqlkit.Open(testContext(t), sqlDB, Name)
+	db, err := sqlkit.OpenLegacy(testContext(t), sqlDB, Name)
 	if err != nil {
 		t.Fatal(err)
 	}

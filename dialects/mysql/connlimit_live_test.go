@@ -73,7 +73,7 @@ func TestConnLimitPerUserLive(t *testing.T) {
 	ctx := testContext(t)
 
 	db := open()
-	detected, err := sqlkit.Open(ctx, db, Name)
+	detected, err := sqlkit.OpenLegacy(ctx, db, Name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func TestConnLimitPerUserLive(t *testing.T) {
 	defer held.Close()
 
 	start := time.Now()
-	_, err = sqlkit.Open(ctx, open(), Name)
+	_, err = sqlkit.OpenLegacy(ctx, open(), Name)
 	wantConnLimit(t, "detect", err, "max_user_connections", start)
 	start = time.Now()
 	_, err = tl.Acquire(ctx, uniqueName("job_"), dialects.Options{})
@@ -133,7 +133,7 @@ func TestConnLimitServerLive(t *testing.T) {
 	}
 	_ = adminConn.Close()
 
-	detected, err := sqlkit.Open(ctx, open(), Name)
+	detected, err := sqlkit.OpenLegacy(ctx, open(), Name)
 	if err != nil {
 		t.Fatal(err)
 	}

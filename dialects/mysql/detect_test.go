@@ -128,7 +128,7 @@ func TestDetectLive(t *testing.T) {
 	if err := db.QueryRowContext(ctx, "SELECT VERSION(), @@version_comment").Scan(&version, &comment); err != nil {
 		t.Fatal(err)
 	}
-	d, err := sqlkit.Open(ctx, db, Name)
+	d, err := sqlkit.OpenLegacy(ctx, db, Name)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}

@@ -28,7 +28,7 @@ func databaseDB(t *testing.T) *sqlkit.DB {
 	}
 	t.Cleanup(func() { _, _ = admin.Exec("DROP DATABASE " + name) })
 	raw := openLive(t, func(c *mysql.Config) { c.DBName = name })
-	db, err := sqlkit.Open(testContext(t), raw, Name)
+	db, err := sqlkit.OpenLegacy(testContext(t), raw, Name)
 	if err != nil {
 		t.Fatalf("detect: %v", err)
 	}

@@ -65,7 +65,7 @@ func openLive(t testing.TB, tweak func(*mysql.Config)) *sql.DB {
 func openDetected(t testing.TB) *sqlkit.DB {
 	t.Helper()
 	db := openLive(t, nil)
-	d, err := sqlkit.Open(testContext(t), db, Name)
+	d, err := sqlkit.OpenLegacy(testContext(t), db, Name)
 	if err != nil {
 		t.Fatalf("detect: %v", err)
 	}

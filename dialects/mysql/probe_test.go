@@ -16,7 +16,7 @@ import (
 // probeLive detects and probes the live server opened with tweak.
 func probeLive(t *testing.T, tweak func(*mysql.Config), opts dialects.ProbeOptions) (*sqlkit.DB, dialects.Capabilities) {
 	t.Helper()
-	db, err := sqlkit.Open(testContext(t), openLive(t, tweak), Name)
+	db, err := sqlkit.OpenLegacy(testContext(t), openLive(t, tweak), Name)
 	if err != nil {
 		t.Fatalf("detect: %v", err)
 	}

@@ -17,7 +17,7 @@ func openRaw(t *testing.T) (*sqlkit.DB, dialects.Locker) {
 	if !ok {
 		t.Fatal("the mysql dialect is not registered")
 	}
-	db, err := sqlkit.OpenSQL(testContext(t), entry, dialects.Target{
+	db, err := sqlkit.OpenSQLTarget(testContext(t), entry, dialects.Target{
 		Driver: Name, Conn: liveConfig(t).FormatDSN(),
 		Options: map[string]string{dialects.OptionSessionNames: dialects.SessionNamesRaw},
 	})

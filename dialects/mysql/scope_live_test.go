@@ -25,7 +25,7 @@ func openSessionLocker(t *testing.T, database string, create bool) dialects.Lock
 		t.Cleanup(func() { _, _ = admin.ExecContext(context.Background(), "DROP DATABASE IF EXISTS `"+database+"`") })
 	}
 	db := openLive(t, func(c *mysql.Config) { c.DBName = database })
-	d, err := sqlkit.Open(testContext(t), db, Name)
+	d, err := sqlkit.OpenLegacy(testContext(t), db, Name)
 	if err != nil {
 		t.Fatalf("detect on %s: %v", database, err)
 	}

@@ -29,7 +29,7 @@ func countingDB(t testing.TB, writes *atomic.Int64) *sqlkit.DB {
 			return countingConn{Conn: conn, writes: writes}, nil
 		}
 	})
-	d, err := sqlkit.Open(testContext(t), db, Name)
+	d, err := sqlkit.OpenLegacy(testContext(t), db, Name)
 	if err != nil {
 		t.Fatal(err)
 	}

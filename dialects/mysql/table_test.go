@@ -133,7 +133,7 @@ func TestInsertIDBranches(t *testing.T) {
 	for _, mode := range connModes {
 		t.Run(mode.name, func(t *testing.T) {
 			db := openLive(t, mode.tweak)
-			d, err := sqlkit.Open(testContext(t), db, Name)
+			d, err := sqlkit.OpenLegacy(testContext(t), db, Name)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -155,7 +155,7 @@ func TestInsertIDBranches(t *testing.T) {
 // explicitly, so the server never overwrites it.
 func TestInsertIDBranchesLegacyShedlock(t *testing.T) {
 	db := openLive(t, nil)
-	d, err := sqlkit.Open(testContext(t), db, Name)
+	d, err := sqlkit.OpenLegacy(testContext(t), db, Name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,7 +280,7 @@ func insertIDBranches(t *testing.T, k *clockConn, foundRows bool) {
 // expired lease and the takeover would be half done.
 func TestOnDuplicateKeyOrderMatters(t *testing.T) {
 	db := openLive(t, nil)
-	d, err := sqlkit.Open(testContext(t), db, Name)
+	d, err := sqlkit.OpenLegacy(testContext(t), db, Name)
 	if err != nil {
 		t.Fatal(err)
 	}

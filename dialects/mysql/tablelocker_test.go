@@ -183,7 +183,7 @@ func TestShedlockTimeZoneLive(t *testing.T) {
 		}
 		c.Params["time_zone"] = "'+05:00'"
 	})
-	d, err := sqlkit.Open(testContext(t), db, Name)
+	d, err := sqlkit.OpenLegacy(testContext(t), db, Name)
 	if err != nil {
 		t.Fatal(err)
 	}

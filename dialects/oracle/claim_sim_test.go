@@ -417,7 +417,7 @@ func TestClaimTableOnEveryVersion(t *testing.T) {
 			sim := newClaimDDLSim(t, cfg)
 			sqlDB, _ := fakesql.Open(sim)
 			t.Cleanup(func() { _ = sqlDB.Close() })
-			db, err := sqlkit.Open(ctx, sqlDB, Name)
+			db, err := sqlkit.OpenLegacy(ctx, sqlDB, Name)
 			if err != nil {
 				t.Fatal(err)
 			}

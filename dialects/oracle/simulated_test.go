@@ -22,7 +22,7 @@ func openSim(t *testing.T, cfg simConfig) (*oraSim, *sqlkit.DB) {
 	sqlDB, _ := sim.open(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	db, err := sqlkit.Open(ctx, sqlDB, Name)
+	db, err := sqlkit.OpenLegacy(ctx, sqlDB, Name)
 	if err != nil {
 		t.Fatalf("detect the simulated server: %v", err)
 	}

@@ -38,7 +38,7 @@ func articleTable(t *testing.T, width int) string {
 func TestArticleInteropLive(t *testing.T) {
 	db := liveDB(t)
 	table := articleTable(t, 128)
-	d, err := sqlkit.Open(testCtx(t), db, Name)
+	d, err := sqlkit.OpenLegacy(testCtx(t), db, Name)
 	if err != nil {
 		t.Fatal(err)
 	}

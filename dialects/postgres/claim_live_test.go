@@ -10,7 +10,7 @@ import (
 // TestClaimsLive runs the claim conformance suite (skip-locked and
 // optimistic) on the live server.
 func TestClaimsLive(t *testing.T) {
-	db, err := sqlkit.Open(testCtx(t), liveDB(t), Name)
+	db, err := sqlkit.OpenLegacy(testCtx(t), liveDB(t), Name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -20,7 +20,7 @@ func TestClaimsLive(t *testing.T) {
 // TestClaimSelfcheckLive runs selfcheck's claim.* checks on the live
 // server.
 func TestClaimSelfcheckLive(t *testing.T) {
-	db, err := sqlkit.Open(testCtx(t), liveDB(t), Name)
+	db, err := sqlkit.OpenLegacy(testCtx(t), liveDB(t), Name)
 	if err != nil {
 		t.Fatal(err)
 	}

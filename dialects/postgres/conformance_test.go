@@ -12,7 +12,7 @@ import (
 // (advisory locks), then the table strategy on every preset.
 func TestConformance(t *testing.T) {
 	sqlDB := liveDB(t)
-	db, err := sqlkit.Open(t.Context(), sqlDB, Name)
+	db, err := sqlkit.OpenLegacy(t.Context(), sqlDB, Name)
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}

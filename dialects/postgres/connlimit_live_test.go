@@ -67,7 +67,7 @@ func TestConnLimitLive(t *testing.T) {
 	}
 
 	db := openAsRole()
-	detected, err := sqlkit.Open(ctx, db, Name)
+	detected, err := sqlkit.OpenLegacy(ctx, db, Name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func TestConnLimitLive(t *testing.T) {
 	defer held.Close()
 
 	start := time.Now()
-	_, err = sqlkit.Open(ctx, openAsRole(), Name)
+	_, err = sqlkit.OpenLegacy(ctx, openAsRole(), Name)
 	wantLimit("detect", err, start)
 
 	start = time.Now()

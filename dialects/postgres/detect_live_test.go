@@ -29,7 +29,7 @@ func TestDetectLive(t *testing.T) {
 		t.Errorf("Detect\n got %+v\nwant %+v", info, want)
 	}
 
-	opened, err := sqlkit.Open(ctx, db, Name)
+	opened, err := sqlkit.OpenLegacy(ctx, db, Name)
 	if err != nil || opened.Info != want {
 		t.Fatalf("dialects.Open = %+v, %v; want %+v", opened, err, want)
 	}

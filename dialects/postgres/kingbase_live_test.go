@@ -55,7 +55,7 @@ func liveKingbase(t *testing.T) *sqlkit.DB {
 	if err := sqlDB.PingContext(ctx); err != nil {
 		t.Fatalf("%s is set but the server does not answer: %v", kingbaseEnv, explainAuthError(err))
 	}
-	db, err := sqlkit.Open(ctx, sqlDB, Name)
+	db, err := sqlkit.OpenLegacy(ctx, sqlDB, Name)
 	if err != nil {
 		t.Fatalf("detect: %v", err)
 	}

@@ -25,7 +25,7 @@ func openPgSim(t *testing.T, cfg pgSimConfig) (*pgSim, *sqlkit.DB) {
 	sim := newPgSim(t, cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	db, err := sqlkit.Open(ctx, sim.open(t), Name)
+	db, err := sqlkit.OpenLegacy(ctx, sim.open(t), Name)
 	if err != nil {
 		t.Fatalf("detect the simulated server: %v", err)
 	}
@@ -207,7 +207,7 @@ func TestOneConnectionPoolIsNotProven(t *testing.T) {
 	sim := newPgSim(t, pgSimConfig{Banner: kingbaseBanner("B0501"), Mode: "pg"})
 	sqlDB := sim.open(t)
 	sqlDB.SetMaxOpenConns(1)
-	db, err := sqlkit.Open(testCtx(t), sqlDB, Name)
+	db, err := sqlkit.OpenLegacy(testCtx(t), sqlDB, Name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,7 +33,7 @@ func schemaDB(t *testing.T) (*sqlkit.DB, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = raw.Close() })
-	db, err := sqlkit.Open(testCtx(t), raw, Name)
+	db, err := sqlkit.OpenLegacy(testCtx(t), raw, Name)
 	if err != nil {
 		t.Fatalf("open the live server: %v", err)
 	}
@@ -175,7 +175,7 @@ func entriesFor(entries []dialects.LockEntry, key string) []dialects.LockEntry {
 func TestLockAdminLiveSessionLocks(t *testing.T) {
 	ctx := testCtx(t)
 	raw := liveDB(t)
-	db, err := sqlkit.Open(ctx, raw, Name)
+	db, err := sqlkit.OpenLegacy(ctx, raw, Name)
 	if err != nil {
 		t.Fatal(err)
 	}

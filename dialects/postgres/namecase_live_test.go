@@ -35,7 +35,7 @@ func TestCaseInsensitiveCollationLive(t *testing.T) {
 		_, _ = db.ExecContext(ctx, "DROP TABLE IF EXISTS "+table)
 		_, _ = db.ExecContext(ctx, "DROP COLLATION IF EXISTS "+coll)
 	})
-	d, err := sqlkit.Open(ctx, db, Name)
+	d, err := sqlkit.OpenLegacy(ctx, db, Name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func TestCaseInsensitiveCollationLive(t *testing.T) {
 // case are two locks, as they are for the session strategy's advisory
 // keys (SHA-256 of the name's bytes).
 func TestSchedlockDDLCaseLive(t *testing.T) {
-	d, err := sqlkit.Open(testCtx(t), liveDB(t), Name)
+	d, err := sqlkit.OpenLegacy(testCtx(t), liveDB(t), Name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func TestSchedlockDDLCaseLive(t *testing.T) {
 // TestSessionNameCaseLive: advisory keys are hashes of the name's bytes,
 // so Nightly and nightly are two locks.
 func TestSessionNameCaseLive(t *testing.T) {
-	d, err := sqlkit.Open(testCtx(t), liveDB(t), Name)
+	d, err := sqlkit.OpenLegacy(testCtx(t), liveDB(t), Name)
 	if err != nil {
 		t.Fatal(err)
 	}

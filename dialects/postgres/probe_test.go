@@ -37,7 +37,7 @@ func openProbed(t *testing.T, dsn string, opts dialects.ProbeOptions) dialects.C
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = raw.Close() })
-	db, err := sqlkit.Open(testCtx(t), raw, Name)
+	db, err := sqlkit.OpenLegacy(testCtx(t), raw, Name)
 	if err != nil {
 		t.Fatalf("the server in %s does not answer: %v", dsnEnv, err)
 	}

@@ -17,7 +17,7 @@ func openNamed(t *testing.T, key string) *sqlkit.DB {
 	if !ok {
 		t.Fatal("the postgres dialect is not registered")
 	}
-	db, err := sqlkit.OpenSQL(testCtx(t), entry, dialects.Target{
+	db, err := sqlkit.OpenSQLTarget(testCtx(t), entry, dialects.Target{
 		Driver: DriverName, Conn: liveDSN(t),
 		Options: map[string]string{dialects.OptionSessionNames: dialects.SessionNamesRaw, dialects.OptionSessionKey: key},
 	})

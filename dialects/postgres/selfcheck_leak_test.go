@@ -28,7 +28,7 @@ func TestSelfcheckLeavesNothingBehind(t *testing.T) {
 	}
 	defer pool.Close()
 	ctx := testCtx(t)
-	db, err := sqlkit.Open(ctx, pool, Name)
+	db, err := sqlkit.OpenLegacy(ctx, pool, Name)
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}

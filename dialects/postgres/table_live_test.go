@@ -15,7 +15,7 @@ import (
 func TestTableLockerLive(t *testing.T) {
 	db := liveDB(t)
 	ctx := testCtx(t)
-	opened, err := sqlkit.Open(ctx, db, Name)
+	opened, err := sqlkit.OpenLegacy(ctx, db, Name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ func TestClaims(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = sqlDB.Close() })
-	db, err := sqlkit.Open(t.Context(), sqlDB, sqlite.Name)
+	db, err := sqlkit.OpenLegacy(t.Context(), sqlDB, sqlite.Name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +31,7 @@ func TestClaimSelfcheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = sqlDB.Close() })
-	db, err := sqlkit.Open(t.Context(), sqlDB, sqlite.Name)
+	db, err := sqlkit.OpenLegacy(t.Context(), sqlDB, sqlite.Name)
 	if err != nil {
 		t.Fatal(err)
 	}

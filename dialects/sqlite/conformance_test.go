@@ -15,7 +15,7 @@ import (
 // dropped by the run.
 func TestConformance(t *testing.T) {
 	sqlDB := openDB(t, filepath.Join(t.TempDir(), "conformance.db"))
-	db, err := sqlkit.Open(t.Context(), sqlDB, sqlite.Name)
+	db, err := sqlkit.OpenLegacy(t.Context(), sqlDB, sqlite.Name)
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}

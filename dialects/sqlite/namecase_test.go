@@ -21,7 +21,7 @@ func TestNameCase(t *testing.T) {
 	if _, err := sqlDB.Exec(`CREATE TABLE nocase_locks (name VARCHAR(64) COLLATE NOCASE NOT NULL PRIMARY KEY, lock_until TEXT NOT NULL, locked_at TEXT NOT NULL, locked_by VARCHAR(255) NOT NULL)`); err != nil {
 		t.Fatal(err)
 	}
-	db, err := sqlkit.Open(t.Context(), sqlDB, sqlite.Name)
+	db, err := sqlkit.OpenLegacy(t.Context(), sqlDB, sqlite.Name)
 	if err != nil {
 		t.Fatal(err)
 	}

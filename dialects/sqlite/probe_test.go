@@ -18,7 +18,7 @@ func probeFile(t *testing.T, db *sql.DB, opts dialects.ProbeOptions) dialects.Ca
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	d, err := sqlkit.Open(ctx, db, sqlite.Name)
+	d, err := sqlkit.OpenLegacy(ctx, db, sqlite.Name)
 	if err != nil {
 		t.Fatal(err)
 	}

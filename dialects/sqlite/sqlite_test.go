@@ -32,7 +32,7 @@ func TestRegisteredDialect(t *testing.T) {
 			t.Fatalf("ForScheme(%q) = %v, %v", scheme, d, err)
 		}
 	}
-	db, err := sqlkit.Open(ctx, openFile(t), sqlite.Name)
+	db, err := sqlkit.OpenLegacy(ctx, openFile(t), sqlite.Name)
 	if err != nil {
 		t.Fatal(err)
 	}

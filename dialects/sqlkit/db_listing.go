@@ -36,23 +36,26 @@ func (db *DB) Liquibase(table string) (dialects.LiquibaseLock, error) {
 // SessionNames), or as by default when they do not suit this database:
 // callers check SessionNames first.
 func (db *DB) LockAdmin() dialects.LockAdmin {
-	if db.Dialect.NewLockAdmin == nil {
+	ae, ok := db.eng().(AdminEngine)
+	if !ok {
 		return nil
 	}
-	info, err := db.namedInfo()
+	n, err := db.SessionNames()
 	if err != nil {
-		info = db.Info // the commands check SessionNames first
+		n = dialects.SessionNames{} // the commands check SessionNames first
 	}
-	return db.Dialect.NewLockAdmin(db.SQL, info)
+	return ae.NewLockAdmin(n)
 }
 
 // HasSessionLocks reports whether this database has session locks that a
 // LockAdmin can list (false on SQLite, CockroachDB, TiDB, …).
 func (db *DB) HasSessionLocks() bool {
-	if db.Dialect.NewLockAdmin == nil || db.Dialect.NewSessionLocker == nil {
+	_, admin := db.eng().(AdminEngine)
+	se, session := db.eng().(SessionEngine)
+	if !admin || !session {
 		return false
 	}
-	_, err := db.Dialect.NewSessionLocker(db.SQL, db.Info)
+	_, err := se.NewSessionLocker(dialects.SessionNames{})
 	return err == nil
 }
 

@@ -21,12 +21,13 @@ import (
 // optimistic elsewhere. It leaves nothing behind.
 func (db *DB) Probe(ctx context.Context, opts dialects.ProbeOptions) (dialects.Capabilities, error) {
 	var caps dialects.Capabilities
-	if db.Dialect.Probe == nil {
+	pe, ok := db.eng().(ProbeEngine)
+	if !ok {
 		none := dialects.CapUnknown("the "+db.Dialect.Name+" dialect has no probe", "")
 		caps = dialects.Capabilities{SkipLocked: none, NoWait: none, Isolation: none, LockListing: none, KillSessions: none}
 	} else {
 		var err error
-		if caps, err = db.Dialect.Probe(ctx, db.SQL, db.Info, opts); err != nil {
+		if caps, err = pe.ProbeDialect(ctx, opts); err != nil {
 			return dialects.Capabilities{}, dialects.Wrap(db.Dialect.Name, "probe", err)
 		}
 	}

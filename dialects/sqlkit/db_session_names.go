@@ -15,18 +15,6 @@ func (db *DB) SessionNames() (dialects.SessionNames, error) {
 	return n, nil
 }
 
-// namedInfo is db.Info with the checked SessionNames of the DSN, as the
-// dialect's session locker and lock administration take it.
-func (db *DB) namedInfo() (dialects.Info, error) {
-	n, err := db.SessionNames()
-	if err != nil {
-		return dialects.Info{}, err
-	}
-	info := db.Info
-	info.SessionNames = n
-	return info, nil
-}
-
 // CheckLockName implements NameChecker with the SessionOps' own, if any.
 func (l *SessionLocker) CheckLockName(name string) error {
 	if c, ok := l.Ops.(dialects.NameChecker); ok {

@@ -71,7 +71,7 @@ func openDetected(t *testing.T, driver, dsn, dialect string) *sqlkit.DB {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = sqlDB.Close() })
-	db, err := sqlkit.Open(testContext(t), sqlDB, dialect)
+	db, err := sqlkit.OpenLegacy(testContext(t), sqlDB, dialect)
 	if err != nil {
 		t.Fatalf("open %s: %v", dialect, err)
 	}

@@ -22,7 +22,7 @@ func openSQLiteAdmin(t *testing.T) *sqlkit.DB {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = raw.Close() })
-	db, err := sqlkit.Open(context.Background(), raw, sqlite.Name)
+	db, err := sqlkit.OpenLegacy(context.Background(), raw, sqlite.Name)
 	if err != nil {
 		t.Fatal(err)
 	}

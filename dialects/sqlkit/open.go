@@ -10,18 +10,19 @@ import (
 	"github.com/schedlock/schedlock/dialects"
 )
 
-// DB is the SQL family's Backend: a database/sql pool whose dialect has
-// been detected. Detection runs once, in Open or OpenSQL; everything after
-// reads Info, which also carries what detection proved (Info.Facts) for
-// this database alone. Close closes the pool.
+// DB is the kit's part of a SQL backend: a database/sql pool whose
+// database has been detected, the DSN's x- options, and the backend's
+// Engine. A backend's type embeds *DB, which gives it Detected, Locker,
+// Probe, the listing and Close; Recommend and the lockers come from the
+// Engine. Close closes the pool.
 type DB struct {
 	SQL     *sql.DB
 	Dialect *dialects.Dialect
 	Info    dialects.Info
 
-	// options are the DSN's x- options (Target.Options); nil for a DB
-	// opened by Open.
+	// options are the DSN's x- options (Target.Options).
 	options map[string]string
+	engine  Engine
 
 	closeOnce sync.Once
 	closeErr  error
@@ -33,66 +34,68 @@ var (
 	_ dialects.Prober      = (*DB)(nil)
 )
 
-// Open detects the database behind db with the named dialect. The returned
-// DB owns db: its Close closes db.
-func Open(ctx context.Context, db *sql.DB, dialect string) (*DB, error) {
-	d, ok := dialects.Lookup(dialect)
+// New returns the kit's DB for pool, a database of the dialect registered
+// as info.Dialect that detection identified as info; engine is the
+// backend's own type, which embeds the result. options are the DSN's x-
+// options (nil for none). The DB owns pool: its Close closes it.
+func New(pool *sql.DB, info dialects.Info, options map[string]string, engine Engine) *DB {
+	d, ok := dialects.Lookup(info.Dialect)
 	if !ok {
-		return nil, fmt.Errorf("%w: unknown dialect %q (registered: %v)", dialects.ErrUnsupported, dialect, dialects.Names())
+		d = &dialects.Dialect{Name: info.Dialect}
 	}
-	if d.Detect == nil {
-		return nil, fmt.Errorf("%w: the %s backend is not database/sql", dialects.ErrUnsupported, d.Name)
-	}
-	info, err := d.Detect(ctx, db)
-	if err != nil {
-		return nil, dialects.Wrap(d.Name, "detect", err)
-	}
-	info.Dialect = d.Name
-	return &DB{SQL: db, Dialect: d, Info: info}, nil
+	return &DB{SQL: pool, Dialect: d, Info: info, options: options, engine: engine}
 }
 
-// OpenTarget opens t with dialect d: its Open, or for the SQL family the
-// driver's pool, a ping (failures are *UnreachableError) and detection.
-func OpenTarget(ctx context.Context, d *dialects.Dialect, t dialects.Target) (dialects.Backend, error) {
-	if d.Open != nil {
-		return d.Open(ctx, t)
+// Kit returns db; through the embedding it is how Of finds the kit DB of a
+// backend.
+func (db *DB) Kit() *DB { return db }
+
+// Of returns the kit DB of backend b when b is a SQL backend (its type
+// embeds *DB).
+func Of(b dialects.Backend) (*DB, bool) {
+	k, ok := b.(interface{ Kit() *DB })
+	if !ok {
+		return nil, false
 	}
-	db, err := OpenSQL(ctx, d, t)
-	if err != nil {
-		return nil, err
-	}
-	return db, nil
+	return k.Kit(), true
 }
 
-// OpenSQL opens the database/sql pool of t with d's driver, pings it and
-// detects the database. A failed open or ping is an *UnreachableError; on
-// any error the pool is closed.
-func OpenSQL(ctx context.Context, d *dialects.Dialect, t dialects.Target) (*DB, error) {
-	driver := d.Driver
-	if driver == "" {
-		driver = t.Driver
-	}
+// Connect opens the database/sql pool of t with driver and pings it. A
+// failed open or ping is an *UnreachableError, its cause first passed
+// through classify (nil: unchanged).
+func Connect(ctx context.Context, t dialects.Target, driver string, classify func(error) error) (*sql.DB, error) {
 	pool, err := sql.Open(driver, t.Conn)
 	if err != nil {
 		return nil, dialects.Unreachable(err)
 	}
 	if err := pool.PingContext(ctx); err != nil {
 		_ = pool.Close()
-		if d.ClassifyError != nil {
-			err = d.ClassifyError(err)
+		if classify != nil {
+			err = classify(err)
 		}
 		if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
 			err = fmt.Errorf("%w (%v)", ctxErr, err)
 		}
 		return nil, dialects.Unreachable(err)
 	}
-	db, err := Open(ctx, pool, d.Name)
+	return pool, nil
+}
+
+// Open is a SQL backend's Open: Connect with driver and classify, then
+// newBackend (the backend's detection and type) on the pool and t's
+// options. On any error the pool is closed.
+func Open[B dialects.Backend](ctx context.Context, t dialects.Target, driver string, classify func(error) error,
+	newBackend func(ctx context.Context, pool *sql.DB, options map[string]string) (B, error)) (dialects.Backend, error) {
+	pool, err := Connect(ctx, t, driver, classify)
+	if err != nil {
+		return nil, err
+	}
+	b, err := newBackend(ctx, pool, t.Options)
 	if err != nil {
 		_ = pool.Close()
 		return nil, err
 	}
-	db.options = t.Options
-	return db, nil
+	return b, nil
 }
 
 // Detected returns Info.
@@ -108,15 +111,16 @@ func (db *DB) Close() error {
 // SessionLocker returns the session-strategy locker, or an error matching
 // ErrUnsupported that says why this database has none.
 func (db *DB) SessionLocker() (dialects.Locker, error) {
-	if db.Dialect.NewSessionLocker == nil {
+	se, ok := db.eng().(SessionEngine)
+	if !ok {
 		return nil, dialects.Wrap(db.Dialect.Name, "session locker",
 			dialects.WithRemedy(fmt.Errorf("%w: %s has no session locks", dialects.ErrUnsupported, db.Info.Product), dialects.UseTableStrategy))
 	}
-	info, err := db.namedInfo()
+	n, err := db.SessionNames()
 	if err != nil {
 		return nil, dialects.Wrap(db.Dialect.Name, "session locker", err)
 	}
-	l, err := db.Dialect.NewSessionLocker(db.SQL, info)
+	l, err := se.NewSessionLocker(n)
 	return l, dialects.Wrap(db.Dialect.Name, "session locker", err)
 }
 
@@ -125,10 +129,7 @@ func (db *DB) TableLocker(t dialects.Table) (dialects.TableLocker, error) {
 	if _, err := t.Schema(); err != nil {
 		return nil, err
 	}
-	if db.Dialect.NewTableLocker == nil {
-		return nil, dialects.Wrap(db.Dialect.Name, "table locker", fmt.Errorf("%w: no lease table for %s", dialects.ErrUnsupported, db.Info.Product))
-	}
-	l, err := db.Dialect.NewTableLocker(db.SQL, db.Info, t)
+	l, err := db.eng().NewTableLocker(t)
 	return l, dialects.Wrap(db.Dialect.Name, "table locker", err)
 }
 
@@ -145,10 +146,16 @@ func (db *DB) Locker(strategy dialects.Strategy, t dialects.Table) (dialects.Loc
 	}
 }
 
-// Recommend picks the lock strategy for this database and says why.
-func (db *DB) Recommend() (dialects.Strategy, string) {
-	if db.Dialect.Recommend == nil {
-		return dialects.StrategyTable, "the lease table works on every database"
+// MustOf returns the kit DB of b, which the caller knows to be a SQL
+// backend; it panics otherwise.
+func MustOf(b dialects.Backend) *DB {
+	db, ok := Of(b)
+	if !ok {
+		panic(fmt.Sprintf("sqlkit: %T is not a SQL backend", b))
 	}
-	return db.Dialect.Recommend(db.Info)
+	return db
 }
+
+// Recommend picks the lock strategy for this database and says why: the
+// Engine's RecommendStrategy.
+func (db *DB) Recommend() (dialects.Strategy, string) { return db.eng().RecommendStrategy() }

@@ -54,7 +54,7 @@ func liveDB(t testing.TB) *sql.DB {
 // liveDetected opens the live server and runs detection on it.
 func liveDetected(t testing.TB) *sqlkit.DB {
 	t.Helper()
-	db, err := sqlkit.Open(testContext(t), liveDB(t), Name)
+	db, err := sqlkit.OpenLegacy(testContext(t), liveDB(t), Name)
 	if err != nil {
 		t.Fatalf("detect: %v", err)
 	}

@@ -100,7 +100,7 @@ func (sim *simServer) open(t testing.TB) *sql.DB {
 // detected opens sim and runs detection on it.
 func (sim *simServer) detected(t testing.TB) *sqlkit.DB {
 	t.Helper()
-	d, err := sqlkit.Open(t.Context(), sim.open(t), Name)
+	d, err := sqlkit.OpenLegacy(t.Context(), sim.open(t), Name)
 	if err != nil {
 		t.Fatalf("detect on the simulator: %v", err)
 	}

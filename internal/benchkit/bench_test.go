@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/schedlock/schedlock/dialects"
 	_ "github.com/schedlock/schedlock/dialects/all"
 	"github.com/schedlock/schedlock/dialects/sqlkit"
 	"github.com/schedlock/schedlock/internal/benchkit"
@@ -23,7 +24,7 @@ var benchServers = []struct{ name, env string }{
 
 // forEachServer runs fn as a sub-benchmark on each configured server, and
 // on a SQLite file.
-func forEachServer(b *testing.B, fn func(b *testing.B, db *sqlkit.DB)) {
+func forEachServer(b *testing.B, fn func(b *testing.B, db dialects.Backend)) {
 	servers := append([]struct{ name, env string }{}, benchServers...)
 	servers = append(servers, struct{ name, env string }{"sqlite", ""})
 	for _, s := range servers {
@@ -43,17 +44,16 @@ func forEachServer(b *testing.B, fn func(b *testing.B, db *sqlkit.DB)) {
 				b.Fatal(err)
 			}
 			defer backend.Close()
-			db, ok := backend.(*sqlkit.DB)
-			if !ok {
+			if _, ok := sqlkit.Of(backend); !ok {
 				b.Fatalf("%T is not a SQL backend", backend)
 			}
-			fn(b, db)
+			fn(b, backend)
 		})
 	}
 }
 
 // run runs plan with b.N cycles per measurement and returns its report.
-func run(b *testing.B, db *sqlkit.DB, plan benchkit.Plan) *benchkit.Report {
+func run(b *testing.B, db dialects.Backend, plan benchkit.Plan) *benchkit.Report {
 	b.Helper()
 	plan.Budget = benchkit.Budget{Cycles: int64(b.N)}
 	b.ResetTimer()
@@ -68,7 +68,7 @@ func run(b *testing.B, db *sqlkit.DB, plan benchkit.Plan) *benchkit.Report {
 // BenchmarkCycles reports round trips, raw session-lock cycles and engine
 // cycles per strategy, per second.
 func BenchmarkCycles(b *testing.B) {
-	forEachServer(b, func(b *testing.B, db *sqlkit.DB) {
+	forEachServer(b, func(b *testing.B, db dialects.Backend) {
 		rep := run(b, db, benchkit.Plan{Cycles: true})
 		b.ReportMetric(rep.RoundTrip.CyclesPerSecond, "roundtrips/s")
 		for _, c := range rep.Cycles {
@@ -83,7 +83,7 @@ func BenchmarkCycles(b *testing.B) {
 // BenchmarkContention8 reports critical sections per second of 8 workers
 // on one name: engine trying, raw statements, engine waiting.
 func BenchmarkContention8(b *testing.B) {
-	forEachServer(b, func(b *testing.B, db *sqlkit.DB) {
+	forEachServer(b, func(b *testing.B, db dialects.Backend) {
 		rep := run(b, db, benchkit.Plan{Workers: 8})
 		for _, c := range rep.Contention {
 			b.ReportMetric(c.Engine.SuccessesPerSecond, c.Strategy+"-successes/s")
@@ -98,7 +98,7 @@ func BenchmarkContention8(b *testing.B) {
 // BenchmarkHandOver reports the median latency from a release to the
 // waiter's acquire, b.N hand-overs per strategy.
 func BenchmarkHandOver(b *testing.B) {
-	forEachServer(b, func(b *testing.B, db *sqlkit.DB) {
+	forEachServer(b, func(b *testing.B, db dialects.Backend) {
 		rep := run(b, db, benchkit.Plan{HandOver: true})
 		for _, h := range rep.HandOver {
 			b.ReportMetric(h.MedianMS, h.Strategy+"-median-ms")

@@ -109,7 +109,7 @@ func RunClaims(ctx context.Context, backend dialects.Backend, p ClaimPlan) (*Cla
 	if p.Workers < 1 || p.Batch < 1 || p.Batch > claimtable.MaxBatch {
 		return nil, fmt.Errorf("%w: claims bench needs workers >= 1 and a batch of 1 to %d", dialects.ErrInvalid, claimtable.MaxBatch)
 	}
-	db, ok := backend.(*sqlkit.DB)
+	db, ok := sqlkit.Of(backend)
 	if !ok || !claimtable.Supported(backend) {
 		return nil, fmt.Errorf("%w: %s has no task rows to claim", dialects.ErrUnsupported, backend.Detected().Dialect)
 	}

@@ -20,7 +20,7 @@ func TestRunClaimsOnSQLite(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = sqlDB.Close() })
-	db, err := sqlkit.Open(t.Context(), sqlDB, sqlite.Name)
+	db, err := sqlkit.OpenLegacy(t.Context(), sqlDB, sqlite.Name)
 	if err != nil {
 		t.Fatal(err)
 	}

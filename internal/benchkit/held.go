@@ -59,7 +59,7 @@ type Held struct {
 // and the error is returned beside the result.
 func HoldMany(ctx context.Context, backend dialects.Backend, locker dialects.Locker, prefix string, locks int, opts dialects.Options) (Held, error) {
 	h := Held{Strategy: string(locker.Strategy()), Locks: locks, ConnectionsSource: SourceClient}
-	db, _ := backend.(*sqlkit.DB)
+	db, _ := sqlkit.Of(backend)
 	if db == nil {
 		h.ConnectionsSource = SourceNone
 	}

@@ -25,7 +25,7 @@ type target struct {
 func newTarget(b dialects.Backend) *target {
 	t := &target{backend: b, dialect: b.Detected().Dialect}
 	t.support = supportFor(t.dialect)
-	if db, ok := b.(*sqlkit.DB); ok {
+	if db, ok := sqlkit.Of(b); ok {
 		t.db = db
 		if raw, ok := t.support.(RawSessions); ok {
 			t.session = raw.RawSessionOps(db.SQL, db.Info)

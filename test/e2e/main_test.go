@@ -114,7 +114,7 @@ func connect(t *testing.T, raw string) *sqlkit.DB {
 	if err != nil {
 		t.Fatalf("connect %s: %v", d.Redacted(), err)
 	}
-	db, ok := b.(*sqlkit.DB)
+	db, ok := sqlkit.Of(b)
 	if !ok {
 		t.Fatalf("connect %s: %T is not a SQL backend", d.Redacted(), b)
 	}

@@ -20,9 +20,11 @@ import (
 	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
-// Run runs the suite on db for each strategy its claim builder supports.
-func Run(t *testing.T, db *sqlkit.DB) {
+// Run runs the suite on the SQL backend for each strategy its claim
+// builder supports.
+func Run(t *testing.T, backend dialects.Backend) {
 	t.Helper()
+	db := sqlkit.MustOf(backend)
 	b, ok := claimtable.Lookup(db.Info)
 	if !ok {
 		t.Fatalf("the %s dialect registers no claim builder", db.Info.Dialect)
@@ -41,7 +43,7 @@ func Run(t *testing.T, db *sqlkit.DB) {
 			t.Run("BadInput", s.badInput)
 		})
 	}
-	t.Run("MissingMappedColumns", func(t *testing.T) { missingColumns(t, db, b) })
+	t.Run("MissingMappedColumns", func(t *testing.T) { missingColumns(t, backend, b) })
 }
 
 type suite struct {
@@ -456,8 +458,9 @@ func (s *suite) badInput(t *testing.T) {
 
 // missingColumns: a user's table without the mapped columns is refused
 // in one message naming them.
-func missingColumns(t *testing.T, db *sqlkit.DB, b claimtable.Builder) {
+func missingColumns(t *testing.T, backend dialects.Backend, b claimtable.Builder) {
 	ctx := ctxFor(t)
+	db := sqlkit.MustOf(backend)
 	name := Unique("sl_orders_")
 	if _, err := db.SQL.ExecContext(ctx, "CREATE TABLE "+name+" (order_id INT PRIMARY KEY, state VARCHAR(20))"); err != nil {
 		t.Fatal(err)
@@ -469,7 +472,7 @@ func missingColumns(t *testing.T, db *sqlkit.DB, b claimtable.Builder) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = cl.CheckColumns(ctx, claimtable.ReadColumns(db))
+	err = cl.CheckColumns(ctx, claimtable.ReadColumns(backend))
 	if !errors.Is(err, dialects.ErrInvalid) {
 		t.Fatalf("CheckColumns: %v; want ErrInvalid", err)
 	}
