@@ -219,9 +219,9 @@ func TestAcquireEndedInFlightLeavesNoLock(t *testing.T) {
 	}
 }
 
-// A waiting acquire rides out a cut connection: its tries fail while the
-// proxy refuses it, and it gets the lock once the path is back and the
-// holder has released.
+// A waiting acquire rides out a cut connection: it keeps waiting while
+// the path is cut (a command through the proxy fails meanwhile), and it
+// gets the lock once the path is back and the holder has released.
 func TestWaitingAcquireRidesOutACut(t *testing.T) {
 	direct, b, proxy := viaProxy(t, "dial_timeout=200ms&read_timeout=200ms&write_timeout=200ms&max_retries=0")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -243,6 +243,14 @@ func TestWaitingAcquireRidesOutACut(t *testing.T) {
 	time.Sleep(200 * time.Millisecond) // the waiter is refused a few times
 	proxy.Cut()
 	time.Sleep(500 * time.Millisecond) // its tries fail on the cut path
+	if err := b.Client().Ping(ctx).Err(); err == nil {
+		t.Fatal("a command went through the cut proxy")
+	}
+	select {
+	case r := <-got:
+		t.Fatalf("the waiting acquire returned while the holder held the lock and the path was cut: %v", r.err)
+	default:
+	}
 	proxy.Restore()
 	if err := held.Release(ctx); err != nil {
 		t.Fatal(err)
