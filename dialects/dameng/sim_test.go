@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/internal/dbmslock/dbmslocktest"
 	"github.com/schedlock/schedlock/dialects/internal/leasesim"
 	"github.com/schedlock/schedlock/dialects/locktable/locktabletest"
 	"github.com/schedlock/schedlock/internal/fakesql"
@@ -89,20 +90,15 @@ type dmSim struct {
 	columnsRE *regexp.Regexp
 	probeRE   map[string]*regexp.Regexp // probe.* op → its statement, any probe table
 
-	mu        sync.Mutex
-	sessions  map[int64]*simSession // by fakesql session id
-	allocated map[string]int64      // SYS.DBMS_LOCK_ALLOCATED: name → lock id
-	nextLock  int64
-	ulocks    map[int64]int64        // lock id → holding fakesql session id
-	depth     map[int64]int          // lock id → times taken (ReRequestGrants)
-	tables    map[string]*simTable   // by upper-case name
-	probes    map[string]*probeTable // row-lock probe tables, by upper-case name
-	unknown   []string               // statements not understood
-	dupKeys   int                    // -6602 answers
-	acquires  int                    // MERGE executions
-	kills     int                    // SP_CLOSE_SESSION calls
-	waitSecs  []int64                // the timeout of every REQUEST with one (lockSQL)
-	changes   fakesql.Changes        // notified when a DBMS_LOCK lock is freed
+	mu       sync.Mutex
+	sessions map[int64]*simSession  // by fakesql session id
+	locks    dbmslocktest.Server    // DBMS_LOCK (only when cfg.DBMSLock)
+	tables   map[string]*simTable   // by upper-case name
+	probes   map[string]*probeTable // row-lock probe tables, by upper-case name
+	unknown  []string               // statements not understood
+	dupKeys  int                    // -6602 answers
+	acquires int                    // MERGE executions
+	kills    int                    // SP_CLOSE_SESSION calls
 }
 
 // simConfig is the server the simulator plays.
@@ -116,13 +112,9 @@ type simConfig struct {
 	// DBMSLock: SP_CREATE_SYSTEM_PACKAGES(1, 'DBMS_LOCK') has run.
 	DBMSLock bool
 	// ReRequestGrants makes REQUEST of a lock the session already owns
-	// answer 0 instead of 4 and take it once more, so that it takes as many
-	// RELEASEs to free: the behaviour IvorySQL's emulation had
-	// (IvorySQL#1598).
+	// answer 0 instead of 4 and take it once more (see
+	// dbmslocktest.Server.ReRequestGrants).
 	ReRequestGrants bool
-	// WaitCode, when set, is the answer of every REQUEST with a timeout
-	// (lockSQL), which then grants nothing.
-	WaitCode *int64
 	// NoKillPrivilege makes SP_CLOSE_SESSION fail for lack of rights.
 	NoKillPrivilege bool
 	// InsertWindow is how long the MERGE's insert branch takes, during
@@ -213,10 +205,7 @@ func newSim(t testing.TB, cfg simConfig) *dmSim {
 		stmts:     map[string]simStmt{},
 		columnsRE: regexp.MustCompile(`^SELECT \* FROM ([A-Za-z_][A-Za-z0-9_$.]*) WHERE 1 = 0$`),
 		sessions:  map[int64]*simSession{},
-		allocated: map[string]int64{},
-		nextLock:  1073741824,
-		ulocks:    map[int64]int64{},
-		depth:     map[int64]int{},
+		locks:     dbmslocktest.Server{ReRequestGrants: cfg.ReRequestGrants},
 		tables:    map[string]*simTable{},
 		probes:    map[string]*probeTable{},
 		probeRE:   map[string]*regexp.Regexp{},
@@ -282,13 +271,7 @@ func (s *dmSim) Close(fs *fakesql.Session) {
 }
 
 func (s *dmSim) freeLocksLocked(id int64) {
-	for lock, holder := range s.ulocks {
-		if holder == id {
-			delete(s.ulocks, lock)
-			delete(s.depth, lock)
-		}
-	}
-	s.changes.Notify()
+	s.locks.End(id)
 	for _, p := range s.probes {
 		if p.lockedBy == id {
 			p.lockedBy = 0
@@ -373,12 +356,12 @@ func (s *dmSim) HandleContext(ctx context.Context, fs *fakesql.Session, q string
 		case !s.cfg.DBMSLock:
 			return fakesql.Response{}, errInvalidTable("SYS.DBMS_LOCK_ALLOCATED")
 		}
-		return oneRow("COUNT(*)", int64(len(s.ulocks))), nil
+		return oneRow("COUNT(*)", int64(s.locks.Held())), nil
 	case "session.probe.views":
 		if s.cfg.NoLockViews {
 			return fakesql.Response{}, errNoPriv
 		}
-		return oneRow("COUNT(*)", int64(len(s.ulocks))), nil
+		return oneRow("COUNT(*)", int64(s.locks.Held())), nil
 	case "session.probe.clock":
 		return oneRow("NOW", s.now().UnixMilli()), nil
 	}
@@ -466,7 +449,7 @@ func (s *dmSim) probeTables() []string {
 	return out
 }
 
-// dbmsLock runs the TryLock, Unlock and Holds blocks.
+// dbmsLock runs the TryLock, Unlock, Holds and Lock blocks.
 func (s *dmSim) dbmsLock(ctx context.Context, sess *simSession, kind string, a simArgs) (fakesql.Response, error) {
 	if !s.cfg.DBMSLock {
 		// The dialect must never call a package it has not proven.
@@ -477,71 +460,13 @@ func (s *dmSim) dbmsLock(ctx context.Context, sess *simSession, kind string, a s
 	if len(name) > MaxLockNameBytes {
 		return fakesql.Response{}, errTooLong("LOCKNAME")
 	}
-	id, ok := s.allocated[name]
-	if !ok {
-		id = s.nextLock
-		s.nextLock++
-		s.allocated[name] = id
+	var timeout any
+	if kind == "session.lock" {
+		timeout = a[2].Value
 	}
-	me := sess.fs.ID
-	request := func() int64 {
-		switch holder, held := s.ulocks[id]; {
-		case held && holder == me && s.cfg.ReRequestGrants:
-			s.depth[id]++
-			return LockSuccess
-		case held && holder == me:
-			return LockAlreadyOwned
-		case held:
-			return LockTimeout
-		default:
-			s.ulocks[id] = me
-			s.depth[id] = 1
-			return LockSuccess
-		}
-	}
-	release := func() int64 {
-		if holder, held := s.ulocks[id]; held && holder == me {
-			if s.depth[id]--; s.depth[id] <= 0 {
-				delete(s.ulocks, id)
-				delete(s.depth, id)
-				s.changes.Notify()
-			}
-			return LockSuccess
-		}
-		return LockAlreadyOwned
-	}
-	var rc int64
-	switch kind {
-	case "session.trylock":
-		rc = request()
-	case "session.lock":
-		// REQUEST's timeout: whole seconds below MAXWAIT (which would
-		// wait forever), as Oracle's INTEGER parameter.
-		secs, ok := a[2].Value.(int64)
-		if !ok || secs < 0 || secs >= dbmsLockMaxWait {
-			return fakesql.Response{}, fmt.Errorf("simulator: REQUEST timeout %#v is not whole seconds below MAXWAIT", a[2].Value)
-		}
-		s.waitSecs = append(s.waitSecs, secs)
-		if s.cfg.WaitCode != nil {
-			rc = *s.cfg.WaitCode
-			break
-		}
-		if rc = request(); rc != LockTimeout {
-			break
-		}
-		granted, err := s.changes.Await(ctx, &s.mu, time.Duration(secs)*time.Second, func() bool { return request() != LockTimeout })
-		switch {
-		case err != nil:
-			return fakesql.Response{}, err
-		case granted:
-			rc = LockSuccess
-		}
-	case "session.unlock":
-		rc = release()
-	case "session.holds":
-		if rc = request(); rc == LockSuccess {
-			release()
-		}
+	rc, err := s.locks.Call(ctx, &s.mu, sess.fs.ID, strings.TrimPrefix(kind, "session."), name, timeout)
+	if err != nil {
+		return fakesql.Response{}, err
 	}
 	a.setOut(1, rc)
 	return fakesql.Response{}, nil
@@ -549,11 +474,7 @@ func (s *dmSim) dbmsLock(ctx context.Context, sess *simSession, kind string, a s
 
 func (s *dmSim) holder(a simArgs) (fakesql.Response, error) {
 	resp := fakesql.Response{Columns: []string{"SESS_ID"}}
-	id, ok := s.allocated[a.str(0)]
-	if !ok {
-		return resp, nil
-	}
-	if holder, held := s.ulocks[id]; held {
+	if holder, held := s.locks.Holder(a.str(0)); held {
 		if sess := s.sessions[holder]; sess != nil {
 			resp.Rows = append(resp.Rows, []any{sess.sessID})
 		}
@@ -563,19 +484,12 @@ func (s *dmSim) holder(a simArgs) (fakesql.Response, error) {
 
 func (s *dmSim) listLocks() (fakesql.Response, error) {
 	resp := fakesql.Response{Columns: []string{"SESS_ID", "NAME", "LOCKID", "LMODE", "BLOCKED", "USER_NAME", "CLNT_IP", "APPNAME", "DATEDIFF", "NOW"}}
-	names := make([]string, 0, len(s.allocated))
-	for n := range s.allocated {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		id := s.allocated[n]
-		holder, held := s.ulocks[id]
-		sess := s.sessions[holder]
-		if !held || sess == nil {
+	for _, l := range s.locks.Locks() {
+		sess := s.sessions[l.Session]
+		if sess == nil {
 			continue
 		}
-		resp.Rows = append(resp.Rows, []any{sess.sessID, n, id, "X", int64(0), s.cfg.User, "10.0.0.7", "schedlock.test",
+		resp.Rows = append(resp.Rows, []any{sess.sessID, l.Name, l.ID, "X", int64(0), s.cfg.User, "10.0.0.7", "schedlock.test",
 			int64(time.Since(sess.created) / time.Second), s.now().UnixMilli()})
 	}
 	return resp, nil
@@ -783,21 +697,18 @@ func (s *dmSim) counts() (dupKeys, acquires int) {
 	return s.dupKeys, s.acquires
 }
 
-// dbmsLockMaxWait is DBMS_LOCK.MAXWAIT.
-const dbmsLockMaxWait = 32767
-
 // waits returns the timeouts of the REQUESTs that waited, in order.
 func (s *dmSim) waits() []int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]int64(nil), s.waitSecs...)
+	return s.locks.Waits()
 }
 
 // heldLocks returns the number of DBMS_LOCK locks held.
 func (s *dmSim) heldLocks() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.ulocks)
+	return s.locks.Held()
 }
 
 func oneRow(col string, v any) fakesql.Response {

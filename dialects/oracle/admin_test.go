@@ -27,11 +27,7 @@ func foreignLock(t *testing.T, sim *oraSim, db *sqlkit.DB, lockName string) stri
 			owner = s
 		}
 	}
-	id := sim.nextLock
-	sim.nextLock++
-	sim.allocated[lockName] = id
-	sim.ulocks[id] = owner.fs.ID
-	sim.ulockedAt[id] = time.Now().Add(-90 * time.Second)
+	sim.locks.Grant(lockName, owner.fs.ID, time.Now().Add(-90*time.Second))
 	return formatSessionID(owner.sid, owner.serial, 1)
 }
 

@@ -30,5 +30,5 @@ func (s engineSim) Waits() []int64                            { return s.waits()
 func (s engineSim) AnswerWaitsWith(code int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.cfg.WaitCode = &code
+	s.locks.WaitCode = &code
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/sijms/go-ora/v2/network"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/internal/dbmslock/dbmslocktest"
 	"github.com/schedlock/schedlock/dialects/internal/leasesim"
 	"github.com/schedlock/schedlock/dialects/locktable/locktabletest"
 	"github.com/schedlock/schedlock/internal/fakesql"
@@ -60,18 +61,13 @@ type oraSim struct {
 
 	mu        sync.Mutex
 	sessions  map[int64]*simSession // by fakesql session id
-	allocated map[string]int64      // DBMS_LOCK_ALLOCATED: name → lock id
-	nextLock  int64
-	ulocks    map[int64]int64      // lock id → holding fakesql session id
-	ulockedAt map[int64]time.Time  // lock id → when it was granted
-	tables    map[string]*simTable // created tables, by upper-case name
+	locks     dbmslocktest.Server   // DBMS_LOCK
+	tables    map[string]*simTable  // created tables, by upper-case name
 	probes    map[string]*probeTable
 	liquibase *LiquibaseRow
 	unknown   []string // statements not understood
 	dupKeys   int      // ORA-00001 answers
 	acquires  int      // MERGE executions
-	waitSecs  []int64  // the timeout of every REQUEST with one (lockSQL)
-	changes   fakesql.Changes
 }
 
 // simConfig is the server the simulator plays.
@@ -87,9 +83,6 @@ type simConfig struct {
 	NoDBMSLock    bool // EXECUTE on SYS.DBMS_LOCK not granted
 	NoViews       bool // no SELECT on GV$LOCK, GV$SESSION, DBMS_LOCK_ALLOCATED
 	NoAlterSystem bool // no ALTER SYSTEM
-	// WaitCode, when set, is the answer of every REQUEST with a timeout
-	// (lockSQL), which then grants nothing.
-	WaitCode *int64
 	// MarkForKill, when set, makes a kill answer ORA-00031: the session
 	// keeps working and holding its locks for this long, then ends.
 	MarkForKill time.Duration
@@ -190,10 +183,6 @@ func newSim(t testing.TB, cfg simConfig) *oraSim {
 		stmts:     map[string]simStmt{},
 		killRE:    regexp.MustCompile(`^ALTER SYSTEM KILL SESSION '(\d+),(\d+),@(\d+)' IMMEDIATE$`),
 		sessions:  map[int64]*simSession{},
-		allocated: map[string]int64{},
-		nextLock:  1073741824,
-		ulocks:    map[int64]int64{},
-		ulockedAt: map[int64]time.Time{},
 		tables:    map[string]*simTable{},
 		probes:    map[string]*probeTable{},
 		probeRE:   map[string]*regexp.Regexp{},
@@ -269,12 +258,7 @@ func (o *oraSim) Close(fs *fakesql.Session) {
 }
 
 func (o *oraSim) freeLocksLocked(id int64) {
-	for lock, holder := range o.ulocks {
-		if holder == id {
-			delete(o.ulocks, lock)
-		}
-	}
-	o.changes.Notify()
+	o.locks.End(id)
 	o.rollbackLocked(id)
 }
 
@@ -375,7 +359,7 @@ func (o *oraSim) HandleContext(ctx context.Context, fs *fakesql.Session, q strin
 		if o.cfg.NoViews {
 			return fakesql.Response{}, oraErr(oraNoSuchTable, "table or view does not exist")
 		}
-		return oneRow("COUNT(*)", num(int64(len(o.ulocks)))), nil
+		return oneRow("COUNT(*)", num(int64(o.locks.Held()))), nil
 	case "session.probe.begin":
 		return fakesql.Response{}, nil // SET TRANSACTION: the next statement starts it
 	case "session.probe.clock":
@@ -557,7 +541,7 @@ func (o *oraSim) detectVersion() fakesql.Response {
 	return fakesql.Response{Columns: cols, Rows: [][]any{row}}
 }
 
-// dbmsLock runs the TryLock, Unlock and Holds blocks.
+// dbmsLock runs the TryLock, Unlock, Holds and Lock blocks.
 func (o *oraSim) dbmsLock(ctx context.Context, sess *simSession, kind string, a simArgs) (fakesql.Response, error) {
 	if o.cfg.NoDBMSLock {
 		return fakesql.Response{}, o.pls00201(4)
@@ -569,65 +553,16 @@ func (o *oraSim) dbmsLock(ctx context.Context, sess *simSession, kind string, a 
 	case strings.HasPrefix(name, "ORA$"):
 		return fakesql.Response{}, oraErr(20000, "ORU-10003: lock name ORA$… is reserved")
 	}
-	id, ok := o.allocated[name]
-	if !ok {
-		id = o.nextLock
-		o.nextLock++
-		o.allocated[name] = id
+	var timeout any
+	if kind == "session.lock" {
+		timeout = a[2].Value
 	}
-	me := sess.fs.ID
-	request := func() int64 {
-		switch holder, held := o.ulocks[id]; {
-		case held && holder == me:
-			return LockAlreadyOwned
-		case held:
-			return LockTimeout
-		default:
-			o.ulocks[id] = me
-			o.ulockedAt[id] = time.Now()
-			return LockSuccess
-		}
-	}
-	release := func() int64 {
-		if holder, held := o.ulocks[id]; held && holder == me {
-			delete(o.ulocks, id)
-			o.changes.Notify()
-			return LockSuccess
-		}
-		return LockAlreadyOwned
-	}
-	var rc int64
-	switch kind {
-	case "session.trylock":
-		rc = request()
-	case "session.lock":
-		// REQUEST's timeout is an INTEGER of seconds, below MAXWAIT
-		// (which would wait forever).
-		secs, ok := a[2].Value.(int64)
-		if !ok || secs < 0 || secs >= dbmsLockMaxWait {
-			return fakesql.Response{}, fmt.Errorf("simulator: REQUEST timeout %#v is not whole seconds below MAXWAIT", a[2].Value)
-		}
-		o.waitSecs = append(o.waitSecs, secs)
-		if o.cfg.WaitCode != nil {
-			rc = *o.cfg.WaitCode
-			break
-		}
-		if rc = request(); rc != LockTimeout {
-			break
-		}
-		granted, err := o.changes.Await(ctx, &o.mu, time.Duration(secs)*time.Second, func() bool { return request() != LockTimeout })
-		switch {
-		case err != nil:
-			return fakesql.Response{}, oraErr(oraUserCancel, "user requested cancel of current operation")
-		case granted:
-			rc = LockSuccess
-		}
-	case "session.unlock":
-		rc = release()
-	case "session.holds":
-		if rc = request(); rc == LockSuccess {
-			release()
-		}
+	rc, err := o.locks.Call(ctx, &o.mu, sess.fs.ID, strings.TrimPrefix(kind, "session."), name, timeout)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return fakesql.Response{}, oraErr(oraUserCancel, "user requested cancel of current operation")
+	case err != nil:
+		return fakesql.Response{}, err
 	}
 	a.setOut(1, rc)
 	return fakesql.Response{}, nil
@@ -638,11 +573,7 @@ func (o *oraSim) holder(a simArgs) (fakesql.Response, error) {
 		return fakesql.Response{}, oraErr(oraNoSuchTable, "table or view does not exist")
 	}
 	resp := fakesql.Response{Columns: []string{"INST_ID", "SID", "SERIAL#"}}
-	id, ok := o.allocated[a.str(0)]
-	if !ok {
-		return resp, nil
-	}
-	if holder, held := o.ulocks[id]; held {
+	if holder, held := o.locks.Holder(a.str(0)); held {
 		if s := o.sessions[holder]; s != nil {
 			resp.Rows = append(resp.Rows, []any{"1", num(s.sid), num(s.serial)})
 		}
@@ -657,22 +588,13 @@ func (o *oraSim) listLocks(name string) (fakesql.Response, error) {
 		return fakesql.Response{}, oraErr(oraNoSuchTable, "table or view does not exist")
 	}
 	resp := fakesql.Response{Columns: []string{"INST_ID", "SID", "SERIAL#", "NAME", "LOCKID", "LMODE", "REQUEST", "CTIME", "USERNAME", "MACHINE", "PROGRAM", "AGE", "NOW"}}
-	names := make([]string, 0, len(o.allocated))
-	for n := range o.allocated {
-		if name == "" || n == name {
-			names = append(names, n)
-		}
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		id := o.allocated[n]
-		holder, held := o.ulocks[id]
-		s := o.sessions[holder]
-		if !held || s == nil {
+	for _, l := range o.locks.Locks() {
+		s := o.sessions[l.Session]
+		if (name != "" && l.Name != name) || s == nil {
 			continue
 		}
-		resp.Rows = append(resp.Rows, []any{"1", num(s.sid), num(s.serial), n, num(id), "6", "0",
-			num(int64(time.Since(o.ulockedAt[id]) / time.Second)), o.cfg.User, "sim-host", "schedlock.test",
+		resp.Rows = append(resp.Rows, []any{"1", num(s.sid), num(s.serial), l.Name, num(l.ID), "6", "0",
+			num(int64(time.Since(l.Since) / time.Second)), o.cfg.User, "sim-host", "schedlock.test",
 			num(int64(time.Since(s.logon).Round(time.Second) / time.Second)), num(o.now().UnixMilli())})
 	}
 	return resp, nil
@@ -722,13 +644,8 @@ func (o *oraSim) killCheck(a simArgs) (fakesql.Response, error) {
 	sid, serial, inst := a.int(0), a.int(1), a.int(2)
 	n := int64(0)
 	for _, s := range o.sessions {
-		if s.sid != sid || s.serial != serial || inst != 1 {
-			continue
-		}
-		for _, holder := range o.ulocks {
-			if holder == s.fs.ID {
-				n++
-			}
+		if s.sid == sid && s.serial == serial && inst == 1 {
+			n += int64(o.locks.HeldBy(s.fs.ID))
 		}
 	}
 	return oneRow("COUNT(*)", num(n)), nil
@@ -913,14 +830,14 @@ func (o *oraSim) counts() (dupKeys, acquires int) {
 func (o *oraSim) waits() []int64 {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return append([]int64(nil), o.waitSecs...)
+	return o.locks.Waits()
 }
 
 // heldLocks returns the number of DBMS_LOCK locks held.
 func (o *oraSim) heldLocks() int {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return len(o.ulocks)
+	return o.locks.Held()
 }
 
 func num(n int64) string { return strconv.FormatInt(n, 10) }
@@ -929,12 +846,8 @@ func oneRow(col string, v any) fakesql.Response {
 	return fakesql.Response{Columns: []string{col}, Rows: [][]any{{v}}}
 }
 
-// dbmsLockMaxWait is DBMS_LOCK.MAXWAIT; oraUserCancel is ORA-01013, the
-// answer to a break.
-const (
-	dbmsLockMaxWait = 32767
-	oraUserCancel   = 1013
-)
+// oraUserCancel is ORA-01013, the answer to a break.
+const oraUserCancel = 1013
 
 // simArgs reads bound values as go-ora would receive them.
 type simArgs []driver.NamedValue
