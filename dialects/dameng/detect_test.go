@@ -134,7 +134,7 @@ func TestDetectSimulated(t *testing.T) {
 	if _, err := Detect(ctx, db); err == nil {
 		t.Error("Detect accepted a server whose V$VERSION names no DM Database Server")
 	}
-	sim.assertUnderstood(t)
+	sim.AssertUnderstood(t)
 }
 
 // TestRecommend: the table unless DBMS_LOCK is proven installed.

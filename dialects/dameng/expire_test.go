@@ -40,7 +40,7 @@ func TestExpireSimulated(t *testing.T) {
 			if _, err := tl.Acquire(ctx, "job", dialects.Options{Owner: "b", AtMost: time.Minute}); err != nil {
 				t.Errorf("acquire after a forced expiry: %v", err)
 			}
-			sim.assertUnderstood(t)
+			sim.AssertUnderstood(t)
 		})
 	}
 }

@@ -1,7 +1,6 @@
 package dameng
 
 import (
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -16,34 +15,6 @@ import (
 // SQL on the lines after it, each statement as it is sent (a DMSQL block
 // ends in "END;" as part of its text).
 type section = locktabletest.Section
-
-// parseGolden reads a golden file back into op → SQL.
-func parseGolden(t testing.TB, file string) map[string]string {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join("testdata", file))
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	out := map[string]string{}
-	var op string
-	var body []string
-	flush := func() {
-		if op != "" {
-			out[op] = strings.TrimRight(strings.Join(body, "\n"), "\n")
-		}
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if strings.HasPrefix(line, "-- ") {
-			flush()
-			op, _, _ = strings.Cut(strings.TrimPrefix(line, "-- "), " ")
-			body = nil
-			continue
-		}
-		body = append(body, line)
-	}
-	flush()
-	return out
-}
 
 func checkGolden(t *testing.T, file, got string) {
 	t.Helper()
@@ -102,10 +73,6 @@ func sessionSections() []struct {
 	}
 }
 
-// goldenProbeTable stands for the random name of the row-lock probe's
-// table (sqlkit.ProbeTableName).
-const goldenProbeTable = "schedlock_probe_0123456789ab"
-
 // probeSections are the row-lock probe's statements on goldenProbeTable.
 func probeSections() []section {
 	p := rowLockProbe(goldenProbeTable)
@@ -117,15 +84,6 @@ func probeSections() []section {
 		{Op: "probe.nowait", Note: "", SQL: p.NoWait},
 		{Op: "probe.drop", Note: "", SQL: p.Drop},
 	}
-}
-
-func presetSchema(t testing.TB, preset string) dialects.Schema {
-	t.Helper()
-	s, err := dialects.Table{Preset: preset}.Schema()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
 }
 
 // TestGoldenTableSQL pins every statement of every preset.

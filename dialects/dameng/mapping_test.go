@@ -164,7 +164,7 @@ func TestReRequestThatGrantsAgainIsCaught(t *testing.T) {
 	if !strings.Contains(failed[0].Detail, "lease lost") {
 		t.Errorf("the failure does not report the lost lease: %s", failed[0].Detail)
 	}
-	if n := sim.heldLocks(); n != 0 {
+	if n := sim.HeldLocks(); n != 0 {
 		t.Errorf("%d DBMS_LOCK locks left held after the lost lease", n)
 	}
 	t.Logf("caught by %s: %s", failed[0].ID, failed[0].Detail)
@@ -205,7 +205,7 @@ func TestDuplicateKeyIsHeld(t *testing.T) {
 	if held.Holder != "other-node:1:cafe" || held.Until.IsZero() {
 		t.Errorf("HeldError names %q until %v; want the racer and its lease end", held.Holder, held.Until)
 	}
-	if dups, _ := sim.counts(); dups != 1 {
+	if dups, _ := sim.Counts(); dups != 1 {
 		t.Errorf("the simulated server answered -6602 %d times, want 1", dups)
 	}
 	start := time.Now()

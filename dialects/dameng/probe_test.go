@@ -30,13 +30,13 @@ func probeSim(t *testing.T, cfg simConfig, opts dialects.ProbeOptions) (*dmSim, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	if left := sim.probeTables(); len(left) != 0 {
+	if left := sim.ProbeTables(); len(left) != 0 {
 		t.Errorf("the probe left tables behind: %v", left)
 	}
-	if n := sim.heldLocks(); n != 0 {
+	if n := sim.HeldLocks(); n != 0 {
 		t.Errorf("the probe left %d DBMS_LOCK locks held", n)
 	}
-	sim.assertUnderstood(t)
+	sim.AssertUnderstood(t)
 	return sim, caps, log.Statements()
 }
 
@@ -110,9 +110,9 @@ func TestProbeWithoutDBMSLock(t *testing.T) {
 // recommends them.
 func TestProbeSeesDBMSLockInstalledAfterDetect(t *testing.T) {
 	sim, db := openSim(t, configDM8())
-	sim.mu.Lock()
+	sim.Mu.Lock()
 	sim.cfg.DBMSLock = true
-	sim.mu.Unlock()
+	sim.Mu.Unlock()
 	caps, err := db.Probe(testCtx(t), dialects.ProbeOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -123,7 +123,7 @@ func TestProbeSeesDBMSLockInstalledAfterDetect(t *testing.T) {
 	if caps.Recommended.LockStrategy != dialects.StrategySession {
 		t.Errorf("recommended %+v; want session locks", caps.Recommended)
 	}
-	sim.assertUnderstood(t)
+	sim.AssertUnderstood(t)
 }
 
 // TestProbeWithoutGrants: a user without the DBA role, CREATE TABLE or the
@@ -291,7 +291,7 @@ func TestProbeChecksSimulated(t *testing.T) {
 					t.Errorf("%s warns without the call that installs DBMS_LOCK: %q", r.ID, r.Remedy)
 				}
 			}
-			sim.assertUnderstood(t)
+			sim.AssertUnderstood(t)
 		})
 	}
 }

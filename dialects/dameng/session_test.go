@@ -75,7 +75,7 @@ func TestSessionOpsSimulated(t *testing.T) {
 			t.Errorf("a statement names DBMS_LOCK without its schema:\n%s", q)
 		}
 	}
-	sim.assertUnderstood(t)
+	sim.AssertUnderstood(t)
 }
 
 // TestSessionLockerRefusedWithoutDBMSLock: on a server where DBMS_LOCK is
@@ -119,7 +119,7 @@ func TestSessionLockerRefusedWithoutDBMSLock(t *testing.T) {
 	// supports: the session checks are not listed, so none can pass by
 	// accident.
 	dialecttest.Run(t, db, dialecttest.Options{Tables: []dialects.Table{{Preset: dialects.PresetShedlock}}})
-	sim.assertUnderstood(t)
+	sim.AssertUnderstood(t)
 }
 
 // TestSessionLockerRefusedWhenUnproven: when the catalog cannot be read,
@@ -203,10 +203,10 @@ func TestListAndAdminSimulated(t *testing.T) {
 	if !errors.Is(lease.Err(), dialects.ErrLeaseLost) {
 		t.Errorf("killed lease Err = %v", lease.Err())
 	}
-	if n := sim.heldLocks(); n != 0 {
+	if n := sim.HeldLocks(); n != 0 {
 		t.Errorf("%d locks held after the kill", n)
 	}
-	sim.assertUnderstood(t)
+	sim.AssertUnderstood(t)
 }
 
 func TestKillRefusals(t *testing.T) {

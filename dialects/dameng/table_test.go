@@ -52,7 +52,7 @@ func TestCreateTableSimulated(t *testing.T) {
 	if err := dropper.DropTable(ctx); err != nil {
 		t.Fatalf("dropping a dropped table: %v", err)
 	}
-	sim.assertUnderstood(t)
+	sim.AssertUnderstood(t)
 }
 
 // TestCreateTableKeepsRealErrors: CreateTable reports a refusal when the

@@ -19,15 +19,15 @@ func foreignLock(t *testing.T, sim *oraSim, db *sqlkit.DB, lockName string) stri
 	if _, err := conn.ExecContext(testCtx(t), currentUserSQL); err != nil { // any statement opens the session
 		t.Fatal(err)
 	}
-	sim.mu.Lock()
-	defer sim.mu.Unlock()
+	sim.Mu.Lock()
+	defer sim.Mu.Unlock()
 	var owner *simSession
 	for _, s := range sim.sessions {
 		if owner == nil || s.fs.ID > owner.fs.ID {
 			owner = s
 		}
 	}
-	sim.locks.Grant(lockName, owner.fs.ID, time.Now().Add(-90*time.Second))
+	sim.Locks.Grant(lockName, owner.fs.ID, time.Now().Add(-90*time.Second))
 	return formatSessionID(owner.sid, owner.serial, 1)
 }
 
@@ -135,7 +135,7 @@ func TestLockAdminSimulated(t *testing.T) {
 	if _, held, err := db.LockAdmin().SessionLock(ctx, "job"); err != nil || held {
 		t.Errorf("SessionLock(job) after the kill = %v, %v; want free", held, err)
 	}
-	sim.assertUnderstood(t)
+	sim.AssertUnderstood(t)
 }
 
 // TestLockAdminWithoutViewGrants: without SELECT on the lock views the
@@ -166,7 +166,7 @@ func TestLockAdminWithoutViewGrants(t *testing.T) {
 	if _, held, err := admin.SessionLock(ctx, "free"); err != nil || held {
 		t.Errorf("SessionLock(free) = %v, %v; want free", held, err)
 	}
-	if n := sim.heldLocks(); n != 1 {
+	if n := sim.HeldLocks(); n != 1 {
 		t.Errorf("%d DBMS_LOCK locks held after the tests; want only job's", n)
 	}
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/claimtable"
+	"github.com/schedlock/schedlock/dialects/internal/oralike/oraliketest"
 	"github.com/schedlock/schedlock/dialects/sqlkit"
 	"github.com/schedlock/schedlock/internal/fakesql"
 )
@@ -101,12 +102,12 @@ func (s *claimDDLSim) HandleContext(ctx context.Context, fs *fakesql.Session, q 
 		stmt = m[1]
 		_, _ = fmt.Sscanf(m[2], "%d", &ignore)
 	}
-	s.mu.Lock()
+	s.Mu.Lock()
 	resp, err, ok := s.statement(stmt, args)
 	if ok {
 		s.known++
 	}
-	s.mu.Unlock()
+	s.Mu.Unlock()
 	if !ok {
 		return s.oraSim.HandleContext(ctx, fs, q, args)
 	}
@@ -141,8 +142,8 @@ func (s *claimDDLSim) inUse(n string) bool {
 // others.
 func (s *claimDDLSim) statement(q string, args []driver.NamedValue) (fakesql.Response, error, bool) {
 	none := fakesql.Response{}
-	if m := columnsRE.FindStringSubmatch(q); m != nil {
-		tbl := s.tables[strings.ToUpper(m[1])]
+	if table, ok := oraliketest.ColumnsOf(q); ok {
+		tbl := s.tables[strings.ToUpper(table)]
 		if tbl == nil {
 			return none, nil, false // oraSim's lock tables, or ORA-00942
 		}
@@ -366,8 +367,8 @@ func splitTop(s string) []string {
 
 // ids are the id column's values of table's rows, in insert order.
 func (s *claimDDLSim) ids(table, col string) []any {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
 	var out []any
 	if tbl := s.tables[strings.ToUpper(table)]; tbl != nil {
 		for _, r := range tbl.rows {
@@ -379,8 +380,8 @@ func (s *claimDDLSim) ids(table, col string) []any {
 
 // objects counts the tables, sequences, triggers and indexes there are.
 func (s *claimDDLSim) objects() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
 	return len(s.tables) + len(s.seqs) + len(s.triggers) + len(s.indexes)
 }
 
@@ -450,7 +451,7 @@ func TestClaimTableOnEveryVersion(t *testing.T) {
 					t.Fatalf("%d objects left after DropTable", n)
 				}
 			}
-			sim.assertUnderstood(t)
+			sim.AssertUnderstood(t)
 		})
 	}
 }

@@ -1,11 +1,9 @@
 package oracle
 
 import (
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/schedlock/schedlock/dialects"
@@ -18,34 +16,6 @@ import (
 // ";" because that is how they are sent (a PL/SQL block ends in "END;" as
 // part of its text).
 type section = locktabletest.Section
-
-// parseGolden reads a golden file back into op → SQL.
-func parseGolden(t testing.TB, file string) map[string]string {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join("testdata", file))
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	out := map[string]string{}
-	var op string
-	var body []string
-	flush := func() {
-		if op != "" {
-			out[op] = strings.TrimRight(strings.Join(body, "\n"), "\n")
-		}
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if strings.HasPrefix(line, "-- ") {
-			flush()
-			op, _, _ = strings.Cut(strings.TrimPrefix(line, "-- "), " ")
-			body = nil
-			continue
-		}
-		body = append(body, line)
-	}
-	flush()
-	return out
-}
 
 func checkGolden(t *testing.T, file, got string) {
 	t.Helper()
@@ -113,10 +83,6 @@ func sessionSections() []section {
 	}
 }
 
-// goldenProbeTable stands for the random name of the row-lock probe's
-// table in the golden file.
-const goldenProbeTable = "schedlock_probe_0123456789ab"
-
 // probeSections are the row-lock probe's statements on goldenProbeTable.
 func probeSections() []section {
 	p := rowLockProbe(goldenProbeTable)
@@ -139,15 +105,6 @@ func liquibaseSections() []section {
 		{Op: "release", Note: "args: false, true, owner", SQL: b.LiquibaseRelease(dialects.LiquibaseTable, true)},
 		{Op: "force_release", Note: "args: false, true", SQL: b.LiquibaseRelease(dialects.LiquibaseTable, false)},
 	}
-}
-
-func presetSchema(t testing.TB, preset string) dialects.Schema {
-	t.Helper()
-	s, err := dialects.Table{Preset: preset}.Schema()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
 }
 
 // TestGoldenTableSQL pins every statement of every preset.

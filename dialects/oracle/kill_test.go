@@ -67,7 +67,7 @@ func TestKillSimulated(t *testing.T) {
 		if err := (&SessionOps{}).Kill(testCtx(t), db.SQL, id); err != nil {
 			t.Fatalf("Kill(%s): %v", id, err)
 		}
-		if n := sim.heldLocks(); n != 0 {
+		if n := sim.HeldLocks(); n != 0 {
 			t.Errorf("%d locks held after Kill returned", n)
 		}
 		select {
@@ -94,7 +94,7 @@ func TestKillSimulated(t *testing.T) {
 		if took := time.Since(start); took < 250*time.Millisecond {
 			t.Errorf("Kill returned after %s, before the marked session freed its locks", took)
 		}
-		if n := sim.heldLocks(); n != 0 {
+		if n := sim.HeldLocks(); n != 0 {
 			t.Errorf("%d locks held after Kill returned", n)
 		}
 	})
@@ -125,7 +125,7 @@ func TestKillSimulated(t *testing.T) {
 		if !strings.Contains(err.Error(), "rdsadmin") {
 			t.Errorf("the error does not mention the RDS way: %v", err)
 		}
-		if n := sim.heldLocks(); n != 1 {
+		if n := sim.HeldLocks(); n != 1 {
 			t.Errorf("a refused kill changed the locks: %d held", n)
 		}
 	})

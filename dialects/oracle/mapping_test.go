@@ -175,7 +175,7 @@ func TestDuplicateKeyIsHeld(t *testing.T) {
 	if held.Holder != "other-node:1:cafe" || held.Until.IsZero() {
 		t.Errorf("HeldError names %q until %v; want the racer and its lease end", held.Holder, held.Until)
 	}
-	if dups, _ := sim.counts(); dups != 1 {
+	if dups, _ := sim.Counts(); dups != 1 {
 		t.Errorf("the simulated server answered ORA-00001 %d times, want 1", dups)
 	}
 	start := time.Now()

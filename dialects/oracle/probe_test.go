@@ -43,13 +43,13 @@ func TestProbeSimulated(t *testing.T) {
 	if !caps.Clock.Measured || caps.Clock.Server.IsZero() || len(caps.MissingPrivileges) != 0 {
 		t.Errorf("clock %+v, missing %+v", caps.Clock, caps.MissingPrivileges)
 	}
-	if left := sim.probeTables(); len(left) != 0 {
+	if left := sim.ProbeTables(); len(left) != 0 {
 		t.Errorf("the probe left tables behind: %v", left)
 	}
-	if n := sim.heldLocks(); n != 0 {
+	if n := sim.HeldLocks(); n != 0 {
 		t.Errorf("the probe left %d DBMS_LOCK locks held", n)
 	}
-	sim.assertUnderstood(t)
+	sim.AssertUnderstood(t)
 }
 
 // TestProbeWithoutGrants: a user with none of the optional grants gets
@@ -97,10 +97,10 @@ func TestProbeWithoutGrants(t *testing.T) {
 	if caps.Recommended.LockStrategy != dialects.StrategyTable {
 		t.Errorf("recommended %+v; want the table strategy", caps.Recommended)
 	}
-	if left := sim.probeTables(); len(left) != 0 {
+	if left := sim.ProbeTables(); len(left) != 0 {
 		t.Errorf("probe tables exist: %v", left)
 	}
-	sim.assertUnderstood(t)
+	sim.AssertUnderstood(t)
 }
 
 // TestProbeReadOnly creates nothing and answers SKIP LOCKED and NOWAIT by
@@ -145,7 +145,7 @@ func TestProbeSkipLockedRejected(t *testing.T) {
 	if !caps.NoWait.Supported || caps.Recommended.ClaimStrategy != dialects.ClaimOptimistic {
 		t.Errorf("NOWAIT %+v, claim %s; want NOWAIT proved and optimistic claims", caps.NoWait, caps.Recommended.ClaimStrategy)
 	}
-	if left := sim.probeTables(); len(left) != 0 {
+	if left := sim.ProbeTables(); len(left) != 0 {
 		t.Errorf("the probe left tables behind: %v", left)
 	}
 }

@@ -71,7 +71,7 @@ func TestSessionOpsSimulated(t *testing.T) {
 			t.Errorf("a REQUEST without release_on_commit => FALSE: %s", q)
 		}
 	}
-	sim.assertUnderstood(t)
+	sim.AssertUnderstood(t)
 }
 
 // TestSessionLockFreedWithSession: a lock ends with its session, as the
@@ -97,7 +97,7 @@ func TestSessionLockFreedWithSession(t *testing.T) {
 	if err := lease.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if n := sim.heldLocks(); n != 0 {
+	if n := sim.HeldLocks(); n != 0 {
 		t.Errorf("%d locks held after release", n)
 	}
 }

@@ -45,16 +45,16 @@ func TestConformanceSimulated(t *testing.T) {
 				opts.Tables = presetTables()
 			}
 			dialecttest.Run(t, db, opts)
-			sim.assertUnderstood(t)
+			sim.AssertUnderstood(t)
 			switch strategy {
 			case dialects.StrategyTable:
-				dups, merges := sim.counts()
+				dups, merges := sim.Counts()
 				if dups == 0 {
 					t.Errorf("no MERGE of %d met ORA-00001: the duplicate-key path was not exercised", merges)
 				}
 				t.Logf("%d MERGEs, %d answered ORA-00001 and were reported as held", merges, dups)
 			case dialects.StrategySession:
-				if n := sim.heldLocks(); n != 0 {
+				if n := sim.HeldLocks(); n != 0 {
 					t.Errorf("%d DBMS_LOCK locks still held after the suite", n)
 				}
 			}
@@ -73,7 +73,7 @@ func TestTimeZoneSimulated(t *testing.T) {
 	cfg.Tables = []dialects.Table{table}
 	sim, db := openSim(t, cfg)
 	dialecttest.Run(t, db, dialecttest.Options{Strategies: []dialects.Strategy{dialects.StrategyTable}, Tables: []dialects.Table{table}})
-	sim.assertUnderstood(t)
+	sim.AssertUnderstood(t)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -85,9 +85,9 @@ func TestTimeZoneSimulated(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Now().UTC().Truncate(time.Millisecond)
-	sim.mu.Lock()
-	sim.tables["SHEDLOCK"].rows["report"] = &simRow{Name: "report", Owner: "jvm-ny", LockedAt: now, Until: now.Add(10 * time.Minute)}
-	sim.mu.Unlock()
+	sim.Mu.Lock()
+	sim.Tables["SHEDLOCK"].Rows["report"] = &simRow{Name: "report", Owner: "jvm-ny", LockedAt: now, Until: now.Add(10 * time.Minute)}
+	sim.Mu.Unlock()
 	row, found, err := tl.Inspect(ctx, "report")
 	if err != nil || !found || row.Expired() || !row.Until.Equal(now.Add(10*time.Minute)) {
 		t.Fatalf("the JVM's row = %+v, %v, %v; want held until %s", row, found, err, now.Add(10*time.Minute))
@@ -95,5 +95,5 @@ func TestTimeZoneSimulated(t *testing.T) {
 	if _, err := tl.Acquire(ctx, "report", dialects.Options{Owner: "schedlock", AtMost: time.Minute}); !errors.Is(err, dialects.ErrHeld) {
 		t.Fatalf("acquire of the JVM's live lock: %v, want held", err)
 	}
-	sim.assertUnderstood(t)
+	sim.AssertUnderstood(t)
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/internal/oralike/oraliketest"
 	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
@@ -75,7 +76,7 @@ func TestTableLockerSimulated(t *testing.T) {
 	if err := tl.(dialects.TableDropper).DropTable(ctx); err != nil {
 		t.Fatalf("dropping a missing table must succeed: %v", err)
 	}
-	sim.assertUnderstood(t)
+	sim.AssertUnderstood(t)
 }
 
 // TestLongNamesFitTheColumns: names longer than the native table's column
@@ -94,14 +95,14 @@ func TestLongNamesFitTheColumns(t *testing.T) {
 			t.Fatal(err)
 		}
 		long := strings.Repeat("名前", 200)
-		before := sim.acquires
+		before := sim.Acquires
 		lease, err := tl.Acquire(ctx, long, dialects.Options{})
 		if preset != dialects.PresetSchedlock {
 			var tooLong *dialects.NameTooLongError
 			if !errors.As(err, &tooLong) || !errors.Is(err, dialects.ErrInvalid) || tooLong.Column.Width != (&Builder{}).MaxNameRunes(tl.Schema()) {
 				t.Fatalf("%s: acquire of a 400-character name = %v; want a NameTooLongError with the column's width", preset, err)
 			}
-			if sim.acquires != before {
+			if sim.Acquires != before {
 				t.Errorf("%s: the refused acquire sent its MERGE", preset)
 			}
 			continue
@@ -165,7 +166,7 @@ func TestOldIdentifierLimit(t *testing.T) {
 
 // TestRoundTrips counts the statements of one acquire–release cycle.
 func TestRoundTrips(t *testing.T) {
-	sim := newSim(t, simConfig{Tables: presetTables()})
+	sim := newSim(t, simConfig{Config: oraliketest.Config{Tables: presetTables()}})
 	sqlDB, log := sim.open(t)
 	ctx := testCtx(t)
 	info := ParseVersion(Versions{VersionFull: "19.22.0.0.0"})
