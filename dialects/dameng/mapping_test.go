@@ -1,66 +1,41 @@
 package dameng
 
 import (
-	"context"
 	"database/sql"
-	"errors"
-	"strings"
 	"testing"
-	"time"
 
-	"github.com/schedlock/schedlock/checks"
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/internal/oralike/oraliketest"
 	"github.com/schedlock/schedlock/dialects/locktable"
 	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
-// mutatedOps is SessionOps with its return-code mappings replaced, to prove
-// the conformance suite catches a wrong mapping.
-//
-// SessionOps is a named field, not embedded: its prepared statements and
-// its server-side wait would carry the real mappings, so only the
-// SessionOps methods and the killer's are forwarded.
-type mutatedOps struct {
-	SessionOps              *SessionOps
-	request, release, holds func(int64) (bool, error)
-}
-
-func (m mutatedOps) Holder(ctx context.Context, db *sql.DB, name string) (string, error) {
-	return m.SessionOps.Holder(ctx, db, name)
-}
-
-func (m mutatedOps) Kill(ctx context.Context, db *sql.DB, sessionID string) error {
-	return m.SessionOps.Kill(ctx, db, sessionID)
-}
-
-func (m mutatedOps) TryLock(ctx context.Context, conn *sql.Conn, name string) (bool, error) {
-	rc, err := session.Code(ctx, conn, "REQUEST", tryLockSQL, name)
-	if err != nil {
-		return false, err
-	}
-	return m.request(rc)
-}
-
-func (m mutatedOps) Unlock(ctx context.Context, conn *sql.Conn, name string) (bool, error) {
-	rc, err := session.Code(ctx, conn, "RELEASE", unlockSQL, name)
-	if err != nil {
-		return false, err
-	}
-	return m.release(rc)
-}
-
-func (m mutatedOps) Holds(ctx context.Context, conn *sql.Conn, name string) (bool, error) {
-	rc, err := session.Code(ctx, conn, "REQUEST", holdsSQL, name)
-	if err != nil {
-		return false, err
-	}
-	return m.holds(rc)
+// TestMappings proves on the Dameng simulator that the conformance checks
+// catch a wrong reading of the server's answers (oraliketest.RunMappings):
+// a DBMS_LOCK return code mapped wrongly, a REQUEST that grants an owned
+// lock again, and -6602 from the MERGE read as an error rather than as
+// the lock held by the racer.
+func TestMappings(t *testing.T) {
+	oraliketest.RunMappings(t, oraliketest.Mappings{
+		Name:    Name,
+		Session: session,
+		Admin:   func() oraliketest.SessionAdmin { return &SessionOps{} },
+		Open: func(t *testing.T, c oraliketest.Config, session func(*sql.DB) dialects.Locker, table func(*sql.DB, dialects.Table) dialects.TableLocker) (*oraliketest.Server, *sqlkit.DB) {
+			cfg := configWithDBMSLock()
+			cfg.Config = c
+			return dbWith(t, cfg, session, table)
+		},
+		Builder:        &Builder{},
+		TableLocker:    func(l *locktable.Locker) dialects.TableLocker { return &TableLocker{Locker: l} },
+		IsDuplicateKey: IsDuplicateKey,
+		DuplicateKey:   "-6602",
+	})
 }
 
 // dbWith returns the simulated database with the dialect's lockers
 // replaced by session (for the session strategy) and table (for the table
 // strategy); nil keeps the real one.
-func dbWith(t *testing.T, cfg simConfig, session func(*sql.DB) dialects.Locker, table func(*sql.DB, dialects.Table) dialects.TableLocker) (*dmSim, *sqlkit.DB) {
+func dbWith(t *testing.T, cfg simConfig, session func(*sql.DB) dialects.Locker, table func(*sql.DB, dialects.Table) dialects.TableLocker) (*oraliketest.Server, *sqlkit.DB) {
 	t.Helper()
 	sim, real := openSim(t, cfg)
 	d := *real.Dialect
@@ -72,190 +47,5 @@ func dbWith(t *testing.T, cfg simConfig, session func(*sql.DB) dialects.Locker, 
 			return table(db, tb), nil
 		}
 	}
-	return sim, &sqlkit.DB{SQL: real.SQL, Dialect: &d, Info: real.Info}
-}
-
-// runChecks runs the named checks and returns the failures.
-func runChecks(t *testing.T, db *sqlkit.DB, strategy dialects.Strategy, tables []dialects.Table, only ...string) []checks.Result {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	rep, err := checks.Run(ctx, checks.Config{Backend: db, Strategies: []dialects.Strategy{strategy}, Tables: tables, Only: only})
-	if err != nil {
-		t.Fatalf("run checks: %v", err)
-	}
-	var failed []checks.Result
-	for _, r := range rep.Results {
-		if r.Status == checks.StatusFail {
-			failed = append(failed, r)
-		}
-	}
-	return failed
-}
-
-// TestWrongSessionMappingsFail replaces one return-code mapping at a time
-// with a plausible mistake and shows the conformance checks fail, while
-// the real mapping passes the same checks on the same simulated server.
-func TestWrongSessionMappingsFail(t *testing.T) {
-	lockerWith := func(mutate func(*mutatedOps)) func(*sql.DB) dialects.Locker {
-		return func(db *sql.DB) dialects.Locker {
-			m := &mutatedOps{SessionOps: &SessionOps{}, request: RequestResult, release: ReleaseResult, holds: HoldsResult}
-			if mutate != nil {
-				mutate(m)
-			}
-			return &sqlkit.SessionLocker{Dialect: Name, DB: db, Ops: m, CheckEvery: 50 * time.Millisecond}
-		}
-	}
-	tests := []struct {
-		mistake string
-		mutate  func(*mutatedOps)
-		checks  []string
-	}{
-		{"REQUEST 1 (timeout) read as granted", func(m *mutatedOps) {
-			m.request = func(rc int64) (bool, error) {
-				return rc == LockSuccess || rc == LockTimeout || rc == LockAlreadyOwned, nil
-			}
-		}, []string{"session.contend", "session.race10"}},
-		{"REQUEST 4 (already own) read as not held", func(m *mutatedOps) {
-			m.holds = func(rc int64) (bool, error) { return false, nil }
-		}, []string{"session.refresh"}},
-		{"RELEASE 4 (not owner) read as released", func(m *mutatedOps) {
-			m.release = func(rc int64) (bool, error) { return rc == LockSuccess || rc == LockAlreadyOwned, nil }
-		}, []string{"session.pool-trap"}},
-		{"REQUEST 0 read as a failure", func(m *mutatedOps) {
-			m.request = func(rc int64) (bool, error) {
-				if rc == LockSuccess {
-					return false, &DBMSLockError{Call: "REQUEST", Code: rc}
-				}
-				return RequestResult(rc)
-			}
-		}, []string{"session.acquire"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.mistake, func(t *testing.T) {
-			_, good := dbWith(t, configWithDBMSLock(), lockerWith(nil), nil)
-			if failed := runChecks(t, good, dialects.StrategySession, nil, tt.checks...); len(failed) != 0 {
-				t.Fatalf("the real mapping fails %s: %v", failed[0].ID, failed[0].Detail)
-			}
-			_, bad := dbWith(t, configWithDBMSLock(), lockerWith(tt.mutate), nil)
-			failed := runChecks(t, bad, dialects.StrategySession, nil, tt.checks...)
-			if len(failed) == 0 {
-				t.Fatalf("with %s, checks %v still pass: the suite does not catch it", tt.mistake, tt.checks)
-			}
-			t.Logf("caught by %s: %s", failed[0].ID, failed[0].Detail)
-		})
-	}
-}
-
-// TestReRequestThatGrantsAgainIsCaught: were DM's REQUEST of a lock the
-// session already owns to answer 0 instead of 4 and take it again (as
-// IvorySQL's emulation did, IvorySQL#1598), the Holds block would see 0.
-// The suite must then fail loudly (the lease is reported lost and its
-// connection dropped, which frees the lock), never pass on a wrong answer,
-// and no lock may stay behind.
-func TestReRequestThatGrantsAgainIsCaught(t *testing.T) {
-	cfg := configWithDBMSLock()
-	cfg.ReRequestGrants = true
-	sim, db := openSim(t, cfg)
-	failed := runChecks(t, db, dialects.StrategySession, nil, "session.refresh")
-	if len(failed) == 0 {
-		t.Fatal("a REQUEST that answers 0 for an owned lock passes session.refresh: the suite would not notice")
-	}
-	if !strings.Contains(failed[0].Detail, "lease lost") {
-		t.Errorf("the failure does not report the lost lease: %s", failed[0].Detail)
-	}
-	if n := sim.HeldLocks(); n != 0 {
-		t.Errorf("%d DBMS_LOCK locks left held after the lost lease", n)
-	}
-	t.Logf("caught by %s: %s", failed[0].ID, failed[0].Detail)
-}
-
-// racerConfig is a server on which another node always inserts a new name
-// first, so every first acquire meets -6602.
-func racerConfig() simConfig {
-	cfg := configDM8()
-	cfg.Racer = func(string) string { return "other-node:1:cafe" }
-	return cfg
-}
-
-// noDuplicateKeyer is Builder with the duplicate-key mapping removed: the
-// mistake of reading -6602 as an error.
-type noDuplicateKeyer struct{ *Builder }
-
-func (noDuplicateKeyer) IsDuplicateKey(error) bool { return false }
-
-// TestDuplicateKeyIsHeld: a -6602 from the MERGE means another node
-// inserted the row first, so Acquire reports ErrHeld naming that node,
-// never a plain error; and waiting acquirers keep trying.
-func TestDuplicateKeyIsHeld(t *testing.T) {
-	sim, db := openSim(t, racerConfig())
-	ctx := context.Background()
-	tl, err := db.TableLocker(dialects.Table{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tl.CreateTable(ctx); err != nil {
-		t.Fatal(err)
-	}
-	_, err = tl.Acquire(ctx, "nightly", dialects.Options{Owner: "me"})
-	var held *dialects.HeldError
-	if !errors.As(err, &held) || !errors.Is(err, dialects.ErrHeld) {
-		t.Fatalf("acquire after -6602: got %v; want a *dialects.HeldError", err)
-	}
-	if held.Holder != "other-node:1:cafe" || held.Until.IsZero() {
-		t.Errorf("HeldError names %q until %v; want the racer and its lease end", held.Holder, held.Until)
-	}
-	if dups, _ := sim.Counts(); dups != 1 {
-		t.Errorf("the simulated server answered -6602 %d times, want 1", dups)
-	}
-	start := time.Now()
-	_, err = tl.Acquire(ctx, "weekly", dialects.Options{Owner: "me", Wait: 150 * time.Millisecond, RetryEvery: 20 * time.Millisecond})
-	if !errors.Is(err, dialects.ErrHeld) {
-		t.Fatalf("waiting acquire after -6602: got %v; want ErrHeld", err)
-	}
-	if took := time.Since(start); took < 150*time.Millisecond {
-		t.Errorf("a waiting acquire gave up after %s, before its 150ms wait", took)
-	}
-
-	// The engine with the mapping removed reports -6602 as an error: the
-	// mistake this test exists to catch.
-	raw, err := locktable.New(db.SQL, noDuplicateKeyer{&Builder{}}, dialects.Table{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = raw.Acquire(ctx, "monthly", dialects.Options{Owner: "me"})
-	if err == nil || errors.Is(err, dialects.ErrHeld) || !IsDuplicateKey(err) {
-		t.Fatalf("without the mapping, acquire gives %v; the test no longer shows the mistake", err)
-	}
-}
-
-// TestDuplicateKeyAsErrorFails: with -6602 read as an error, the race
-// check fails on a server where first inserts race; with the real
-// mapping, it passes.
-func TestDuplicateKeyAsErrorFails(t *testing.T) {
-	cfg := configDM8()
-	cfg.InsertWindow = 20 * time.Millisecond
-	tables := []dialects.Table{{Preset: dialects.PresetShedlock}}
-	only := []string{"table.race10"}
-
-	_, good := dbWith(t, cfg, nil, nil)
-	if failed := runChecks(t, good, dialects.StrategyTable, tables, only...); len(failed) != 0 {
-		t.Fatalf("the real mapping fails %s: %s", failed[0].ID, failed[0].Detail)
-	}
-	withoutMapping := func(db *sql.DB, tb dialects.Table) dialects.TableLocker {
-		l, err := locktable.New(db, noDuplicateKeyer{&Builder{}}, tb)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return &TableLocker{Locker: l}
-	}
-	_, bad := dbWith(t, cfg, nil, withoutMapping)
-	failed := runChecks(t, bad, dialects.StrategyTable, tables, only...)
-	if len(failed) == 0 {
-		t.Fatal("with -6602 reported as an error, table.race10 still passes: the suite does not catch it")
-	}
-	if !strings.Contains(failed[0].Detail, "-6602") {
-		t.Errorf("the failure does not show the -6602: %s", failed[0].Detail)
-	}
-	t.Logf("caught by %s: %s", failed[0].ID, failed[0].Detail)
+	return sim.Server, &sqlkit.DB{SQL: real.SQL, Dialect: &d, Info: real.Info}
 }
