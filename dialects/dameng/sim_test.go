@@ -151,7 +151,7 @@ var (
 )
 
 // goldenProbeTable stands for the random name of the row-lock probe's
-// table (dialects.ProbeTableName).
+// table (sqlkit.ProbeTableName).
 const goldenProbeTable = oraliketest.GoldenProbeTable
 
 // simArgs reads bound values as the driver receives them.
