@@ -22,7 +22,7 @@ type sessionLease struct {
 	entry  *heldEntry
 	// granted is when the server's grant came back (host monotonic
 	// clock) and atLeast the acquire's Options.AtLeast: a Release before
-	// granted + atLeast leaves the lock held until then (session_hold.go).
+	// granted + atLeast leaves the lock held until then (db_session_hold.go).
 	granted time.Time
 	atLeast time.Duration
 

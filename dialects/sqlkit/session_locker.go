@@ -104,7 +104,7 @@ type SessionLocker struct {
 	closed  bool
 	// holds are the released locks kept for their at-least, each freed by
 	// its timer; holding counts them until each is freed or dropped
-	// (session_hold.go).
+	// (db_session_hold.go).
 	holds   map[*sessionLease]*time.Timer
 	holding sync.WaitGroup
 }
