@@ -8,7 +8,6 @@ import (
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/sqlite"
-	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // TestRunOnSQLite runs the whole suite, as `schedlock selfcheck` does with
@@ -22,7 +21,7 @@ func TestRunOnSQLite(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = sqlDB.Close() })
-	db, err := sqlkit.OpenLegacy(ctx, sqlDB, sqlite.Name)
+	db, err := sqlite.New(ctx, sqlDB, nil)
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}

@@ -12,7 +12,6 @@ import (
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/sqlite"
-	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // A scheduled job that must run on one node of many: WithLock takes the
@@ -31,7 +30,7 @@ func ExampleWithLock() {
 	defer sqlDB.Close()
 
 	ctx := context.Background()
-	db, err := sqlkit.OpenLegacy(ctx, sqlDB, sqlite.Name)
+	db, err := sqlite.New(ctx, sqlDB, nil)
 	if err != nil {
 		log.Fatal(err)
 	}

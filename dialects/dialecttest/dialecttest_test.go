@@ -9,7 +9,6 @@ import (
 	"github.com/schedlock/schedlock/checks"
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/sqlite"
-	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // TestRunOnSQLite runs the conformance suite on a temporary SQLite file,
@@ -20,7 +19,7 @@ func TestRunOnSQLite(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = sqlDB.Close() })
-	db, err := sqlkit.OpenLegacy(t.Context(), sqlDB, sqlite.Name)
+	db, err := sqlite.New(t.Context(), sqlDB, nil)
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}

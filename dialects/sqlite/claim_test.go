@@ -7,7 +7,6 @@ import (
 
 	"github.com/schedlock/schedlock/dialects/claimtable/claimtest"
 	"github.com/schedlock/schedlock/dialects/sqlite"
-	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // TestClaims runs the claim conformance suite on a SQLite file.
@@ -17,7 +16,7 @@ func TestClaims(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = sqlDB.Close() })
-	db, err := sqlkit.OpenLegacy(t.Context(), sqlDB, sqlite.Name)
+	db, err := sqlite.New(t.Context(), sqlDB, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +30,7 @@ func TestClaimSelfcheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = sqlDB.Close() })
-	db, err := sqlkit.OpenLegacy(t.Context(), sqlDB, sqlite.Name)
+	db, err := sqlite.New(t.Context(), sqlDB, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,6 @@ import (
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/dialecttest"
 	"github.com/schedlock/schedlock/dialects/sqlite"
-	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // TestConformance runs the lock-contract suite on a temporary file: the
@@ -15,7 +14,7 @@ import (
 // dropped by the run.
 func TestConformance(t *testing.T) {
 	sqlDB := openDB(t, filepath.Join(t.TempDir(), "conformance.db"))
-	db, err := sqlkit.OpenLegacy(t.Context(), sqlDB, sqlite.Name)
+	db, err := sqlite.New(t.Context(), sqlDB, nil)
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}

@@ -9,7 +9,6 @@ import (
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/dialecttest"
 	"github.com/schedlock/schedlock/dialects/sqlite"
-	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // TestNameCase: SQLite compares a name column with BINARY unless it is
@@ -21,7 +20,7 @@ func TestNameCase(t *testing.T) {
 	if _, err := sqlDB.Exec(`CREATE TABLE nocase_locks (name VARCHAR(64) COLLATE NOCASE NOT NULL PRIMARY KEY, lock_until TEXT NOT NULL, locked_at TEXT NOT NULL, locked_by VARCHAR(255) NOT NULL)`); err != nil {
 		t.Fatal(err)
 	}
-	db, err := sqlkit.OpenLegacy(t.Context(), sqlDB, sqlite.Name)
+	db, err := sqlite.New(t.Context(), sqlDB, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,14 +13,14 @@ import (
 // claimRemedy is how rows are claimed on a database without row locks.
 const claimRemedy = "claim rows optimistically (UPDATE … WHERE version = ?) inside BEGIN IMMEDIATE"
 
-// Probe implements dialects.ProbeFunc for SQLite. SQLite has no session
+// Probe finds out what the SQLite database of db can do. SQLite has no session
 // locks, row locks or server sessions, so those capabilities are "no"
 // with the reason; it reads PRAGMA read_uncommitted for the isolation
 // level, PRAGMA query_only, and strftime('%Y-%m-%d %H:%M:%f','now') for the
 // clock (the host's own clock, so the skew is only the query's latency).
 // Unless opts.ReadOnly, it proves the file is writable by creating and
 // dropping a probe table.
-func Probe(ctx context.Context, db *sql.DB, info dialects.Info, opts dialects.ProbeOptions) (dialects.Capabilities, error) {
+func Probe(ctx context.Context, db *sql.DB, opts dialects.ProbeOptions) (dialects.Capabilities, error) {
 	caps := dialects.Capabilities{
 		SkipLocked: dialects.CapNo("SQLite has no row locks: a writer locks the whole database", claimRemedy),
 		NoWait:     dialects.CapNo("SQLite has no row locks; a busy database is waited for up to busy_timeout, then fails with SQLITE_BUSY", ""),

@@ -11,14 +11,13 @@ import (
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/sqlite"
-	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 func probeFile(t *testing.T, db *sql.DB, opts dialects.ProbeOptions) dialects.Capabilities {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	d, err := sqlkit.OpenLegacy(ctx, db, sqlite.Name)
+	d, err := sqlite.New(ctx, db, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/locktable"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 )
@@ -39,15 +40,50 @@ func init() {
 			Hint:       "is the file a SQLite database, and is its directory writable?",
 			Conn:       DSN,
 		},
-		Driver:           DriverName,
-		Detect:           Detect,
-		NewSessionLocker: nil, // SQLite has no named session locks
-		NewTableLocker: func(db *sql.DB, _ dialects.Info, t dialects.Table) (dialects.TableLocker, error) {
-			return NewTableLocker(db, t)
-		},
-		Recommend: Recommend,
-		Probe:     Probe,
+		Open: Open,
 	})
+}
+
+// Backend is an opened SQLite database: the kit's DB and the lease table.
+// SQLite has no named session locks, so it implements neither
+// sqlkit.SessionEngine nor sqlkit.AdminEngine.
+type Backend struct {
+	*sqlkit.DB
+}
+
+var (
+	_ dialects.Backend   = (*Backend)(nil)
+	_ sqlkit.ProbeEngine = (*Backend)(nil)
+)
+
+// Open opens the SQLite database of t (the Dialect's Open).
+func Open(ctx context.Context, t dialects.Target) (dialects.Backend, error) {
+	return sqlkit.Open(ctx, t, DriverName, nil, New)
+}
+
+// New detects the SQLite database behind pool and returns its backend,
+// which owns pool. options are the DSN's x- options (nil for none).
+func New(ctx context.Context, pool *sql.DB, options map[string]string) (*Backend, error) {
+	info, err := Detect(ctx, pool)
+	if err != nil {
+		return nil, dialects.Wrap(Name, "detect", err)
+	}
+	b := &Backend{}
+	b.DB = sqlkit.New(pool, info, options, b)
+	return b, nil
+}
+
+// NewTableLocker implements sqlkit.Engine.
+func (b *Backend) NewTableLocker(t dialects.Table) (dialects.TableLocker, error) {
+	return NewTableLocker(b.SQL, t)
+}
+
+// RecommendStrategy implements sqlkit.Engine: always the table strategy.
+func (b *Backend) RecommendStrategy() (dialects.Strategy, string) { return Recommend() }
+
+// ProbeDialect implements sqlkit.ProbeEngine (see Probe).
+func (b *Backend) ProbeDialect(ctx context.Context, opts dialects.ProbeOptions) (dialects.Capabilities, error) {
+	return Probe(ctx, b.SQL, opts)
 }
 
 // Detect identifies SQLite with SELECT sqlite_version().
@@ -65,6 +101,6 @@ func NewTableLocker(db *sql.DB, t dialects.Table) (*locktable.Locker, error) {
 }
 
 // Recommend always picks the table strategy: SQLite has no session locks.
-func Recommend(dialects.Info) (dialects.Strategy, string) {
+func Recommend() (dialects.Strategy, string) {
 	return dialects.StrategyTable, "SQLite has no named session locks; the lease table is atomic under SQLite's database write lock"
 }

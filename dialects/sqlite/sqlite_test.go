@@ -11,7 +11,6 @@ import (
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/sqlite"
-	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 func openFile(t *testing.T) *sql.DB {
@@ -28,11 +27,11 @@ func TestRegisteredDialect(t *testing.T) {
 	ctx := context.Background()
 	for _, scheme := range []string{"sqlite3", "sqlite", "moderncsqlite", "file"} {
 		d, _, err := dialects.ForScheme(scheme)
-		if err != nil || d.Name != sqlite.Name || d.Driver != "sqlite" {
+		if err != nil || d.Name != sqlite.Name || d.Open == nil {
 			t.Fatalf("ForScheme(%q) = %v, %v", scheme, d, err)
 		}
 	}
-	db, err := sqlkit.OpenLegacy(ctx, openFile(t), sqlite.Name)
+	db, err := sqlite.New(ctx, openFile(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,6 @@ package sqlkit_test
 import (
 	"context"
 	"crypto/rand"
-	"database/sql"
 	"encoding/hex"
 	"errors"
 	"net/url"
@@ -66,16 +65,16 @@ func liveServers(t *testing.T) []liveServer {
 // openDetected opens dsn with driver and detects it as dialect.
 func openDetected(t *testing.T, driver, dsn, dialect string) *sqlkit.DB {
 	t.Helper()
-	sqlDB, err := sql.Open(driver, dsn)
-	if err != nil {
-		t.Fatal(err)
+	d, ok := dialects.Lookup(dialect)
+	if !ok {
+		t.Fatalf("no %s dialect linked", dialect)
 	}
-	t.Cleanup(func() { _ = sqlDB.Close() })
-	db, err := sqlkit.OpenLegacy(testContext(t), sqlDB, dialect)
+	b, err := sqlkit.OpenTarget(testContext(t), d, dialects.Target{Scheme: dialect, Driver: driver, Conn: dsn})
 	if err != nil {
 		t.Fatalf("open %s: %v", dialect, err)
 	}
-	return db
+	t.Cleanup(func() { _ = b.Close() })
+	return sqlkit.MustOf(b)
 }
 
 // proxied opens s through a fresh proxy.

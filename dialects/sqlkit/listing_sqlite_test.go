@@ -22,11 +22,11 @@ func openSQLiteAdmin(t *testing.T) *sqlkit.DB {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = raw.Close() })
-	db, err := sqlkit.OpenLegacy(context.Background(), raw, sqlite.Name)
+	db, err := sqlite.New(context.Background(), raw, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return db
+	return db.DB
 }
 
 func execAll(t *testing.T, db *sql.DB, stmts ...string) {

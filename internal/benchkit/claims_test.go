@@ -8,7 +8,6 @@ import (
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/sqlite"
-	"github.com/schedlock/schedlock/dialects/sqlkit"
 	"github.com/schedlock/schedlock/internal/benchkit"
 )
 
@@ -20,7 +19,7 @@ func TestRunClaimsOnSQLite(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = sqlDB.Close() })
-	db, err := sqlkit.OpenLegacy(t.Context(), sqlDB, sqlite.Name)
+	db, err := sqlite.New(t.Context(), sqlDB, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
