@@ -49,7 +49,7 @@ func (e *Env) claimStrategy(ctx context.Context) (dialects.ClaimStrategy, claimt
 	if !ok {
 		return "", nil, dialects.Capabilities{}, Skipf("claims need a SQL database")
 	}
-	b, ok := claimtable.Lookup(db.Info)
+	b, ok := claimtable.BuilderOf(e.Backend)
 	if !ok {
 		return "", nil, dialects.Capabilities{}, Skipf("the %s dialect has no claims", db.Info.Dialect)
 	}

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // Kind is the Go type bound to a placeholder, for dialects that cast
@@ -127,6 +128,24 @@ func Register(dialect string, f Factory) {
 		panic("claimtable: Register called twice or with nil for " + dialect)
 	}
 	registry[dialect] = f
+}
+
+// Claimant is implemented by SQL backends with task-row claims: the
+// Builder of the statements for the database they opened.
+type Claimant interface {
+	ClaimBuilder() Builder
+}
+
+// BuilderOf returns the claim Builder of backend, or false when it has no
+// task-row claims.
+func BuilderOf(backend dialects.Backend) (Builder, bool) {
+	if c, ok := backend.(Claimant); ok {
+		return c.ClaimBuilder(), true
+	}
+	if db, ok := sqlkit.Of(backend); ok {
+		return Lookup(db.Info)
+	}
+	return nil, false
 }
 
 // Lookup returns the Builder for info's dialect, or false when the dialect

@@ -101,18 +101,18 @@ func cols(n int) []string {
 	return out
 }
 
-// dialectsUnderTest are every claim builder, by detected Info.
+// dialectsUnderTest are every claim builder, as its backend gives it.
 var dialectsUnderTest = []struct {
 	file string
-	info dialects.Info
+	b    claimtable.Builder
 }{
-	{"postgres", dialects.Info{Dialect: postgres.Name, Product: dialects.ProductPostgreSQL}},
-	{"mysql", dialects.Info{Dialect: mysql.Name, Product: dialects.ProductMariaDB}},
-	{"sqlite", dialects.Info{Dialect: sqlite.Name, Product: dialects.ProductSQLite}},
-	{"oracle", dialects.Info{Dialect: oracle.Name, Product: oracle.Name}},
-	{"sqlserver", dialects.Info{Dialect: sqlserver.Name, Product: sqlserver.Name}},
-	{"sqlserver-rcsi", dialects.Info{Dialect: sqlserver.Name, Product: sqlserver.Name, Mode: sqlserver.ModeReadCommittedSnapshot}},
-	{"dameng", dialects.Info{Dialect: dameng.Name, Product: dameng.Product}},
+	{"postgres", postgres.ClaimBuilder{}},
+	{"mysql", mysql.ClaimBuilder{}},
+	{"sqlite", sqlite.ClaimBuilder{}},
+	{"oracle", oracle.ClaimBuilder{}},
+	{"sqlserver", sqlserver.ClaimBuilder{}},
+	{"sqlserver-rcsi", sqlserver.ClaimBuilder{RCSI: true}},
+	{"dameng", dameng.ClaimBuilder{}},
 }
 
 // mappedTable is a user's table with the required roles only (under the
@@ -130,10 +130,7 @@ var mappedTable = claimtable.Table{
 // and the same on mappedTable against <dialect>-<strategy>-mapped.golden.
 func TestGoldenSQL(t *testing.T) {
 	for _, d := range dialectsUnderTest {
-		b, ok := claimtable.Lookup(d.info)
-		if !ok {
-			t.Fatalf("%s: no claim builder registered", d.info.Dialect)
-		}
+		b := d.b
 		for _, strategy := range b.Strategies() {
 			t.Run(d.file+"-"+string(strategy), func(t *testing.T) {
 				goldenRun(t, b, strategy, claimtable.Table{}, filepath.Join("testdata", d.file+"-"+string(strategy)+".golden"))
@@ -226,8 +223,7 @@ func must(t *testing.T, err error) {
 // limit (Oracle, Dameng), the engine reads only the rows it asked for and
 // claims exactly those.
 func TestLockWithoutLimitReadsOnlyTheBatch(t *testing.T) {
-	for _, d := range []dialects.Info{{Dialect: oracle.Name}, {Dialect: dameng.Name}} {
-		b, _ := claimtable.Lookup(d)
+	for _, b := range []claimtable.Builder{oracle.ClaimBuilder{}, dameng.ClaimBuilder{}} {
 		rec := &recorder{extra: 3}
 		db, log := fakesql.Open(rec)
 		cl, err := claimtable.New(db, b, claimtable.Table{}, dialects.ClaimSkipLocked, claimtable.Options{})
@@ -236,12 +232,12 @@ func TestLockWithoutLimitReadsOnlyTheBatch(t *testing.T) {
 		}
 		tasks, err := cl.Claim(context.Background(), claimtable.Request{Owner: "w", Max: 2})
 		if err != nil || len(tasks) != 2 {
-			t.Fatalf("%s: claimed %d, %v; want the 2 asked for of the 5 returned", d.Dialect, len(tasks), err)
+			t.Fatalf("%s: claimed %d, %v; want the 2 asked for of the 5 returned", fmt.Sprintf("%T", b), len(tasks), err)
 		}
 		stmts := log.Statements()
 		// The update binds the claimed status, the owner and the lease, then the ids.
 		if last := stmts[len(stmts)-1]; !strings.HasSuffix(last, "IN ("+b.Param(4, claimtable.KindInt)+", "+b.Param(5, claimtable.KindInt)+")") {
-			t.Fatalf("%s: the update must name the 2 rows claimed: %s", d.Dialect, last)
+			t.Fatalf("%s: the update must name the 2 rows claimed: %s", fmt.Sprintf("%T", b), last)
 		}
 		_ = db.Close()
 	}
@@ -250,7 +246,7 @@ func TestLockWithoutLimitReadsOnlyTheBatch(t *testing.T) {
 // TestParameterLimitSplitsStatements: an optimistic claim of 2,300 rows
 // on SQL Server sends no statement with more than 2,100 parameters.
 func TestParameterLimitSplitsStatements(t *testing.T) {
-	b, _ := claimtable.Lookup(dialects.Info{Dialect: sqlserver.Name})
+	var b claimtable.Builder = sqlserver.ClaimBuilder{}
 	var mu sync.Mutex
 	most := 0
 	h := &paramCounter{most: &most, mu: &mu, n: 2300}

@@ -62,7 +62,7 @@ func sqlBackend(backend dialects.Backend) (*sqlkit.DB, Builder, error) {
 	if !ok {
 		return nil, nil, fmt.Errorf("%w: %s has no task rows to claim (claims need a SQL database)", dialects.ErrUnsupported, backend.Detected().Dialect)
 	}
-	b, ok := Lookup(db.Info)
+	b, ok := BuilderOf(backend)
 	if !ok {
 		return nil, nil, fmt.Errorf("%w: the %s dialect has no task-row claims", dialects.ErrUnsupported, db.Info.Dialect)
 	}

@@ -9,9 +9,8 @@ import (
 	"github.com/schedlock/schedlock/dialects/claimtable"
 )
 
-func init() {
-	claimtable.Register(Name, func(info dialects.Info) claimtable.Builder { return ClaimBuilder{} })
-}
+// ClaimBuilder implements claimtable.Claimant.
+func (b *Backend) ClaimBuilder() claimtable.Builder { return ClaimBuilder{} }
 
 // ClaimBuilder writes SQLite's task-row claim SQL (claimtable.Builder).
 // SQLite has no row locks — a writer locks the whole database — so claims

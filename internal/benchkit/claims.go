@@ -113,7 +113,7 @@ func RunClaims(ctx context.Context, backend dialects.Backend, p ClaimPlan) (*Cla
 	if !ok || !claimtable.Supported(backend) {
 		return nil, fmt.Errorf("%w: %s has no task rows to claim", dialects.ErrUnsupported, backend.Detected().Dialect)
 	}
-	b, _ := claimtable.Lookup(db.Info)
+	b, _ := claimtable.BuilderOf(backend)
 	rec, _, err := claimtable.Recommend(ctx, backend)
 	if err != nil {
 		return nil, err

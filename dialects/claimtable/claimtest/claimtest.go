@@ -25,7 +25,7 @@ import (
 func Run(t *testing.T, backend dialects.Backend) {
 	t.Helper()
 	db := sqlkit.MustOf(backend)
-	b, ok := claimtable.Lookup(db.Info)
+	b, ok := claimtable.BuilderOf(backend)
 	if !ok {
 		t.Fatalf("the %s dialect registers no claim builder", db.Info.Dialect)
 	}
