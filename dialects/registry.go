@@ -34,6 +34,10 @@ type Dialect struct {
 	// Starts are how its DSNs begin, as shell completion offers them for
 	// --dsn: {"postgres://", "postgresql://"}; sqlite: for a file.
 	Starts []string
+	// Support are the backend's rows of the support table (docs/dialects.md,
+	// `schedlock detect`): one per product and variant it speaks. A row's
+	// Dialect may be left empty: it is Name.
+	Support []ProductSupport
 	// Products are the display names of the products detection reports
 	// (Info.Product → "MariaDB"); a product without one is shown as is.
 	Products map[string]string
@@ -177,6 +181,9 @@ func Register(d *Dialect) {
 	}
 	if d.Open == nil && d.Detect == nil {
 		panic("dialects: " + d.Name + " has neither Open nor a database/sql Detect")
+	}
+	if err := checkSupport(d); err != nil {
+		panic("dialects: " + err.Error())
 	}
 	for _, s := range d.Schemes {
 		if other := forSchemeLocked(s.Name); other != nil {

@@ -2,13 +2,11 @@ package dialects
 
 import (
 	"fmt"
-	"slices"
-	"sync"
 )
 
 // ProductSupport is what schedlock does on one product (and range of
 // versions) and how this repository's tests prove it. Dialect packages
-// register their rows with RegisterSupport; docs/dialects.md is generated
+// give their rows in their Dialect's Support; docs/dialects.md is generated
 // from SupportTable (go run scripts/gendocs/main.go), so the documentation says
 // what the code's own data says.
 //
@@ -96,57 +94,37 @@ const (
 // not listed follow, by name.
 var familyOrder = []string{"postgres", "mysql", "sqlite", "oracle", "sqlserver", "dameng", "dm"}
 
-var (
-	supportMu   sync.RWMutex
-	supportRows []ProductSupport
-)
-
-// RegisterSupport adds rows to the support table, in the order given (a
-// dialect registers all of its rows in one call, from init). It panics on
-// a row without Dialect, Product or Name, or one whose Dialect, Product
-// and Variant repeat a registered row.
-func RegisterSupport(rows ...ProductSupport) {
-	supportMu.Lock()
-	defer supportMu.Unlock()
-	for _, r := range rows {
-		if r.Dialect == "" || r.Product == "" || r.Name == "" {
-			panic(fmt.Sprintf("dialects: RegisterSupport of a row without dialect, product or name: %+v", r))
+// checkSupport checks the support rows of d as Register takes them: each
+// row needs a product and a name, its Dialect is d's (filled in when
+// empty), and no product and variant repeat.
+func checkSupport(d *Dialect) error {
+	seen := map[string]bool{}
+	for i := range d.Support {
+		r := &d.Support[i]
+		if r.Dialect == "" {
+			r.Dialect = d.Name
 		}
-		for _, old := range supportRows {
-			if old.Dialect == r.Dialect && old.Product == r.Product && old.Variant == r.Variant {
-				panic("dialects: RegisterSupport called twice for " + r.Dialect + "/" + r.Product + "/" + r.Variant)
-			}
+		if r.Product == "" || r.Name == "" || r.Dialect != d.Name {
+			return fmt.Errorf("support row %d of %s needs a product and a name, and the dialect %s: %+v", i, d.Name, d.Name, *r)
 		}
-		supportRows = append(supportRows, r)
+		key := r.Product + "/" + r.Variant
+		if seen[key] {
+			return fmt.Errorf("support row %d of %s repeats %s", i, d.Name, key)
+		}
+		seen[key] = true
 	}
+	return nil
 }
 
-// SupportTable returns the registered rows: by dialect family (postgres,
-// mysql, sqlite, oracle, sqlserver, dameng, then any other by name), and
-// within a family in registration order.
+// SupportTable returns the support rows of the registered backends: by
+// dialect family (postgres, mysql, sqlite, oracle, sqlserver, dameng, then
+// any other by name, as Dialects lists them), and within a backend in the
+// order of its Support.
 func SupportTable() []ProductSupport {
-	supportMu.RLock()
-	defer supportMu.RUnlock()
-	out := slices.Clone(supportRows)
-	rank := func(dialect string) int {
-		if i := slices.Index(familyOrder, dialect); i >= 0 {
-			return i
-		}
-		return len(familyOrder)
+	var out []ProductSupport
+	for _, d := range Dialects() {
+		out = append(out, d.Support...)
 	}
-	slices.SortStableFunc(out, func(a, b ProductSupport) int {
-		ra, rb := rank(a.Dialect), rank(b.Dialect)
-		switch {
-		case ra != rb:
-			return ra - rb
-		case ra == len(familyOrder) && a.Dialect != b.Dialect:
-			if a.Dialect < b.Dialect {
-				return -1
-			}
-			return 1
-		}
-		return 0
-	})
 	return out
 }
 

@@ -58,6 +58,7 @@ func init() {
 	dialects.Register(&dialects.Dialect{
 		Name:              Name,
 		Title:             "Dameng",
+		Support:           supportRows,
 		Schemes:           []dialects.Scheme{{Name: "dm", DefaultPort: "5236"}},
 		Forms:             "dm://",
 		Starts:            []string{"dm://"},

@@ -2,8 +2,10 @@ package dameng
 
 import "github.com/schedlock/schedlock/dialects"
 
-func init() {
-	dialects.RegisterSupport(dialects.ProductSupport{
+// supportRows are this backend's rows of the support table (the
+// Dialect's Support).
+var supportRows = []dialects.ProductSupport{
+	{
 		Dialect:  Name,
 		Product:  Product,
 		Name:     "Dameng DM8",
@@ -33,5 +35,5 @@ func init() {
 			"the driver appends a stack trace to every error text; schedlock reads the code from the error, not the text alone",
 			"unquoted table names are stored upper case",
 		},
-	})
+	},
 }

@@ -48,7 +48,7 @@ func TestEveryDialectHasSupportRows(t *testing.T) {
 			found = found || r.Dialect == name
 		}
 		if !found {
-			t.Errorf("dialect %s registers no support rows (dialects.RegisterSupport)", name)
+			t.Errorf("dialect %s registers no support rows (Dialect.Support)", name)
 		}
 	}
 	for _, r := range rows {

@@ -51,6 +51,7 @@ func init() {
 	dialects.Register(&dialects.Dialect{
 		Name:     Name,
 		Title:    "etcd",
+		Support:  supportRows,
 		Schemes:  []dialects.Scheme{{Name: Name, DefaultPort: DefaultPort}},
 		Forms:    "etcd[s]://",
 		Starts:   []string{"etcd://", "etcds://"},

@@ -2,8 +2,10 @@ package etcd
 
 import "github.com/schedlock/schedlock/dialects"
 
-func init() {
-	dialects.RegisterSupport(dialects.ProductSupport{
+// supportRows are this backend's rows of the support table (the
+// Dialect's Support).
+var supportRows = []dialects.ProductSupport{
+	{
 		Dialect:        Name,
 		Product:        Product,
 		Name:           "etcd (`etcd://host:2379/prefix`, `etcds://`)",
@@ -19,5 +21,5 @@ func init() {
 		Verified:       dialects.VerifiedLive,
 		VerifiedDetail: "the conformance suite, the etcdctl lock interop and the fault tests run on a throwaway etcd in every test run",
 		Notes:          []string{"lease TTLs are whole seconds on the server: at-most is rounded up, and raised to the server's minimum lease TTL, for a holder that dies"},
-	})
+	},
 }

@@ -36,6 +36,7 @@ func init() {
 	dialects.Register(&dialects.Dialect{
 		Name:       Name,
 		Title:      "memory",
+		Support:    supportRows,
 		Schemes:    []dialects.Scheme{{Name: Name}},
 		Forms:      "memory://NAME",
 		Starts:     []string{"memory://"},

@@ -2,8 +2,10 @@ package memory
 
 import "github.com/schedlock/schedlock/dialects"
 
-func init() {
-	dialects.RegisterSupport(dialects.ProductSupport{
+// supportRows are this backend's rows of the support table (the
+// Dialect's Support).
+var supportRows = []dialects.ProductSupport{
+	{
 		Dialect:        Name,
 		Product:        Product,
 		Name:           "in-process memory (`memory://NAME`)",
@@ -19,5 +21,5 @@ func init() {
 		Verified:       dialects.VerifiedLive,
 		VerifiedDetail: "the conformance suite runs on it in every test run",
 		Notes:          []string{"process-local: locks exclude only within one process, for tests and examples of the backend kit"},
-	})
+	},
 }

@@ -45,6 +45,7 @@ func init() {
 	dialects.Register(&dialects.Dialect{
 		Name:              Name,
 		Title:             "MySQL",
+		Support:           supportRows,
 		Schemes:           []dialects.Scheme{{Name: "mysql", DefaultPort: "3306"}, {Name: "tidb", DefaultPort: "4000"}},
 		Forms:             "mysql://, mariadb://",
 		Starts:            []string{"mysql://", "mariadb://", "tidb://"},

@@ -56,6 +56,7 @@ func init() {
 	dialects.Register(&dialects.Dialect{
 		Name:             Name,
 		Title:            "Oracle",
+		Support:          supportRows,
 		Schemes:          []dialects.Scheme{{Name: "oracle", DefaultPort: "1521"}},
 		Forms:            "oracle://",
 		Starts:           []string{"oracle://"},

@@ -2,8 +2,10 @@ package oracle
 
 import "github.com/schedlock/schedlock/dialects"
 
-func init() {
-	dialects.RegisterSupport(dialects.ProductSupport{
+// supportRows are this backend's rows of the support table (the
+// Dialect's Support).
+var supportRows = []dialects.ProductSupport{
+	{
 		Dialect:  Name,
 		Product:  Product,
 		Name:     "Oracle Database",
@@ -35,5 +37,5 @@ func init() {
 			"`ALLOCATE_UNIQUE` commits: it runs only on the lock's own connection",
 			"the release name (11g, 19c, 23ai) is never parsed; the version comes from `PRODUCT_COMPONENT_VERSION`",
 		},
-	})
+	},
 }

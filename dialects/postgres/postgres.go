@@ -24,6 +24,7 @@ func init() {
 	dialects.Register(&dialects.Dialect{
 		Name:              Name,
 		Title:             "PostgreSQL",
+		Support:           supportRows,
 		Schemes:           Schemes,
 		Forms:             "postgres://, postgresql://, pgx://, kingbase://",
 		Starts:            []string{"postgres://", "postgresql://", "kingbase://"},

@@ -69,6 +69,7 @@ func init() {
 	dialects.Register(&dialects.Dialect{
 		Name:     Name,
 		Title:    "Redis",
+		Support:  supportRows,
 		Schemes:  []dialects.Scheme{{Name: Name, DefaultPort: "6379"}, {Name: schemeTLS, DefaultPort: "6379"}},
 		Forms:    "redis[s]://",
 		Starts:   []string{"redis://", "rediss://"},

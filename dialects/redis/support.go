@@ -2,8 +2,10 @@ package redis
 
 import "github.com/schedlock/schedlock/dialects"
 
-func init() {
-	dialects.RegisterSupport(dialects.ProductSupport{
+// supportRows are this backend's rows of the support table (the
+// Dialect's Support).
+var supportRows = []dialects.ProductSupport{
+	{
 		Dialect:  Name,
 		Product:  Product,
 		Name:     "Redis (`redis://`, `rediss://`; Sentinel, Cluster)",
@@ -24,5 +26,5 @@ func init() {
 			"a store that evicts keys (maxmemory with a policy other than noeviction) is refused",
 			"without persistence a restart frees every lock; the holder finds out at its next refresh, and the next holder's token is higher (the server's clock is its floor)",
 		},
-	})
+	},
 }

@@ -31,6 +31,7 @@ func init() {
 	dialects.Register(&dialects.Dialect{
 		Name:     Name,
 		Title:    "SQLite",
+		Support:  supportRows,
 		Schemes:  []dialects.Scheme{{Name: "sqlite3"}, {Name: "sqlite"}, {Name: "moderncsqlite"}, {Name: "file"}},
 		Forms:    "sqlite:PATH (or a bare *.db path)",
 		Starts:   []string{"sqlite:"},

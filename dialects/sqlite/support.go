@@ -2,8 +2,10 @@ package sqlite
 
 import "github.com/schedlock/schedlock/dialects"
 
-func init() {
-	dialects.RegisterSupport(dialects.ProductSupport{
+// supportRows are this backend's rows of the support table (the
+// Dialect's Support).
+var supportRows = []dialects.ProductSupport{
+	{
 		Dialect:        Name,
 		Product:        dialects.ProductSQLite,
 		Name:           "SQLite",
@@ -19,5 +21,5 @@ func init() {
 		Verified:       dialects.VerifiedLive,
 		VerifiedDetail: "the conformance suite runs on a real database file in every test run (no server needed)",
 		Notes:          []string{"processes share one file; busy waits are handled by the DSN's busy timeout, see `sqlite.DSN`"},
-	})
+	},
 }

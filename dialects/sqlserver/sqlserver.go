@@ -57,6 +57,7 @@ func init() {
 	dialects.Register(&dialects.Dialect{
 		Name:             Name,
 		Title:            "SQL Server",
+		Support:          supportRows,
 		Schemes:          []dialects.Scheme{{Name: "sqlserver", DefaultPort: "1433"}},
 		Forms:            "sqlserver://",
 		Starts:           []string{"sqlserver://"},

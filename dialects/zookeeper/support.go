@@ -2,8 +2,10 @@ package zookeeper
 
 import "github.com/schedlock/schedlock/dialects"
 
-func init() {
-	dialects.RegisterSupport(dialects.ProductSupport{
+// supportRows are this backend's rows of the support table (the
+// Dialect's Support).
+var supportRows = []dialects.ProductSupport{
+	{
 		Dialect:        Name,
 		Product:        Product,
 		Name:           "Apache ZooKeeper (`zk://host:2181[,host2:2181]/chroot`)",
@@ -22,5 +24,5 @@ func init() {
 			"a Curator InterProcessMutex on <chroot>/<table>/<name> and schedlock exclude each other; Curator peers do not honour at-least",
 			"lock names are node names: `/`, `%`, control characters and characters beyond U+FFFF are written %XX",
 		},
-	})
+	},
 }

@@ -96,6 +96,7 @@ func init() {
 	dialects.Register(&dialects.Dialect{
 		Name:        Name,
 		Title:       "ZooKeeper",
+		Support:     supportRows,
 		Schemes:     []dialects.Scheme{{Name: "zk", DefaultPort: DefaultPort}},
 		Forms:       "zk://",
 		Starts:      []string{"zk://"},
