@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -28,54 +27,6 @@ func pin(t *testing.T, db *sql.DB) *sql.Conn {
 	}
 	t.Cleanup(func() { _ = c.Close() })
 	return c
-}
-
-// TestSessionOpsSimulated drives TryLock, Holds, Unlock and Holder on two
-// sessions and checks each statement's answer.
-func TestSessionOpsSimulated(t *testing.T) {
-	sim := newSim(t, configWithDBMSLock())
-	db, log := sim.open(t)
-	ctx := testCtx(t)
-	ops := &SessionOps{}
-	a, b := pin(t, db), pin(t, db)
-	step := func(what string, got bool, err error, want bool) {
-		t.Helper()
-		if err != nil || got != want {
-			t.Fatalf("%s: got %v, %v; want %v", what, got, err, want)
-		}
-	}
-	got, err := ops.TryLock(ctx, a, "job")
-	step("A takes a free lock", got, err, true)
-	got, err = ops.TryLock(ctx, a, "job")
-	step("A asks again (REQUEST 4, already own)", got, err, true)
-	got, err = ops.TryLock(ctx, b, "job")
-	step("B is refused (REQUEST 1, timeout)", got, err, false)
-	got, err = ops.Holds(ctx, a, "job")
-	step("A holds it", got, err, true)
-	got, err = ops.Holds(ctx, b, "job")
-	step("B does not", got, err, false)
-	got, err = ops.Unlock(ctx, b, "job")
-	step("B cannot release A's lock (RELEASE 4)", got, err, false)
-	holder, err := ops.Holder(ctx, db, "job")
-	if err != nil || holder == "" || strings.ContainsAny(holder, " ,") {
-		t.Fatalf("Holder = %q, %v; want A's SESS_ID", holder, err)
-	}
-	got, err = ops.Unlock(ctx, a, "job")
-	step("A releases it (RELEASE 0)", got, err, true)
-	got, err = ops.Holds(ctx, a, "job")
-	step("A no longer holds it (REQUEST 0, given back)", got, err, false)
-	if holder, err := ops.Holder(ctx, db, "job"); err != nil || holder != "" {
-		t.Fatalf("Holder of a free lock = %q, %v; want none", holder, err)
-	}
-	got, err = ops.TryLock(ctx, b, "job")
-	step("B takes it now", got, err, true)
-	unqualified := regexp.MustCompile(`(^|[^.A-Za-z_])DBMS_LOCK\.`)
-	for _, q := range log.Statements() {
-		if unqualified.MatchString(q) {
-			t.Errorf("a statement names DBMS_LOCK without its schema:\n%s", q)
-		}
-	}
-	sim.AssertUnderstood(t)
 }
 
 // TestSessionLockerRefusedWithoutDBMSLock: on a server where DBMS_LOCK is

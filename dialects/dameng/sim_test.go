@@ -94,18 +94,13 @@ type simConfig struct {
 	NoCatalog      bool     // ALL_OBJECTS cannot be read: the probe fails
 	User           string   // session user
 
-	// DBMSLock: SP_CREATE_SYSTEM_PACKAGES(1, 'DBMS_LOCK') has run.
-	DBMSLock bool
-	// ReRequestGrants makes REQUEST of a lock the session already owns
-	// answer 0 instead of 4 and take it once more (see
-	// dbmslocktest.Server.ReRequestGrants).
-	ReRequestGrants bool
 	// NoKillPrivilege makes SP_CLOSE_SESSION fail for lack of rights.
 	NoKillPrivilege bool
-	// Config is the lease tables' server: its clock, the insert race
-	// (-6602), CREATE TABLE refused (and missing from SESSION_PRIVS),
-	// SKIP LOCKED rejected by the parser (-2007), FOR UPDATE taking no
-	// lock.
+	// Config is the lease tables' server and DBMS_LOCK (DBMSLock:
+	// SP_CREATE_SYSTEM_PACKAGES(1, 'DBMS_LOCK') has run): its clock, the
+	// insert race (-6602), CREATE TABLE refused (and missing from
+	// SESSION_PRIVS), SKIP LOCKED rejected by the parser (-2007), FOR
+	// UPDATE taking no lock.
 	oraliketest.Config
 
 	// The probe's view of the user and the server.
@@ -182,12 +177,11 @@ func newSim(t testing.TB, cfg simConfig) *dmSim {
 		},
 		Now: s.now,
 	}, cfg.Config)
-	s.Locks.ReRequestGrants = cfg.ReRequestGrants
 	return s
 }
 
 // open returns a *sql.DB on the simulated server.
-func (s *dmSim) open(t testing.TB) (*sql.DB, *fakesql.Log) { return oraliketest.Open(t, s) }
+func (s *dmSim) open(t testing.TB) (*sql.DB, *fakesql.Log) { return s.Open(t, s) }
 
 // now is the database clock as CAST(SYS_EXTRACT_UTC(SYSTIMESTAMP) AS
 // TIMESTAMP(3)) reads it.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"strings"
 	"testing"
 	"time"
 
@@ -25,53 +24,6 @@ func pin(t *testing.T, db *sql.DB) *sql.Conn {
 	}
 	t.Cleanup(func() { _ = c.Close() })
 	return c
-}
-
-// TestSessionOpsSimulated drives TryLock, Holds, Unlock and Holder on two
-// sessions and checks each statement's answer.
-func TestSessionOpsSimulated(t *testing.T) {
-	sim := newSim(t, config19c())
-	db, log := sim.open(t)
-	ctx := testCtx(t)
-	ops := &SessionOps{}
-	a, b := pin(t, db), pin(t, db)
-	step := func(what string, got bool, err error, want bool) {
-		t.Helper()
-		if err != nil || got != want {
-			t.Fatalf("%s: got %v, %v; want %v", what, got, err, want)
-		}
-	}
-	got, err := ops.TryLock(ctx, a, "job")
-	step("A takes a free lock", got, err, true)
-	got, err = ops.TryLock(ctx, a, "job")
-	step("A asks again (REQUEST 4, already own)", got, err, true)
-	got, err = ops.TryLock(ctx, b, "job")
-	step("B is refused (REQUEST 1, timeout)", got, err, false)
-	got, err = ops.Holds(ctx, a, "job")
-	step("A holds it", got, err, true)
-	got, err = ops.Holds(ctx, b, "job")
-	step("B does not", got, err, false)
-	got, err = ops.Unlock(ctx, b, "job")
-	step("B cannot release A's lock (RELEASE 4)", got, err, false)
-	holder, err := ops.Holder(ctx, db, "job")
-	if err != nil || !regexpSessionID.MatchString(holder) {
-		t.Fatalf("Holder = %q, %v; want sid,serial#,@inst", holder, err)
-	}
-	got, err = ops.Unlock(ctx, a, "job")
-	step("A releases (RELEASE 0)", got, err, true)
-	got, err = ops.Holds(ctx, a, "job")
-	step("after release A holds nothing", got, err, false)
-	got, err = ops.TryLock(ctx, b, "job")
-	step("B takes it after the Holds probe gave back what it took", got, err, true)
-	if holder, err := ops.Holder(ctx, db, "nobody-holds-this"); err != nil || holder != "" {
-		t.Errorf("Holder of a free lock = %q, %v; want empty", holder, err)
-	}
-	for _, q := range log.Statements() {
-		if strings.Contains(q, "DBMS_LOCK.REQUEST") && !strings.Contains(q, "release_on_commit => FALSE") {
-			t.Errorf("a REQUEST without release_on_commit => FALSE: %s", q)
-		}
-	}
-	sim.AssertUnderstood(t)
 }
 
 // TestSessionLockFreedWithSession: a lock ends with its session, as the

@@ -169,7 +169,7 @@ func newSim(t testing.TB, cfg simConfig) *oraSim {
 }
 
 // open returns a *sql.DB on the simulated server.
-func (o *oraSim) open(t testing.TB) (*sql.DB, *fakesql.Log) { return oraliketest.Open(t, o) }
+func (o *oraSim) open(t testing.TB) (*sql.DB, *fakesql.Log) { return o.Open(t, o) }
 
 // oraErr is the error go-ora returns for a server error.
 func oraErr(code int, msg string) error {

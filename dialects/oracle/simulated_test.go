@@ -2,12 +2,14 @@ package oracle
 
 import (
 	"context"
-	"errors"
+	"database/sql"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
-	"github.com/schedlock/schedlock/dialects/dialecttest"
+	"github.com/schedlock/schedlock/dialects/internal/oralike/oraliketest"
+	"github.com/schedlock/schedlock/dialects/locktable"
 	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
@@ -29,71 +31,57 @@ func openSim(t *testing.T, cfg simConfig) (*oraSim, *sqlkit.DB) {
 	return sim, db
 }
 
-// TestConformanceSimulated runs the whole lock-contract suite against the
-// simulated server: the DBMS_LOCK session strategy (including the kill
-// check), then the table strategy on every preset. Fresh names are
-// inserted with a 5ms window in which a concurrent MERGE wins, so the
-// contention and race checks meet ORA-00001 and prove it means "held".
-func TestConformanceSimulated(t *testing.T) {
-	for _, strategy := range dialects.Strategies {
-		t.Run(string(strategy), func(t *testing.T) {
+// suite is this dialect as the shared simulator tests run it.
+func suite() oraliketest.Suite {
+	return oraliketest.Suite{
+		Name:    Name,
+		Session: session,
+		Ops:     func() oraliketest.SessionOps { return &SessionOps{} },
+		Open: func(t *testing.T, c oraliketest.Config, session func(*sql.DB) dialects.Locker, table func(*sql.DB, dialects.Table) dialects.TableLocker) (*oraliketest.Server, *sqlkit.DB) {
 			cfg := config19c()
-			cfg.InsertWindow = 5 * time.Millisecond
-			sim, db := openSim(t, cfg)
-			opts := dialecttest.Options{Strategies: []dialects.Strategy{strategy}}
-			if strategy == dialects.StrategyTable {
-				opts.Tables = presetTables()
+			cfg.Config = c
+			return dbWith(t, cfg, session, table)
+		},
+		Builder:        &Builder{},
+		TableLocker:    func(l *locktable.Locker) dialects.TableLocker { return l },
+		IsDuplicateKey: IsDuplicateKey,
+		DuplicateKey:   "ORA-00001",
+		SessionID:      regexpSessionID,
+		CheckStatement: func(q string) string {
+			if strings.Contains(q, "DBMS_LOCK.REQUEST") && !strings.Contains(q, "release_on_commit => FALSE") {
+				return "a REQUEST without release_on_commit => FALSE"
 			}
-			dialecttest.Run(t, db, opts)
-			sim.AssertUnderstood(t)
-			switch strategy {
-			case dialects.StrategyTable:
-				dups, merges := sim.Counts()
-				if dups == 0 {
-					t.Errorf("no MERGE of %d met ORA-00001: the duplicate-key path was not exercised", merges)
-				}
-				t.Logf("%d MERGEs, %d answered ORA-00001 and were reported as held", merges, dups)
-			case dialects.StrategySession:
-				if n := sim.HeldLocks(); n != 0 {
-					t.Errorf("%d DBMS_LOCK locks still held after the suite", n)
-				}
-			}
-		})
+			return ""
+		},
 	}
 }
 
-// TestTimeZoneSimulated: on the simulated server, ShedLock's table in a
-// New York writer time zone passes the whole lock contract, and a row a
-// New York JVM wrote (zone-less local times; the simulator keeps instants
-// and shows them as New York's wall-clock time) reads held until its
-// lease ends and is not taken.
-func TestTimeZoneSimulated(t *testing.T) {
-	table := dialects.Table{Preset: dialects.PresetShedlock, TimeZone: "America/New_York"}
-	cfg := config19c()
-	cfg.Tables = []dialects.Table{table}
-	sim, db := openSim(t, cfg)
-	dialecttest.Run(t, db, dialecttest.Options{Strategies: []dialects.Strategy{dialects.StrategyTable}, Tables: []dialects.Table{table}})
-	sim.AssertUnderstood(t)
+// TestSimulated runs the shared simulator tests (oraliketest.RunSimulated)
+// on the Oracle simulator: the lock contract for both strategies, a writer
+// time zone, the row-deleting preset, pausing and the session operations.
+func TestSimulated(t *testing.T) { oraliketest.RunSimulated(t, suite()) }
 
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	tl, err := db.TableLocker(table)
-	if err != nil {
-		t.Fatal(err)
+// TestMappings proves on the Oracle simulator that the conformance checks
+// catch a wrong reading of the server's answers (oraliketest.RunMappings):
+// a DBMS_LOCK return code mapped wrongly, a REQUEST that grants an owned
+// lock again, and ORA-00001 from the MERGE read as an error rather than as
+// the lock held by the racer.
+func TestMappings(t *testing.T) { oraliketest.RunMappings(t, suite()) }
+
+// dbWith returns the simulated database with the dialect's lockers
+// replaced by session (for the session strategy) and table (for the
+// table strategy); nil keeps the real one.
+func dbWith(t *testing.T, cfg simConfig, session func(*sql.DB) dialects.Locker, table func(*sql.DB, dialects.Table) dialects.TableLocker) (*oraliketest.Server, *sqlkit.DB) {
+	t.Helper()
+	sim, real := openSim(t, cfg)
+	d := *real.Dialect
+	if session != nil {
+		d.NewSessionLocker = func(db *sql.DB, _ dialects.Info) (dialects.Locker, error) { return session(db), nil }
 	}
-	if err := tl.CreateTable(ctx); err != nil {
-		t.Fatal(err)
+	if table != nil {
+		d.NewTableLocker = func(db *sql.DB, _ dialects.Info, tb dialects.Table) (dialects.TableLocker, error) {
+			return table(db, tb), nil
+		}
 	}
-	now := time.Now().UTC().Truncate(time.Millisecond)
-	sim.Mu.Lock()
-	sim.Tables["SHEDLOCK"].Rows["report"] = &simRow{Name: "report", Owner: "jvm-ny", LockedAt: now, Until: now.Add(10 * time.Minute)}
-	sim.Mu.Unlock()
-	row, found, err := tl.Inspect(ctx, "report")
-	if err != nil || !found || row.Expired() || !row.Until.Equal(now.Add(10*time.Minute)) {
-		t.Fatalf("the JVM's row = %+v, %v, %v; want held until %s", row, found, err, now.Add(10*time.Minute))
-	}
-	if _, err := tl.Acquire(ctx, "report", dialects.Options{Owner: "schedlock", AtMost: time.Minute}); !errors.Is(err, dialects.ErrHeld) {
-		t.Fatalf("acquire of the JVM's live lock: %v, want held", err)
-	}
-	sim.AssertUnderstood(t)
+	return sim.Server, &sqlkit.DB{SQL: real.SQL, Dialect: &d, Info: real.Info}
 }

@@ -15,43 +15,13 @@ import (
 	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
-// Mappings is a dialect as RunMappings tests it.
-type Mappings struct {
-	// Name is the dialect's registry name.
-	Name string
-	// Session runs the dialect's DBMS_LOCK blocks.
-	Session *dbmslock.Session
-	// Admin returns the dialect's SessionOps, whose Holder and Kill the
-	// mutated session operations keep.
-	Admin func() SessionAdmin
-	// Open starts a simulated server with DBMS_LOCK installed and granted,
-	// its lease tables as cfg says, and returns it with the database
-	// detected on it, whose session and table lockers are replaced by
-	// session and table unless nil.
-	Open func(t *testing.T, cfg Config, session func(*sql.DB) dialects.Locker, table func(*sql.DB, dialects.Table) dialects.TableLocker) (*Server, *sqlkit.DB)
-	// Builder is the dialect's lease-table SQL; TableLocker makes the
-	// dialect's table locker of an engine on it.
-	Builder     Builder
-	TableLocker func(*locktable.Locker) dialects.TableLocker
-	// IsDuplicateKey is the dialect's reading of a duplicate key, and
-	// DuplicateKey how its error shows in a message ("ORA-00001").
-	IsDuplicateKey func(error) bool
-	DuplicateKey   string
-}
-
-// SessionAdmin is what a dialect's SessionOps adds to the DBMS_LOCK blocks.
-type SessionAdmin interface {
-	sqlkit.HolderFinder
-	sqlkit.SessionKiller
-}
-
 // RunMappings proves that the conformance checks catch a wrong reading of
 // the server's answers: each DBMS_LOCK return-code mapping replaced by a
 // plausible mistake, a REQUEST that grants an owned lock again, and a
 // duplicate key from the MERGE read as an error, each fail checks that
 // the real mapping passes on the same simulated server; and that a
 // duplicate key is reported as held by the racer.
-func RunMappings(t *testing.T, m Mappings) {
+func RunMappings(t *testing.T, m Suite) {
 	t.Run("WrongSessionMappingsFail", func(t *testing.T) { testWrongSessionMappings(t, m) })
 	t.Run("ReRequestThatGrantsAgainIsCaught", func(t *testing.T) { testReRequestGrants(t, m) })
 	t.Run("DuplicateKeyIsHeld", func(t *testing.T) { testDuplicateKeyIsHeld(t, m) })
@@ -81,7 +51,7 @@ func runChecks(t *testing.T, db *sqlkit.DB, strategy dialects.Strategy, tables [
 // prepared and without the server-side wait, which would carry the real
 // mappings; Holder and Kill are the dialect's.
 type mutatedOps struct {
-	SessionAdmin
+	admin
 	s                       *dbmslock.Session
 	request, release, holds func(int64) (bool, error)
 }
@@ -109,10 +79,10 @@ func (m mutatedOps) Holds(ctx context.Context, conn *sql.Conn, name string) (boo
 // testWrongSessionMappings replaces one return-code mapping at a time
 // with a plausible mistake and shows the conformance checks fail, while
 // the real mapping passes the same checks on the same simulated server.
-func testWrongSessionMappings(t *testing.T, m Mappings) {
+func testWrongSessionMappings(t *testing.T, m Suite) {
 	lockerWith := func(mutate func(*mutatedOps)) func(*sql.DB) dialects.Locker {
 		return func(db *sql.DB) dialects.Locker {
-			ops := &mutatedOps{SessionAdmin: m.Admin(), s: m.Session,
+			ops := &mutatedOps{admin: m.Ops(), s: m.Session,
 				request: dbmslock.RequestResult, release: dbmslock.ReleaseResult, holds: dbmslock.HoldsResult}
 			if mutate != nil {
 				mutate(ops)
@@ -149,11 +119,11 @@ func testWrongSessionMappings(t *testing.T, m Mappings) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.mistake, func(t *testing.T) {
-			_, good := m.Open(t, Config{}, lockerWith(nil), nil)
+			_, good := m.Open(t, Config{DBMSLock: true}, lockerWith(nil), nil)
 			if failed := runChecks(t, good, dialects.StrategySession, nil, tt.checks...); len(failed) != 0 {
 				t.Fatalf("the real mapping fails %s: %v", failed[0].ID, failed[0].Detail)
 			}
-			_, bad := m.Open(t, Config{}, lockerWith(tt.mutate), nil)
+			_, bad := m.Open(t, Config{DBMSLock: true}, lockerWith(tt.mutate), nil)
 			failed := runChecks(t, bad, dialects.StrategySession, nil, tt.checks...)
 			if len(failed) == 0 {
 				t.Fatalf("with %s, checks %v still pass: the suite does not catch it", tt.mistake, tt.checks)
@@ -169,8 +139,8 @@ func testWrongSessionMappings(t *testing.T, m Mappings) {
 // loudly (the lease is reported lost and its connection dropped, which
 // frees the lock), never pass on a wrong answer, and no lock may stay
 // behind.
-func testReRequestGrants(t *testing.T, m Mappings) {
-	sim, db := m.Open(t, Config{}, nil, nil)
+func testReRequestGrants(t *testing.T, m Suite) {
+	sim, db := m.Open(t, Config{DBMSLock: true}, nil, nil)
 	sim.Mu.Lock()
 	sim.Locks.ReRequestGrants = true
 	sim.Mu.Unlock()
@@ -201,7 +171,7 @@ func withoutDuplicateKey(b Builder) locktable.Builder {
 // node inserted the row first, so Acquire reports ErrHeld naming that
 // node, never a plain error (the builder's IsDuplicateKey, read by the
 // engine); and waiting acquirers keep trying.
-func testDuplicateKeyIsHeld(t *testing.T, m Mappings) {
+func testDuplicateKeyIsHeld(t *testing.T, m Suite) {
 	sim, db := m.Open(t, Config{Racer: func(string) string { return "other-node:1:cafe" }}, nil, nil)
 	ctx := context.Background()
 	tl, err := db.TableLocker(dialects.Table{})
@@ -246,7 +216,7 @@ func testDuplicateKeyIsHeld(t *testing.T, m Mappings) {
 // testDuplicateKeyAsError: with the duplicate key read as an error, the
 // race check fails on a server where first inserts race; with the real
 // mapping, it passes.
-func testDuplicateKeyAsError(t *testing.T, m Mappings) {
+func testDuplicateKeyAsError(t *testing.T, m Suite) {
 	cfg := Config{InsertWindow: 20 * time.Millisecond}
 	tables := []dialects.Table{{Preset: dialects.PresetShedlock}}
 	only := []string{"table.race10"}

@@ -70,12 +70,15 @@ func PresetSchema(t testing.TB, preset string) dialects.Schema {
 	return s
 }
 
-// Open returns a *sql.DB on the simulated server h, closed when the test
-// ends.
-func Open(t testing.TB, h fakesql.Handler) (*sql.DB, *fakesql.Log) {
+// Open returns a *sql.DB on the simulated server h, whose shared part is
+// s, closed when the test ends; s.Log is its statement log.
+func (s *Server) Open(t testing.TB, h fakesql.Handler) (*sql.DB, *fakesql.Log) {
 	t.Helper()
 	db, log := fakesql.Open(h)
 	t.Cleanup(func() { _ = db.Close() })
+	s.Mu.Lock()
+	s.Log = log
+	s.Mu.Unlock()
 	return db, log
 }
 

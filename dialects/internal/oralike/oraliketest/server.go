@@ -75,6 +75,10 @@ type Dialect struct {
 
 // Config is the part of the simulated server a test sets.
 type Config struct {
+	// DBMSLock: the server has the DBMS_LOCK package, which Dameng installs
+	// only on request; Oracle always has it (its simulator's NoDBMSLock
+	// takes the EXECUTE grant away).
+	DBMSLock bool
 	// ClockOffset is the database clock minus the host clock.
 	ClockOffset time.Duration
 	// InsertWindow is how long the MERGE's insert branch takes, during
@@ -131,6 +135,9 @@ type Server struct {
 	// the row-lock probe's, by op, over any probe table name.
 	Stmts   map[string]Stmt
 	ProbeRE map[string]*regexp.Regexp
+
+	// Log records what the database opened by Open sent.
+	Log *fakesql.Log
 
 	Mu       sync.Mutex
 	Locks    dbmslocktest.Server    // DBMS_LOCK
