@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/internal/oralike/oraliketest"
 )
 
 // The benchmarks run against the live server (SCHEDLOCK_TEST_DAMENG_DSN,
@@ -17,21 +18,7 @@ import (
 // (TestRoundTripsPerCycle counts them on the simulator).
 
 func BenchmarkSelectFromDual(b *testing.B) {
-	db := liveDB(b)
-	ctx := context.Background()
-	c, err := db.Conn(ctx)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer c.Close()
-	var one int64
-	b.ResetTimer()
-	for b.Loop() {
-		if err := c.QueryRowContext(ctx, "SELECT 1 FROM DUAL").Scan(&one); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "cycles/s")
+	oraliketest.BenchSelectOne(b, liveDB(b), "SELECT 1 FROM DUAL")
 }
 
 func BenchmarkSessionCycle(b *testing.B) {
@@ -43,7 +30,7 @@ func BenchmarkSessionCycle(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	benchCycles(b, l, "schedlock-bench-session")
+	oraliketest.BenchCycles(b, l, "schedlock-bench-session")
 }
 
 func BenchmarkTableCycle(b *testing.B) {
@@ -59,23 +46,7 @@ func BenchmarkTableCycle(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer func() { _ = tl.(dialects.TableDropper).DropTable(ctx) }()
-			benchCycles(b, tl, "schedlock-bench-table")
+			oraliketest.BenchCycles(b, tl, "schedlock-bench-table")
 		})
 	}
-}
-
-// benchCycles acquires and releases name b.N times.
-func benchCycles(b *testing.B, l dialects.Locker, name string) {
-	ctx := context.Background()
-	b.ResetTimer()
-	for b.Loop() {
-		lease, err := l.Acquire(ctx, name, dialects.Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := lease.Release(ctx); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "cycles/s")
 }

@@ -111,7 +111,7 @@ func TestDetectSimulated(t *testing.T) {
 	cfg := configDM8()
 	cfg.CompatibleMode = "2"
 	sim := newSim(t, cfg)
-	db, _ := sim.open(t)
+	db, _ := sim.Open(t)
 	info, err := Detect(ctx, db)
 	if err != nil {
 		t.Fatal(err)
@@ -122,7 +122,7 @@ func TestDetectSimulated(t *testing.T) {
 
 	cfg.NoModeView = true
 	sim = newSim(t, cfg)
-	db, _ = sim.open(t)
+	db, _ = sim.Open(t)
 	if info, err = Detect(ctx, db); err != nil || info.Mode != "" {
 		t.Errorf("with V$DM_INI unreadable: %+v, %v; want an Info without mode", info, err)
 	}
@@ -130,7 +130,7 @@ func TestDetectSimulated(t *testing.T) {
 	cfg = configDM8()
 	cfg.Banners = []string{"PostgreSQL 16.2"}
 	sim = newSim(t, cfg)
-	db, _ = sim.open(t)
+	db, _ = sim.Open(t)
 	if _, err := Detect(ctx, db); err == nil {
 		t.Error("Detect accepted a server whose V$VERSION names no DM Database Server")
 	}

@@ -1,14 +1,13 @@
 package dameng
 
 import (
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/internal/oralike/oraliketest"
 	"github.com/schedlock/schedlock/dialects/locktable/locktabletest"
-	"github.com/schedlock/schedlock/internal/golden"
 )
 
 // section is one statement of a golden file: "-- <op> (<note>)" and the
@@ -16,10 +15,7 @@ import (
 // ends in "END;" as part of its text).
 type section = locktabletest.Section
 
-func checkGolden(t *testing.T, file, got string) {
-	t.Helper()
-	golden.Check(t, filepath.Join("testdata", file), got)
-}
+var checkGolden = oraliketest.CheckGolden
 
 var quotedRE = regexp.MustCompile(`'[^']*'`)
 
@@ -86,28 +82,9 @@ func probeSections() []section {
 	}
 }
 
-// TestGoldenTableSQL pins every statement of every preset.
-func TestGoldenTableSQL(t *testing.T) {
-	for _, preset := range dialects.Presets() {
-		t.Run(preset, func(t *testing.T) {
-			checkGolden(t, preset+".golden", locktabletest.RenderSections(tableSections(t, presetSchema(t, preset))))
-		})
-	}
-	t.Run("qualified", func(t *testing.T) {
-		s, err := dialects.Table{Preset: dialects.PresetShedlock, Name: "app.job_locks"}.Schema()
-		if err != nil {
-			t.Fatal(err)
-		}
-		checkGolden(t, "qualified.golden", locktabletest.RenderSections(tableSections(t, s)))
-	})
-	t.Run("writer time zone", func(t *testing.T) {
-		s, err := locktabletest.ZonedSchema(locktabletest.ZoneGoldenTable, locktabletest.ZoneGoldenAt)
-		if err != nil {
-			t.Fatal(err)
-		}
-		checkGolden(t, "shedlock_new_york.golden", locktabletest.RenderSections(tableSections(t, s)))
-	})
-}
+// TestGoldenTableSQL pins every statement of every preset, of a
+// schema-qualified table and of a writer time zone's table.
+func TestGoldenTableSQL(t *testing.T) { oraliketest.GoldenTables(t, "app.job_locks", tableSections) }
 
 // TestGoldenSessionSQL pins the detection, session-lock, listing, kill and
 // probe statements.
@@ -124,7 +101,7 @@ func TestGoldenSessionSQL(t *testing.T) {
 // table locker really sends: its Statements() are the golden SQL.
 func TestGoldenStatementsAreTheLockersOwn(t *testing.T) {
 	sim := newSim(t, configDM8())
-	db, _ := sim.open(t)
+	db, _ := sim.Open(t)
 	for _, preset := range dialects.Presets() {
 		tl, err := NewTableLocker(db, dialects.Info{}, dialects.Table{Preset: preset})
 		if err != nil {

@@ -8,10 +8,10 @@ import (
 	"errors"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/internal/oralike"
+	"github.com/schedlock/schedlock/dialects/internal/oralike/oraliketest"
 	"github.com/schedlock/schedlock/dialects/sqlkit"
 	"github.com/schedlock/schedlock/internal/livetest"
 )
@@ -29,35 +29,15 @@ const dsnEnv = "SCHEDLOCK_TEST_DAMENG_DSN"
 // not answer.
 func liveDB(t testing.TB) *sql.DB {
 	t.Helper()
-	dsn := livetest.DSN(t, dsnEnv)
+	livetest.DSN(t, dsnEnv) // skips the test when dsnEnv is unset
 	if !DriverLinked {
 		t.Fatalf("%s is set, but %s", dsnEnv, DriverHint)
 	}
-	db, err := sql.Open(Driver, dsn)
-	if err != nil {
-		t.Fatalf("%s is not a usable dm URL: %v", dsnEnv, err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	defer cancel()
-	if err := db.PingContext(ctx); err != nil {
-		t.Fatalf("%s is set but the server does not answer: %v", dsnEnv, oralike.OneLine(err))
-	}
-	return db
+	return oraliketest.LiveDB(t, dsnEnv, Driver)
 }
 
 // liveDetected opens the live server and detects it.
-func liveDetected(t testing.TB) *sqlkit.DB {
-	t.Helper()
-	sqlDB := liveDB(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	db, err := sqlkit.OpenLegacy(ctx, sqlDB, Name)
-	if err != nil {
-		t.Fatalf("detect: %v", err)
-	}
-	return db
-}
+func liveDetected(t testing.TB) *sqlkit.DB { return oraliketest.Detect(t, liveDB(t), Name) }
 
 // uniqueName is a table name unique to the run.
 func uniqueName(prefix string) string {

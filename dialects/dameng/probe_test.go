@@ -21,7 +21,7 @@ func probeSim(t *testing.T, cfg simConfig, opts dialects.ProbeOptions) (*dmSim, 
 		cfg.Tables = presetTables()
 	}
 	sim := newSim(t, cfg)
-	sqlDB, log := sim.open(t)
+	sqlDB, log := sim.Open(t)
 	db, err := sqlkit.OpenLegacy(testCtx(t), sqlDB, Name)
 	if err != nil {
 		t.Fatal(err)

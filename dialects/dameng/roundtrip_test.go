@@ -19,7 +19,7 @@ func TestRoundTripsPerCycle(t *testing.T) {
 		t.Helper()
 		cfg.Tables = presetTables()
 		sim := newSim(t, cfg)
-		sqlDB, log := sim.open(t)
+		sqlDB, log := sim.Open(t)
 		db, err := sqlkit.OpenLegacy(testCtx(t), sqlDB, Name)
 		if err != nil {
 			t.Fatal(err)

@@ -94,7 +94,7 @@ func TestNewSessionLockerProbesUndetectedDB(t *testing.T) {
 		want bool
 	}{{configDM8(), false}, {configWithDBMSLock(), true}} {
 		sim := newSim(t, tt.cfg)
-		db, log := sim.open(t)
+		db, log := sim.Open(t)
 		if _, err := NewSessionLocker(db, dialects.Info{}); !errors.Is(err, dialects.ErrUnsupported) || !strings.Contains(err.Error(), "not detected") {
 			t.Errorf("NewSessionLocker of an undetected database: %v; want a refusal saying so", err)
 		}
@@ -164,7 +164,7 @@ func TestKillRefusals(t *testing.T) {
 	cfg := configWithDBMSLock()
 	cfg.NoKillPrivilege = true
 	sim := newSim(t, cfg)
-	db, log := sim.open(t)
+	db, log := sim.Open(t)
 	ctx := testCtx(t)
 	ops := &SessionOps{}
 	for _, bad := range []string{"", "0", "-5", "12; DROP TABLE x", "1,2", "abc"} {

@@ -2,7 +2,6 @@ package dameng
 
 import (
 	"context"
-	"database/sql"
 	"database/sql/driver"
 	"fmt"
 	"strings"
@@ -177,11 +176,9 @@ func newSim(t testing.TB, cfg simConfig) *dmSim {
 		},
 		Now: s.now,
 	}, cfg.Config)
+	s.Handler = s
 	return s
 }
-
-// open returns a *sql.DB on the simulated server.
-func (s *dmSim) open(t testing.TB) (*sql.DB, *fakesql.Log) { return s.Open(t, s) }
 
 // now is the database clock as CAST(SYS_EXTRACT_UTC(SYSTIMESTAMP) AS
 // TIMESTAMP(3)) reads it.

@@ -1,11 +1,9 @@
 package dameng
 
 import (
-	"context"
 	"database/sql"
 	"regexp"
 	"testing"
-	"time"
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/internal/oralike/oraliketest"
@@ -21,26 +19,22 @@ func openSim(t *testing.T, cfg simConfig) (*dmSim, *sqlkit.DB) {
 		cfg.Tables = presetTables()
 	}
 	sim := newSim(t, cfg)
-	sqlDB, _ := sim.open(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	db, err := sqlkit.OpenLegacy(ctx, sqlDB, Name)
-	if err != nil {
-		t.Fatalf("detect the simulated server: %v", err)
-	}
-	return sim, db
+	sqlDB, _ := sim.Open(t)
+	return sim, oraliketest.Detect(t, sqlDB, Name)
 }
 
 // suite is this dialect as the shared simulator tests run it.
 func suite() oraliketest.Suite {
 	return oraliketest.Suite{
 		Name:    Name,
+		Title:   "Dameng",
 		Session: session,
 		Ops:     func() oraliketest.SessionOps { return &SessionOps{} },
 		Open: func(t *testing.T, c oraliketest.Config, session func(*sql.DB) dialects.Locker, table func(*sql.DB, dialects.Table) dialects.TableLocker) (*oraliketest.Server, *sqlkit.DB) {
 			cfg := configDM8()
 			cfg.Config = c
-			return dbWith(t, cfg, session, table)
+			sim, db := openSim(t, cfg)
+			return sim.Server, oraliketest.WithLockers(db, session, table)
 		},
 		Builder:        &Builder{},
 		TableLocker:    func(l *locktable.Locker) dialects.TableLocker { return &TableLocker{Locker: l} },
@@ -61,21 +55,3 @@ func TestSimulated(t *testing.T) { oraliketest.RunSimulated(t, suite()) }
 // lock again, and -6602 from the MERGE read as an error rather than as
 // the lock held by the racer.
 func TestMappings(t *testing.T) { oraliketest.RunMappings(t, suite()) }
-
-// dbWith returns the simulated database with the dialect's lockers
-// replaced by session (for the session strategy) and table (for the table
-// strategy); nil keeps the real one.
-func dbWith(t *testing.T, cfg simConfig, session func(*sql.DB) dialects.Locker, table func(*sql.DB, dialects.Table) dialects.TableLocker) (*oraliketest.Server, *sqlkit.DB) {
-	t.Helper()
-	sim, real := openSim(t, cfg)
-	d := *real.Dialect
-	if session != nil {
-		d.NewSessionLocker = func(db *sql.DB, _ dialects.Info) (dialects.Locker, error) { return session(db), nil }
-	}
-	if table != nil {
-		d.NewTableLocker = func(db *sql.DB, _ dialects.Info, tb dialects.Table) (dialects.TableLocker, error) {
-			return table(db, tb), nil
-		}
-	}
-	return sim.Server, &sqlkit.DB{SQL: real.SQL, Dialect: &d, Info: real.Info}
-}

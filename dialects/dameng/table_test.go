@@ -61,7 +61,7 @@ func TestCreateTableKeepsRealErrors(t *testing.T) {
 	cfg := configDM8()
 	cfg.Tables = []dialects.Table{} // the server knows no table statement
 	sim := newSim(t, cfg)
-	db, _ := sim.open(t)
+	db, _ := sim.Open(t)
 	tl, err := NewTableLocker(db, dialects.Info{}, dialects.Table{})
 	if err != nil {
 		t.Fatal(err)

@@ -180,7 +180,7 @@ func TestDetectSimulated(t *testing.T) {
 	})
 	t.Run("not Oracle", func(t *testing.T) {
 		sim := newSim(t, simConfig{User: "APP"})
-		sqlDB, _ := sim.open(t)
+		sqlDB, _ := sim.Open(t)
 		if _, err := Detect(context.Background(), sqlDB); err == nil {
 			t.Fatal("Detect succeeded on a server that names no Oracle Database")
 		}

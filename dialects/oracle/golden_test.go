@@ -1,14 +1,13 @@
 package oracle
 
 import (
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"testing"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/internal/oralike/oraliketest"
 	"github.com/schedlock/schedlock/dialects/locktable/locktabletest"
-	"github.com/schedlock/schedlock/internal/golden"
 )
 
 // section is one statement of a golden file: "-- <op> (<note>)" and the
@@ -17,10 +16,7 @@ import (
 // part of its text).
 type section = locktabletest.Section
 
-func checkGolden(t *testing.T, file, got string) {
-	t.Helper()
-	golden.Check(t, filepath.Join("testdata", file), got)
-}
+var checkGolden = oraliketest.CheckGolden
 
 // tableSections are every statement the table strategy sends for s.
 func tableSections(t *testing.T, s dialects.Schema) []section {
@@ -107,27 +103,10 @@ func liquibaseSections() []section {
 	}
 }
 
-// TestGoldenTableSQL pins every statement of every preset.
+// TestGoldenTableSQL pins every statement of every preset, of a
+// schema-qualified table and of a writer time zone's table.
 func TestGoldenTableSQL(t *testing.T) {
-	for _, preset := range dialects.Presets() {
-		t.Run(preset, func(t *testing.T) {
-			checkGolden(t, preset+".golden", locktabletest.RenderSections(tableSections(t, presetSchema(t, preset))))
-		})
-	}
-	t.Run("qualified", func(t *testing.T) {
-		s, err := dialects.Table{Preset: dialects.PresetShedlock, Name: "app_owner.job_locks"}.Schema()
-		if err != nil {
-			t.Fatal(err)
-		}
-		checkGolden(t, "qualified.golden", locktabletest.RenderSections(tableSections(t, s)))
-	})
-	t.Run("writer time zone", func(t *testing.T) {
-		s, err := locktabletest.ZonedSchema(locktabletest.ZoneGoldenTable, locktabletest.ZoneGoldenAt)
-		if err != nil {
-			t.Fatal(err)
-		}
-		checkGolden(t, "shedlock_new_york.golden", locktabletest.RenderSections(tableSections(t, s)))
-	})
+	oraliketest.GoldenTables(t, "app_owner.job_locks", tableSections)
 }
 
 // TestGoldenSessionSQL pins the session-lock, detection, listing and kill

@@ -131,7 +131,7 @@ func TestKillSimulated(t *testing.T) {
 	})
 	t.Run("bad ids never reach the server", func(t *testing.T) {
 		sim := newSim(t, config19c())
-		db, log := sim.open(t)
+		db, log := sim.Open(t)
 		for _, id := range []string{"1,2' IMMEDIATE", "abc", "1;2"} {
 			if err := (&SessionOps{}).Kill(testCtx(t), db, id); !errors.Is(err, dialects.ErrInvalid) {
 				t.Errorf("Kill(%q): %v; want ErrInvalid", id, err)

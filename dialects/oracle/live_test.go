@@ -6,11 +6,10 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"testing"
-	"time"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/internal/oralike/oraliketest"
 	"github.com/schedlock/schedlock/dialects/sqlkit"
-	"github.com/schedlock/schedlock/internal/livetest"
 )
 
 // dsnEnv names the variable that points the live tests at an Oracle
@@ -19,34 +18,10 @@ const dsnEnv = "SCHEDLOCK_TEST_ORACLE_DSN"
 
 // liveDB opens the live server. The test is skipped when dsnEnv is unset
 // and fails when it is set but the server does not answer.
-func liveDB(t testing.TB) *sql.DB {
-	t.Helper()
-	dsn := livetest.DSN(t, dsnEnv)
-	db, err := sql.Open("oracle", dsn)
-	if err != nil {
-		t.Fatalf("%s is not a usable go-ora URL: %v", dsnEnv, err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	defer cancel()
-	if err := db.PingContext(ctx); err != nil {
-		t.Fatalf("%s is set but the server does not answer: %v", dsnEnv, err)
-	}
-	return db
-}
+func liveDB(t testing.TB) *sql.DB { return oraliketest.LiveDB(t, dsnEnv, "oracle") }
 
 // liveDetected opens the live server and detects it.
-func liveDetected(t testing.TB) *sqlkit.DB {
-	t.Helper()
-	sqlDB := liveDB(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	db, err := sqlkit.OpenLegacy(ctx, sqlDB, Name)
-	if err != nil {
-		t.Fatalf("detect: %v", err)
-	}
-	return db
-}
+func liveDetected(t testing.TB) *sqlkit.DB { return oraliketest.Detect(t, liveDB(t), Name) }
 
 // shortTables is one table per preset under names of at most 30 bytes, the
 // identifier limit before 12.2, unique to the run.

@@ -109,7 +109,7 @@ func TestProbeReadOnly(t *testing.T) {
 	cfg := config19c()
 	cfg.Tables = presetTables()
 	sim := newSim(t, cfg)
-	sqlDB, log := sim.open(t)
+	sqlDB, log := sim.Open(t)
 	db, err := sqlkit.OpenLegacy(testCtx(t), sqlDB, Name)
 	if err != nil {
 		t.Fatal(err)

@@ -62,7 +62,7 @@ func TestMissingGrantAtFirstUse(t *testing.T) {
 	cfg.NoDBMSLock = true
 	cfg.User = "batch user"
 	sim := newSim(t, cfg)
-	db, _ := sim.open(t)
+	db, _ := sim.Open(t)
 	l, err := NewSessionLocker(db, ParseVersion(Versions{Version: "19.0.0.0.0"}))
 	if err != nil {
 		t.Fatalf("without a probe the locker is built: %v", err)

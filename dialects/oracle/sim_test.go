@@ -2,7 +2,6 @@ package oracle
 
 import (
 	"context"
-	"database/sql"
 	"database/sql/driver"
 	"fmt"
 	"regexp"
@@ -165,11 +164,9 @@ func newSim(t testing.TB, cfg simConfig) *oraSim {
 		},
 		Now: o.now,
 	}, cfg.Config, "liquibase.golden")
+	o.Handler = o
 	return o
 }
-
-// open returns a *sql.DB on the simulated server.
-func (o *oraSim) open(t testing.TB) (*sql.DB, *fakesql.Log) { return o.Open(t, o) }
 
 // oraErr is the error go-ora returns for a server error.
 func oraErr(code int, msg string) error {

@@ -155,7 +155,7 @@ func TestOldIdentifierLimit(t *testing.T) {
 		t.Errorf("12.1 with a 38-byte table name: %v; want ErrInvalid naming the 30-byte limit", err)
 	}
 	sim := newSim(t, config19c())
-	db, _ := sim.open(t)
+	db, _ := sim.Open(t)
 	if _, err := NewTableLocker(db, dialects.Info{Version: "12.2.0.1.0"}, long); err != nil {
 		t.Errorf("12.2 with a 38-byte table name: %v", err)
 	}
@@ -167,7 +167,7 @@ func TestOldIdentifierLimit(t *testing.T) {
 // TestRoundTrips counts the statements of one acquire–release cycle.
 func TestRoundTrips(t *testing.T) {
 	sim := newSim(t, simConfig{Config: oraliketest.Config{Tables: presetTables()}})
-	sqlDB, log := sim.open(t)
+	sqlDB, log := sim.Open(t)
 	ctx := testCtx(t)
 	info := ParseVersion(Versions{VersionFull: "19.22.0.0.0"})
 	session, _ := NewSessionLocker(sqlDB, info)

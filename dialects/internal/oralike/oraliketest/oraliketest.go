@@ -70,11 +70,11 @@ func PresetSchema(t testing.TB, preset string) dialects.Schema {
 	return s
 }
 
-// Open returns a *sql.DB on the simulated server h, whose shared part is
-// s, closed when the test ends; s.Log is its statement log.
-func (s *Server) Open(t testing.TB, h fakesql.Handler) (*sql.DB, *fakesql.Log) {
+// Open returns a *sql.DB on the simulated server (s.Handler), closed when
+// the test ends, and its statement log, which s.Log keeps too.
+func (s *Server) Open(t testing.TB) (*sql.DB, *fakesql.Log) {
 	t.Helper()
-	db, log := fakesql.Open(h)
+	db, log := fakesql.Open(s.Handler)
 	t.Cleanup(func() { _ = db.Close() })
 	s.Mu.Lock()
 	s.Log = log

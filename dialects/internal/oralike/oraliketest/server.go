@@ -136,7 +136,10 @@ type Server struct {
 	Stmts   map[string]Stmt
 	ProbeRE map[string]*regexp.Regexp
 
-	// Log records what the database opened by Open sent.
+	// Handler is the dialect's simulator, which embeds this Server: the
+	// server Open connects to.
+	Handler fakesql.Handler
+	// Log records what the database last opened by Open sent.
 	Log *fakesql.Log
 
 	Mu       sync.Mutex
@@ -518,18 +521,13 @@ func (s *Server) rowValues(tbl *Table, row *leasesim.Row) []any {
 		s.D.Number(dialects.UTCToWall(row.Until, loc).UnixMilli()), s.D.Number(s.D.Now().UnixMilli())}
 }
 
-// EngineSim is the simulator whose shared part is s, opened by open, as
-// dbmslocktest's engine suite drives it.
-func EngineSim(s *Server, open func(testing.TB) (*sql.DB, *fakesql.Log)) dbmslocktest.Sim {
-	return engineSim{Server: s, open: open}
-}
+// EngineSim is the simulator whose shared part is s as dbmslocktest's
+// engine suite drives it.
+func EngineSim(s *Server) dbmslocktest.Sim { return engineSim{s} }
 
-type engineSim struct {
-	*Server
-	open func(testing.TB) (*sql.DB, *fakesql.Log)
-}
+type engineSim struct{ *Server }
 
-func (e engineSim) Open(t *testing.T) (*sql.DB, *fakesql.Log) { return e.open(t) }
+func (e engineSim) Open(t *testing.T) (*sql.DB, *fakesql.Log) { return e.Server.Open(t) }
 
 // AnswerWaitsWith makes every later waiting REQUEST answer code.
 func (e engineSim) AnswerWaitsWith(code int64) {

@@ -11,6 +11,7 @@ import (
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/dialecttest"
 	"github.com/schedlock/schedlock/dialects/internal/dbmslock"
+	"github.com/schedlock/schedlock/dialects/internal/dbmslock/dbmslocktest"
 	"github.com/schedlock/schedlock/dialects/internal/leasesim"
 	"github.com/schedlock/schedlock/dialects/locktable"
 	"github.com/schedlock/schedlock/dialects/locktable/locktabletest"
@@ -20,8 +21,8 @@ import (
 // Suite is a dialect as RunSimulated and RunMappings test it on its
 // simulator.
 type Suite struct {
-	// Name is the dialect's registry name.
-	Name string
+	// Name is the dialect's registry name, Title its name in messages.
+	Name, Title string
 	// Session runs the dialect's DBMS_LOCK blocks; Ops returns a new
 	// SessionOps of the dialect.
 	Session *dbmslock.Session
@@ -63,7 +64,9 @@ type admin interface {
 
 // RunSimulated runs on the simulated server the lock contract
 // (dialecttest.Run) for both strategies, a writer time zone's table, the
-// row-deleting preset, pausing, and the session operations one by one.
+// row-deleting preset, pausing, the session operations one by one, and the
+// DBMS_LOCK engine suite (dbmslocktest.Run: server-side waits, statements
+// prepared once per lock connection).
 func RunSimulated(t *testing.T, s Suite) {
 	t.Run("Conformance", func(t *testing.T) { testConformance(t, s) })
 	t.Run("TimeZone", func(t *testing.T) { testTimeZone(t, s) })
@@ -73,6 +76,18 @@ func RunSimulated(t *testing.T, s Suite) {
 		locktabletest.RunPause(t, db)
 	})
 	t.Run("SessionOps", func(t *testing.T) { testSessionOps(t, s) })
+	t.Run("Engine", func(t *testing.T) {
+		dbmslocktest.Run(t, dbmslocktest.Dialect{
+			Name:   s.Name,
+			Title:  s.Title,
+			Ops:    func() sqlkit.SessionOps { return s.Ops() },
+			Blocks: s.Session.Blocks,
+			NewSim: func(t *testing.T) dbmslocktest.Sim {
+				sim, _ := s.Open(t, Config{DBMSLock: true}, nil, nil)
+				return EngineSim(sim)
+			},
+		})
+	})
 }
 
 // clockAhead puts the database clock ahead of the host's, so that lease

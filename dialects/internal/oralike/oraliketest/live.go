@@ -1,0 +1,133 @@
+package oraliketest
+
+import (
+	"context"
+	"database/sql"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/internal/oralike"
+	"github.com/schedlock/schedlock/dialects/locktable/locktabletest"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
+	"github.com/schedlock/schedlock/internal/golden"
+	"github.com/schedlock/schedlock/internal/livetest"
+)
+
+// Detect detects the dialect name on db, as dialects.Open does, or fails
+// the test.
+func Detect(t testing.TB, db *sql.DB, name string) *sqlkit.DB {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	d, err := sqlkit.OpenLegacy(ctx, db, name)
+	if err != nil {
+		t.Fatalf("detect %s: %v", name, err)
+	}
+	return d
+}
+
+// WithLockers returns db with its dialect's lockers replaced by session
+// (for the session strategy) and table (for the table strategy); nil keeps
+// the real one.
+func WithLockers(db *sqlkit.DB, session func(*sql.DB) dialects.Locker, table func(*sql.DB, dialects.Table) dialects.TableLocker) *sqlkit.DB {
+	d := *db.Dialect
+	if session != nil {
+		d.NewSessionLocker = func(db *sql.DB, _ dialects.Info) (dialects.Locker, error) { return session(db), nil }
+	}
+	if table != nil {
+		d.NewTableLocker = func(db *sql.DB, _ dialects.Info, tb dialects.Table) (dialects.TableLocker, error) {
+			return table(db, tb), nil
+		}
+	}
+	return &sqlkit.DB{SQL: db.SQL, Dialect: &d, Info: db.Info}
+}
+
+// LiveDB opens the live server the variable env names, with driver. The
+// test is skipped when env is unset and fails when it is set but the
+// server does not answer.
+func LiveDB(t testing.TB, env, driver string) *sql.DB {
+	t.Helper()
+	dsn := livetest.DSN(t, env)
+	db, err := sql.Open(driver, dsn)
+	if err != nil {
+		t.Fatalf("%s is not a usable %s data source name: %v", env, driver, err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	if err := db.PingContext(ctx); err != nil {
+		t.Fatalf("%s is set but the server does not answer: %v", env, oralike.OneLine(err))
+	}
+	return db
+}
+
+// BenchSelectOne runs query, which reads one integer, b.N times on one
+// pinned connection and reports cycles/s: the physical limit of a lock
+// cycle.
+func BenchSelectOne(b *testing.B, db *sql.DB, query string) {
+	ctx := context.Background()
+	c, err := db.Conn(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	var one int64
+	b.ResetTimer()
+	for b.Loop() {
+		if err := c.QueryRowContext(ctx, query).Scan(&one); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "cycles/s")
+}
+
+// BenchCycles acquires and releases name b.N times and reports cycles/s.
+func BenchCycles(b *testing.B, l dialects.Locker, name string) {
+	ctx := context.Background()
+	b.ResetTimer()
+	for b.Loop() {
+		lease, err := l.Acquire(ctx, name, dialects.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := lease.Release(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "cycles/s")
+}
+
+// CheckGolden compares got with the golden file testdata/file.
+func CheckGolden(t *testing.T, file, got string) {
+	t.Helper()
+	golden.Check(t, filepath.Join("testdata", file), got)
+}
+
+// GoldenTables pins every statement the table strategy sends, as sections
+// renders them for a schema: for every preset (<preset>.golden), for
+// ShedLock's table under the schema-qualified name qualified
+// (qualified.golden), and for ShedLock's table in a writer time zone
+// (shedlock_new_york.golden).
+func GoldenTables(t *testing.T, qualified string, sections func(*testing.T, dialects.Schema) []locktabletest.Section) {
+	for _, preset := range dialects.Presets() {
+		t.Run(preset, func(t *testing.T) {
+			CheckGolden(t, preset+".golden", locktabletest.RenderSections(sections(t, PresetSchema(t, preset))))
+		})
+	}
+	t.Run("qualified", func(t *testing.T) {
+		s, err := dialects.Table{Preset: dialects.PresetShedlock, Name: qualified}.Schema()
+		if err != nil {
+			t.Fatal(err)
+		}
+		CheckGolden(t, "qualified.golden", locktabletest.RenderSections(sections(t, s)))
+	})
+	t.Run("writer time zone", func(t *testing.T) {
+		s, err := locktabletest.ZonedSchema(locktabletest.ZoneGoldenTable, locktabletest.ZoneGoldenAt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		CheckGolden(t, "shedlock_new_york.golden", locktabletest.RenderSections(sections(t, s)))
+	})
+}
