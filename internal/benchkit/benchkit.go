@@ -8,8 +8,10 @@
 // Options, so the figures stay comparable whatever the engine does inside.
 // What the engine competes with — the raw session-lock statements, the
 // trivial round trip, a server-side count of lock-holding sessions — comes
-// from the backend's own package through the optional interfaces of
-// Register; a backend that registers nothing is measured without them.
+// from the backend's own package: optional interfaces of the opened
+// backend (SessionBaseline, HoldingCounter, ClaimBaseline, RoundTripper),
+// or of the support it gives Register; a backend with neither is measured
+// without them.
 //
 // Every measurement runs under a Budget: a fixed number of cycles, or a
 // duration (DefaultDuration). Nothing here prints; progress is reported to

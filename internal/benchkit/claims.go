@@ -159,7 +159,7 @@ func RunClaims(ctx context.Context, backend dialects.Backend, p ClaimPlan) (*Cla
 	if err := setup.Add(ctx, fill...); err != nil {
 		return nil, err
 	}
-	raw, rawSQL := rawClaim(db.Info.Dialect, table.Name)
+	raw, rawSQL := rawClaim(backend, db, table.Name)
 	r.RawStatement = rawSQL
 	if raw == nil {
 		r.Notes = append(r.Notes, fmt.Sprintf("%s has no single claim statement to compare with (no row limit beside FOR UPDATE): the engine's figures stand alone", db.Info.Dialect))

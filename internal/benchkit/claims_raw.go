@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
@@ -49,10 +50,20 @@ func StatementClaim(text string, lease time.Duration) RawClaim {
 	}
 }
 
-// rawClaim is the registered raw claim of dialect on table, nil where it
-// has none.
-func rawClaim(dialect, table string) (RawClaim, string) {
-	if rc, ok := supportFor(dialect).(RawClaimer); ok {
+// rawClaim is the raw claim on table of backend b, whose kit DB is db:
+// the opened backend's (ClaimBaseline), else its dialect's registered one
+// (RawClaimer); nil where it has none.
+func rawClaim(b dialects.Backend, db *sqlkit.DB, table string) (RawClaim, string) {
+	if cb, ok := b.(ClaimBaseline); ok {
+		claim, text := cb.RawClaim(table, claimLease)
+		if claim == nil {
+			return nil, ""
+		}
+		return func(ctx context.Context, db *sqlkit.DB, owner string, batch int) (int, error) {
+			return claim(ctx, db.SQL, owner, batch)
+		}, text
+	}
+	if rc, ok := supportFor(db.Info.Dialect).(RawClaimer); ok {
 		return rc.RawClaim(table, claimLease)
 	}
 	return nil, ""

@@ -68,9 +68,9 @@ func HoldMany(ctx context.Context, backend dialects.Backend, locker dialects.Loc
 		names[i] = fmt.Sprintf("%s-%d", prefix, i)
 	}
 	leases := make([]dialects.Lease, 0, locks)
-	var counter SessionCounter
+	var counter func(ctx context.Context, conn *sql.Conn, names []string) (int, error)
 	if db != nil {
-		counter, _ = supportFor(db.Dialect.Name).(SessionCounter)
+		counter = holdingCounter(backend, db)
 	}
 	var countConn *sql.Conn
 	if counter != nil {
@@ -116,7 +116,7 @@ func HoldMany(ctx context.Context, backend dialects.Backend, locker dialects.Loc
 	}
 	var countErr error
 	if counter != nil && len(leases) > 0 {
-		n, err := counter.CountHoldingSessions(ctx, countConn, db.Info, names[:len(leases)])
+		n, err := counter(ctx, countConn, names[:len(leases)])
 		if err == nil {
 			h.ServerSessions = &n
 			h.Connections, h.ConnectionsSource = n, SourceServer

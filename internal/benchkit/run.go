@@ -309,7 +309,7 @@ type sqlClient struct{ t *target }
 
 func (c sqlClient) roundTrip(ctx context.Context, b Budget) (string, Rate, error) {
 	statement := ""
-	if rt, ok := c.t.support.(RoundTripper); ok {
+	if rt, ok := roundTripper(c.t.backend, c.t.support); ok {
 		statement = rt.RoundTripSQL()
 	}
 	conn, err := pin(ctx, c.t.db.SQL)

@@ -27,7 +27,9 @@ func newTarget(b dialects.Backend) *target {
 	t.support = supportFor(t.dialect)
 	if db, ok := sqlkit.Of(b); ok {
 		t.db = db
-		if raw, ok := t.support.(RawSessions); ok {
+		if raw, ok := b.(SessionBaseline); ok {
+			t.session = raw.RawSessionOps()
+		} else if raw, ok := t.support.(RawSessions); ok {
 			t.session = raw.RawSessionOps(db.SQL, db.Info)
 		}
 		return t
@@ -52,7 +54,7 @@ func (t *target) hasRoundTrip() bool { return t.db != nil || t.store != nil }
 
 // roundTripName is the command a store's round trip runs, for the report.
 func (t *target) roundTripName() string {
-	if rt, ok := t.support.(RoundTripper); ok {
+	if rt, ok := roundTripper(t.backend, t.support); ok {
 		return rt.RoundTripSQL()
 	}
 	return "round trip"
