@@ -1,8 +1,6 @@
 package dameng
 
 import (
-	"context"
-	"errors"
 	"testing"
 
 	"github.com/schedlock/schedlock/dialects"
@@ -21,32 +19,12 @@ func BenchmarkSelectFromDual(b *testing.B) {
 	oraliketest.BenchSelectOne(b, liveDB(b), "SELECT 1 FROM DUAL")
 }
 
-func BenchmarkSessionCycle(b *testing.B) {
-	db := liveDetected(b)
-	l, err := db.SessionLocker()
-	if errors.Is(err, dialects.ErrUnsupported) {
-		b.Skipf("no session strategy on this server: %v", err)
-	}
-	if err != nil {
-		b.Fatal(err)
-	}
-	oraliketest.BenchCycles(b, l, "schedlock-bench-session")
-}
+func BenchmarkSessionCycle(b *testing.B) { oraliketest.BenchSessionCycle(b, liveDetected(b)) }
 
 func BenchmarkTableCycle(b *testing.B) {
-	db := liveDetected(b)
+	var tables []dialects.Table
 	for _, preset := range dialects.Presets() {
-		b.Run(preset, func(b *testing.B) {
-			tl, err := db.TableLocker(dialects.Table{Preset: preset, Name: uniqueName("sl_bench_")})
-			if err != nil {
-				b.Fatal(err)
-			}
-			ctx := context.Background()
-			if err := tl.CreateTable(ctx); err != nil {
-				b.Fatal(err)
-			}
-			defer func() { _ = tl.(dialects.TableDropper).DropTable(ctx) }()
-			oraliketest.BenchCycles(b, tl, "schedlock-bench-table")
-		})
+		tables = append(tables, dialects.Table{Preset: preset, Name: uniqueName("sl_bench_")})
 	}
+	oraliketest.BenchTableCycles(b, liveDetected(b), tables)
 }

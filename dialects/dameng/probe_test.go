@@ -40,45 +40,6 @@ func probeSim(t *testing.T, cfg simConfig, opts dialects.ProbeOptions) (*dmSim, 
 	return sim, caps, log.Statements()
 }
 
-// TestProbeSimulated proves every capability on a server with DBMS_LOCK
-// and every grant: DBMS_LOCK on two connections, SKIP LOCKED and NOWAIT on
-// a probe table that is dropped again, the lock views, the DBA role, and
-// the clock (2.5s ahead of the host's).
-func TestProbeSimulated(t *testing.T) {
-	cfg := configWithDBMSLock()
-	cfg.ClockOffset = 2500 * time.Millisecond
-	_, caps, _ := probeSim(t, cfg, dialects.ProbeOptions{})
-	for what, c := range map[string]dialects.Capability{
-		"session locks": caps.SessionLocks, "SKIP LOCKED": caps.SkipLocked, "NOWAIT": caps.NoWait,
-		"lock listing": caps.LockListing, "kill": caps.KillSessions, "isolation": caps.Isolation,
-	} {
-		if !c.Supported {
-			t.Errorf("%s: %+v; want supported", what, c)
-		}
-	}
-	for what, c := range map[string]dialects.Capability{"session locks": caps.SessionLocks, "SKIP LOCKED": caps.SkipLocked, "NOWAIT": caps.NoWait, "lock listing": caps.LockListing} {
-		if !strings.HasPrefix(c.Detail, "proved:") {
-			t.Errorf("%s was not proved: %q", what, c.Detail)
-		}
-	}
-	if !strings.HasSuffix(caps.NoWait.Detail, "(Error -6409: 锁超时)") {
-		t.Errorf("NOWAIT detail %q does not end with the server's error, without its stack trace", caps.NoWait.Detail)
-	}
-	if caps.Isolation.Detail != "read committed" {
-		t.Errorf("isolation %q; want read committed", caps.Isolation.Detail)
-	}
-	r := caps.Recommended
-	if r.LockStrategy != dialects.StrategySession || r.ClaimStrategy != dialects.ClaimSkipLocked || !strings.Contains(r.ClaimReason, "ROWNUM") {
-		t.Errorf("recommended %+v; want session locks and skip-locked claims warning about ROWNUM", r)
-	}
-	if skew := caps.Clock.Skew; !caps.Clock.Measured || skew < 2400*time.Millisecond || skew > 2600*time.Millisecond {
-		t.Errorf("clock %+v; want measured, 2.5s ahead", caps.Clock)
-	}
-	if len(caps.MissingPrivileges) != 0 {
-		t.Errorf("missing privileges %+v; want none", caps.MissingPrivileges)
-	}
-}
-
 // TestProbeWithoutDBMSLock: on DM8 as it ships, session locks are "no"
 // with the call that installs DBMS_LOCK, listing is "no" for want of locks
 // to list, no DBMS_LOCK statement is sent (the simulator records one as

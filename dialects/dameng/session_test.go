@@ -1,8 +1,6 @@
 package dameng
 
 import (
-	"context"
-	"database/sql"
 	"errors"
 	"strings"
 	"testing"
@@ -10,24 +8,15 @@ import (
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/dialecttest"
+	"github.com/schedlock/schedlock/dialects/internal/oralike/oraliketest"
 	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
-func testCtx(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-func pin(t *testing.T, db *sql.DB) *sql.Conn {
-	t.Helper()
-	c, err := db.Conn(testCtx(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
-	return c
-}
+// Shared test helpers (package oraliketest).
+var (
+	testCtx = oraliketest.Ctx
+	pin     = oraliketest.Pin
+)
 
 // TestSessionLockerRefusedWithoutDBMSLock: on a server where DBMS_LOCK is
 // not installed (DM8's default), the session strategy is refused with the

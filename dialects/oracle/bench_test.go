@@ -1,10 +1,8 @@
 package oracle
 
 import (
-	"context"
 	"testing"
 
-	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/internal/oralike/oraliketest"
 )
 
@@ -19,29 +17,8 @@ func BenchmarkSelectFromDual(b *testing.B) {
 	oraliketest.BenchSelectOne(b, liveDB(b), "SELECT 1 FROM dual")
 }
 
-func BenchmarkSessionCycle(b *testing.B) {
-	db := liveDetected(b)
-	l, err := db.SessionLocker()
-	if err != nil {
-		b.Fatal(err)
-	}
-	oraliketest.BenchCycles(b, l, "schedlock-bench-session")
-}
+func BenchmarkSessionCycle(b *testing.B) { oraliketest.BenchSessionCycle(b, liveDetected(b)) }
 
 func BenchmarkTableCycle(b *testing.B) {
-	db := liveDetected(b)
-	for _, t := range shortTables() {
-		b.Run(t.Preset, func(b *testing.B) {
-			tl, err := db.TableLocker(t)
-			if err != nil {
-				b.Fatal(err)
-			}
-			ctx := context.Background()
-			if err := tl.CreateTable(ctx); err != nil {
-				b.Fatal(err)
-			}
-			defer func() { _ = tl.(dialects.TableDropper).DropTable(ctx) }()
-			oraliketest.BenchCycles(b, tl, "schedlock-bench-table")
-		})
-	}
+	oraliketest.BenchTableCycles(b, liveDetected(b), shortTables())
 }

@@ -8,50 +8,6 @@ import (
 	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
-// TestProbeSimulated proves every capability on a server with every grant:
-// DBMS_LOCK on two connections, SKIP LOCKED and NOWAIT on a probe table
-// that is dropped again, the lock views, ALTER SYSTEM, and the clock.
-func TestProbeSimulated(t *testing.T) {
-	sim, db := openSim(t, config19c())
-	caps, err := db.Probe(testCtx(t), dialects.ProbeOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for what, c := range map[string]dialects.Capability{
-		"session locks": caps.SessionLocks, "SKIP LOCKED": caps.SkipLocked, "NOWAIT": caps.NoWait,
-		"lock listing": caps.LockListing, "kill": caps.KillSessions, "isolation": caps.Isolation,
-	} {
-		if !c.Supported {
-			t.Errorf("%s: %+v; want supported", what, c)
-		}
-	}
-	for what, c := range map[string]dialects.Capability{"session locks": caps.SessionLocks, "SKIP LOCKED": caps.SkipLocked, "NOWAIT": caps.NoWait, "lock listing": caps.LockListing} {
-		if !strings.HasPrefix(c.Detail, "proved:") {
-			t.Errorf("%s was not proved: %q", what, c.Detail)
-		}
-	}
-	if !strings.Contains(caps.NoWait.Detail, "ORA-00054") {
-		t.Errorf("NOWAIT detail %q does not show ORA-00054", caps.NoWait.Detail)
-	}
-	if caps.Isolation.Detail != "read committed" {
-		t.Errorf("isolation %q; want read committed", caps.Isolation.Detail)
-	}
-	r := caps.Recommended
-	if r.LockStrategy != dialects.StrategySession || r.ClaimStrategy != dialects.ClaimSkipLocked || !strings.Contains(r.ClaimReason, "ROWNUM") {
-		t.Errorf("recommended %+v; want session locks and skip-locked claims warning about ROWNUM", r)
-	}
-	if !caps.Clock.Measured || caps.Clock.Server.IsZero() || len(caps.MissingPrivileges) != 0 {
-		t.Errorf("clock %+v, missing %+v", caps.Clock, caps.MissingPrivileges)
-	}
-	if left := sim.ProbeTables(); len(left) != 0 {
-		t.Errorf("the probe left tables behind: %v", left)
-	}
-	if n := sim.HeldLocks(); n != 0 {
-		t.Errorf("the probe left %d DBMS_LOCK locks held", n)
-	}
-	sim.AssertUnderstood(t)
-}
-
 // TestProbeWithoutGrants: a user with none of the optional grants gets
 // "no" for each capability with the GRANT that fixes it, the table
 // strategy, and no probe table.

@@ -1,30 +1,18 @@
 package oracle
 
 import (
-	"context"
-	"database/sql"
 	"errors"
 	"testing"
-	"time"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/internal/oralike/oraliketest"
 )
 
-func testCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-func pin(t *testing.T, db *sql.DB) *sql.Conn {
-	t.Helper()
-	c, err := db.Conn(testCtx(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
-	return c
-}
+// Shared test helpers (package oraliketest).
+var (
+	testCtx = oraliketest.Ctx
+	pin     = oraliketest.Pin
+)
 
 // TestSessionLockFreedWithSession: a lock ends with its session, as the
 // server frees user locks at disconnect.

@@ -3,6 +3,7 @@ package oraliketest
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"path/filepath"
 	"testing"
 	"time"
@@ -97,6 +98,38 @@ func BenchCycles(b *testing.B, l dialects.Locker, name string) {
 		}
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "cycles/s")
+}
+
+// BenchSessionCycle acquires and releases a session lock b.N times; it is
+// skipped on a server without session locks.
+func BenchSessionCycle(b *testing.B, db *sqlkit.DB) {
+	l, err := db.SessionLocker()
+	if errors.Is(err, dialects.ErrUnsupported) {
+		b.Skipf("no session strategy on this server: %v", err)
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	BenchCycles(b, l, "schedlock-bench-session")
+}
+
+// BenchTableCycles acquires and releases a lock of each of tables b.N
+// times, each table created for it and dropped after.
+func BenchTableCycles(b *testing.B, db *sqlkit.DB, tables []dialects.Table) {
+	for _, t := range tables {
+		b.Run(t.Preset, func(b *testing.B) {
+			tl, err := db.TableLocker(t)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ctx := context.Background()
+			if err := tl.CreateTable(ctx); err != nil {
+				b.Fatal(err)
+			}
+			defer func() { _ = tl.(dialects.TableDropper).DropTable(ctx) }()
+			BenchCycles(b, tl, "schedlock-bench-table")
+		})
+	}
 }
 
 // CheckGolden compares got with the golden file testdata/file.

@@ -10,12 +10,14 @@
 package oraliketest
 
 import (
+	"context"
 	"database/sql"
 	"database/sql/driver"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/internal/fakesql"
@@ -80,6 +82,25 @@ func (s *Server) Open(t testing.TB) (*sql.DB, *fakesql.Log) {
 	s.Log = log
 	s.Mu.Unlock()
 	return db, log
+}
+
+// Ctx is a context for one test step, cancelled after 30 seconds or when
+// the test ends.
+func Ctx(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// Pin takes a connection of db for the rest of the test.
+func Pin(t testing.TB, db *sql.DB) *sql.Conn {
+	t.Helper()
+	c, err := db.Conn(Ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
 }
 
 // OneRow is a result of one row of one column.

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/schedlock/schedlock/dialects/internal/dbmslock"
 	"github.com/schedlock/schedlock/dialects/internal/dbmslock/dbmslocktest"
 	"github.com/schedlock/schedlock/dialects/internal/leasesim"
+	"github.com/schedlock/schedlock/dialects/internal/oralike"
 	"github.com/schedlock/schedlock/dialects/locktable"
 	"github.com/schedlock/schedlock/dialects/locktable/locktabletest"
 	"github.com/schedlock/schedlock/dialects/sqlkit"
@@ -64,7 +66,8 @@ type admin interface {
 
 // RunSimulated runs on the simulated server the lock contract
 // (dialecttest.Run) for both strategies, a writer time zone's table, the
-// row-deleting preset, pausing, the session operations one by one, and the
+// row-deleting preset, pausing, the session operations one by one, the
+// capability probe on a server with every grant, and the
 // DBMS_LOCK engine suite (dbmslocktest.Run: server-side waits, statements
 // prepared once per lock connection).
 func RunSimulated(t *testing.T, s Suite) {
@@ -76,6 +79,7 @@ func RunSimulated(t *testing.T, s Suite) {
 		locktabletest.RunPause(t, db)
 	})
 	t.Run("SessionOps", func(t *testing.T) { testSessionOps(t, s) })
+	t.Run("Probe", func(t *testing.T) { testProbe(t, s) })
 	t.Run("Engine", func(t *testing.T) {
 		dbmslocktest.Run(t, dbmslocktest.Dialect{
 			Name:   s.Name,
@@ -233,6 +237,58 @@ func testSessionOps(t *testing.T, s Suite) {
 				t.Errorf("%s:\n%s", wrong, q)
 			}
 		}
+	}
+	sim.AssertUnderstood(t)
+}
+
+// testProbe proves every capability on a server with DBMS_LOCK and every
+// grant: DBMS_LOCK on two connections, SKIP LOCKED and NOWAIT on a probe
+// table that is dropped again, the lock views, the privilege that ends
+// sessions, and the clock (ahead of the host's).
+func testProbe(t *testing.T, s Suite) {
+	sim, db := s.Open(t, Config{DBMSLock: true, ClockOffset: clockAhead}, nil, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	caps, err := db.Probe(ctx, dialects.ProbeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for what, c := range map[string]dialects.Capability{
+		"session locks": caps.SessionLocks, "SKIP LOCKED": caps.SkipLocked, "NOWAIT": caps.NoWait,
+		"lock listing": caps.LockListing, "kill": caps.KillSessions, "isolation": caps.Isolation,
+	} {
+		if !c.Supported {
+			t.Errorf("%s: %+v; want supported", what, c)
+		}
+	}
+	for what, c := range map[string]dialects.Capability{"session locks": caps.SessionLocks, "SKIP LOCKED": caps.SkipLocked, "NOWAIT": caps.NoWait, "lock listing": caps.LockListing} {
+		if !strings.HasPrefix(c.Detail, "proved:") {
+			t.Errorf("%s was not proved: %q", what, c.Detail)
+		}
+	}
+	// The refusal is quoted on one line, without the stack trace Dameng's
+	// driver appends.
+	if refusal := "(" + oralike.OneLine(sim.D.RowLocked) + ")"; !strings.Contains(caps.NoWait.Detail, refusal) || strings.Contains(caps.NoWait.Detail, "stack info") {
+		t.Errorf("NOWAIT detail %q does not show the server's refusal %s", caps.NoWait.Detail, refusal)
+	}
+	if caps.Isolation.Detail != "read committed" {
+		t.Errorf("isolation %q; want read committed", caps.Isolation.Detail)
+	}
+	r := caps.Recommended
+	if r.LockStrategy != dialects.StrategySession || r.ClaimStrategy != dialects.ClaimSkipLocked || !strings.Contains(r.ClaimReason, "ROWNUM") {
+		t.Errorf("recommended %+v; want session locks and skip-locked claims warning about ROWNUM", r)
+	}
+	if skew := caps.Clock.Skew; !caps.Clock.Measured || caps.Clock.Server.IsZero() || skew < clockAhead-100*time.Millisecond || skew > clockAhead+100*time.Millisecond {
+		t.Errorf("clock %+v; want measured, %s ahead", caps.Clock, clockAhead)
+	}
+	if len(caps.MissingPrivileges) != 0 {
+		t.Errorf("missing privileges %+v; want none", caps.MissingPrivileges)
+	}
+	if left := sim.ProbeTables(); len(left) != 0 {
+		t.Errorf("the probe left tables behind: %v", left)
+	}
+	if n := sim.HeldLocks(); n != 0 {
+		t.Errorf("the probe left %d DBMS_LOCK locks held", n)
 	}
 	sim.AssertUnderstood(t)
 }
