@@ -168,16 +168,21 @@ var (
 )
 
 // Register adds d to the registry. It panics on a nil dialect, an empty name,
-// a duplicate name or scheme, or an entry that can open nothing (neither
-// Open nor Detect), like database/sql.Register.
+// or an entry that can open nothing (neither Open nor Detect): mistakes in
+// the backend's own code that any test of it finds. A name or scheme
+// another linked package already registered is no panic: the first entry
+// stays, and ForScheme refuses the schemes of both with one line naming
+// the two packages (see conflict).
 func Register(d *Dialect) {
 	registryMu.Lock()
 	defer registryMu.Unlock()
 	if d == nil || d.Name == "" {
 		panic("dialects: Register of a nil or unnamed dialect")
 	}
-	if _, dup := registry[d.Name]; dup {
-		panic("dialects: Register called twice for " + d.Name)
+	by := callerPackage()
+	if kept, dup := registry[d.Name]; dup {
+		recordConflictLocked(d, kept, "", by)
+		return
 	}
 	if d.Open == nil && d.Detect == nil {
 		panic("dialects: " + d.Name + " has neither Open nor a database/sql Detect")
@@ -187,10 +192,12 @@ func Register(d *Dialect) {
 	}
 	for _, s := range d.Schemes {
 		if other := forSchemeLocked(s.Name); other != nil {
-			panic("dialects: scheme " + s.Name + " of " + d.Name + " is already claimed by " + other.Name)
+			recordConflictLocked(d, other, s.Name, by)
+			return
 		}
 	}
 	registry[d.Name] = d
+	registeredBy[d.Name] = by
 }
 
 // Lookup returns the dialect registered under name.
@@ -202,10 +209,13 @@ func Lookup(name string) (*Dialect, bool) {
 }
 
 // ForScheme returns the dialect that claims a dburl scheme name and that
-// scheme.
+// scheme. A scheme two linked packages claim is an error naming both.
 func ForScheme(scheme string) (*Dialect, Scheme, error) {
 	registryMu.RLock()
 	defer registryMu.RUnlock()
+	if err := conflictLocked(scheme); err != nil {
+		return nil, Scheme{}, err
+	}
 	if d := forSchemeLocked(scheme); d != nil {
 		for _, s := range d.Schemes {
 			if s.Name == scheme {
