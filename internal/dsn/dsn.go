@@ -30,6 +30,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/xo/dburl"
@@ -211,6 +212,17 @@ func parsePath(body string) (*DSN, error) {
 	if ok {
 		return newFile(entry, path, query), nil
 	}
+	ext := strings.ToLower(filepath.Ext(path))
+	if b, known := knownByExtension(ext); known {
+		if err := notLinked(b, fmt.Sprintf("%q files", ext)); err != nil {
+			return nil, err
+		}
+	}
+	if b, known := knownByName("sqlite"); known && statErr == nil && fi.Mode().IsRegular() {
+		if err := notLinked(b, "database files"); err != nil {
+			return nil, err
+		}
+	}
 	file, exts := "a database file", []string{}
 	if d, found := dialects.FileDialect(); found {
 		file, exts = "a "+d.Title+" file", d.Files.Extensions
@@ -255,12 +267,32 @@ func newFile(entry *dialects.Dialect, path, query string) *DSN {
 }
 
 func parseURL(body string) (*DSN, error) {
+	written, rest, _ := strings.Cut(body, ":")
+	form := strings.ToLower(written) + ":" // how the DSN names its backend: "redis://", "sqlite:"
+	if strings.HasPrefix(rest, "//") {
+		form += "//"
+	}
 	u, err := dburl.Parse(body)
 	if err != nil {
+		// A scheme its backend registers with dburl (redis, etcd, zk, …)
+		// is unknown to dburl while that backend is not linked.
+		if b, ok := knownByScheme(written); ok && errors.Is(err, dburl.ErrUnknownDatabaseScheme) {
+			if err := notLinked(b, strconv.Quote(form)); err != nil {
+				return nil, err
+			}
+		}
 		return nil, explainDburl(body, err)
 	}
 	entry, scheme, err := dialects.ForScheme(u.SchemeName)
 	if err != nil {
+		if b, ok := knownByScheme(written, u.SchemeName); ok {
+			if err := notLinked(b, strconv.Quote(form)); err != nil {
+				return nil, err
+			}
+		}
+		if !errors.Is(err, dialects.ErrUnsupported) {
+			return nil, err // two linked backends claim the scheme
+		}
 		return nil, fmt.Errorf("schedlock does not support %s databases; use %s", u.SchemeName, supportedSchemes())
 	}
 	if entry.Files != nil {

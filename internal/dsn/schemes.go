@@ -1,6 +1,7 @@
 package dsn
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/schedlock/schedlock/dialects"
@@ -25,7 +26,7 @@ func supportedSchemes() string {
 		}
 	}
 	if len(forms) == 0 {
-		return "(no database support is compiled in)"
+		return fmt.Sprintf("a URL of a linked backend; none is linked: add an import such as _ %q", backendsPath+"postgres")
 	}
 	return strings.Join(forms, ", ")
 }
@@ -34,7 +35,22 @@ func supportedSchemes() string {
 // matching dialects.ErrUnsupported naming what this build has.
 func entryFor(family string) (*dialects.Dialect, error) {
 	if d, ok := dialects.Lookup(family); ok {
+		if len(d.Schemes) > 0 { // a registration conflict fails here as in a URL
+			if _, _, err := dialects.ForScheme(d.Schemes[0].Name); err != nil {
+				return nil, err
+			}
+		}
 		return d, nil
+	}
+	if b, ok := knownByName(family); ok {
+		what := family + " DSNs"
+		switch family {
+		case FamilyPostgres:
+			what = "key=value DSNs (host=… dbname=…)"
+		case FamilyMySQL:
+			what = "go-sql-driver DSNs (user@tcp(host)/db)"
+		}
+		return nil, notLinked(b, what)
 	}
 	return nil, &noDialectError{family: family}
 }
