@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	_ "github.com/schedlock/schedlock/dialects/sqlite" // the backend of the example's DSN; postgres://… needs dialects/postgres
 	"github.com/schedlock/schedlock/lock"
 )
 

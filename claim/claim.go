@@ -2,6 +2,8 @@
 // many nodes take due rows of a task table, each row exactly once, under a
 // claim lease that gives a dead worker's rows back.
 //
+//	import _ "github.com/schedlock/schedlock/dialects/postgres" // the backend of the DSN, as for package lock
+//
 //	q, err := claim.Open(ctx, "postgres://app@db1/jobs", claim.Options{})
 //	if err != nil { … }
 //	defer q.Close()
@@ -30,7 +32,6 @@ import (
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
-	_ "github.com/schedlock/schedlock/dialects/all" // every backend of this build
 	"github.com/schedlock/schedlock/dialects/claimtable"
 	"github.com/schedlock/schedlock/internal/dsn"
 )
@@ -116,12 +117,20 @@ type Queue struct {
 // probes the database for the claim strategy (unless opts.Strategy names
 // one) and checks that the table has the mapped columns — unless the
 // table does not exist yet (CreateTable makes the default one). The
-// password never appears in an error. A SQLite file that does not exist
-// is refused (the error matches fs.ErrNotExist) unless the DSN says
-// x-create-file=true, as lock.Open does.
+// password never appears in an error. The DSN's backend must be linked
+// into the program, as for lock.Open (import _
+// "github.com/schedlock/schedlock/dialects/postgres"; dialects/all links
+// every one): a DSN of one that is not linked fails, matching
+// ErrUnsupported, in one line naming the import to add. A SQLite file
+// that does not exist is refused (the error matches fs.ErrNotExist)
+// unless the DSN says x-create-file=true, as lock.Open does.
 func Open(ctx context.Context, dsnText string, opts Options) (*Queue, error) {
 	target, err := dsn.Parse(dsnText)
 	if err != nil {
+		var nl *dsn.NotLinkedError
+		if errors.As(err, &nl) {
+			return nil, fmt.Errorf("schedlock: %w", nl)
+		}
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	if err := target.MissingFile(); err != nil {

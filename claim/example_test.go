@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/schedlock/schedlock/claim"
+	_ "github.com/schedlock/schedlock/dialects/sqlite" // the backend of the example's DSN; postgres://… needs dialects/postgres
 )
 
 // Two workers share a queue on one SQLite file; every row is claimed

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
-	_ "github.com/schedlock/schedlock/dialects/all" // every backend of this build
 	"github.com/schedlock/schedlock/dialects/sqlkit"
 	"github.com/schedlock/schedlock/internal/dsn"
 )
@@ -64,6 +63,14 @@ var _ Locker = (*DB)(nil)
 // With x-time-zone=ZONE a lock table's zone-less times are read and written
 // as ZONE's wall-clock time, as a ShedLock JVM there writes them without
 // usingDbTime() (see dialects.Table.TimeZone).
+// The DSN's backend must be linked into the program: import its package
+// for its side effect (import _ "github.com/schedlock/schedlock/dialects/postgres";
+// dialects/all links every one). A DSN of a backend that is not linked
+// fails with an error matching ErrUnsupported, in one line naming the
+// import to add:
+//
+//	schedlock: no backend linked for "redis://": add import _ "github.com/schedlock/schedlock/dialects/redis"
+//
 // A DSN no
 // backend can open, a server that cannot be reached or a strategy the
 // database cannot do fails here, in one line naming the backend and what
@@ -83,6 +90,10 @@ func Open(ctx context.Context, dsnText string, opts ...OpenOption) (*DB, error) 
 	}
 	target, err := dsn.Parse(dsnText)
 	if err != nil {
+		var nl *dsn.NotLinkedError
+		if errors.As(err, &nl) {
+			return nil, fmt.Errorf("schedlock: %w", nl)
+		}
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	if err := target.MissingFile(); err != nil {

@@ -1,6 +1,8 @@
 // Package lock is schedlock for programs: open a database from a DSN and
 // run work under a named lock that at most one process holds at a time.
 //
+//	import _ "github.com/schedlock/schedlock/dialects/postgres" // the backend of the DSN
+//
 //	db, err := lock.Open(ctx, "postgres://app@db1/jobs")
 //	if err != nil { … }
 //	defer db.Close()
@@ -14,7 +16,16 @@
 // plain English, and the types (lock.Lease, lock.Locker) need no prefix of
 // their own. It is the small user API of schedlock; the authoring kit for
 // backends (package dialects) and the command line live elsewhere, and
-// this package imports neither the command nor its checks.
+// this package imports neither the command, its checks nor any backend.
+//
+// A program links the backends it imports and no other, as database/sql
+// links the drivers a program imports: dialects/postgres, dialects/mysql,
+// dialects/sqlite, dialects/oracle, dialects/sqlserver, dialects/dameng,
+// dialects/redis, dialects/etcd, dialects/zookeeper, dialects/memory, or
+// dialects/all for every one (the schedlock command imports it). Open of
+// a DSN whose backend is not linked fails in one line naming the import
+// to add. A program of lock and dialects/postgres links 8 modules and
+// builds to about 11 MB (scripts/size.sh --library).
 //
 // Open takes every DSN the schedlock command takes, with the same x-
 // options: x-strategy=session|table (default: the backend's

@@ -9,6 +9,7 @@ import (
 
 	"github.com/robfig/cron/v3"
 
+	_ "github.com/schedlock/schedlock/dialects/sqlite" // the backend of the example's DSN; postgres://… needs dialects/postgres
 	"github.com/schedlock/schedlock/lock"
 	"github.com/schedlock/schedlock/lock/cronlock"
 )

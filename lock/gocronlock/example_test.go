@@ -11,6 +11,7 @@ import (
 	"github.com/go-co-op/gocron/v2"
 	"github.com/google/uuid"
 
+	_ "github.com/schedlock/schedlock/dialects/sqlite" // the backend of the example's DSN; postgres://… needs dialects/postgres
 	"github.com/schedlock/schedlock/lock"
 	"github.com/schedlock/schedlock/lock/gocronlock"
 )
