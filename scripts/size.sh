@@ -3,6 +3,9 @@
 #   scripts/size.sh              # bin/schedlock's size, its modules, bytes per module
 #   scripts/size.sh --backends   # also what each backend adds: one more build per
 #                                # backend, with its no_<backend> tag (dialects/all)
+#   scripts/size.sh --library    # instead, the library program scripts/libsize/main.go
+#                                # (lock and dialects/postgres): its modules and its
+#                                # size with CGO_ENABLED=0 -ldflags '-s -w'
 # Builds bin/schedlock with scripts/build.sh, and the same build with its
 # symbol table in a temporary directory, which scripts/size/main.go reads.
 set -euo pipefail
@@ -10,17 +13,34 @@ cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"
 
 backends=false
+library=false
 case "${1:-}" in
 "") ;;
 --backends) backends=true ;;
+--library) library=true ;;
 *)
-	echo "usage: scripts/size.sh [--backends]" >&2
+	echo "usage: scripts/size.sh [--backends | --library]" >&2
 	exit 2
 	;;
 esac
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+
+if $library; then
+	# lock/link_test.go holds the module count to its bound.
+	prog=scripts/libsize/main.go
+	go list -deps -f '{{with .Module}}{{.Path}}{{end}}' "$prog" | sort -u >"$tmp/modules"
+	CGO_ENABLED=0 go build -ldflags '-s -w' -o "$tmp/libsize" "$prog"
+	echo "## $prog: lock and dialects/postgres"
+	echo
+	echo "modules (go list -deps, schedlock's own included): $(wc -l <"$tmp/modules")"
+	echo
+	sed 's/^/    /' "$tmp/modules"
+	echo
+	awk -v b="$(stat -c %s "$tmp/libsize")" 'BEGIN { printf "size (CGO_ENABLED=0, -ldflags \x27-s -w\x27): %.1f MB (%d bytes)\n", b / 1e6, b }'
+	exit 0
+fi
 bash scripts/build.sh >/dev/null
 OUT="$tmp/schedlock" KEEP_SYMBOLS=1 bash scripts/build.sh >/dev/null
 
