@@ -24,8 +24,8 @@
 // dialects/redis, dialects/etcd, dialects/zookeeper, dialects/memory, or
 // dialects/all for every one (the schedlock command imports it). Open of
 // a DSN whose backend is not linked fails in one line naming the import
-// to add. A program of lock and dialects/postgres links 8 modules and
-// builds to about 11 MB (scripts/size.sh --library).
+// to add. A program of lock and dialects/postgres links at most 10
+// modules and builds to about 11 MB (scripts/size.sh --library).
 //
 // Open takes every DSN the schedlock command takes, with the same x-
 // options: x-strategy=session|table (default: the backend's
