@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/internal/oralike"
 	"github.com/schedlock/schedlock/dialects/locktable"
 )
 
@@ -210,12 +211,5 @@ func (b *Builder) Create(s dialects.Schema) string {
 // IF EXISTS arrived only in later ones [U]. The table name is an
 // identifier checked by dialects.Table.Schema.
 func (b *Builder) Drop(s dialects.Schema) string {
-	return "BEGIN\n" +
-		"  EXECUTE IMMEDIATE 'DROP TABLE " + s.Table + "';\n" +
-		"EXCEPTION\n" +
-		"  WHEN OTHERS THEN\n" +
-		"    IF SQLCODE != -2106 THEN\n" +
-		"      RAISE;\n" +
-		"    END IF;\n" +
-		"END;"
+	return oralike.Ignoring("DROP TABLE "+s.Table, -codeInvalidTable)
 }

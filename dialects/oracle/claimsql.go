@@ -1,7 +1,6 @@
 package oracle
 
 import (
-	"fmt"
 	"strconv"
 
 	"github.com/schedlock/schedlock/dialects"
@@ -85,14 +84,7 @@ func (ClaimBuilder) Create(t claimtable.Table) []string {
 func (ClaimBuilder) Drop(t claimtable.Table) []string {
 	return []string{
 		"DROP TABLE " + t.Name + " PURGE",
-		"BEGIN\n" +
-			"  EXECUTE IMMEDIATE 'DROP SEQUENCE " + claimSequence(t) + "';\n" +
-			"EXCEPTION\n" +
-			"  WHEN OTHERS THEN\n" +
-			"    IF SQLCODE != -" + fmt.Sprint(oraNoSuchSequence) + " THEN\n" +
-			"      RAISE;\n" +
-			"    END IF;\n" +
-			"END;",
+		oralike.Ignoring("DROP SEQUENCE "+claimSequence(t), oraNoSuchSequence),
 	}
 }
 
@@ -101,16 +93,7 @@ func claimSequence(t claimtable.Table) string { return t.Name + "_seq" }
 
 // ignoreNameInUse wraps a quote-free DDL statement in a block that
 // ignores ORA-00955.
-func ignoreNameInUse(ddl string) string {
-	return "BEGIN\n" +
-		"  EXECUTE IMMEDIATE '" + ddl + "';\n" +
-		"EXCEPTION\n" +
-		"  WHEN OTHERS THEN\n" +
-		"    IF SQLCODE != -" + fmt.Sprint(oraNameInUse) + " THEN\n" +
-		"      RAISE;\n" +
-		"    END IF;\n" +
-		"END;"
-}
+func ignoreNameInUse(ddl string) string { return oralike.Ignoring(ddl, oraNameInUse) }
 
 // IsExists is false: the blocks ignore ORA-00955.
 func (ClaimBuilder) IsExists(error) bool { return false }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/internal/oralike"
 )
 
 // Create creates the table of s unless it exists, with the name column as
@@ -25,14 +26,7 @@ import (
 // bytes (VARCHAR2(64), the default semantics) holds fewer multi-byte
 // characters, and NameColumn reads its width in bytes.
 func (b *Builder) Create(s dialects.Schema) string {
-	return "BEGIN\n" +
-		"  EXECUTE IMMEDIATE '" + createTable(s) + "';\n" +
-		"EXCEPTION\n" +
-		"  WHEN OTHERS THEN\n" +
-		"    IF SQLCODE != -" + fmt.Sprint(oraNameInUse) + " THEN\n" +
-		"      RAISE;\n" +
-		"    END IF;\n" +
-		"END;"
+	return oralike.Ignoring(createTable(s), oraNameInUse)
 }
 
 // createTable is the plain CREATE TABLE of s. The table name is an
@@ -61,12 +55,5 @@ func createTable(s dialects.Schema) string {
 // EXISTS arrived only in 23ai. The table name is an identifier checked by
 // dialects.Table.Schema.
 func (b *Builder) Drop(s dialects.Schema) string {
-	return "BEGIN\n" +
-		"  EXECUTE IMMEDIATE 'DROP TABLE " + s.Table + " PURGE';\n" +
-		"EXCEPTION\n" +
-		"  WHEN OTHERS THEN\n" +
-		"    IF SQLCODE != -" + fmt.Sprint(oraNoSuchTable) + " THEN\n" +
-		"      RAISE;\n" +
-		"    END IF;\n" +
-		"END;"
+	return oralike.Ignoring("DROP TABLE "+s.Table+" PURGE", oraNoSuchTable)
 }

@@ -1,9 +1,9 @@
 package oracle
 
 import (
-	"fmt"
 	"strconv"
 
+	"github.com/schedlock/schedlock/dialects/internal/oralike"
 	"github.com/schedlock/schedlock/dialects/locktable"
 )
 
@@ -24,15 +24,6 @@ func (b *Builder) RunsSQL() locktable.RunsSQL {
 		},
 		NameType: "VARCHAR2(%d CHAR)", TextType: "VARCHAR2(255 CHAR)",
 		TimeType: "TIMESTAMP(3)", BigIntType: "NUMBER(19)", IntType: "NUMBER(10)",
-		CreateIfMissing: func(_, create string) string {
-			return "BEGIN\n" +
-				"  EXECUTE IMMEDIATE '" + create + "';\n" +
-				"EXCEPTION\n" +
-				"  WHEN OTHERS THEN\n" +
-				"    IF SQLCODE != -" + fmt.Sprint(oraNameInUse) + " THEN\n" +
-				"      RAISE;\n" +
-				"    END IF;\n" +
-				"END;"
-		},
+		CreateIfMissing: func(_, create string) string { return oralike.Ignoring(create, oraNameInUse) },
 	}
 }

@@ -8,6 +8,7 @@ package oralike
 
 import (
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -38,4 +39,21 @@ func OneLine(err error) string {
 	}
 	msg, _, _ := strings.Cut(err.Error(), "\nstack info:")
 	return strings.Join(strings.Fields(msg), " ")
+}
+
+// Ignoring is the anonymous block (PL/SQL on Oracle, DMSQL on Dameng)
+// that runs the quote-free statement ddl and succeeds when it fails with
+// the error sqlcode (given positive: 955 for ORA-00955, 2106 for Dameng's
+// -2106), re-raising any other error: how a CREATE or DROP is made to
+// tolerate an object that exists or is missing on releases without IF
+// [NOT] EXISTS.
+func Ignoring(ddl string, sqlcode int) string {
+	return "BEGIN\n" +
+		"  EXECUTE IMMEDIATE '" + ddl + "';\n" +
+		"EXCEPTION\n" +
+		"  WHEN OTHERS THEN\n" +
+		"    IF SQLCODE != -" + strconv.Itoa(sqlcode) + " THEN\n" +
+		"      RAISE;\n" +
+		"    END IF;\n" +
+		"END;"
 }

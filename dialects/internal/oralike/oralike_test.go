@@ -43,3 +43,17 @@ func TestOneLine(t *testing.T) {
 		}
 	}
 }
+
+func TestIgnoring(t *testing.T) {
+	want := "BEGIN\n" +
+		"  EXECUTE IMMEDIATE 'DROP TABLE app.locks PURGE';\n" +
+		"EXCEPTION\n" +
+		"  WHEN OTHERS THEN\n" +
+		"    IF SQLCODE != -942 THEN\n" +
+		"      RAISE;\n" +
+		"    END IF;\n" +
+		"END;"
+	if got := Ignoring("DROP TABLE app.locks PURGE", 942); got != want {
+		t.Errorf("Ignoring =\n%s\nwant\n%s", got, want)
+	}
+}
