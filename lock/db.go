@@ -143,7 +143,7 @@ func (db *DB) Acquire(ctx context.Context, name string, opts Options) (Lease, er
 	if closed {
 		return nil, fmt.Errorf("%w: Acquire of %q on a closed lock.DB", ErrInvalid, name)
 	}
-	lease, err := db.locker.Acquire(ctx, name, opts)
+	lease, err := db.locker.Acquire(ctx, name, dialects.Options(opts))
 	if err != nil {
 		return nil, err
 	}
@@ -247,12 +247,12 @@ func (db *DB) Close() error {
 // trackedLease is a lease the handle releases on Close unless it ended
 // before.
 type trackedLease struct {
-	Lease
+	dialects.Lease
 	db *DB
 }
 
 // Unwrap returns the backend's lease (see dialects.Freed).
-func (t *trackedLease) Unwrap() Lease { return t.Lease }
+func (t *trackedLease) Unwrap() dialects.Lease { return t.Lease }
 
 // Release implements Lease and forgets the lease once it has ended.
 func (t *trackedLease) Release(ctx context.Context) error {

@@ -73,7 +73,10 @@
 // clock), so a resource that refuses older tokens is safe from the first
 // holder.
 //
-// Every type here is an alias of the engine's, so values pass freely
-// between this package and dialects; the lock contract (mutual exclusion,
-// leases, owner checks, fencing tokens) is documented on package dialects.
+// Options, Lease and Locker are this package's own types, documented
+// here. A backend's lease is a Lease, and Options converts to the engine's
+// dialects.Options and back (lock.Options(o)); the other types (Info,
+// Strategy, HeldError, Error, Risk) are aliases of the engine's. The lock
+// contract in full (mutual exclusion, leases, owner checks, fencing
+// tokens) is documented on package dialects.
 package lock

@@ -62,7 +62,15 @@ func TestShedlockNamespaceExcludesShedLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	raceShedLock(t, db, shedlocksim.Node{Client: liveClient(t), Environment: env})
+	raceShedLock(t, libraryLocker{db}, shedlocksim.Node{Client: liveClient(t), Environment: env})
+}
+
+// libraryLocker is a *lock.DB as the engine's Locker: the library's
+// Options are the engine's fields under a type of its own.
+type libraryLocker struct{ *lock.DB }
+
+func (l libraryLocker) Acquire(ctx context.Context, name string, opts dialects.Options) (dialects.Lease, error) {
+	return l.DB.Acquire(ctx, name, lock.Options(opts))
 }
 
 // withQuery adds query to the DSN raw.
