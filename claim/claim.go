@@ -36,14 +36,72 @@ import (
 	"github.com/schedlock/schedlock/internal/dsn"
 )
 
+// Task is one claimed row, held by its Owner until Complete, Fail,
+// GiveBack or the claim lease's end. Pass it by pointer to those calls:
+// Extend moves its Version on. A field whose column the table lacks
+// (Options.Columns) is zero.
+type Task struct {
+	// ID is the row's id column.
+	ID int64
+	// Type is the task type ("" for a table without a type column).
+	Type string
+	// Payload is the row's payload, as Add stored it.
+	Payload []byte
+	// Priority orders the claims: higher first, then the earliest due.
+	Priority int64
+	// Due is when the row became due, in UTC.
+	Due time.Time
+	// Retries is the failures the row had before this claim.
+	Retries int
+	// MaxRetries is the failures the row allows (Options.MaxRetries for a
+	// table without a max_retries column): Fail past it fails the row for
+	// good.
+	MaxRetries int
+	// Owner is the Request.Owner that claimed the row.
+	Owner string
+	// Version is the row version this claim holds; Complete, Fail,
+	// GiveBack and Extend match it, so a worker whose claim ran out and was
+	// taken over changes nothing (ErrNotClaimed).
+	Version int64
+	// ClaimedUntil is the claim lease's end as the database computed it
+	// (read before the row was written, so never later than stored); after
+	// it another worker may claim the row.
+	ClaimedUntil time.Time
+}
+
+// NewTask is a row for Add.
+type NewTask struct {
+	// Type is the task type (ignored by a table without a type column).
+	Type string
+	// Payload is stored as given (nil: none).
+	Payload []byte
+	// Priority orders the claims: higher first (default 0).
+	Priority int64
+	// Delay puts the due time after the database's now (0: due at once).
+	Delay time.Duration
+	// MaxRetries is the failures the row allows (0: Options.MaxRetries; a
+	// negative value allows none and is stored as 0).
+	MaxRetries int
+}
+
+// Request is one Claim.
+type Request struct {
+	// Owner identifies the worker, and must be unique per worker: two
+	// workers with one owner are one worker, each able to complete the
+	// other's rows. NewOwner makes one. Like a lock name it is valid UTF-8
+	// without a NUL byte and not only white space, and it has at most 255
+	// bytes; an empty Owner is refused with ErrInvalid.
+	Owner string
+	// Max is how many rows to claim at most, 1 to MaxBatch.
+	Max int
+	// Type, when set, claims only rows of that task type.
+	Type string
+	// Lease is this claim's lease (0: Options.Lease).
+	Lease time.Duration
+}
+
 // Types shared with the engine: values pass freely between the two.
 type (
-	// Task is one claimed row.
-	Task = claimtable.Task
-	// NewTask is a row for Add.
-	NewTask = claimtable.NewTask
-	// Request is one Claim: the owner, how many rows, the task type.
-	Request = claimtable.Request
 	// Columns maps the task table's roles to a table's own columns.
 	Columns = claimtable.Columns
 	// Statuses are the words the status column holds.
@@ -163,27 +221,49 @@ func NewOwner() string { return dialects.NewOwner() }
 // Claim takes up to r.Max due rows for r.Owner, by priority then due
 // time, each row exactly once across every worker, under the claim lease
 // (r.Lease, else Options.Lease). Fewer rows, or none, is no error.
-func (q *Queue) Claim(ctx context.Context, r Request) ([]Task, error) { return q.cl.Claim(ctx, r) }
+func (q *Queue) Claim(ctx context.Context, r Request) ([]Task, error) {
+	claimed, err := q.cl.Claim(ctx, claimtable.Request(r))
+	if claimed == nil {
+		return nil, err
+	}
+	tasks := make([]Task, len(claimed))
+	for i := range claimed {
+		tasks[i] = Task(claimed[i])
+	}
+	return tasks, err
+}
 
 // Complete marks t done; ErrNotClaimed (row unchanged) when t's owner no
 // longer holds it.
-func (q *Queue) Complete(ctx context.Context, t *Task) error { return q.cl.Complete(ctx, t) }
+func (q *Queue) Complete(ctx context.Context, t *Task) error {
+	return q.cl.Complete(ctx, (*claimtable.Task)(t))
+}
 
 // Fail counts a failure of t: ready again after the back-off while its
 // retries last, then failed for good.
-func (q *Queue) Fail(ctx context.Context, t *Task) error { return q.cl.Fail(ctx, t) }
+func (q *Queue) Fail(ctx context.Context, t *Task) error {
+	return q.cl.Fail(ctx, (*claimtable.Task)(t))
+}
 
 // GiveBack returns t to the ready rows without counting a failure.
-func (q *Queue) GiveBack(ctx context.Context, t *Task) error { return q.cl.GiveBack(ctx, t) }
+func (q *Queue) GiveBack(ctx context.Context, t *Task) error {
+	return q.cl.GiveBack(ctx, (*claimtable.Task)(t))
+}
 
 // Extend renews t's claim lease to d from the database's now (0: the
 // queue's lease), for a task that runs longer than expected.
 func (q *Queue) Extend(ctx context.Context, t *Task, d time.Duration) error {
-	return q.cl.Extend(ctx, t, d)
+	return q.cl.Extend(ctx, (*claimtable.Task)(t), d)
 }
 
 // Add inserts tasks as ready rows, in one transaction.
-func (q *Queue) Add(ctx context.Context, tasks ...NewTask) error { return q.cl.Add(ctx, tasks...) }
+func (q *Queue) Add(ctx context.Context, tasks ...NewTask) error {
+	rows := make([]claimtable.NewTask, len(tasks))
+	for i := range tasks {
+		rows[i] = claimtable.NewTask(tasks[i])
+	}
+	return q.cl.Add(ctx, rows...)
+}
 
 // CreateTable creates the default task table and its claim index unless
 // they exist; a mapped table (Options.Columns) is refused.
