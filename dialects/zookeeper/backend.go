@@ -19,10 +19,11 @@ import (
 // every one of them at once (Lease.Done closes, Lease.Err matches
 // dialects.ErrLeaseLost).
 type Backend struct {
-	cfg  Config
-	conn *zk.Conn
-	acl  []zk.ACL
-	info dialects.Info
+	cfg   Config
+	conn  *zk.Conn
+	acl   []zk.ACL
+	info  dialects.Info
+	facts *facts // what detect learned beyond info
 
 	mu     sync.Mutex
 	leases map[*lease]struct{}
@@ -104,7 +105,7 @@ func OpenConfig(ctx context.Context, cfg Config) (*Backend, error) {
 		conn.Close()
 		return nil, err
 	}
-	b.info = b.detect(ctx)
+	b.info, b.facts = b.detect(ctx)
 	return b, nil
 }
 

@@ -16,7 +16,7 @@ import (
 	"github.com/schedlock/schedlock/dialects"
 )
 
-// facts is what detection learned about the ensemble (Info.Facts).
+// facts is what detection learned about the ensemble beyond Info.
 type facts struct {
 	// members is the number of voting members in /zookeeper/config; 0
 	// when the node is empty or unreadable (standalone, or before 3.5).
@@ -34,7 +34,7 @@ const fourLetterTimeout = 2 * time.Second
 // detect identifies the servers: version and mode from the srvr
 // four-letter word (whitelisted by default since 3.5), members from
 // /zookeeper/config.
-func (b *Backend) detect(ctx context.Context) dialects.Info {
+func (b *Backend) detect(ctx context.Context) (dialects.Info, *facts) {
 	info := dialects.Info{Dialect: Name, Product: Product}
 	f := &facts{}
 	var built string
@@ -73,8 +73,7 @@ func (b *Backend) detect(ctx context.Context) dialects.Info {
 	if info.Version != "" {
 		info.Banner = banner(info.Version, info.Mode, built)
 	}
-	info.Facts = f
-	return info
+	return info, f
 }
 
 // banner is detect's product line: "ZooKeeper 3.8.4, ensemble of 3,
@@ -145,7 +144,7 @@ func fourLetterWord(ctx context.Context, server, word string) (string, error) {
 // hands a lock to two holders: ZooKeeper logs every write on a quorum.
 func (b *Backend) Risks() []dialects.Risk {
 	out := []dialects.Risk{}
-	f, _ := b.info.Facts.(*facts)
+	f := b.facts
 	if f == nil {
 		return out
 	}

@@ -28,14 +28,15 @@ func TestParseSrvr(t *testing.T) {
 
 func TestRisks(t *testing.T) {
 	for _, c := range []struct {
-		info dialects.Info
-		want string
+		info  dialects.Info
+		facts *facts
+		want  string
 	}{
-		{dialects.Info{Mode: "standalone", Facts: &facts{modes: []string{"standalone"}}}, "standalone server"},
-		{dialects.Info{Mode: "ensemble of 4", Facts: &facts{members: 4}}, "ensemble of 4 tolerates no more failures than one of 3"},
-		{dialects.Info{Facts: &facts{srvrRefused: true}}, "4lw.commands.whitelist"},
+		{dialects.Info{Mode: "standalone"}, &facts{modes: []string{"standalone"}}, "standalone server"},
+		{dialects.Info{Mode: "ensemble of 4"}, &facts{members: 4}, "ensemble of 4 tolerates no more failures than one of 3"},
+		{dialects.Info{}, &facts{srvrRefused: true}, "4lw.commands.whitelist"},
 	} {
-		b := &Backend{info: c.info}
+		b := &Backend{info: c.info, facts: c.facts}
 		if got := riskText(b.Risks()); !strings.Contains(got, c.want) {
 			t.Errorf("%+v: risks %q lack %q", c.info, got, c.want)
 		}
@@ -45,7 +46,7 @@ func TestRisks(t *testing.T) {
 			t.Errorf("%+v: two-holder risks %+v", c.info, r)
 		}
 	}
-	b := &Backend{info: dialects.Info{Mode: "ensemble of 3", Facts: &facts{members: 3, modes: []string{"leader"}}}}
+	b := &Backend{info: dialects.Info{Mode: "ensemble of 3"}, facts: &facts{members: 3, modes: []string{"leader"}}}
 	if r := b.Risks(); len(r) != 0 {
 		t.Errorf("an ensemble of 3 has risks: %+v", r)
 	}
