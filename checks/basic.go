@@ -127,8 +127,10 @@ func checkContend(ctx context.Context, env *Env, tg target) (string, error) {
 	}
 	if holder == "" && !tg.isTable() {
 		// A session refusal names nobody (one round trip); the holder
-		// is looked up on request.
-		holder, _ = dialects.LookupHolder(ctx, other, name)
+		// is looked up on request, as unlock and locks ls find it.
+		if admin, err := sessionAdmin(env); err == nil {
+			holder, _ = holderSession(ctx, admin, name)
+		}
 	}
 	detail := fmt.Sprintf("refused in %s", ms(took))
 	if holder != "" {

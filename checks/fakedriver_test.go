@@ -280,52 +280,88 @@ func (fakeOps) Kill(_ context.Context, db *sql.DB, sessionID string) error {
 	return fmt.Errorf("no session %s", sessionID)
 }
 
-// fakeDialect is registered once; everything it does depends on the
-// fakeServer behind the *sql.DB it is given.
+// fakeDialect is registered once; everything its backend does depends on
+// the fakeServer behind the *sql.DB it is given.
 var fakeDialect = &dialects.Dialect{
 	Name:    "fake",
 	Schemes: []dialects.Scheme{{Name: "fake"}},
-	Detect: func(context.Context, *sql.DB) (dialects.Info, error) {
-		return dialects.Info{Dialect: "fake", Product: "fakedb", Version: "1.0", Banner: "fakedb 1.0"}, nil
+	Open: func(context.Context, dialects.Target) (dialects.Backend, error) {
+		return nil, errors.New("fakedb opens only through openFake")
 	},
-	NewSessionLocker: func(db *sql.DB, _ dialects.Info) (dialects.Locker, error) {
-		if serverOf(db).faults.noSession {
-			return nil, fmt.Errorf("%w: fakedb has no session locks", dialects.ErrUnsupported)
-		}
-		return &sqlkit.SessionLocker{Dialect: "fake", DB: db, Ops: fakeOps{}, CheckEvery: 200 * time.Millisecond}, nil
-	},
-	Probe: func(context.Context, *sql.DB, dialects.Info, dialects.ProbeOptions) (dialects.Capabilities, error) {
-		return dialects.Capabilities{
-			SkipLocked:   dialects.CapYes("fakedb skips locked rows"),
-			NoWait:       dialects.CapYes("fakedb fails at once on a locked row"),
-			Isolation:    dialects.CapYes("read committed"),
-			LockListing:  dialects.CapYes("fakedb lists its locks"),
-			KillSessions: dialects.CapYes("fakedb lets anyone kill"),
-		}, nil
-	},
-	NewTableLocker: func(db *sql.DB, _ dialects.Info, t dialects.Table) (dialects.TableLocker, error) {
-		schema, err := t.Schema()
-		if err != nil {
-			return nil, err
-		}
-		s := serverOf(db)
-		l := &fakeTable{server: s, schema: schema}
-		if s.faults.noDrop {
-			return undroppable{l}, nil
-		}
-		return l, nil
-	},
+}
+
+func init() { dialects.Register(fakeDialect) }
+
+// fakeBackend is the fake database's backend: the kit's DB and an engine
+// whose every answer comes from the fakeServer.
+type fakeBackend struct{ *sqlkit.DB }
+
+func (b *fakeBackend) RecommendStrategy() (dialects.Strategy, string) {
+	return dialects.StrategySession, "fakedb has session locks"
+}
+
+func (b *fakeBackend) NewSessionLocker(dialects.SessionNames) (dialects.Locker, error) {
+	if serverOf(b.SQL).faults.noSession {
+		return nil, fmt.Errorf("%w: fakedb has no session locks", dialects.ErrUnsupported)
+	}
+	return &sqlkit.SessionLocker{Dialect: "fake", DB: b.SQL, Ops: fakeOps{}, CheckEvery: 200 * time.Millisecond}, nil
+}
+
+func (b *fakeBackend) NewLockAdmin(dialects.SessionNames) dialects.LockAdmin { return fakeAdmin{b.SQL} }
+
+func (b *fakeBackend) ProbeDialect(context.Context, dialects.ProbeOptions) (dialects.Capabilities, error) {
+	return dialects.Capabilities{
+		SkipLocked:   dialects.CapYes("fakedb skips locked rows"),
+		NoWait:       dialects.CapYes("fakedb fails at once on a locked row"),
+		Isolation:    dialects.CapYes("read committed"),
+		LockListing:  dialects.CapYes("fakedb lists its locks"),
+		KillSessions: dialects.CapYes("fakedb lets anyone kill"),
+	}, nil
+}
+
+func (b *fakeBackend) NewTableLocker(t dialects.Table) (dialects.TableLocker, error) {
+	schema, err := t.Schema()
+	if err != nil {
+		return nil, err
+	}
+	s := serverOf(b.SQL)
+	l := &fakeTable{server: s, schema: schema}
+	if s.faults.noDrop {
+		return undroppable{l}, nil
+	}
+	return l, nil
+}
+
+// fakeAdmin finds a session lock's holder and kills it through fakeOps.
+type fakeAdmin struct{ db *sql.DB }
+
+func (fakeAdmin) LockTables(context.Context) ([]dialects.Table, error) { return nil, nil }
+
+func (fakeAdmin) SessionLocks(context.Context, []string) ([]dialects.LockEntry, error) {
+	return nil, nil
+}
+
+func (a fakeAdmin) SessionLock(ctx context.Context, name string) (dialects.LockEntry, bool, error) {
+	holder, err := fakeOps{}.Holder(ctx, a.db, name)
+	if err != nil || holder == "" {
+		return dialects.LockEntry{}, false, err
+	}
+	return dialects.LockEntry{Name: name, State: dialects.StateHeld, Strategy: dialects.StrategySession,
+		Holder: &dialects.Holder{SessionID: holder}}, true, nil
+}
+
+func (a fakeAdmin) Kill(ctx context.Context, sessionID string) error {
+	return fakeOps{}.Kill(ctx, a.db, sessionID)
 }
 
 // undroppable hides DropTable.
 type undroppable struct{ dialects.TableLocker }
 
-func init() { dialects.Register(fakeDialect) }
-
 // openFake returns a detected fake database with the given faults.
-func openFake(f faults) (*sqlkit.DB, *fakeServer) {
+func openFake(f faults) (*fakeBackend, *fakeServer) {
 	s := newFakeServer(f)
 	db := sql.OpenDB(&fakeDriver{server: s})
-	info, _ := fakeDialect.Detect(context.Background(), db)
-	return &sqlkit.DB{SQL: db, Dialect: fakeDialect, Info: info}, s
+	b := &fakeBackend{}
+	b.DB = sqlkit.New(db, dialects.Info{Dialect: "fake", Product: "fakedb", Version: "1.0", Banner: "fakedb 1.0"}, nil, b)
+	return b, s
 }

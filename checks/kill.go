@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
-	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // killGrace is how long the killed lock may take to become free and the
@@ -15,8 +14,30 @@ import (
 // default).
 const killGrace = 5 * time.Second
 
+// sessionAdmin is the backend's session-lock administration: the one way
+// to find a session lock's holder (SessionLock) and to end its session
+// (Kill) that unlock and locks ls use too; a skip where it has none.
+func sessionAdmin(env *Env) (dialects.LockAdmin, error) {
+	if lb, ok := env.Backend.(dialects.LockBreaker); ok {
+		if admin := lb.LockAdmin(); admin != nil {
+			return admin, nil
+		}
+	}
+	return nil, Skipf("this database's session locks have no way to terminate the holder")
+}
+
+// holderSession is the id of the session holding the session lock name,
+// as admin finds it; "" when nobody holds it.
+func holderSession(ctx context.Context, admin dialects.LockAdmin, name string) (string, error) {
+	e, found, err := admin.SessionLock(ctx, name)
+	if err != nil || !found || e.Holder == nil {
+		return "", err
+	}
+	return e.Holder.SessionID, nil
+}
+
 // checkKill holds a session lock, finds the holding session with the
-// dialect's SessionKiller, terminates it, and proves another acquirer gets
+// backend's LockAdmin, terminates it, and proves another acquirer gets
 // the lock within killGrace and the killed lease's Done closes with
 // ErrLeaseLost.
 func checkKill(ctx context.Context, env *Env, tg target) (string, error) {
@@ -25,16 +46,16 @@ func checkKill(ctx context.Context, env *Env, tg target) (string, error) {
 		return "", err
 	}
 	l, other := ls[0], ls[1]
-	killer, ok := l.(sqlkit.SessionTerminator)
-	if !ok {
-		return "", Skipf("this database's session locks have no way to terminate the holder")
+	admin, err := sessionAdmin(env)
+	if err != nil {
+		return "", err
 	}
 	name := env.Name("kill")
 	victim, err := env.Acquire(ctx, l, name, dialects.Options{Owner: env.Owner("victim")})
 	if err != nil {
 		return "", fmt.Errorf("acquire: %w", err)
 	}
-	session, err := killer.HolderSession(ctx, name)
+	session, err := holderSession(ctx, admin, name)
 	if errors.Is(err, dialects.ErrUnsupported) {
 		return "", Skipf("this database's session locks have no way to terminate the holder: %v", err)
 	}
@@ -46,7 +67,7 @@ func checkKill(ctx context.Context, env *Env, tg target) (string, error) {
 	}
 	start := time.Now()
 	// A *dialects.PrivilegeError fails the check with its grant as remedy.
-	if err := killer.KillSession(ctx, session); err != nil {
+	if err := admin.Kill(ctx, session); err != nil {
 		return "", fmt.Errorf("kill session %s: %w", session, err)
 	}
 	taker, err := env.Acquire(ctx, other, name, dialects.Options{Owner: env.Owner("taker"), Wait: killGrace, RetryEvery: 50 * time.Millisecond})

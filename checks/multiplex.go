@@ -89,9 +89,9 @@ func checkSharedLoss(ctx context.Context, env *Env, tg target) (string, error) {
 		return "", err
 	}
 	l, other := ls[0], ls[1]
-	killer, ok := l.(sqlkit.SessionTerminator)
-	if !ok {
-		return "", Skipf("this database's session locks have no way to terminate the holder")
+	admin, err := sessionAdmin(env)
+	if err != nil {
+		return "", err
 	}
 	names, leases, err := acquireMany(ctx, env, l, sharedLocks, "shared-loss")
 	if err != nil {
@@ -99,13 +99,13 @@ func checkSharedLoss(ctx context.Context, env *Env, tg target) (string, error) {
 	}
 	sessions := make([]string, len(names))
 	for i, name := range names {
-		if sessions[i], err = killer.HolderSession(ctx, name); err != nil || sessions[i] == "" {
+		if sessions[i], err = holderSession(ctx, admin, name); err != nil || sessions[i] == "" {
 			return "", fmt.Errorf("find the holder of lock %d: %q, %v", i, sessions[i], err)
 		}
 	}
 	victim := sessions[0]
 	start := time.Now()
-	if err := killer.KillSession(ctx, victim); err != nil {
+	if err := admin.Kill(ctx, victim); err != nil {
 		return "", fmt.Errorf("kill session %s: %w", victim, err)
 	}
 	var slowest time.Duration

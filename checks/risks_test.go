@@ -36,7 +36,7 @@ func TestTwoHolderRisksFailUnlessAccepted(t *testing.T) {
 	only := []string{"probe.two-holders", "probe.risks"}
 	run := func(t *testing.T, risks []dialects.Risk, allow ...string) map[string]Result {
 		t.Helper()
-		rep, err := Run(t.Context(), Config{Backend: riskyBackend{db, risks}, Only: only, AllowRisks: allow})
+		rep, err := Run(t.Context(), Config{Backend: riskyBackend{db.DB, risks}, Only: only, AllowRisks: allow})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -76,7 +76,7 @@ func TestTwoHolderRisksFailUnlessAccepted(t *testing.T) {
 		}
 	})
 	t.Run("unknown name", func(t *testing.T) {
-		rep, err := Run(t.Context(), Config{Backend: riskyBackend{db, nil}, AllowRisks: []string{"no-persistance"}})
+		rep, err := Run(t.Context(), Config{Backend: riskyBackend{db.DB, nil}, AllowRisks: []string{"no-persistance"}})
 		if !errors.Is(err, dialects.ErrInvalid) || rep != nil || !strings.Contains(err.Error(), "no-persistence") {
 			t.Errorf("Run = %v, %v; want no report and an error naming the known risks", rep, err)
 		}

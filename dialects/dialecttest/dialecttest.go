@@ -9,14 +9,14 @@
 // implementation: a SQL database through dialects.Open, or a backend that
 // is not database/sql):
 //
-//	db, err := dialects.Open(ctx, sqlDB, "postgres")
+//	db, err := postgres.New(ctx, sqlDB, nil)
 //	if err != nil { t.Fatal(err) }
 //	dialecttest.Run(t, db, dialecttest.Options{})
 //
 // The checks reach the backend only through the kit's interfaces: the
 // Backend's lockers, dialects.TableLocker for the table strategy,
 // dialects.Prober for the probe checks (without one they warn that
-// nothing could be told), sqlkit.SessionTerminator for the kill check
+// nothing could be told), the backend's LockAdmin for the kill check
 // and sqlkit.SQLSessionLocker for the pooled-connection trap (each
 // skipped without).
 package dialecttest

@@ -138,10 +138,11 @@ func (a *LockAdmin) SessionLock(ctx context.Context, name string) (dialects.Lock
 	return dialects.LockEntry{}, false, nil
 }
 
-// Kill terminates the backend with pg_terminate_backend and waits for it
-// to end (see SessionOps.Kill).
+// Kill terminates the backend with the catalog's pg_terminate_backend (or
+// sys_terminate_backend) and waits for it to end (see SessionOps.Kill).
 func (a *LockAdmin) Kill(ctx context.Context, sessionID string) error {
-	return SessionOps{}.Kill(ctx, a.DB, sessionID)
+	c := catalogOf(a.Info)
+	return SessionOps{Catalog: &c}.Kill(ctx, a.DB, sessionID)
 }
 
 func (a *LockAdmin) query(ctx context.Context, query string, labels map[int64]string, args ...any) ([]dialects.LockEntry, error) {

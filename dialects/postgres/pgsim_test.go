@@ -311,6 +311,10 @@ func (s *pgSim) Handle(fs *fakesql.Session, query string, args []driver.NamedVal
 		}
 		return resp, err
 	}
+	if resp, ok := s.findByKey(query, args); ok {
+		s.counts["session.find"]++
+		return resp, nil
+	}
 	st, ok := s.stmts[query]
 	if !ok {
 		s.unknown = append(s.unknown, query)
@@ -374,6 +378,25 @@ func (s *pgSim) Handle(fs *fakesql.Session, query string, args []driver.NamedVal
 		return one([]string{"exists"}, victim != nil && !victim.killed), nil
 	}
 	return s.table(st, args)
+}
+
+// findByKey answers the lock administration's look-up of one advisory
+// key in the server's lock view joined with its activity view (the
+// statement of list.go, under this server's names): the granted holder's
+// row, or none.
+func (s *pgSim) findByKey(query string, args []driver.NamedValue) (fakesql.Response, bool) {
+	view := s.named("pg_locks")
+	if !strings.Contains(query, "FROM "+view+" l LEFT JOIN") || !strings.Contains(query, "l.classid::bigint = $1::bigint AND l.objid::bigint = $2::bigint") {
+		return fakesql.Response{}, false
+	}
+	cols := []string{"classid", "objid", "objsubid", "granted", "pid", "usename", "client", "application_name", "backend_start", "now"}
+	classid, objid := args[0].Value.(int64), args[1].Value.(int64)
+	l := s.advisory[keyOf(classid, objid)]
+	if l == nil {
+		return none(cols...), true
+	}
+	now := s.now().UnixMilli()
+	return one(cols, classid, objid, int64(1), true, l.holder, "app", "local", "", now, now), true
 }
 
 // blockingLock is pg_advisory_lock under lock_timeout (args: the timeout

@@ -120,6 +120,16 @@ var (
 	_ dialects.HolderLookup = (*SessionLocker)(nil)
 )
 
+// Holder names the session holding name, through the dialect's
+// HolderFinder; "" when it has none or nobody holds the lock.
+func (l *SessionLocker) Holder(ctx context.Context, name string) (string, error) {
+	hf, ok := l.Ops.(HolderFinder)
+	if !ok {
+		return "", nil
+	}
+	return hf.Holder(ctx, l.DB, name)
+}
+
 // Strategy reports StrategySession.
 func (l *SessionLocker) Strategy() dialects.Strategy { return dialects.StrategySession }
 
@@ -179,18 +189,8 @@ func (l *SessionLocker) Conns() int {
 	return len(l.conns) + len(l.waiting)
 }
 
-// Holder names the session holding name, through the dialect's
-// HolderFinder; "" when it has none or nobody holds the lock.
-func (l *SessionLocker) Holder(ctx context.Context, name string) (string, error) {
-	hf, ok := l.Ops.(HolderFinder)
-	if !ok {
-		return "", nil
-	}
-	return hf.Holder(ctx, l.DB, name)
-}
-
 // Acquire implements Locker. A refusal is one round trip and names no
-// holder (see LookupHolder).
+// holder (the backend's LockAdmin finds it).
 func (l *SessionLocker) Acquire(ctx context.Context, name string, opts dialects.Options) (dialects.Lease, error) {
 	if err := dialects.CheckName(name); err != nil {
 		return nil, err
