@@ -7,7 +7,6 @@ import (
 	"database/sql/driver"
 	"encoding/json"
 	"errors"
-	"flag"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -20,29 +19,17 @@ import (
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/sqlkit"
 	"github.com/schedlock/schedlock/internal/fakesql"
+	"github.com/schedlock/schedlock/internal/golden"
 	"github.com/schedlock/schedlock/internal/livetest"
 	"github.com/schedlock/schedlock/internal/output"
 	"github.com/schedlock/schedlock/internal/testnet"
 )
 
-var updateDetect = flag.Bool("update-detect", false, "rewrite cmd/testdata/detect*.golden")
-
+// detectGolden compares got with testdata/name, or rewrites it with
+// go test ./cmd -update.
 func detectGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *updateDetect {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden file (go test ./cmd -run Detect -update-detect creates it): %v", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (go test ./cmd -run Detect -update-detect rewrites it)\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
+	golden.Check(t, filepath.Join("testdata", name), got)
 }
 
 // sqliteFile returns the path of a new, empty SQLite database (an empty

@@ -6,8 +6,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
-	"flag"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -20,30 +18,16 @@ import (
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/sqlite"
+	"github.com/schedlock/schedlock/internal/golden"
 	"github.com/schedlock/schedlock/internal/iostreams"
 	"github.com/schedlock/schedlock/internal/output"
 )
 
-var updateLocks = flag.Bool("update-locks", false, "rewrite cmd/testdata/locks*.golden and unlock*.golden")
-
 // goldenFile compares got with testdata/name, or rewrites it with
-// -update-locks.
+// go test ./cmd -update.
 func goldenFile(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *updateLocks {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden file (go test ./cmd -update-locks creates it): %v", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (go test ./cmd -run %s -update-locks rewrites it)\n--- got\n%s\n--- want\n%s", name, t.Name(), got, want)
-	}
+	golden.Check(t, filepath.Join("testdata", name), got)
 }
 
 // sampleLocks is one of every kind of listed lock, at fixed times.

@@ -3,9 +3,7 @@ package locktable_test
 import (
 	"database/sql/driver"
 	"errors"
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -23,9 +21,8 @@ import (
 	"github.com/schedlock/schedlock/dialects/sqlite"
 	"github.com/schedlock/schedlock/dialects/sqlserver"
 	"github.com/schedlock/schedlock/internal/fakesql"
+	"github.com/schedlock/schedlock/internal/golden"
 )
-
-var updateRuns = flag.Bool("update-runs", false, "rewrite dialects/locktable/testdata/runs.*.golden")
 
 // runBuilders are the Builders of every dialect with a run table.
 func runBuilders() map[string]locktable.Builder {
@@ -59,19 +56,7 @@ func TestRunsGolden(t *testing.T) {
 			for _, k := range keys {
 				fmt.Fprintf(&out, "-- %s\n%s\n\n", k, stmts[k])
 			}
-			path := filepath.Join("testdata", "runs."+name+".golden")
-			if *updateRuns {
-				if err := os.WriteFile(path, []byte(out.String()), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (-update-runs writes it)", err)
-			}
-			if out.String() != string(want) {
-				t.Errorf("%s differs (-update-runs rewrites it):\n%s", path, out.String())
-			}
+			golden.Check(t, filepath.Join("testdata", "runs."+name+".golden"), out.String())
 		})
 	}
 }
