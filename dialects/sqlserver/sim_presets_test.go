@@ -1,7 +1,6 @@
 package sqlserver
 
 import (
-	"database/sql/driver"
 	"errors"
 	"fmt"
 	"regexp"
@@ -37,65 +36,6 @@ func (sim *simServer) nameColumn(q string) (fakesql.Response, error) {
 	}
 	resp.Rows = [][]any{{int64(t.nameUnits), dialects.NameUnitUTF16, coll, fmt.Sprintf("nvarchar(%d)", t.nameUnits)}}
 	return resp, nil
-}
-
-var deleteRE = regexp.MustCompile(`(?s)^DELETE t\nOUTPUT CAST\(1 AS bigint\)\nFROM (\S+) AS t CROSS JOIN \(SELECT CAST\(SYSUTCDATETIME\(\) AS datetime2\(3\)\) AS now\) AS n\nWHERE (.*);$`)
-
-// deleteRow answers ReleaseDelete, Sweep and Delete, told apart by their
-// WHERE clauses, each checked word for word.
-func (sim *simServer) deleteRow(q string, args []driver.NamedValue) (fakesql.Response, error) {
-	m := deleteRE.FindStringSubmatch(q)
-	if m == nil {
-		return fakesql.Response{}, fmt.Errorf("simulator: unexpected DELETE %q", q)
-	}
-	table, where := m[1], m[2]
-	name, err := stringArg(args, 1)
-	if err != nil {
-		return fakesql.Response{}, err
-	}
-	sim.mu.Lock()
-	defer sim.mu.Unlock()
-	t, err := sim.table(table)
-	if err != nil {
-		return fakesql.Response{}, err
-	}
-	byName := "t." + t.nameCol + " = @p1"
-	owned := byName + " AND t." + t.ownerCol + " = @p2"
-	key := compareKey(name, t.nameBinary)
-	r := t.rows[key]
-	now := sim.now()
-	ownedBy := func() (bool, error) {
-		owner, err := stringArg(args, 2)
-		return err == nil && r != nil && compareKey(r.owner, t.ownerBinary) == compareKey(owner, t.ownerBinary), err
-	}
-	var match bool
-	switch where {
-	case byName: // Delete: any owner, live or expired
-		match = r != nil
-	case owned + " AND t." + t.untilCol + " <= n.now": // Sweep: the owner's expired row
-		mine, err := ownedBy()
-		if err != nil {
-			return fakesql.Response{}, err
-		}
-		match = mine && !r.until.After(now)
-	case owned + " AND t." + t.untilCol + " > n.now AND " + durationSQL("t."+t.lockedAtCol) + " <= n.now": // ReleaseDelete
-		mine, err := ownedBy()
-		if err != nil {
-			return fakesql.Response{}, err
-		}
-		ms, err := intArg(args, 3)
-		if err != nil {
-			return fakesql.Response{}, err
-		}
-		match = mine && r.until.After(now) && !plus(r.lockedAt, ms).After(now)
-	default:
-		return fakesql.Response{}, fmt.Errorf("simulator: unexpected DELETE condition %q", where)
-	}
-	if !match {
-		return t.noRow(), nil
-	}
-	delete(t.rows, key)
-	return t.output(r), nil
 }
 
 // TestSysSchedLockRowsOnSimulator: on sys_sched_lock a release deletes the

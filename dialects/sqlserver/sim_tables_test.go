@@ -10,11 +10,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/internal/leasesim"
 	"github.com/schedlock/schedlock/internal/fakesql"
 )
 
 // simTable is a lock table the simulator created from the dialect's
-// CREATE TABLE. Column roles are recognised by the preset column names.
+// CREATE TABLE. Column roles are recognised by the preset column names;
+// its rows are the shared lease model's (dialects/internal/leasesim),
+// which runs the lease-table statements from their text.
 type simTable struct {
 	name                                     string
 	nameCol, ownerCol, lockedAtCol, untilCol string
@@ -26,11 +30,8 @@ type simTable struct {
 	rows                                     map[string]*simRow // by compareKey of the name
 }
 
-type simRow struct {
-	name, owner     string
-	lockedAt, until time.Time
-	token           int64
-}
+// simRow is a lease row of the shared lease model.
+type simRow = leasesim.Row
 
 // compareKey is how SQL Server compares two nvarchar values: trailing
 // spaces are ignored, and without a binary collation so is case.
@@ -101,6 +102,9 @@ func (sim *simServer) createTable(q string) (fakesql.Response, error) {
 	if primary == "" || primary != t.nameCol || t.ownerCol == "" || t.lockedAtCol == "" || t.untilCol == "" || t.nameUnits == 0 {
 		return fakesql.Response{}, fmt.Errorf("simulator: CREATE TABLE lacks a lock-table column or the primary key on the name: %q", q)
 	}
+	if t.nameBinary != t.ownerBinary {
+		return fakesql.Response{}, fmt.Errorf("simulator: models one collation for the name and owner columns: %q", q)
+	}
 	sim.mu.Lock()
 	defer sim.mu.Unlock()
 	if _, exists := sim.tables[strings.ToLower(t.name)]; !exists {
@@ -149,16 +153,66 @@ func (sim *simServer) lockTables() (fakesql.Response, error) {
 	return resp, nil
 }
 
-// output is the OUTPUT row of a changed row: its token, or 1.
-func (t *simTable) output(r *simRow) fakesql.Response {
-	v := int64(1)
-	if t.tokenCol != "" {
-		v = r.token
-	}
-	return fakesql.Response{Columns: []string{""}, Rows: [][]any{{v}}}
+func (t *simTable) noRow() fakesql.Response { return fakesql.Response{Columns: []string{""}} }
+
+// lease is t as the shared lease model's table.
+func (t *simTable) lease() *leasesim.Table {
+	return &leasesim.Table{Schema: dialects.Schema{Table: t.name, NameCol: t.nameCol, OwnerCol: t.ownerCol,
+		LockedAtCol: t.lockedAtCol, UntilCol: t.untilCol, TokenCol: t.tokenCol}, Rows: t.rows}
 }
 
-func (t *simTable) noRow() fakesql.Response { return fakesql.Response{Columns: []string{""}} }
+// env evaluates a statement on t as SQL Server would, with the values
+// args bound to @p1, @p2, …: SYSUTCDATETIME() reads the database clock
+// now, once for the whole statement; bigint / int divides as integers;
+// strings compare as t's collation does (trailing spaces ignored, and
+// case too without a binary collation).
+func (t *simTable) env(now time.Time, args []driver.NamedValue) leasesim.Env {
+	return leasesim.Env{
+		Placeholder: leasesim.Bound(args),
+		Func: func(name string, vals []any) (any, bool, error) {
+			if name == "SYSUTCDATETIME" && len(vals) == 0 {
+				return now, true, nil
+			}
+			return nil, false, nil
+		},
+		IntDiv: true,
+		CompareStrings: func(a, b string) int {
+			return strings.Compare(compareKey(a, t.nameBinary), compareKey(b, t.nameBinary))
+		},
+	}
+}
+
+// exec runs a lease-table write statement on the table it names, from its
+// text; on success the caller holds sim.mu with the table and the result.
+func (sim *simServer) exec(q string, args []driver.NamedValue) (*simTable, leasesim.Result, leasesim.Env, error) {
+	name, err := leasesim.Target(q)
+	if err != nil {
+		return nil, leasesim.Result{}, leasesim.Env{}, fmt.Errorf("simulator: %w", err)
+	}
+	t, err := sim.table(name)
+	if err != nil {
+		return nil, leasesim.Result{}, leasesim.Env{}, err
+	}
+	env := t.env(sim.now(), args)
+	res, err := t.lease().Exec(q, env)
+	if err != nil {
+		return nil, leasesim.Result{}, leasesim.Env{}, fmt.Errorf("simulator: %w", err)
+	}
+	return t, res, env, nil
+}
+
+// output is the statement's OUTPUT for the rows it changed.
+func (t *simTable) output(res leasesim.Result, env leasesim.Env, rows ...*simRow) (fakesql.Response, error) {
+	resp := t.noRow()
+	for _, r := range rows {
+		v, err := t.lease().Output(res, r, env)
+		if err != nil {
+			return fakesql.Response{}, fmt.Errorf("simulator: %w", err)
+		}
+		resp.Rows = append(resp.Rows, []any{v})
+	}
+	return resp, nil
+}
 
 // fits enforces the nvarchar length of the name column (error 2628 since
 // SQL Server 2019; 8152 before).
@@ -169,56 +223,28 @@ func (t *simTable) fits(name string) error {
 	return nil
 }
 
-// plus adds a duration in milliseconds as the dialect's DATEADD pair does.
-func plus(base time.Time, ms int64) time.Time { return base.Add(time.Duration(ms) * time.Millisecond) }
-
-var mergeRE = regexp.MustCompile(`^MERGE INTO (\S+)( WITH \(HOLDLOCK\))? AS t\nUSING \(SELECT @p1 AS name, @p2 AS owner, n\.now, `)
-
-// acquire answers the MERGE: insert a new name, take over an expired row,
-// leave a live one. Without WITH (HOLDLOCK) it does what SQL Server does
+// acquire answers the MERGE, run from its text by the shared lease
+// model: a row its WHEN MATCHED condition holds for is taken over, a new
+// name is inserted. Without WITH (HOLDLOCK) it does what SQL Server does
 // under READ COMMITTED: it looks for the row, lets other sessions run, and
 // inserts, so two sessions may both insert and one gets error 2627.
 func (sim *simServer) acquire(q string, args []driver.NamedValue) (fakesql.Response, error) {
-	m := mergeRE.FindStringSubmatch(q)
-	if m == nil {
-		return fakesql.Response{}, fmt.Errorf("simulator: unexpected MERGE %q", q)
-	}
-	name, err := stringArg(args, 1)
-	if err != nil {
-		return fakesql.Response{}, err
-	}
-	owner, err := stringArg(args, 2)
-	if err != nil {
-		return fakesql.Response{}, err
-	}
-	atMost, err := intArg(args, 3)
-	if err != nil {
-		return fakesql.Response{}, err
-	}
-	holdLock := m[2] != ""
+	into, _ := leasesim.Clause(q, "MERGE INTO", "USING")
+	holdLock := strings.Contains(into, " WITH (HOLDLOCK) ")
 	sim.mu.Lock()
-	t, err := sim.table(m[1])
+	t, res, env, err := sim.exec(q, args)
 	if err != nil {
 		sim.mu.Unlock()
 		return fakesql.Response{}, err
 	}
-	if err := t.checkMerge(q); err != nil {
-		sim.mu.Unlock()
-		return fakesql.Response{}, err
-	}
-	if err := t.fits(name); err != nil {
-		sim.mu.Unlock()
-		return fakesql.Response{}, err
-	}
-	key := compareKey(name, t.nameBinary)
-	now := sim.now()
-	if r := t.rows[key]; r != nil {
+	if res.Insert == nil {
 		defer sim.mu.Unlock()
-		if r.until.After(now) {
-			return t.noRow(), nil
-		}
-		r.owner, r.lockedAt, r.until, r.token = owner, now, plus(now, atMost), r.token+1
-		return t.output(r), nil
+		return t.output(res, env, res.Rows...)
+	}
+	row := res.Insert
+	if err := t.fits(row.Name); err != nil {
+		sim.mu.Unlock()
+		return fakesql.Response{}, err
 	}
 	if !holdLock {
 		sim.mu.Unlock()
@@ -227,8 +253,10 @@ func (sim *simServer) acquire(q string, args []driver.NamedValue) (fakesql.Respo
 		sim.mu.Lock()
 	}
 	defer sim.mu.Unlock()
+	key := compareKey(row.Name, t.nameBinary)
 	if sim.dupKeyOnInsert != 0 && t.rows[key] == nil {
-		t.rows[key] = &simRow{name: name, owner: "other-writer", lockedAt: now, until: plus(now, time.Minute.Milliseconds()), token: 1}
+		now := sim.now()
+		t.rows[key] = &simRow{Name: row.Name, Owner: "other-writer", LockedAt: now, Until: now.Add(time.Minute), Token: 1}
 	}
 	if t.rows[key] != nil {
 		number := sim.dupKeyOnInsert
@@ -236,116 +264,25 @@ func (sim *simServer) acquire(q string, args []driver.NamedValue) (fakesql.Respo
 			number = errDuplicateKey
 		}
 		if number == errDuplicateIndexKey {
-			return fakesql.Response{}, simError(number, 14, "Cannot insert duplicate key row in object 'dbo.%s' with unique index 'ux_%s'. The duplicate key value is (%s).", t.name, t.nameCol, name)
+			return fakesql.Response{}, simError(number, 14, "Cannot insert duplicate key row in object 'dbo.%s' with unique index 'ux_%s'. The duplicate key value is (%s).", t.name, t.nameCol, row.Name)
 		}
-		return fakesql.Response{}, simError(number, 14, "Violation of PRIMARY KEY constraint 'PK__%s'. Cannot insert duplicate key in object 'dbo.%s'. The duplicate key value is (%s).", t.name, t.name, name)
+		return fakesql.Response{}, simError(number, 14, "Violation of PRIMARY KEY constraint 'PK__%s'. Cannot insert duplicate key in object 'dbo.%s'. The duplicate key value is (%s).", t.name, t.name, row.Name)
 	}
-	r := &simRow{name: name, owner: owner, lockedAt: now, until: plus(now, atMost), token: 1}
-	t.rows[key] = r
-	return t.output(r), nil
+	t.rows[key] = row
+	return t.output(res, env, row)
 }
 
-// durationSQL is how the dialect adds @p3 milliseconds to base.
-func durationSQL(base string) string {
-	return "DATEADD(millisecond, CAST(@p3 % 86400000 AS int), DATEADD(day, CAST(@p3 / 86400000 AS int), " + base + "))"
-}
-
-// checkMerge insists on the clauses that make the MERGE an acquire: the
-// name match, the takeover of an expired row only, the insert of a new
-// one and the OUTPUT of the token.
-func (t *simTable) checkMerge(q string) error {
-	out := "\nOUTPUT CAST(1 AS bigint);"
-	if t.tokenCol != "" {
-		out = "\nOUTPUT inserted." + t.tokenCol + ";"
-	}
-	for _, clause := range []string{
-		durationSQL("n.now") + " AS until FROM (SELECT CAST(SYSUTCDATETIME() AS datetime2(3)) AS now) AS n) AS src\n",
-		"\nON t." + t.nameCol + " = src.name\n",
-		"\nWHEN MATCHED AND t." + t.untilCol + " <= src.now THEN UPDATE SET " + t.ownerCol + " = src.owner, " + t.lockedAtCol + " = src.now, " + t.untilCol + " = src.until",
-		"\nWHEN NOT MATCHED THEN INSERT (" + t.nameCol + ", " + t.ownerCol + ", " + t.lockedAtCol + ", " + t.untilCol,
-	} {
-		if !strings.Contains(q, clause) {
-			return fmt.Errorf("simulator: the MERGE lacks %q: %q", clause, q)
-		}
-	}
-	if !strings.HasSuffix(q, out) {
-		return fmt.Errorf("simulator: the MERGE does not end with %q: %q", out, q)
-	}
-	return nil
-}
-
-var updateRE = regexp.MustCompile(`(?s)^UPDATE t SET (\w+) = (.*)\nOUTPUT (?:inserted\.token|CAST\(1 AS bigint\))\nFROM (\S+) AS t CROSS JOIN \(SELECT CAST\(SYSUTCDATETIME\(\) AS datetime2\(3\)\) AS now\) AS n\nWHERE (.*);$`)
-
-// update answers Refresh, Release and Expire, told apart by their SET and
-// WHERE clauses.
-func (sim *simServer) update(q string, args []driver.NamedValue) (fakesql.Response, error) {
-	m := updateRE.FindStringSubmatch(q)
-	if m == nil {
-		return fakesql.Response{}, fmt.Errorf("simulator: unexpected UPDATE %q", q)
-	}
-	set, table, where := m[2], m[3], m[4]
-	name, err := stringArg(args, 1)
-	if err != nil {
-		return fakesql.Response{}, err
-	}
+// write answers Refresh, Release and Expire (UPDATE … OUTPUT) and
+// ReleaseDelete, Sweep and Delete (DELETE … OUTPUT), run from their text
+// by the shared lease model: the OUTPUT row of every row they changed.
+func (sim *simServer) write(q string, args []driver.NamedValue) (fakesql.Response, error) {
 	sim.mu.Lock()
 	defer sim.mu.Unlock()
-	t, err := sim.table(table)
+	t, res, env, err := sim.exec(q, args)
 	if err != nil {
 		return fakesql.Response{}, err
 	}
-	if m[1] != t.untilCol {
-		return fakesql.Response{}, fmt.Errorf("simulator: UPDATE sets %s, not the lease end", m[1])
-	}
-	now := sim.now()
-	r := t.rows[compareKey(name, t.nameBinary)]
-	if !strings.Contains(where, "@p2") { // Expire: any owner
-		if set != "n.now" || where != "t."+t.nameCol+" = @p1 AND t."+t.untilCol+" > n.now" {
-			return fakesql.Response{}, fmt.Errorf("simulator: unexpected expire %q", q)
-		}
-		if r == nil || !r.until.After(now) {
-			return t.noRow(), nil
-		}
-		r.until = now
-		return t.output(r), nil
-	}
-	owner, err := stringArg(args, 2)
-	if err != nil {
-		return fakesql.Response{}, err
-	}
-	ms, err := intArg(args, 3)
-	if err != nil {
-		return fakesql.Response{}, err
-	}
-	var token int64
-	if t.tokenCol != "" {
-		if token, err = intArg(args, 4); err != nil {
-			return fakesql.Response{}, err
-		}
-	}
-	wantWhere := "t." + t.nameCol + " = @p1 AND t." + t.ownerCol + " = @p2"
-	if t.tokenCol != "" {
-		wantWhere += " AND (t.token = @p4 OR @p4 = 0)"
-	}
-	wantWhere += " AND t." + t.untilCol + " > n.now"
-	atLeast := durationSQL("t." + t.lockedAtCol)
-	release := "CASE WHEN " + atLeast + " > n.now THEN " + atLeast + " ELSE n.now END"
-	if where != wantWhere || (set != durationSQL("n.now") && set != release) {
-		return fakesql.Response{}, fmt.Errorf("simulator: unexpected refresh or release %q", q)
-	}
-	if r == nil || compareKey(r.owner, t.ownerBinary) != compareKey(owner, t.ownerBinary) ||
-		(t.tokenCol != "" && token != 0 && r.token != token) || !r.until.After(now) {
-		return t.noRow(), nil
-	}
-	if set == release { // Release: max(locked_at + at-least, now)
-		r.until = now
-		if atLeast := plus(r.lockedAt, ms); atLeast.After(now) {
-			r.until = atLeast
-		}
-	} else { // Refresh: now + at-most
-		r.until = plus(now, ms)
-	}
-	return t.output(r), nil
+	return t.output(res, env, res.Rows...)
 }
 
 // selectRows answers Inspect (one name) and List (every row, by name).
@@ -365,9 +302,9 @@ func (sim *simServer) selectRows(q string, args []driver.NamedValue) (fakesql.Re
 	shape := func(r *simRow) []any {
 		token := int64(0)
 		if t.tokenCol != "" {
-			token = r.token
+			token = r.Token
 		}
-		return []any{r.owner, token, r.lockedAt.UnixMilli(), r.until.UnixMilli(), now}
+		return []any{r.Owner, token, r.LockedAt.UnixMilli(), r.Until.UnixMilli(), now}
 	}
 	cols := []string{t.ownerCol, "token", "locked_at_ms", "until_ms", "now_ms"}
 	if strings.HasSuffix(q, "\nORDER BY t."+t.nameCol+";") {
@@ -376,9 +313,9 @@ func (sim *simServer) selectRows(q string, args []driver.NamedValue) (fakesql.Re
 		for _, r := range t.rows {
 			rows = append(rows, r)
 		}
-		sort.Slice(rows, func(i, j int) bool { return rows[i].name < rows[j].name })
+		sort.Slice(rows, func(i, j int) bool { return rows[i].Name < rows[j].Name })
 		for _, r := range rows {
-			resp.Rows = append(resp.Rows, append([]any{r.name}, shape(r)...))
+			resp.Rows = append(resp.Rows, append([]any{r.Name}, shape(r)...))
 		}
 		return resp, nil
 	}

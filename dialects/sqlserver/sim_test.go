@@ -21,13 +21,17 @@ import (
 )
 
 // simServer simulates the SQL Server that this package talks to, for
-// tests without a server: it understands exactly the statements the
-// dialect sends (recognised by their text, parameters read by ordinal as
-// go-mssqldb binds @p1, @p2, …) and answers as SQL Server does: the return
-// codes of sp_getapplock and sp_releaseapplock, mssql.Error values with
-// the server's error numbers and classes, the row shapes of
-// sys.dm_tran_locks, and a database clock (the host clock plus an offset,
-// rounded to the millisecond as CAST(… AS datetime2(3)) does). Session
+// tests without a server: it understands the statements the dialect sends
+// (parameters read by ordinal as go-mssqldb binds @p1, @p2, …) and answers
+// as SQL Server does. The lease-table writes (MERGE, UPDATE … OUTPUT,
+// DELETE … OUTPUT) run from their text through the shared lease model
+// (dialects/internal/leasesim), so a statement whose condition means the
+// opposite behaves the opposite here; the others are recognised by their
+// text. It answers with the return codes of sp_getapplock and
+// sp_releaseapplock, mssql.Error values with the server's error numbers
+// and classes, the row shapes of sys.dm_tran_locks, and a database clock
+// (the host clock plus an offset, rounded to the millisecond as CAST(… AS
+// datetime2(3)) does). Session
 // locks belong to a fakesql.Session and end with it; KILL ends a session.
 // Comparisons of names follow SQL Server: trailing spaces are ignored, and
 // a column without a binary collation ignores case.
@@ -218,12 +222,10 @@ func (sim *simServer) Handle(s *fakesql.Session, q string, args []driver.NamedVa
 		return sim.dropTable(q)
 	case strings.HasPrefix(q, "MERGE INTO "):
 		return sim.acquire(q, args)
-	case strings.HasPrefix(q, "UPDATE t SET "):
-		return sim.update(q, args)
+	case strings.HasPrefix(q, "UPDATE "), strings.HasPrefix(q, "DELETE "):
+		return sim.write(q, args)
 	case strings.HasPrefix(q, "SELECT t."):
 		return sim.selectRows(q, args)
-	case strings.HasPrefix(q, "DELETE t\n"):
-		return sim.deleteRow(q, args)
 	case nameColumnRE.MatchString(q):
 		return sim.nameColumn(q)
 	case probeCreateRE.MatchString(q) || strings.Contains(q, "schedlock_probe_") || q == "BEGIN TRANSACTION" || q == "ROLLBACK":

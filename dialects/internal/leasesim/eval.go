@@ -448,16 +448,50 @@ func (p *parser) unary() (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	for p.op("::") { // PostgreSQL's cast
-		typ, err := p.typeName()
-		if err != nil {
-			return nil, err
-		}
-		if v, err = cast(v, typ); err != nil {
-			return nil, err
+	for {
+		switch {
+		case p.op("::"): // PostgreSQL's cast
+			typ, err := p.typeName()
+			if err != nil {
+				return nil, err
+			}
+			if v, err = cast(v, typ); err != nil {
+				return nil, err
+			}
+		case p.keyword("AT"):
+			if v, err = p.atTimeZone(v); err != nil {
+				return nil, err
+			}
+		default:
+			return v, nil
 		}
 	}
-	return v, nil
+}
+
+// atTimeZone reads "TIME ZONE 'zone'" after AT. The simulated clocks read
+// UTC and the lease columns hold UTC, so only 'UTC' is known: it leaves
+// the time as it is (a timestamp with time zone read as UTC wall-clock
+// time). Another zone is an error rather than a guess.
+func (p *parser) atTimeZone(v any) (any, error) {
+	if err := p.expect("TIME"); err != nil {
+		return nil, err
+	}
+	if err := p.expect("ZONE"); err != nil {
+		return nil, err
+	}
+	if !p.at(tokStr, "") {
+		return nil, fmt.Errorf("AT TIME ZONE %q", p.peek().text)
+	}
+	zone := p.peek().text
+	p.pos++
+	if v == nil {
+		return nil, nil
+	}
+	t, ok := v.(time.Time)
+	if !ok || !strings.EqualFold(zone, "UTC") {
+		return nil, fmt.Errorf("%T AT TIME ZONE '%s'", v, zone)
+	}
+	return t.UTC(), nil
 }
 
 // arith applies a binary arithmetic operator.
@@ -512,6 +546,11 @@ func (p *parser) arith(op string, l, r any) (any, error) {
 			return math.Mod(lf, rf), nil
 		}
 	}
+	if d, ok := r.(time.Duration); ok && op == "*" {
+		if f, ok := number(l); ok {
+			return scale(d, f, op)
+		}
+	}
 	switch a := l.(type) {
 	case time.Time:
 		switch b := r.(type) {
@@ -528,6 +567,9 @@ func (p *parser) arith(op string, l, r any) (any, error) {
 			}
 		}
 	case time.Duration:
+		if f, ok := number(r); ok && (op == "*" || op == "/") {
+			return scale(a, f, op)
+		}
 		switch b := r.(type) {
 		case time.Duration:
 			switch op {
@@ -603,6 +645,12 @@ func (p *parser) ident() (any, error) {
 				}
 			}
 			return nil, fmt.Errorf("bad TIMESTAMP literal %q", lit)
+		}
+	case "INTERVAL":
+		if p.at(tokStr, "") {
+			lit := p.peek().text
+			p.pos++
+			return interval(lit)
 		}
 	case "CAST":
 		if err := p.expect("("); err != nil {
@@ -801,6 +849,20 @@ func (p *parser) call(name string, args []any) (any, error) {
 			}
 		}
 		return best, nil
+	case "DATE_TRUNC":
+		if len(args) != 2 {
+			return nil, errors.New("DATE_TRUNC takes 2 arguments")
+		}
+		unit, _ := args[0].(string)
+		if args[1] == nil {
+			return nil, nil
+		}
+		t, ok := args[1].(time.Time)
+		step, known := truncUnits[strings.ToLower(unit)]
+		if !ok || !known {
+			return nil, fmt.Errorf("DATE_TRUNC(%v, %T)", args[0], args[1])
+		}
+		return t.Truncate(step), nil
 	case "COALESCE":
 		for _, a := range args {
 			if a != nil {
@@ -827,8 +889,15 @@ func cast(v any, typ string) (any, error) {
 			return int64(f), nil // truncates toward zero, as the integer casts do
 		}
 	case "TIMESTAMP", "DATETIME2", "DATETIME", "TIMESTAMPTZ":
-		if t, ok := v.(time.Time); ok {
+		switch t := v.(type) {
+		case time.Time:
 			return t.Truncate(time.Millisecond), nil
+		case string:
+			for _, layout := range []string{"2006-01-02T15:04:05.999999999", "2006-01-02 15:04:05.999999999"} {
+				if ts, err := time.Parse(layout, t); err == nil {
+					return ts, nil
+				}
+			}
 		}
 	case "VARCHAR", "NVARCHAR", "VARCHAR2", "TEXT", "CHAR":
 		return fmt.Sprint(v), nil
@@ -858,4 +927,40 @@ func dateAdd(unit string, args []any) (any, error) {
 		return t.AddDate(0, 0, int(n)), nil
 	}
 	return nil, fmt.Errorf("DATEADD unit %s", unit)
+}
+
+// truncUnits are the units DATE_TRUNC knows, as durations.
+var truncUnits = map[string]time.Duration{
+	"microseconds": time.Microsecond, "milliseconds": time.Millisecond, "second": time.Second,
+	"minute": time.Minute, "hour": time.Hour,
+}
+
+// interval parses an INTERVAL literal's text, "n unit" (PostgreSQL's
+// '1 millisecond', '5 seconds', …).
+func interval(lit string) (time.Duration, error) {
+	n, unit, ok := strings.Cut(strings.TrimSpace(lit), " ")
+	f, err := strconv.ParseFloat(n, 64)
+	if !ok || err != nil {
+		return 0, fmt.Errorf("bad INTERVAL literal %q", lit)
+	}
+	units := map[string]time.Duration{
+		"microsecond": time.Microsecond, "millisecond": time.Millisecond, "second": time.Second,
+		"minute": time.Minute, "hour": time.Hour, "day": 24 * time.Hour,
+	}
+	step, known := units[strings.TrimSuffix(strings.ToLower(strings.TrimSpace(unit)), "s")]
+	if !known {
+		return 0, fmt.Errorf("INTERVAL unit of %q", lit)
+	}
+	return time.Duration(math.Round(f * float64(step))), nil
+}
+
+// scale multiplies (op "*") or divides (op "/") the interval d by f.
+func scale(d time.Duration, f float64, op string) (time.Duration, error) {
+	if op == "/" {
+		if f == 0 {
+			return 0, errors.New("division by zero")
+		}
+		f = 1 / f
+	}
+	return time.Duration(math.Round(float64(d) * f)), nil
 }

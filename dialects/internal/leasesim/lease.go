@@ -2,6 +2,7 @@ package leasesim
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -84,10 +85,12 @@ func (t *Table) set(r *Row, col string, v any) error {
 	return nil
 }
 
-// rowEnv is env with the columns of r (plain, or qualified by alias, the
-// target alias of a MERGE or UPDATE … FROM) in front, and the source
-// values of a MERGE (qualified by source).
-func (t *Table) rowEnv(env Env, r *Row, alias, source string, src map[string]any) Env {
+// rowEnv is env with the columns of r in front: plain, qualified by one
+// of aliases (the target's alias, "inserted" or "deleted" of an OUTPUT) or
+// by the table's name. Names qualified by source (a MERGE source, an
+// upsert's EXCLUDED, whatever the case) read src, keyed by lower-case
+// column name; a nil r has no columns (a row still to insert).
+func (t *Table) rowEnv(env Env, r *Row, aliases []string, source string, src map[string]any) Env {
 	outer := env.Ident
 	env.Ident = func(name string) (any, bool) {
 		q, col, qualified := strings.Cut(name, ".")
@@ -95,10 +98,10 @@ func (t *Table) rowEnv(env Env, r *Row, alias, source string, src map[string]any
 			col = q
 		}
 		switch {
-		case qualified && source != "" && q == source:
-			v, ok := src[col]
+		case qualified && source != "" && strings.EqualFold(q, source):
+			v, ok := src[strings.ToLower(col)]
 			return v, ok
-		case !qualified || q == alias || strings.EqualFold(q, t.Schema.Table):
+		case !qualified || strings.EqualFold(q, t.Schema.Table) || slices.Contains(aliases, q):
 			if r != nil {
 				if v, ok := t.column(r, col); ok {
 					return v, true
@@ -169,7 +172,7 @@ func (t *Table) UpdateParts(set, where, alias string, env Env) (int64, error) {
 	var n int64
 	for _, k := range t.keys() {
 		r := t.Rows[k]
-		renv := t.rowEnv(env, r, alias, "", nil)
+		renv := t.rowEnv(env, r, []string{alias}, "", nil)
 		hit, err := Cond(where, renv)
 		if err != nil {
 			return 0, err
@@ -195,7 +198,7 @@ func (t *Table) Delete(sql string, env Env) (int64, error) {
 	}
 	var n int64
 	for _, k := range t.keys() {
-		hit, err := Cond(where, t.rowEnv(env, t.Rows[k], "t", "", nil))
+		hit, err := Cond(where, t.rowEnv(env, t.Rows[k], []string{"t"}, "", nil))
 		if err != nil {
 			return 0, err
 		}
@@ -216,6 +219,8 @@ type Merge struct {
 	Matched bool
 	Updated int64
 	Insert  *Row
+	// Rows are the rows the WHEN MATCHED branch changed, as they are now.
+	Rows []*Row
 }
 
 // Merge runs the Oracle-form MERGE
@@ -268,7 +273,7 @@ func (t *Table) Merge(sql string, env Env) (Merge, error) {
 	var res Merge
 	for _, k := range t.keys() {
 		r := t.Rows[k]
-		renv := t.rowEnv(env, r, "t", source, src)
+		renv := t.rowEnv(env, r, []string{"t"}, source, src)
 		hit, err := Cond(on, renv)
 		if err != nil {
 			return Merge{}, err
@@ -289,6 +294,7 @@ func (t *Table) Merge(sql string, env Env) (Merge, error) {
 			return Merge{}, err
 		}
 		res.Updated++
+		res.Rows = append(res.Rows, r)
 	}
 	if res.Matched {
 		return res, nil
@@ -307,7 +313,7 @@ func (t *Table) Merge(sql string, env Env) (Merge, error) {
 		return Merge{}, fmt.Errorf("leasesim: INSERT of %d columns with %d values: %q", len(cl), len(vl), insert)
 	}
 	r := &Row{}
-	renv := t.rowEnv(env, nil, "t", source, src)
+	renv := t.rowEnv(env, nil, []string{"t"}, source, src)
 	sets = sets[:0]
 	for i := range cl {
 		sets = append(sets, Assignment{Column: cl[i], Expr: vl[i]})
@@ -319,12 +325,27 @@ func (t *Table) Merge(sql string, env Env) (Merge, error) {
 	return res, nil
 }
 
-// sourceValues evaluates a MERGE source "SELECT e AS a, … [FROM …]".
+// sourceValues evaluates a MERGE source "SELECT e AS a, … [FROM …]",
+// keyed by lower-case alias; a FROM of derived tables ("(SELECT …) AS n",
+// SQL Server's clock reading) is evaluated first, so the list may read
+// their columns. Any other FROM (Oracle's dual) adds nothing.
 func (t *Table) sourceValues(sel string, env Env) (map[string]any, error) {
 	list, ok := Clause(sel, "SELECT", "FROM")
 	if !ok {
 		return nil, fmt.Errorf("leasesim: source %q is no SELECT", sel)
 	}
+	if from, ok := Clause(sel, "FROM"); ok && strings.HasPrefix(from, "(") {
+		var err error
+		if _, _, env, err = joinEnv(from, env); err != nil {
+			return nil, err
+		}
+	}
+	return selectValues(list, env)
+}
+
+// selectValues evaluates a SELECT list of named items (see Aliases),
+// keyed by lower-case alias.
+func selectValues(list string, env Env) (map[string]any, error) {
 	aliases, err := Aliases(list)
 	if err != nil {
 		return nil, err
@@ -335,7 +356,7 @@ func (t *Table) sourceValues(sel string, env Env) (map[string]any, error) {
 		if err != nil {
 			return nil, err
 		}
-		out[a] = v
+		out[strings.ToLower(a)] = v
 	}
 	return out, nil
 }
