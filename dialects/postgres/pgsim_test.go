@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/internal/leasesim"
 	"github.com/schedlock/schedlock/internal/fakesql"
 )
 
@@ -29,7 +30,10 @@ import (
 // lease-table statements of <preset>.<op>.golden, or openGauss's acquire
 // of opengauss.<preset>.acquire.golden) plus version(), aurora_version()
 // and DROP TABLE; anything else is a syntax error (42601) and recorded as
-// not understood. It answers as the server's documentation says:
+// not understood. The lease-table writes run from their text through the
+// shared lease model (dialects/internal/leasesim), so a statement whose
+// condition means the opposite behaves the opposite here, whatever the
+// golden file pins. It answers as the server's documentation says:
 //
 //   - errors are pgx's *pgconn.PgError with the server's SQLSTATE: 42P01
 //     undefined table, 42883 undefined function, 42704 unknown setting,
@@ -100,6 +104,7 @@ type pgStmt struct {
 	table  string // table statements: the table
 	schema dialects.Schema
 	args   []string // table statements: what $1, $2, … are
+	sql    string   // table statements: the text
 }
 
 type pgSession struct {
@@ -119,11 +124,8 @@ type pgTable struct {
 	rows    map[string]*pgRow
 }
 
-type pgRow struct {
-	owner           string
-	lockedAt, until time.Time
-	token           int64
-}
+// pgRow is a lease row of the shared lease model.
+type pgRow = leasesim.Row
 
 // pgNames are every pg_ catalog name.
 var pgNames = []string{"pg_locks", "pg_stat_activity", "pg_database", "pg_backend_pid", "pg_try_advisory_lock", "pg_advisory_unlock", "pg_terminate_backend"}
@@ -183,7 +185,7 @@ func newPgSim(t testing.TB, cfg pgSimConfig) *pgSim {
 				file = "opengauss." + file
 			}
 			sql, args := readStmtGolden(t, file)
-			s.stmts[sql] = pgStmt{kind: "table." + op, table: schema.Table, schema: schema, args: args}
+			s.stmts[sql] = pgStmt{kind: "table." + op, table: schema.Table, schema: schema, args: args, sql: sql}
 		}
 		s.stmts["DROP TABLE IF EXISTS "+schema.Table] = pgStmt{kind: "table.drop", table: schema.Table, schema: schema}
 	}
@@ -485,7 +487,6 @@ func (s *pgSim) table(st pgStmt, args []driver.NamedValue) (fakesql.Response, er
 		v[a] = args[i].Value
 	}
 	str := func(k string) string { x, _ := v[k].(string); return x }
-	num := func(k string) int64 { x, _ := v[k].(int64); return x }
 	name := str("name")
 	if utf8.RuneCountInString(name) > tb.nameCap {
 		return fakesql.Response{}, pgErr("22001", fmt.Sprintf("value too long for type character varying(%d)", tb.nameCap))
@@ -509,69 +510,15 @@ func (s *pgSim) table(st pgStmt, args []driver.NamedValue) (fakesql.Response, er
 	}
 	now := s.now()
 	hasToken := st.schema.TokenCol != ""
-	result := func(r *pgRow) fakesql.Response {
-		if hasToken {
-			return one([]string{"token"}, r.token)
-		}
-		return one([]string{"int8"}, int64(1))
-	}
 	row := tb.rows[name]
 	ms := func(t time.Time) int64 { return t.UnixMilli() }
 	switch op {
-	case "acquire":
-		changed := false
-		switch {
-		case row == nil:
-			row = &pgRow{owner: str("owner"), lockedAt: now, until: now.Add(time.Duration(num("at_most_ms")) * time.Millisecond), token: 1}
-			tb.rows[name] = row
-			changed = true
-		case !row.until.After(now) || s.cfg.TakeOverLive:
-			row.owner, row.lockedAt, row.until = str("owner"), now, now.Add(time.Duration(num("at_most_ms"))*time.Millisecond)
-			row.token++
-			changed = true
+	case "acquire", "refresh", "release", "expire", "release-delete", "sweep", "delete":
+		sql := st.sql
+		if op == "acquire" && s.cfg.TakeOverLive {
+			sql = withoutConflictWhere(sql)
 		}
-		if s.cfg.OpenGauss {
-			if changed {
-				return fakesql.Response{RowsAffected: 1}, nil
-			}
-			return fakesql.Response{RowsAffected: 0}, nil
-		}
-		if !changed {
-			return none("token"), nil
-		}
-		return result(row), nil
-	case "refresh", "release":
-		tok := num("token")
-		if row == nil || row.owner != str("owner") || (hasToken && tok != 0 && row.token != tok) || !row.until.After(now) {
-			return none("token"), nil
-		}
-		if op == "refresh" {
-			row.until = now.Add(time.Duration(num("at_most_ms")) * time.Millisecond)
-		} else {
-			row.until = row.lockedAt.Add(time.Duration(num("at_least_ms")) * time.Millisecond)
-			if row.until.Before(now) {
-				row.until = now
-			}
-		}
-		return result(row), nil
-	case "expire":
-		if row == nil || !row.until.After(now) {
-			return none("token"), nil
-		}
-		row.until = now
-		return result(row), nil
-	case "release-delete", "sweep", "delete":
-		// release-delete: the owner's live row once at-least has passed;
-		// sweep: the owner's expired row; delete: the name's row.
-		switch {
-		case row == nil:
-		case op == "release-delete" && (row.owner != str("owner") || !row.until.After(now) || row.lockedAt.Add(time.Duration(num("at_least_ms"))*time.Millisecond).After(now)):
-		case op == "sweep" && (row.owner != str("owner") || row.until.After(now)):
-		default:
-			delete(tb.rows, name)
-			return one([]string{"int8"}, int64(1)), nil
-		}
-		return none("int8"), nil
+		return s.write(tb, op, sql, args, now)
 	case "name-column":
 		return one([]string{"width", "unit", "collation", "type"}, int64(tb.nameCap), dialects.NameUnitCharacters, "default (C)", fmt.Sprintf("character varying(%d)", tb.nameCap)), nil
 	case "inspect":
@@ -579,7 +526,7 @@ func (s *pgSim) table(st pgStmt, args []driver.NamedValue) (fakesql.Response, er
 		if row == nil {
 			return none(cols...), nil
 		}
-		return one(cols, row.owner, tokenOf(row, hasToken), ms(row.lockedAt), ms(row.until), ms(now)), nil
+		return one(cols, row.Owner, tokenOf(row, hasToken), ms(row.LockedAt), ms(row.Until), ms(now)), nil
 	case "list":
 		names := make([]string, 0, len(tb.rows))
 		for n := range tb.rows {
@@ -589,7 +536,7 @@ func (s *pgSim) table(st pgStmt, args []driver.NamedValue) (fakesql.Response, er
 		resp := fakesql.Response{Columns: []string{"name", "owner", "token", "locked_at", "until", "now"}}
 		for _, n := range names {
 			r := tb.rows[n]
-			resp.Rows = append(resp.Rows, []any{n, r.owner, tokenOf(r, hasToken), ms(r.lockedAt), ms(r.until), ms(now)})
+			resp.Rows = append(resp.Rows, []any{n, r.Owner, tokenOf(r, hasToken), ms(r.LockedAt), ms(r.Until), ms(now)})
 		}
 		return resp, nil
 	}
@@ -598,9 +545,65 @@ func (s *pgSim) table(st pgStmt, args []driver.NamedValue) (fakesql.Response, er
 
 func tokenOf(r *pgRow, hasToken bool) int64 {
 	if hasToken {
-		return r.token
+		return r.Token
 	}
 	return 0
+}
+
+// write runs a lease-table write from its text through the shared lease
+// model (dialects/internal/leasesim), on a database clock that reads now
+// for the whole statement: the RETURNING row of each row it changed, or,
+// for openGauss's acquire, the rows affected. Statements are atomic, as
+// ON CONFLICT and ON DUPLICATE KEY UPDATE are: a new name is inserted at
+// once.
+func (s *pgSim) write(tb *pgTable, op, sql string, args []driver.NamedValue, now time.Time) (fakesql.Response, error) {
+	lt := &leasesim.Table{Schema: tb.schema, Rows: tb.rows}
+	env := leasesim.Env{
+		Placeholder: leasesim.Bound(args),
+		Func: func(name string, _ []any) (any, bool, error) {
+			return now, name == "CLOCK_TIMESTAMP", nil
+		},
+	}
+	res, err := lt.Exec(sql, env)
+	if err != nil {
+		s.unknown = append(s.unknown, sql+"\n("+err.Error()+")")
+		return fakesql.Response{}, pgErr("42601", "syntax error")
+	}
+	rows := res.Rows
+	if res.Insert != nil {
+		if tb.schema.TokenCol == "" {
+			res.Insert.Token = 0
+		}
+		tb.rows[res.Insert.Name] = res.Insert
+		rows = append(rows, res.Insert)
+	}
+	if op == "acquire" && s.cfg.OpenGauss {
+		return fakesql.Response{RowsAffected: res.Affected()}, nil
+	}
+	resp := fakesql.Response{Columns: []string{"token"}}
+	for _, r := range rows {
+		v, err := lt.Output(res, r, env)
+		if err != nil {
+			s.unknown = append(s.unknown, sql+"\n("+err.Error()+")")
+			return fakesql.Response{}, pgErr("42601", "syntax error")
+		}
+		resp.Rows = append(resp.Rows, []any{v})
+	}
+	return resp, nil
+}
+
+// withoutConflictWhere is an acquire whose conflict branch has no WHERE:
+// the server of the TakeOverLive mutation, which takes over a live lease.
+func withoutConflictWhere(sql string) string {
+	i := strings.LastIndex(sql, "\nWHERE ")
+	if i < 0 {
+		return sql
+	}
+	end := strings.Index(sql[i+1:], "\n")
+	if end < 0 {
+		return sql[:i]
+	}
+	return sql[:i] + sql[i+1+end:]
 }
 
 // assertUnderstood fails the test for every statement the simulator did
