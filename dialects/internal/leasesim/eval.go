@@ -1,7 +1,10 @@
-// Package leasesim is the lease model the SQL simulators of the dialects
-// without a server here (Oracle, Dameng, SQL Server) share: it evaluates
-// the conditions and assignments of the statements the builders write,
-// from their text, so a statement that means the opposite (a comparison
+// Package leasesim is the lease model the SQL simulators share: those of
+// the dialects without a server here (Oracle, Dameng, SQL Server) and the
+// PostgreSQL-wire simulator of the postgres dialect (KingbaseES,
+// openGauss, CockroachDB). It runs the lease-table writes the builders
+// write (UPDATE, DELETE, MERGE, INSERT … ON CONFLICT and ON DUPLICATE KEY
+// UPDATE; see Table.Exec) from their text, evaluating their conditions
+// and assignments, so a statement that means the opposite (a comparison
 // flipped, an owner check turned around) behaves the opposite in the
 // simulator and the dialect's tests fail. A simulator that dispatched on
 // the exact text of a golden file would accept any statement the golden
@@ -11,9 +14,10 @@
 //
 // The evaluator knows the SQL expression forms the lease statements use:
 // comparisons, AND / OR / NOT, + - * / %, CASE (searched and simple),
-// CAST, TIMESTAMP literals, NUMTODSINTERVAL, GREATEST / LEAST and
-// DATEADD; identifiers, placeholders and the dialect's own functions are
-// resolved by the caller (Env).
+// CAST and ::, TIMESTAMP and INTERVAL literals, AT TIME ZONE 'UTC',
+// NUMTODSINTERVAL, GREATEST / LEAST, DATE_TRUNC and DATEADD; identifiers,
+// placeholders and the dialect's own functions are resolved by the caller
+// (Env).
 package leasesim
 
 import (

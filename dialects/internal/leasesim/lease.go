@@ -146,68 +146,30 @@ func (t *Table) assign(r *Row, sets []Assignment, env Env) error {
 	return nil
 }
 
-// Update runs "UPDATE table [alias] SET … WHERE …" (optionally with
-// the SET list and WHERE given apart, see UpdateParts) on every row the
-// WHERE holds for, and returns how many it changed.
+// Update runs "UPDATE table [[AS] t] SET … WHERE …" (any UPDATE form
+// Exec knows) on every row the WHERE holds for, and returns how many it
+// changed.
 func (t *Table) Update(sql string, env Env) (int64, error) {
-	sql = NumberMarks(sql)
-	set, ok := Clause(sql, "SET", "WHERE")
-	if !ok {
-		return 0, fmt.Errorf("leasesim: no SET in %q", sql)
-	}
-	where, ok := Clause(sql, "WHERE")
-	if !ok {
-		return 0, fmt.Errorf("leasesim: no WHERE in %q", sql)
-	}
-	return t.UpdateParts(set, where, "t", env)
-}
-
-// UpdateParts updates every row for which where holds with the SET list
-// set; alias is the table's alias in both.
-func (t *Table) UpdateParts(set, where, alias string, env Env) (int64, error) {
-	sets, err := Assignments(set)
-	if err != nil {
-		return 0, err
-	}
-	var n int64
-	for _, k := range t.keys() {
-		r := t.Rows[k]
-		renv := t.rowEnv(env, r, []string{alias}, "", nil)
-		hit, err := Cond(where, renv)
-		if err != nil {
-			return 0, err
-		}
-		if !hit {
-			continue
-		}
-		if err := t.assign(r, sets, renv); err != nil {
-			return 0, err
-		}
-		n++
-	}
-	return n, nil
+	return t.execVerb("UPDATE", sql, env)
 }
 
 // Delete removes every row for which the WHERE of "DELETE FROM table
-// WHERE …" holds, and returns how many.
+// WHERE …" (any DELETE form Exec knows) holds, and returns how many.
 func (t *Table) Delete(sql string, env Env) (int64, error) {
-	sql = NumberMarks(sql)
-	where, ok := Clause(sql, "WHERE")
-	if !ok {
-		return 0, fmt.Errorf("leasesim: no WHERE in %q", sql)
+	return t.execVerb("DELETE", sql, env)
+}
+
+// execVerb runs sql, which must be a verb statement, and returns its
+// row count.
+func (t *Table) execVerb(verb, sql string, env Env) (int64, error) {
+	if f := strings.Fields(sql); len(f) == 0 || !strings.EqualFold(f[0], verb) {
+		return 0, fmt.Errorf("leasesim: no %s: %q", verb, sql)
 	}
-	var n int64
-	for _, k := range t.keys() {
-		hit, err := Cond(where, t.rowEnv(env, t.Rows[k], []string{"t"}, "", nil))
-		if err != nil {
-			return 0, err
-		}
-		if hit {
-			delete(t.Rows, k)
-			n++
-		}
+	res, err := t.Exec(sql, env)
+	if err != nil {
+		return 0, err
 	}
-	return n, nil
+	return res.Affected(), nil
 }
 
 // Merge is the outcome of a MERGE's matching and update: Matched when a
