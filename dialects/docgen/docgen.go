@@ -39,7 +39,7 @@ func Markdown(rows []dialects.ProductSupport) []byte {
 		"**" + string(dialects.VerifiedLive) + "** — the conformance suite (`dialects/dialecttest`) runs against a live server in `scripts/test.sh`; " +
 		"**" + string(dialects.VerifiedSimulated) + "** — every statement is pinned by golden files and driven through a simulator " +
 		"that answers with the server's documented return codes, errors and row shapes, but no live server of that product was used " +
-		"(the Oracle and Dameng simulators run the lease-table statements by evaluating their conditions and assignments from the statement text, " +
+		"(the simulators of Oracle, Dameng, SQL Server and the PostgreSQL-wire products run the lease-table writes by evaluating their conditions and assignments from the statement text, " +
 		"with the shared lease model in `dialects/internal/leasesim`, so a statement that means the opposite fails the tests even when its golden file is regenerated); " +
 		"**" + string(dialects.VerifiedGolden) + "** — the statements are pinned, the product's own behaviour is not simulated. " +
 		"Where a product was not verified live, run `schedlock selfcheck` against it before relying on it.\n\n")

@@ -10,7 +10,8 @@
 // the exact text of a golden file would accept any statement the golden
 // file was regenerated with.
 //
-// It is a test-only package: only _test.go files import it.
+// It is a test-only package: only tests and their helper packages (such
+// as dialects/internal/oralike/oraliketest) import it.
 //
 // The evaluator knows the SQL expression forms the lease statements use:
 // comparisons, AND / OR / NOT, + - * / %, CASE (searched and simple),
