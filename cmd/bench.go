@@ -124,7 +124,7 @@ docs/bench.md for the JSON fields.`,
 	fl.Int64Var(&opts.Cycles, "cycles", 0, "run each measurement for this many cycles (hand-overs with --wait) instead of --duration")
 	fl.BoolVar(&opts.Claims, "claims", false, "measure task-row claims: rows claimed per second per claim strategy, beside the raw SQL that claims the same rows")
 	fl.IntVar(&opts.Batch, "batch", 10, "rows per claim (with --claims)")
-	_ = c.RegisterFlagCompletionFunc("strategy", locksCompletion([]string{string(dialects.StrategySession), string(dialects.StrategyTable), strategyAll}))
+	_ = c.RegisterFlagCompletionFunc("strategy", locksCompletion([]string{string(dialects.StrategySession), string(dialects.StrategyTable), dialects.StrategyLeaseAlias, strategyAll}))
 	_ = c.RegisterFlagCompletionFunc("preset", locksCompletion(dialects.Presets()))
 	return c
 }

@@ -15,7 +15,7 @@ import (
 // fails for a flag that takes a value and has neither a completion nor a
 // place among the free-text flags.
 func enumeratedFlags() map[string]map[string][]string {
-	strategies := []string{string(dialects.StrategySession), string(dialects.StrategyTable)}
+	strategies := []string{string(dialects.StrategySession), string(dialects.StrategyTable), dialects.StrategyLeaseAlias}
 	return map[string]map[string][]string{
 		"schedlock selfcheck": {"strategy": strategies, "preset": dialects.Presets(), "check": checkIDs(), "allow-risk": dialects.TwoHolderRiskIDs()},
 		"schedlock run":       {"strategy": strategies, "preset": dialects.Presets()},

@@ -136,7 +136,7 @@ ran, even when it is empty.`,
 	addSessionNameFlags(c, &opts.SessionNames)
 	_ = c.RegisterFlagCompletionFunc("preset", locksCompletion(dialects.AdminPresets()))
 	_ = c.RegisterFlagCompletionFunc("state", locksCompletion(states))
-	_ = c.RegisterFlagCompletionFunc("strategy", locksCompletion([]string{string(dialects.StrategyTable), string(dialects.StrategySession)}))
+	_ = c.RegisterFlagCompletionFunc("strategy", locksCompletion([]string{string(dialects.StrategyTable), string(dialects.StrategySession), dialects.StrategyLeaseAlias}))
 	return c
 }
 

@@ -185,7 +185,7 @@ is 30s plus --wait, so a frozen database cannot hold a cron slot for ever
 	_ = c.RegisterFlagCompletionFunc("name", lockNameCompletion(f, g, false, ""))
 	fl.StringVar(&opts.Key, "key", "", "session strategy: lock this key itself instead of --name: a PostgreSQL advisory key (a bigint, as locks ls shows it) or a GET_LOCK name")
 	addSessionNameFlags(c, &opts.SessionNames)
-	fl.StringVar(&opts.Strategy, "strategy", "", "session or table (default: what the database recommends)")
+	fl.StringVar(&opts.Strategy, "strategy", "", "session or table (alias lease; default: what the database recommends)")
 	fl.StringVar(&opts.Preset, "preset", "", "lock-table layout: "+strings.Join(dialects.Presets(), ", ")+" (table strategy; default schedlock)")
 	fl.StringVar(&opts.Table, "table", "", "lock table name, optionally schema.table (table strategy; default the preset's)")
 	_ = c.RegisterFlagCompletionFunc("table", lockTableCompletion(f, g, ""))
@@ -343,7 +343,7 @@ func (o *RunOptions) locker(ctx context.Context, db dialects.Backend, target *ds
 	why := ""
 	switch s := firstNonEmpty(o.Strategy, target.Options[dsn.OptStrategy]); {
 	case s != "":
-		strategy, why = dialects.Strategy(s), "asked for"
+		strategy, why = dialects.StrategyOf(s), "asked for"
 	case table != (dialects.Table{}) || o.CreateTable:
 		strategy, why = dialects.StrategyTable, "a lock table was named"
 	default:

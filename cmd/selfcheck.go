@@ -93,7 +93,7 @@ the check then warns of it instead.`,
 		},
 	}
 	fl := c.Flags()
-	fl.StringVar(&opts.Strategy, "strategy", "", "check only this strategy: session or table (default: every one the database supports)")
+	fl.StringVar(&opts.Strategy, "strategy", "", "check only this strategy: session or table (alias lease) (default: every one the database supports)")
 	fl.StringVar(&opts.Preset, "preset", "", "lock-table layout: "+strings.Join(dialects.Presets(), ", ")+" (default schedlock)")
 	fl.StringVar(&opts.Table, "table", "", "lock table to check, created if missing and then dropped (default: a temporary table)")
 	fl.StringSliceVar(&opts.Checks, "check", nil, "run only these check IDs (repeatable)")

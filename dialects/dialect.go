@@ -97,22 +97,42 @@ const (
 	// GET_LOCK, sp_getapplock, DBMS_LOCK) on a pinned connection. No lease, no
 	// token; released when the connection drops.
 	StrategySession Strategy = "session"
-	// StrategyTable uses a lease table: one row per lock name with owner,
-	// lease end and fencing token, all arithmetic on the database clock.
+	// StrategyTable uses a lease: on a SQL database a lease table (one row
+	// per lock name with owner, lease end and fencing token, all arithmetic
+	// on the database clock), on a store its keys or nodes. ParseStrategy
+	// also reads it as "lease" (StrategyLeaseAlias).
 	StrategyTable Strategy = "table"
 )
+
+// StrategyLeaseAlias is another name ParseStrategy accepts for
+// StrategyTable: the word that fits a store, where the lease is a key.
+const StrategyLeaseAlias = "lease"
 
 // Strategies lists the strategies in the order they are documented.
 var Strategies = []Strategy{StrategySession, StrategyTable}
 
-// ParseStrategy turns a flag value into a Strategy.
+// StrategyOf is the Strategy s names, alias resolved, for a value already
+// checked with ParseStrategy; an unknown s is returned as it is, for the
+// locker to refuse.
+func StrategyOf(s string) Strategy {
+	if st, err := ParseStrategy(s); err == nil {
+		return st
+	}
+	return Strategy(s)
+}
+
+// ParseStrategy turns a flag value into a Strategy: "session", "table",
+// or "lease" (StrategyTable).
 func ParseStrategy(s string) (Strategy, error) {
+	if s == StrategyLeaseAlias {
+		return StrategyTable, nil
+	}
 	for _, st := range Strategies {
 		if string(st) == s {
 			return st, nil
 		}
 	}
-	return "", invalidf("unknown strategy %q: use session or table", s)
+	return "", invalidf("unknown strategy %q: use session or table (table is also called lease)", s)
 }
 
 // Locker acquires named locks with one strategy on one database.

@@ -65,7 +65,10 @@ func (o Options) Table() dialects.Table {
 }
 
 // Strategy returns the strategy the options select, or "" when none.
-func (o Options) Strategy() dialects.Strategy { return dialects.Strategy(o[OptStrategy]) }
+func (o Options) Strategy() dialects.Strategy {
+	s, _ := dialects.ParseStrategy(o[OptStrategy]) // checked by validate
+	return s
+}
 
 // SessionNames returns x-session-names and x-session-key (validated by
 // Parse; the zero value when the DSN has neither).
