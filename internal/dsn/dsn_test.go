@@ -18,14 +18,14 @@ func TestParse(t *testing.T) {
 	}
 	const pragmas = "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)"
 	cases := []struct {
-		in                            string
-		family, scheme, driver, where string
-		conn, redacted                string
-		opts                          Options
+		in                    string
+		family, scheme, where string
+		conn, redacted        string
+		opts                  Options
 	}{
 		{
 			in:     "postgres://app:s3cr3t-P%40ss@db1:5432/jobs?sslmode=disable&x-table=ops.job_lock&x-preset=shedlock",
-			family: "postgres", scheme: "postgres", driver: "pgx", where: "db1:5432",
+			family: "postgres", scheme: "postgres", where: "db1:5432",
 			conn:     "postgres://app:s3cr3t-P%40ss@db1:5432/jobs?sslmode=disable",
 			redacted: "postgres://app:xxxxx@db1:5432/jobs?sslmode=disable&x-table=ops.job_lock&x-preset=shedlock",
 			opts:     Options{"table": "ops.job_lock", "preset": "shedlock"},
@@ -34,113 +34,113 @@ func TestParse(t *testing.T) {
 			// libpq's empty-host form goes to pgx as written: the
 			// database jobs on the query's host, not a socket "/jobs".
 			in:     "postgres:///jobs?host=127.0.0.1&port=5433",
-			family: "postgres", scheme: "postgres", driver: "pgx", where: "127.0.0.1:5433",
+			family: "postgres", scheme: "postgres", where: "127.0.0.1:5433",
 			conn: "postgres:///jobs?host=127.0.0.1&port=5433", redacted: "postgres:///jobs?host=127.0.0.1&port=5433",
 		},
 		{
 			in:     "postgresql://app:pw@/jobs?host=/run/pg&sslmode=disable",
-			family: "postgres", scheme: "postgres", driver: "pgx", where: "/run/pg",
+			family: "postgres", scheme: "postgres", where: "/run/pg",
 			conn: "postgres://app:pw@/jobs?host=/run/pg&sslmode=disable", redacted: "postgresql://app:xxxxx@/jobs?host=/run/pg&sslmode=disable",
 		},
 		{
 			// dburl's socket form (no "//"): the directory, then the
 			// database.
 			in:     "postgres:/var/run/postgresql/jobs",
-			family: "postgres", scheme: "postgres", driver: "pgx", where: "/var/run/postgresql",
+			family: "postgres", scheme: "postgres", where: "/var/run/postgresql",
 			conn: "postgres:///jobs?host=%2Fvar%2Frun%2Fpostgresql", redacted: "postgres:/var/run/postgresql/jobs",
 		},
 		{
 			in:     "postgresql://app@db1/jobs",
-			family: "postgres", scheme: "postgres", driver: "pgx", where: "db1:5432",
+			family: "postgres", scheme: "postgres", where: "db1:5432",
 			conn: "postgres://app@db1/jobs", redacted: "postgresql://app@db1/jobs",
 		},
 		{
 			in:     "pgx://app:pw@db1:6432/jobs?x-strategy=session",
-			family: "postgres", scheme: "pgx", driver: "pgx", where: "db1:6432",
+			family: "postgres", scheme: "pgx", where: "db1:6432",
 			conn: "postgres://app:pw@db1:6432/jobs", redacted: "pgx://app:xxxxx@db1:6432/jobs?x-strategy=session",
 			opts: Options{"strategy": "session"},
 		},
 		{
 			in:     "kingbase://system:pw@kb1/jobs",
-			family: "postgres", scheme: "kingbase", driver: "pgx", where: "kb1:54321",
+			family: "postgres", scheme: "kingbase", where: "kb1:54321",
 			conn: "postgres://system:pw@kb1:54321/jobs", redacted: "kingbase://system:xxxxx@kb1/jobs",
 		},
 		{
 			in:     "host=db1 port=5433 user=app password='s3 cr3t' dbname=jobs",
-			family: "postgres", scheme: "postgres", driver: "pgx", where: "db1:5433",
+			family: "postgres", scheme: "postgres", where: "db1:5433",
 			conn: "host=db1 port=5433 user=app password='s3 cr3t' dbname=jobs", redacted: "host=db1 port=5433 user=app password=xxxxx dbname=jobs",
 		},
 		{
 			in:     "mysql://app:pw@db2:3306/jobs?x-strategy=table",
-			family: "mysql", scheme: "mysql", driver: "mysql", where: "db2:3306",
+			family: "mysql", scheme: "mysql", where: "db2:3306",
 			conn: "app:pw@tcp(db2:3306)/jobs?interpolateParams=true&multiStatements=false", redacted: "mysql://app:xxxxx@db2:3306/jobs?x-strategy=table",
 			opts: Options{"strategy": "table"},
 		},
 		{
 			in:     "mariadb://app@db2/jobs?multiStatements=true&tls=skip-verify",
-			family: "mysql", scheme: "mysql", driver: "mysql", where: "db2:3306",
+			family: "mysql", scheme: "mysql", where: "db2:3306",
 			conn: "app@tcp(db2)/jobs?interpolateParams=true&multiStatements=false&tls=skip-verify", redacted: "mariadb://app@db2/jobs?multiStatements=true&tls=skip-verify",
 		},
 		{
 			in:     "root@tcp(127.0.0.1:3306)/test",
-			family: "mysql", scheme: "mysql", driver: "mysql", where: "127.0.0.1:3306",
+			family: "mysql", scheme: "mysql", where: "127.0.0.1:3306",
 			conn: "root@tcp(127.0.0.1:3306)/test?multiStatements=false&interpolateParams=true", redacted: "root@tcp(127.0.0.1:3306)/test",
 		},
 		{
 			in:     "root@tcp(127.0.0.1:3306)/test?charset=gbk",
-			family: "mysql", scheme: "mysql", driver: "mysql", where: "127.0.0.1:3306",
+			family: "mysql", scheme: "mysql", where: "127.0.0.1:3306",
 			conn: "root@tcp(127.0.0.1:3306)/test?charset=gbk&multiStatements=false", redacted: "root@tcp(127.0.0.1:3306)/test?charset=gbk",
 		},
 		{
 			in:     "root@tcp(127.0.0.1:3306)/test?interpolateParams=false",
-			family: "mysql", scheme: "mysql", driver: "mysql", where: "127.0.0.1:3306",
+			family: "mysql", scheme: "mysql", where: "127.0.0.1:3306",
 			conn: "root@tcp(127.0.0.1:3306)/test?interpolateParams=false&multiStatements=false", redacted: "root@tcp(127.0.0.1:3306)/test?interpolateParams=false",
 		},
 		{
 			in:     "root:pa?ss@tcp(127.0.0.1:3306)/test?charset=utf8mb4&x-table=jobs_lock",
-			family: "mysql", scheme: "mysql", driver: "mysql", where: "127.0.0.1:3306",
+			family: "mysql", scheme: "mysql", where: "127.0.0.1:3306",
 			conn: "root:pa?ss@tcp(127.0.0.1:3306)/test?charset=utf8mb4&multiStatements=false&interpolateParams=true", redacted: "root:xxxxx@tcp(127.0.0.1:3306)/test?charset=utf8mb4&x-table=jobs_lock",
 			opts: Options{"table": "jobs_lock"},
 		},
 		{
 			in:     "sqlite:/var/lib/app/locks.db?x-preset=sys_sched_lock",
-			family: "sqlite", scheme: "sqlite3", driver: "sqlite", where: "/var/lib/app/locks.db",
+			family: "sqlite", scheme: "sqlite3", where: "/var/lib/app/locks.db",
 			conn: "/var/lib/app/locks.db?" + pragmas, redacted: "/var/lib/app/locks.db",
 			opts: Options{"preset": "sys_sched_lock"},
 		},
 		{
 			in:     "/var/lib/app/locks.sqlite3",
-			family: "sqlite", scheme: "sqlite3", driver: "sqlite", where: "/var/lib/app/locks.sqlite3",
+			family: "sqlite", scheme: "sqlite3", where: "/var/lib/app/locks.sqlite3",
 			conn: "/var/lib/app/locks.sqlite3?" + pragmas, redacted: "/var/lib/app/locks.sqlite3",
 		},
 		{
 			in:     "file:locks.db?_pragma=busy_timeout(500)",
-			family: "sqlite", scheme: "sqlite3", driver: "sqlite", where: "locks.db",
+			family: "sqlite", scheme: "sqlite3", where: "locks.db",
 			conn: "locks.db?_pragma=busy_timeout(500)&_pragma=journal_mode(WAL)", redacted: "locks.db",
 		},
 		{
 			in:     existing,
-			family: "sqlite", scheme: "sqlite3", driver: "sqlite", where: existing,
+			family: "sqlite", scheme: "sqlite3", where: existing,
 			conn: existing + "?" + pragmas, redacted: existing,
 		},
 		{
 			in:     "oracle://app:pw@ora1/ORCLPDB1",
-			family: "oracle", scheme: "oracle", driver: "oracle", where: "ora1:1521",
+			family: "oracle", scheme: "oracle", where: "ora1:1521",
 			conn: "oracle://app:pw@ora1:1521/ORCLPDB1", redacted: "oracle://app:xxxxx@ora1/ORCLPDB1",
 		},
 		{
 			in:     "sqlserver://sa:pw@mssql1/jobs",
-			family: "sqlserver", scheme: "sqlserver", driver: "sqlserver", where: "mssql1:1433",
+			family: "sqlserver", scheme: "sqlserver", where: "mssql1:1433",
 			conn: "sqlserver://sa:pw@mssql1/?database=jobs", redacted: "sqlserver://sa:xxxxx@mssql1/jobs",
 		},
 		{
 			in:     "dm://SYSDBA:pw@dm1?schema=JOBS",
-			family: "dameng", scheme: "dm", driver: "dm", where: "dm1:5236",
+			family: "dameng", scheme: "dm", where: "dm1:5236",
 			conn: "dm://SYSDBA:pw@dm1:5236/?schema=JOBS", redacted: "dm://SYSDBA:xxxxx@dm1?schema=JOBS",
 		},
 		{
 			in:     "postgres://db1/jobs?password=hunter22",
-			family: "postgres", scheme: "postgres", driver: "pgx", where: "db1:5432",
+			family: "postgres", scheme: "postgres", where: "db1:5432",
 			conn: "postgres://db1/jobs?password=hunter22", redacted: "postgres://db1/jobs?password=xxxxx",
 		},
 	}
@@ -150,9 +150,9 @@ func TestParse(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := []string{d.Family, d.Scheme, d.Driver, d.Where, d.ConnString(), d.Redacted()}
-			want := []string{tc.family, tc.scheme, tc.driver, tc.where, tc.conn, tc.redacted}
-			for i, name := range []string{"family", "scheme", "driver", "where", "conn", "redacted"} {
+			got := []string{d.Family, d.Scheme, d.Where, d.ConnString(), d.Redacted()}
+			want := []string{tc.family, tc.scheme, tc.where, tc.conn, tc.redacted}
+			for i, name := range []string{"family", "scheme", "where", "conn", "redacted"} {
 				if got[i] != want[i] {
 					t.Errorf("%s = %q, want %q", name, got[i], want[i])
 				}
