@@ -1,9 +1,8 @@
 package dameng
 
 import (
-	"strings"
-
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/internal/oralike"
 	"github.com/schedlock/schedlock/dialects/locktable"
 )
 
@@ -22,16 +21,11 @@ var (
 // those of Oracle, which DM8 documents as compatible; unverified on a
 // live server.]
 func (b *Builder) NameColumn(s dialects.Schema) string {
-	owner, table := "SYS_CONTEXT('USERENV', 'CURRENT_SCHEMA')", s.Table
-	if i := strings.IndexByte(s.Table, '.'); i >= 0 {
-		owner, table = "'"+strings.ToUpper(s.Table[:i])+"'", s.Table[i+1:]
-	}
 	return "SELECT CAST(CASE CHAR_USED WHEN 'C' THEN CHAR_LENGTH ELSE DATA_LENGTH END AS BIGINT)," +
 		" CASE CHAR_USED WHEN 'C' THEN '" + dialects.NameUnitCharacters + "' ELSE '" + dialects.NameUnitBytes + "' END," +
 		" CAST(NULL AS VARCHAR(1))," +
 		" DATA_TYPE" +
-		" FROM ALL_TAB_COLUMNS" +
-		" WHERE OWNER = " + owner + " AND TABLE_NAME = '" + strings.ToUpper(table) + "' AND COLUMN_NAME = '" + strings.ToUpper(s.NameCol) + "'"
+		oralike.NameColumnFrom(s)
 }
 
 // ReleaseDelete deletes the owner's live row once at-least has passed

@@ -1,9 +1,8 @@
 package oracle
 
 import (
-	"strings"
-
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/internal/oralike"
 	"github.com/schedlock/schedlock/dialects/locktable"
 )
 
@@ -20,16 +19,11 @@ var (
 // limit a multi-byte name reaches sooner. Oracle compares names in binary
 // unless a session asks otherwise, so no collation is reported.
 func (b *Builder) NameColumn(s dialects.Schema) string {
-	owner, table := "SYS_CONTEXT('USERENV', 'CURRENT_SCHEMA')", s.Table
-	if i := strings.IndexByte(s.Table, '.'); i >= 0 {
-		owner, table = "'"+strings.ToUpper(s.Table[:i])+"'", s.Table[i+1:]
-	}
 	return "SELECT CASE CHAR_USED WHEN 'B' THEN DATA_LENGTH ELSE CHAR_LENGTH END," +
 		" CASE CHAR_USED WHEN 'B' THEN '" + dialects.NameUnitBytes + "' ELSE '" + dialects.NameUnitCharacters + "' END," +
 		" NULL," +
 		" DATA_TYPE || '(' || CASE CHAR_USED WHEN 'B' THEN DATA_LENGTH || ' BYTE' ELSE CHAR_LENGTH || ' CHAR' END || ')'" +
-		" FROM ALL_TAB_COLUMNS" +
-		" WHERE OWNER = " + owner + " AND TABLE_NAME = '" + strings.ToUpper(table) + "' AND COLUMN_NAME = '" + strings.ToUpper(s.NameCol) + "'"
+		oralike.NameColumnFrom(s)
 }
 
 // ReleaseDelete deletes the owner's live row once at-least has passed
