@@ -136,6 +136,11 @@ type Scheme struct {
 	// DefaultPort is the port dialled when the DSN names none; empty for
 	// schemes without a network address.
 	DefaultPort string
+	// URL is how dburl parses this scheme's URLs where dburl itself does
+	// not know the scheme (kingbase://, redis://, zk://, …): Register adds
+	// it to dburl's table unless dburl already has an entry of that name.
+	// Nil for the schemes dburl knows.
+	URL *dburl.Scheme
 }
 
 // FileDatabase describes a backend whose database is a local file.
@@ -186,6 +191,11 @@ func Register(d *Dialect) {
 	}
 	if d.Open == nil && d.Detect == nil {
 		panic("dialects: " + d.Name + " has neither Open nor a database/sql Detect")
+	}
+	for _, sc := range d.Schemes {
+		if sc.URL != nil && dburl.Protocols(sc.URL.Name) == nil {
+			dburl.Register(*sc.URL)
+		}
 	}
 	if err := checkSupport(d); err != nil {
 		panic("dialects: " + err.Error())

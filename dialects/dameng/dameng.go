@@ -59,7 +59,7 @@ func init() {
 		Name:              Name,
 		Title:             "Dameng",
 		Support:           supportRows,
-		Schemes:           []dialects.Scheme{{Name: "dm", DefaultPort: "5236"}},
+		Schemes:           []dialects.Scheme{{Name: "dm", DefaultPort: "5236", URL: urlScheme}},
 		Forms:             "dm://",
 		Starts:            []string{"dm://"},
 		MissingDriverHint: "rebuild with -tags dameng after `go get gitee.com/chunanyong/dm` (see docs/dialects/dameng.md)",

@@ -45,14 +45,11 @@ const Name = "etcd"
 const Product = "etcd"
 
 func init() {
-	if dburl.Protocols(Name) == nil {
-		dburl.Register(dburl.Scheme{Name: Name, Generator: genURL, Aliases: []string{"etcds"}, Desc: "etcd"})
-	}
 	dialects.Register(&dialects.Dialect{
 		Name:     Name,
 		Title:    "etcd",
 		Support:  supportRows,
-		Schemes:  []dialects.Scheme{{Name: Name, DefaultPort: DefaultPort}},
+		Schemes:  []dialects.Scheme{{Name: Name, DefaultPort: DefaultPort, URL: &dburl.Scheme{Name: Name, Generator: genURL, Aliases: []string{"etcds"}, Desc: "etcd"}}},
 		Forms:    "etcd[s]://",
 		Starts:   []string{"etcd://", "etcds://"},
 		Products: map[string]string{Product: "etcd"},

@@ -30,14 +30,11 @@ const Name = "memory"
 const Product = "memory"
 
 func init() {
-	if dburl.Protocols(Name) == nil {
-		dburl.Register(dburl.Scheme{Name: Name, Generator: genStore, Aliases: []string{"mm"}, Desc: "schedlock in-process memory"})
-	}
 	dialects.Register(&dialects.Dialect{
 		Name:       Name,
 		Title:      "memory",
 		Support:    supportRows,
-		Schemes:    []dialects.Scheme{{Name: Name}},
+		Schemes:    []dialects.Scheme{{Name: Name, URL: &dburl.Scheme{Name: Name, Generator: genStore, Aliases: []string{"mm"}, Desc: "schedlock in-process memory"}}},
 		Forms:      "memory://NAME",
 		Starts:     []string{"memory://"},
 		Products:   map[string]string{Product: "memory"},

@@ -21,7 +21,17 @@ var Schemes = []dialects.Scheme{
 	{Name: "pgx", DefaultPort: "5432"},
 	{Name: "pq", DefaultPort: "5432"},
 	{Name: "cockroachdb", DefaultPort: "26257"},
-	{Name: "kingbase", DefaultPort: "54321"},
+	// dburl does not know kingbase://: KingbaseES speaks the PostgreSQL
+	// wire protocol on port 54321.
+	{Name: "kingbase", DefaultPort: "54321", URL: &dburl.Scheme{
+		Name:      "kingbase",
+		Generator: dburl.GenPgxFromURL("postgres://localhost:54321/"),
+		Transport: dburl.TransportUnix,
+		Aliases:   []string{"kb", "kingbasees"},
+		Dialect:   "kingbase",
+		Desc:      "KingbaseES",
+		GoPackage: "github.com/jackc/pgx/v5/stdlib",
+	}},
 }
 
 // ProductTitles are the display names of the products Detect reports.
@@ -31,24 +41,6 @@ var ProductTitles = map[string]string{
 	dialects.ProductOpenGauss:   "openGauss",
 	dialects.ProductCockroachDB: "CockroachDB",
 	dialects.ProductYugabyteDB:  "YugabyteDB",
-}
-
-// init registers kingbase:// with dburl, which does not know it.
-// dburl.Register only adds entries, so a scheme a newer dburl already has
-// is left as it is. KingbaseES speaks the PostgreSQL wire protocol; its
-// default port is 54321.
-func init() {
-	if dburl.Protocols("kingbase") == nil {
-		dburl.Register(dburl.Scheme{
-			Name:      "kingbase",
-			Generator: dburl.GenPgxFromURL("postgres://localhost:54321/"),
-			Transport: dburl.TransportUnix,
-			Aliases:   []string{"kb", "kingbasees"},
-			Dialect:   "kingbase",
-			Desc:      "KingbaseES",
-			GoPackage: "github.com/jackc/pgx/v5/stdlib",
-		})
-	}
 }
 
 // ConnString is the pgx connection string of u: pq:// names lib/pq, whose

@@ -60,17 +60,15 @@ func (quietLogger) Printf(context.Context, string, ...any) {}
 
 func init() {
 	goredis.SetLogger(quietLogger{})
-	// Two-letter aliases of their own, or dburl would give both "re".
-	for s, alias := range map[string]string{Name: "rd", schemeTLS: "rt"} {
-		if dburl.Protocols(s) == nil {
-			dburl.Register(dburl.Scheme{Name: s, Generator: genURL, Aliases: []string{alias}, Desc: "Redis"})
-		}
-	}
 	dialects.Register(&dialects.Dialect{
-		Name:     Name,
-		Title:    "Redis",
-		Support:  supportRows,
-		Schemes:  []dialects.Scheme{{Name: Name, DefaultPort: "6379"}, {Name: schemeTLS, DefaultPort: "6379"}},
+		Name:    Name,
+		Title:   "Redis",
+		Support: supportRows,
+		// Two-letter aliases of their own, or dburl would give both "re".
+		Schemes: []dialects.Scheme{
+			{Name: Name, DefaultPort: "6379", URL: &dburl.Scheme{Name: Name, Generator: genURL, Aliases: []string{"rd"}, Desc: "Redis"}},
+			{Name: schemeTLS, DefaultPort: "6379", URL: &dburl.Scheme{Name: schemeTLS, Generator: genURL, Aliases: []string{"rt"}, Desc: "Redis"}},
+		},
 		Forms:    "redis[s]://",
 		Starts:   []string{"redis://", "rediss://"},
 		Products: map[string]string{Product: "Redis"},

@@ -90,14 +90,11 @@ const DefaultPort = "2181"
 const DefaultSessionTimeout = 10 * time.Second
 
 func init() {
-	if dburl.Protocols("zk") == nil {
-		dburl.Register(dburl.Scheme{Name: "zk", Generator: genURL, Aliases: []string{"zookeeper"}})
-	}
 	dialects.Register(&dialects.Dialect{
 		Name:        Name,
 		Title:       "ZooKeeper",
 		Support:     supportRows,
-		Schemes:     []dialects.Scheme{{Name: "zk", DefaultPort: DefaultPort}},
+		Schemes:     []dialects.Scheme{{Name: "zk", DefaultPort: DefaultPort, URL: &dburl.Scheme{Name: "zk", Generator: genURL, Aliases: []string{"zookeeper"}}}},
 		Forms:       "zk://",
 		Starts:      []string{"zk://"},
 		Products:    map[string]string{Product: "ZooKeeper"},
