@@ -8,40 +8,33 @@ import (
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/sqlkit"
-	"github.com/schedlock/schedlock/internal/benchkit"
 )
 
-func init() { benchkit.Register(Name, benchSupport{}) }
-
-// benchSupport gives `schedlock bench` the raw GET_LOCK statements the
-// session locker competes with, and counts the connections holding a set
-// of GET_LOCK names with IS_USED_LOCK, which needs neither
-// performance_schema nor a plugin.
-type benchSupport struct{}
-
-var (
-	_ benchkit.RawSessions    = benchSupport{}
-	_ benchkit.SessionCounter = benchSupport{}
-)
+// The Backend gives `schedlock bench` (package benchkit finds these methods
+// on the opened backend) the raw GET_LOCK statements the session locker
+// competes with, counts the connections holding a set of GET_LOCK names
+// with IS_USED_LOCK, which needs neither performance_schema nor a plugin,
+// and the claim a developer writes by hand (claimbench.go).
 
 // holderBatch is how many names one IS_USED_LOCK statement asks about.
 const holderBatch = 500
 
-// RawSessionOps returns the SessionOps of the session locker: GET_LOCK(name,
-// 0) and RELEASE_LOCK(name), one statement each.
-func (benchSupport) RawSessionOps(_ *sql.DB, info dialects.Info) sqlkit.SessionOps {
-	return &SessionOps{Info: info}
+// RawSessionOps returns the SessionOps of the session locker with the
+// default (scoped) names: GET_LOCK(name, 0) and RELEASE_LOCK(name), one
+// statement each.
+func (b *Backend) RawSessionOps() sqlkit.SessionOps {
+	return b.SessionOps(dialects.SessionNames{})
 }
 
 // CountHoldingSessions counts the distinct connection ids IS_USED_LOCK
-// reports for LockName of names.
-func (benchSupport) CountHoldingSessions(ctx context.Context, conn *sql.Conn, info dialects.Info, names []string) (int, error) {
+// reports for LockName of names in b.Database, on conn.
+func (b *Backend) CountHoldingSessions(ctx context.Context, conn *sql.Conn, names []string) (int, error) {
 	ids := map[int64]bool{}
 	for start := 0; start < len(names); start += holderBatch {
 		batch := names[start:min(start+holderBatch, len(names))]
 		args := make([]any, len(batch))
 		for i, n := range batch {
-			args[i] = LockName(databaseOf(info), n)
+			args[i] = LockName(b.Database, n)
 		}
 		rows, err := conn.QueryContext(ctx, holdingSessionsSQL(len(batch)), args...)
 		if err != nil {

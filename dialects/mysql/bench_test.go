@@ -88,11 +88,11 @@ func BenchmarkSessionCycle(b *testing.B) {
 		b.Run(mode.name, func(b *testing.B) {
 			var writes atomic.Int64
 			db := benchDB(b, &writes, mode.interpolate)
-			d, err := sqlkit.OpenLegacy(context.Background(), db, Name)
+			d, err := New(context.Background(), db, nil)
 			if err != nil {
 				b.Fatal(err)
 			}
-			ops := &SessionOps{Info: d.Info}
+			ops := &SessionOps{Info: d.Info, Database: d.Database}
 			// The lease's liveness check is not part of a cycle.
 			l := &sqlkit.SessionLocker{Dialect: Name, DB: db, Ops: ops, CheckEvery: time.Hour}
 			benchCycles(b, l, &writes, dialects.Options{})
@@ -105,7 +105,7 @@ func BenchmarkSessionCycle(b *testing.B) {
 func BenchmarkTableCycle(b *testing.B) {
 	var writes atomic.Int64
 	db := benchDB(b, &writes, false)
-	d, err := sqlkit.OpenLegacy(context.Background(), db, Name)
+	d, err := New(context.Background(), db, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -145,11 +145,11 @@ func benchCycles(b *testing.B, l dialects.Locker, writes *atomic.Int64, opts dia
 
 // benchLocker is a SessionLocker on db for the benchmarks.
 func benchLocker(b *testing.B, db *sql.DB) *sqlkit.SessionLocker {
-	d, err := sqlkit.OpenLegacy(context.Background(), db, Name)
+	d, err := New(context.Background(), db, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	l := &sqlkit.SessionLocker{Dialect: Name, DB: db, Ops: &SessionOps{Info: d.Info}}
+	l := &sqlkit.SessionLocker{Dialect: Name, DB: db, Ops: &SessionOps{Info: d.Info, Database: d.Database}}
 	b.Cleanup(func() { _ = l.Close() })
 	return l
 }

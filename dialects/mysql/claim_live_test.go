@@ -7,7 +7,6 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/schedlock/schedlock/dialects/claimtable/claimtest"
-	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // TestClaimsLive runs the claim conformance suite on the live server with
@@ -21,7 +20,7 @@ func TestClaimsLive(t *testing.T) {
 		}
 		c.Params["tx_isolation"] = "'REPEATABLE-READ'"
 	})
-	db, err := sqlkit.OpenLegacy(testContext(t), sqlDB, Name)
+	db, err := New(testContext(t), sqlDB, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +75,7 @@ func TestClaimSelfcheckLive(t *testing.T) {
 		}
 		c.Params["tx_isolation"] = "'REPEATABLE-READ'"
 	})
-	db, err := sqlkit.OpenLegacy(testContext(t), sqlDB, Name)
+	db, err := New(testContext(t), sqlDB, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

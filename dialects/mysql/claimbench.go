@@ -5,29 +5,26 @@ import (
 	"database/sql"
 	"strings"
 	"time"
-
-	"github.com/schedlock/schedlock/dialects/sqlkit"
-	"github.com/schedlock/schedlock/internal/benchkit"
 )
 
-var _ benchkit.RawClaimer = benchSupport{}
-
-// RawClaim implements benchkit.RawClaimer: the claim a developer writes
-// on MySQL and MariaDB, which have no UPDATE … RETURNING: one READ
-// COMMITTED transaction (under REPEATABLE READ the locking read takes gap
-// locks that block the other workers) that locks the due rows SKIP LOCKED,
-// reads what a worker needs, and updates them by id. A single UPDATE …
-// ORDER BY … LIMIT would neither skip the rows other workers hold nor
-// return the rows it claimed, so it is no claim to compare with.
-func (benchSupport) RawClaim(table string, lease time.Duration) (benchkit.RawClaim, string) {
+// RawClaim is the claim a developer writes on MySQL and MariaDB, which
+// have no UPDATE … RETURNING, for `bench --claims` (which finds it on the
+// opened backend): on the default task table named table, rows claimed
+// for lease, one READ COMMITTED transaction (under REPEATABLE READ the
+// locking read takes gap locks that block the other workers) that locks
+// the due rows SKIP LOCKED, reads what a worker needs, and updates them by
+// id; and its text for the report. A single UPDATE … ORDER BY … LIMIT
+// would neither skip the rows other workers hold nor return the rows it
+// claimed, so it is no claim to compare with.
+func (b *Backend) RawClaim(table string, lease time.Duration) (func(ctx context.Context, db *sql.DB, owner string, batch int) (int, error), string) {
 	r := strings.NewReplacer("NOW", "UTC_TIMESTAMP(3)", "{T}", table)
 	pick := r.Replace(`SELECT id, task_type, payload FROM {T}
 WHERE (status = 'ready' AND due_at <= NOW) OR (status = 'claimed' AND claimed_until <= NOW)
 ORDER BY priority DESC, due_at, id LIMIT ? FOR UPDATE SKIP LOCKED`)
 	update := r.Replace(`UPDATE {T} SET status = 'claimed', owner = ?, claimed_until = TIMESTAMPADD(MICROSECOND, ? * 1000, NOW), version = version + 1, updated_at = NOW WHERE id IN (`)
 	leaseMs := lease.Milliseconds()
-	claim := func(ctx context.Context, db *sqlkit.DB, owner string, batch int) (int, error) {
-		tx, err := db.SQL.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+	claim := func(ctx context.Context, db *sql.DB, owner string, batch int) (int, error) {
+		tx, err := db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
 		if err != nil {
 			return 0, err
 		}

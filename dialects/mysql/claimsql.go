@@ -8,9 +8,10 @@ import (
 	"github.com/schedlock/schedlock/dialects/claimtable"
 )
 
-func init() {
-	claimtable.Register(Name, func(info dialects.Info) claimtable.Builder { return ClaimBuilder{} })
-}
+// ClaimBuilder implements claimtable.Claimant: one Builder for MySQL,
+// MariaDB and TiDB (the strategy to claim with is the probe's
+// recommendation).
+func (b *Backend) ClaimBuilder() claimtable.Builder { return ClaimBuilder{} }
 
 // ClaimBuilder writes the task-row claim SQL of MySQL, MariaDB and TiDB
 // (claimtable.Builder). MySQL has no UPDATE … RETURNING, so a skip-locked

@@ -39,7 +39,7 @@ func TestTiDBRecommendation(t *testing.T) {
 	if s, why := Recommend(info); s != dialects.StrategyTable || !strings.Contains(why, "1 s") {
 		t.Errorf("Recommend(TiDB) = %s, %q; want table, naming the GET_LOCK clamp", s, why)
 	}
-	if _, err := NewSessionLocker(nil, info); err == nil {
+	if _, err := NewSessionLocker(nil, &SessionOps{Info: info}); err == nil {
 		t.Error("TiDB got a session locker")
 	}
 }
@@ -70,8 +70,8 @@ func (refusingServer) Close(*fakesql.Session) {}
 func TestTiDBProbeRecommendsOptimisticClaims(t *testing.T) {
 	sqlDB, _ := fakesql.Open(refusingServer{})
 	defer sqlDB.Close()
-	d, _ := dialects.Lookup(Name)
-	db := &sqlkit.DB{SQL: sqlDB, Dialect: d, Info: ParseVersion("8.0.11-TiDB-v8.5.6", "")}
+	db := &Backend{}
+	db.DB = sqlkit.New(sqlDB, ParseVersion("8.0.11-TiDB-v8.5.6", ""), nil, db)
 	caps, err := db.Probe(context.Background(), dialects.ProbeOptions{})
 	if err != nil {
 		t.Fatal(err)

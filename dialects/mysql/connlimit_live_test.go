@@ -13,7 +13,6 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/schedlock/schedlock/dialects"
-	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // limitUser creates a throwaway account on the live server (with extra
@@ -73,7 +72,7 @@ func TestConnLimitPerUserLive(t *testing.T) {
 	ctx := testContext(t)
 
 	db := open()
-	detected, err := sqlkit.OpenLegacy(ctx, db, Name)
+	detected, err := New(ctx, db, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +96,7 @@ func TestConnLimitPerUserLive(t *testing.T) {
 	defer held.Close()
 
 	start := time.Now()
-	_, err = sqlkit.OpenLegacy(ctx, open(), Name)
+	_, err = New(ctx, open(), nil)
 	wantConnLimit(t, "detect", err, "max_user_connections", start)
 	start = time.Now()
 	_, err = tl.Acquire(ctx, uniqueName("job_"), dialects.Options{})
@@ -133,7 +132,7 @@ func TestConnLimitServerLive(t *testing.T) {
 	}
 	_ = adminConn.Close()
 
-	detected, err := sqlkit.OpenLegacy(ctx, open(), Name)
+	detected, err := New(ctx, open(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,27 +22,26 @@ const (
 	VariantPercona = "percona"
 )
 
-// Detect identifies the server behind db from SELECT VERSION(),
-// @@version_comment and records DATABASE() in Facts, the scope of LockName
-// (never from the handshake, whose MariaDB version carries
-// a "5.5.5-" prefix before 11.0.1). On MySQL it then probes
-// SELECT AURORA_VERSION(): success marks Variant "aurora", an error means a
-// plain MySQL.
-func Detect(ctx context.Context, db *sql.DB) (dialects.Info, error) {
-	var version, comment, database sql.NullString
-	err := db.QueryRowContext(ctx, "SELECT VERSION(), @@version_comment, DATABASE()").Scan(&version, &comment, &database)
+// Detect identifies the server behind db from SELECT VERSION() and
+// @@version_comment (never from the handshake, whose MariaDB version
+// carries a "5.5.5-" prefix before 11.0.1) and returns DATABASE() beside
+// it, the scope of LockName ("" when the DSN names no database). On MySQL
+// it then probes SELECT AURORA_VERSION(): success marks Variant "aurora",
+// an error means a plain MySQL.
+func Detect(ctx context.Context, db *sql.DB) (info dialects.Info, database string, err error) {
+	var version, comment, current sql.NullString
+	err = db.QueryRowContext(ctx, "SELECT VERSION(), @@version_comment, DATABASE()").Scan(&version, &comment, &current)
 	var me *mysql.MySQLError
 	if errors.As(err, &me) && me.Number == errUnknownSystemVariable {
 		// A proxy or fork without @@version_comment: the version alone.
-		err = db.QueryRowContext(ctx, "SELECT VERSION(), DATABASE()").Scan(&version, &database)
+		err = db.QueryRowContext(ctx, "SELECT VERSION(), DATABASE()").Scan(&version, &current)
 	}
 	if err != nil {
-		return dialects.Info{}, fmt.Errorf("read server version: %w", ClassifyError(err))
+		return dialects.Info{}, "", fmt.Errorf("read server version: %w", ClassifyError(err))
 	}
-	info := ParseVersion(version.String, comment.String)
-	info.Facts = &Facts{Database: database.String}
+	info = ParseVersion(version.String, comment.String)
 	if info.Product != dialects.ProductMySQL {
-		return info, nil
+		return info, current.String, nil
 	}
 	var aurora sql.NullString
 	err = db.QueryRowContext(ctx, "SELECT AURORA_VERSION()").Scan(&aurora)
@@ -50,9 +49,9 @@ func Detect(ctx context.Context, db *sql.DB) (dialects.Info, error) {
 	case err == nil:
 		info.Variant = VariantAurora
 	case ctx.Err() != nil:
-		return dialects.Info{}, fmt.Errorf("probe AURORA_VERSION(): %w", ctx.Err())
+		return dialects.Info{}, "", fmt.Errorf("probe AURORA_VERSION(): %w", ctx.Err())
 	}
-	return info, nil
+	return info, current.String, nil
 }
 
 // ParseVersion turns the results of VERSION() and @@version_comment into an

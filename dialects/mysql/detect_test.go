@@ -1,13 +1,13 @@
 package mysql
 
 import (
+	"database/sql"
 	"errors"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/schedlock/schedlock/dialects"
-	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 func TestParseVersion(t *testing.T) {
@@ -81,7 +81,7 @@ func TestSessionSupportAndRecommend(t *testing.T) {
 	for _, tt := range tests {
 		info := ParseVersion(tt.banner, "")
 		strategy, why := Recommend(info)
-		l, err := NewSessionLocker(nil, info)
+		l, err := NewSessionLocker(nil, &SessionOps{Info: info})
 		if tt.session {
 			if err != nil || l == nil {
 				t.Errorf("%s: NewSessionLocker = %v, %v; want a locker", tt.banner, l, err)
@@ -113,7 +113,7 @@ func TestRegistered(t *testing.T) {
 	if !ok {
 		t.Fatal("dialect mysql is not registered")
 	}
-	if d.Driver != "mysql" || d.Detect == nil || d.NewSessionLocker == nil || d.NewTableLocker == nil || d.Recommend == nil {
+	if d.Driver != DriverName || d.Open == nil || d.CheckSessionNames == nil || d.ClassifyError == nil {
 		t.Errorf("registration incomplete: %+v", d)
 	}
 	if got, _, err := dialects.ForScheme("mysql"); err != nil || got != d {
@@ -125,16 +125,20 @@ func TestDetectLive(t *testing.T) {
 	db := openLive(t, nil)
 	ctx := testContext(t)
 	var version, comment string
-	if err := db.QueryRowContext(ctx, "SELECT VERSION(), @@version_comment").Scan(&version, &comment); err != nil {
+	var database sql.NullString
+	if err := db.QueryRowContext(ctx, "SELECT VERSION(), @@version_comment, DATABASE()").Scan(&version, &comment, &database); err != nil {
 		t.Fatal(err)
 	}
-	d, err := sqlkit.OpenLegacy(ctx, db, Name)
+	d, err := New(ctx, db, nil)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
 	info := d.Info
 	if info.Dialect != Name || info.Banner != version {
 		t.Errorf("Info = %+v, want dialect %s and banner %q", info, Name, version)
+	}
+	if d.Database != database.String {
+		t.Errorf("Database = %q, want DATABASE() %q", d.Database, database.String)
 	}
 	if !regexp.MustCompile(`^v?\d+\.\d+(\.\d+)?$`).MatchString(info.Version) || !strings.Contains(version, strings.TrimPrefix(info.Version, "v")) {
 		t.Errorf("Version %q is not the dotted version inside %q", info.Version, version)

@@ -17,15 +17,20 @@ import (
 // metadata_lock_info plugin, or one name at a time from IS_USED_LOCK; KILL
 // to free them.
 type LockAdmin struct {
-	DB   *sql.DB
+	DB *sql.DB
+	// Info is the server (Backend.Info).
 	Info dialects.Info
+	// Database is the scope of LockName (Backend.Database).
+	Database string
+	// Names is how session locks are named (see SessionOps.Names).
+	Names dialects.SessionNames
 }
 
 var _ dialects.LockAdmin = (*LockAdmin)(nil)
 
-// NewLockAdmin returns the LockAdmin for db.
-func NewLockAdmin(db *sql.DB, info dialects.Info) dialects.LockAdmin {
-	return &LockAdmin{DB: db, Info: info}
+// ops are the session statements a's locks are named by.
+func (a *LockAdmin) ops() *SessionOps {
+	return &SessionOps{Info: a.Info, Database: a.Database, Names: a.Names}
 }
 
 // Sources of listed session locks.
@@ -131,10 +136,10 @@ func (a *LockAdmin) SessionLocks(ctx context.Context, names []string) ([]dialect
 	if err != nil {
 		return nil, dialects.Wrap(Name, "list session locks", err)
 	}
-	tools := ToolNames(databaseOf(a.Info))
+	tools := ToolNames(a.Database)
 	labels := make(map[string]string, len(names))
 	for _, n := range names {
-		labels[serverName(a.Info, n)] = n
+		labels[a.ops().serverName(n)] = n
 	}
 	rows, err := a.DB.QueryContext(ctx, query)
 	if err != nil {
@@ -232,10 +237,10 @@ func (a *LockAdmin) lockNameOf(stored string, labels map[string]string) string {
 	if label, ok := labels[stored]; ok {
 		return label
 	}
-	if a.Info.SessionNames.Raw {
+	if a.Names.Raw {
 		return stored
 	}
-	name, _ := NameFromLock(databaseOf(a.Info), stored)
+	name, _ := NameFromLock(a.Database, stored)
 	return name
 }
 
@@ -248,7 +253,7 @@ func (a *LockAdmin) SessionLock(ctx context.Context, name string) (dialects.Lock
 	if err := dialects.CheckName(name); err != nil {
 		return dialects.LockEntry{}, false, dialects.Wrap(Name, "find session lock", err)
 	}
-	if a.Info.SessionNames.Raw && checkRawName(name) != nil {
+	if a.Names.Raw && checkRawName(name) != nil {
 		return dialects.LockEntry{}, false, nil // no GET_LOCK can hold it
 	}
 	var (
@@ -256,14 +261,14 @@ func (a *LockAdmin) SessionLock(ctx context.Context, name string) (dialects.Lock
 		user, host string
 		dbNow      sql.NullInt64
 	)
-	if err := a.DB.QueryRowContext(ctx, isUsedLockSQL, serverName(a.Info, name)).Scan(&id, &user, &host, &dbNow); err != nil {
+	if err := a.DB.QueryRowContext(ctx, isUsedLockSQL, a.ops().serverName(name)).Scan(&id, &user, &host, &dbNow); err != nil {
 		return dialects.LockEntry{}, false, dialects.Wrap(Name, "find session lock", fmt.Errorf("IS_USED_LOCK: %w", err))
 	}
 	if !id.Valid {
 		return dialects.LockEntry{}, false, nil
 	}
 	return dialects.LockEntry{
-		Name: name, Key: serverName(a.Info, name), State: dialects.StateHeld, Strategy: dialects.StrategySession, Source: SourceIsUsedLock,
+		Name: name, Key: a.ops().serverName(name), State: dialects.StateHeld, Strategy: dialects.StrategySession, Source: SourceIsUsedLock,
 		DBNow:  sqlkit.NullMillis(dbNow),
 		Holder: &dialects.Holder{SessionID: strconv.FormatInt(id.Int64, 10), User: user, Client: host, Application: a.programName(ctx, id.Int64)},
 	}, true, nil
@@ -286,7 +291,7 @@ func (a *LockAdmin) programName(ctx context.Context, id int64) string {
 
 // Kill terminates the connection with KILL (see SessionOps.Kill).
 func (a *LockAdmin) Kill(ctx context.Context, sessionID string) error {
-	return (&SessionOps{Info: a.Info}).Kill(ctx, a.DB, sessionID)
+	return a.ops().Kill(ctx, a.DB, sessionID)
 }
 
 // LiquibaseInspect reads Liquibase's lock row with LOCKGRANTED (a DATETIME

@@ -12,14 +12,13 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/schedlock/schedlock/dialects"
-	"github.com/schedlock/schedlock/dialects/sqlkit"
 	"github.com/schedlock/schedlock/internal/fakesql"
 )
 
 // databaseDB creates a database of its own for the test, so the known lock
 // table names meet no other test's tables, and opens it detected. The
 // database is dropped at the end.
-func databaseDB(t *testing.T) *sqlkit.DB {
+func databaseDB(t *testing.T) *Backend {
 	t.Helper()
 	admin := openLive(t, nil)
 	name := uniqueName("sl_ls_")
@@ -28,7 +27,7 @@ func databaseDB(t *testing.T) *sqlkit.DB {
 	}
 	t.Cleanup(func() { _, _ = admin.Exec("DROP DATABASE " + name) })
 	raw := openLive(t, func(c *mysql.Config) { c.DBName = name })
-	db, err := sqlkit.OpenLegacy(testContext(t), raw, Name)
+	db, err := New(testContext(t), raw, nil)
 	if err != nil {
 		t.Fatalf("detect: %v", err)
 	}
@@ -331,7 +330,7 @@ func TestSessionLocksFromPerformanceSchema(t *testing.T) {
 	}}
 	raw, _ := fakesql.Open(srv)
 	defer raw.Close()
-	admin := NewLockAdmin(raw, dialects.Info{Product: dialects.ProductMySQL, Version: "8.0.36", Facts: &Facts{Database: "jobs"}})
+	admin := &LockAdmin{DB: raw, Info: dialects.Info{Product: dialects.ProductMySQL, Version: "8.0.36"}, Database: "jobs"}
 	entries, err := admin.SessionLocks(context.Background(), []string{long})
 	if err != nil {
 		t.Fatal(err)

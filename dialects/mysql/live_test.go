@@ -12,7 +12,6 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"github.com/xo/dburl"
 
-	"github.com/schedlock/schedlock/dialects/sqlkit"
 	"github.com/schedlock/schedlock/internal/livetest"
 )
 
@@ -62,10 +61,10 @@ func openLive(t testing.TB, tweak func(*mysql.Config)) *sql.DB {
 }
 
 // openDetected opens the live server and runs detection on it.
-func openDetected(t testing.TB) *sqlkit.DB {
+func openDetected(t testing.TB) *Backend {
 	t.Helper()
 	db := openLive(t, nil)
-	d, err := sqlkit.OpenLegacy(testContext(t), db, Name)
+	d, err := New(testContext(t), db, nil)
 	if err != nil {
 		t.Fatalf("detect: %v", err)
 	}

@@ -31,15 +31,21 @@
 package mysql
 
 import (
+	"context"
+	"database/sql"
+
 	// The database/sql driver "mysql".
 	_ "github.com/go-sql-driver/mysql"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
-// Name is the dialect's registry name, its dburl scheme and its
-// database/sql driver name.
+// Name is the dialect's registry name and its dburl scheme.
 const Name = "mysql"
+
+// DriverName is the database/sql driver name of go-sql-driver/mysql.
+const DriverName = "mysql"
 
 func init() {
 	dialects.Register(&dialects.Dialect{
@@ -55,15 +61,77 @@ func init() {
 		NameConnections:   NameConnections,
 		ConnectHint:       ConnectHint,
 		ClassifyError:     ClassifyError,
-		Driver:            "mysql",
-		Detect:            Detect,
-		NewSessionLocker:  NewSessionLocker,
+		Driver:            DriverName,
 		CheckSessionNames: CheckSessionNames,
-		NewTableLocker:    NewTableLocker,
-		Recommend:         Recommend,
-		NewLockAdmin:      NewLockAdmin,
-		Probe:             Probe,
+		Open:              Open,
 	})
+}
+
+// Backend is an opened MySQL, MariaDB or TiDB database: the kit's DB,
+// GET_LOCK session locks, their administration, the lease table and the
+// probe. Its fields are what detection proved beyond Info.
+type Backend struct {
+	*sqlkit.DB
+	// Database is DATABASE() of the DSN's connections: the scope of
+	// LockName. Empty when the DSN names no database.
+	Database string
+}
+
+var (
+	_ dialects.Backend     = (*Backend)(nil)
+	_ sqlkit.SessionEngine = (*Backend)(nil)
+	_ sqlkit.AdminEngine   = (*Backend)(nil)
+	_ sqlkit.ProbeEngine   = (*Backend)(nil)
+)
+
+// Open opens the database of t (the Dialect's Open): the pool of
+// DriverName, its ping's error classified by ClassifyError, then New.
+func Open(ctx context.Context, t dialects.Target) (dialects.Backend, error) {
+	return sqlkit.Open(ctx, t, DriverName, ClassifyError, New)
+}
+
+// New detects the server behind pool (Detect) and returns its backend,
+// which owns pool. options are the DSN's x- options (nil for none).
+func New(ctx context.Context, pool *sql.DB, options map[string]string) (*Backend, error) {
+	info, database, err := Detect(ctx, pool)
+	if err != nil {
+		return nil, dialects.Wrap(Name, "detect", err)
+	}
+	b := &Backend{Database: database}
+	b.DB = sqlkit.New(pool, info, options, b)
+	return b, nil
+}
+
+// SessionOps returns the GET_LOCK statements of this server, naming
+// locks as n asks.
+func (b *Backend) SessionOps(n dialects.SessionNames) *SessionOps {
+	return &SessionOps{Info: b.Info, Database: b.Database, Names: n}
+}
+
+// NewSessionLocker implements sqlkit.SessionEngine (see the function
+// NewSessionLocker).
+func (b *Backend) NewSessionLocker(n dialects.SessionNames) (dialects.Locker, error) {
+	return NewSessionLocker(b.SQL, b.SessionOps(n))
+}
+
+// NewLockAdmin implements sqlkit.AdminEngine: the LockAdmin on the pool,
+// naming session locks as n asks.
+func (b *Backend) NewLockAdmin(n dialects.SessionNames) dialects.LockAdmin {
+	return &LockAdmin{DB: b.SQL, Info: b.Info, Database: b.Database, Names: n}
+}
+
+// NewTableLocker implements sqlkit.Engine (see the function
+// NewTableLocker).
+func (b *Backend) NewTableLocker(t dialects.Table) (dialects.TableLocker, error) {
+	return NewTableLocker(b.SQL, b.Info, t)
+}
+
+// RecommendStrategy implements sqlkit.Engine (see Recommend).
+func (b *Backend) RecommendStrategy() (dialects.Strategy, string) { return Recommend(b.Info) }
+
+// ProbeDialect implements sqlkit.ProbeEngine (see Probe).
+func (b *Backend) ProbeDialect(ctx context.Context, opts dialects.ProbeOptions) (dialects.Capabilities, error) {
+	return Probe(ctx, b.SQL, b.Info, opts)
 }
 
 // Recommend picks the session strategy (GET_LOCK) where the server keeps

@@ -68,22 +68,6 @@ func looksShortened(stored string) bool {
 	return true
 }
 
-// Facts is what detection learns about a MySQL-family database beyond
-// Info's fields; it is Info.Facts.
-type Facts struct {
-	// Database is DATABASE() of the DSN's connections: the scope of
-	// LockName. Empty when the DSN names no database.
-	Database string
-}
-
-// databaseOf is the Facts.Database of info ("" when detection gave none).
-func databaseOf(info dialects.Info) string {
-	if f, ok := info.Facts.(*Facts); ok && f != nil {
-		return f.Database
-	}
-	return ""
-}
-
 // lockScope is the prefix LockName puts before the lock name.
 func lockScope(database string) string {
 	return scopeEscaper.Replace(database) + "/"

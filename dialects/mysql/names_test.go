@@ -152,7 +152,7 @@ func TestLockNameLive(t *testing.T) {
 	d := openDetected(t)
 	c := conn(t, d.SQL)
 	ctx := testContext(t)
-	ops := &SessionOps{Info: d.Info}
+	ops := &SessionOps{Info: d.Info, Database: d.Database}
 	for label, long := range longNames {
 		long = uniqueName("") + long // never collide with a parallel run
 		got, err := ops.TryLock(ctx, c, long)

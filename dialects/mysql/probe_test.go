@@ -10,13 +10,12 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/schedlock/schedlock/dialects"
-	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // probeLive detects and probes the live server opened with tweak.
-func probeLive(t *testing.T, tweak func(*mysql.Config), opts dialects.ProbeOptions) (*sqlkit.DB, dialects.Capabilities) {
+func probeLive(t *testing.T, tweak func(*mysql.Config), opts dialects.ProbeOptions) (*Backend, dialects.Capabilities) {
 	t.Helper()
-	db, err := sqlkit.OpenLegacy(testContext(t), openLive(t, tweak), Name)
+	db, err := New(testContext(t), openLive(t, tweak), nil)
 	if err != nil {
 		t.Fatalf("detect: %v", err)
 	}

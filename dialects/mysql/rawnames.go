@@ -17,13 +17,13 @@ import (
 
 var _ dialects.NameChecker = (*SessionOps)(nil)
 
-// serverName is the GET_LOCK name of the lock called name under info's
-// session names: name itself when raw, else LockName in info's database.
-func serverName(info dialects.Info, name string) string {
-	if info.SessionNames.Raw {
+// serverName is the GET_LOCK name of the lock called name in database
+// under session names n: name itself when raw, else LockName.
+func serverName(database string, n dialects.SessionNames, name string) string {
+	if n.Raw {
 		return name
 	}
-	return LockName(databaseOf(info), name)
+	return LockName(database, name)
 }
 
 // CheckSessionNames is the dialect's dialects.Dialect.CheckSessionNames:
@@ -41,7 +41,7 @@ func CheckSessionNames(n dialects.SessionNames, _ *dialects.Info) error {
 // not take: over 64 characters (MySQL 5.7+ answers error 3057) or 192
 // bytes (MariaDB, error 1059). Scoped names of any length are mapped.
 func (o *SessionOps) CheckLockName(name string) error {
-	if !o.Info.SessionNames.Raw {
+	if !o.Names.Raw {
 		return nil
 	}
 	return checkRawName(name)
@@ -63,7 +63,7 @@ var _ sqlkit.RawNameFinder = (*LockAdmin)(nil)
 // session names SessionLock looks that lock up already, and a name over
 // GET_LOCK's limits cannot be held: both are not found.
 func (a *LockAdmin) RawSessionLock(ctx context.Context, name string) (dialects.LockEntry, bool, error) {
-	if a.Info.SessionNames.Raw || checkRawName(name) != nil {
+	if a.Names.Raw || checkRawName(name) != nil {
 		return dialects.LockEntry{}, false, nil
 	}
 	return a.SessionLockByKey(ctx, name)

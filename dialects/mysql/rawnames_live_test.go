@@ -6,24 +6,20 @@ import (
 	"testing"
 
 	"github.com/schedlock/schedlock/dialects"
-	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // openRaw opens the live server as a Target with x-session-names=raw, as
 // the command line does, and returns it with its session locker.
-func openRaw(t *testing.T) (*sqlkit.DB, dialects.Locker) {
+func openRaw(t *testing.T) (*Backend, dialects.Locker) {
 	t.Helper()
-	entry, ok := dialects.Lookup(Name)
-	if !ok {
-		t.Fatal("the mysql dialect is not registered")
-	}
-	db, err := sqlkit.OpenSQLTarget(testContext(t), entry, dialects.Target{
-		Driver: Name, Conn: liveConfig(t).FormatDSN(),
+	b, err := Open(testContext(t), dialects.Target{
+		Driver: DriverName, Conn: liveConfig(t).FormatDSN(),
 		Options: map[string]string{dialects.OptionSessionNames: dialects.SessionNamesRaw},
 	})
 	if err != nil {
 		t.Fatalf("open with raw session names: %v", err)
 	}
+	db := b.(*Backend)
 	t.Cleanup(func() { _ = db.Close() })
 	locker, err := db.SessionLocker()
 	if err != nil {
@@ -122,7 +118,7 @@ func TestScopedAdminFindsRawGetLock(t *testing.T) {
 	for _, e := range found.Locks {
 		keys[e.Key] = e.Holder.SessionID
 	}
-	if len(found.Locks) != 2 || keys[name] != otherID || keys[LockName(databaseOf(db.Info), name)] == "" {
+	if len(found.Locks) != 2 || keys[name] != otherID || keys[LockName(db.Database, name)] == "" {
 		t.Fatalf("FindLock with both held = %+v; want the scoped and the raw lock", found.Locks)
 	}
 }
@@ -184,7 +180,7 @@ func TestListingFindsRawGetLockByName(t *testing.T) {
 	check := func(t *testing.T, wantSource string) {
 		t.Helper()
 		for _, c := range []struct {
-			db       *sqlkit.DB
+			db       *Backend
 			wantName string
 		}{{scoped, ""}, {raw, name}} {
 			listing, err := c.db.ListLocks(ctx, dialects.ListOptions{Names: []string{name}, Strategy: dialects.StrategySession})

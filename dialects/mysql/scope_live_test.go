@@ -9,7 +9,6 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/schedlock/schedlock/dialects"
-	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // openSessionLocker opens the live server on database (created for the
@@ -25,11 +24,11 @@ func openSessionLocker(t *testing.T, database string, create bool) dialects.Lock
 		t.Cleanup(func() { _, _ = admin.ExecContext(context.Background(), "DROP DATABASE IF EXISTS `"+database+"`") })
 	}
 	db := openLive(t, func(c *mysql.Config) { c.DBName = database })
-	d, err := sqlkit.OpenLegacy(testContext(t), db, Name)
+	d, err := New(testContext(t), db, nil)
 	if err != nil {
 		t.Fatalf("detect on %s: %v", database, err)
 	}
-	if got := databaseOf(d.Info); got != database {
+	if got := d.Database; got != database {
 		t.Fatalf("detection recorded database %q, want %q", got, database)
 	}
 	l, err := d.Locker(dialects.StrategySession, dialects.Table{})

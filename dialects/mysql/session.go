@@ -10,16 +10,16 @@ import (
 	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
-// NewSessionLocker returns the GET_LOCK locker. It refuses, with an error
-// matching dialects.ErrUnsupported, TiDB (GET_LOCK with timeout 0 still
-// waits a second, and IS_USED_LOCK cannot name the holder), MySQL before
-// 5.7.5 and MariaDB before 10.0.2 (a second GET_LOCK in a session silently
-// released the first).
-func NewSessionLocker(db *sql.DB, info dialects.Info) (dialects.Locker, error) {
-	if err := sessionSupport(info); err != nil {
+// NewSessionLocker returns the GET_LOCK locker running ops on db. It
+// refuses, with an error matching dialects.ErrUnsupported, TiDB (GET_LOCK
+// with timeout 0 still waits a second, and IS_USED_LOCK cannot name the
+// holder), MySQL before 5.7.5 and MariaDB before 10.0.2 (a second GET_LOCK
+// in a session silently released the first), as ops.Info names them.
+func NewSessionLocker(db *sql.DB, ops *SessionOps) (dialects.Locker, error) {
+	if err := sessionSupport(ops.Info); err != nil {
 		return nil, err
 	}
-	return &sqlkit.SessionLocker{Dialect: Name, DB: db, Ops: &SessionOps{Info: info}}, nil
+	return &sqlkit.SessionLocker{Dialect: Name, DB: db, Ops: ops}, nil
 }
 
 // sessionSupport returns nil when info's server has usable GET_LOCK
@@ -53,12 +53,22 @@ func sessionRefusal(info dialects.Info) string {
 
 // SessionOps runs GET_LOCK and its companions on one connection. It
 // implements sqlkit.SessionOps, sqlkit.HolderFinder and
-// sqlkit.SessionKiller. Names pass through LockName, or are taken as
-// they are with raw session names (Info.SessionNames).
+// sqlkit.SessionKiller. Names pass through LockName in Database, or are
+// taken as they are with raw session names (Names). The zero value names
+// locks by LockName with no database.
 type SessionOps struct {
-	// Info selects the privilege named when KILL is refused.
+	// Info is the server: it selects the privilege named when KILL is
+	// refused and how GET_LOCK's timeout is given.
 	Info dialects.Info
+	// Database is the scope of LockName (Backend.Database).
+	Database string
+	// Names is how locks are named (the DSN's x-session-names, checked
+	// by CheckSessionNames); the zero value is LockName's scoped names.
+	Names dialects.SessionNames
 }
+
+// serverName is the GET_LOCK name of the lock called name.
+func (o *SessionOps) serverName(name string) string { return serverName(o.Database, o.Names, name) }
 
 var (
 	_ sqlkit.SessionOps    = (*SessionOps)(nil)
@@ -75,7 +85,7 @@ const tryLockSQL = "SELECT IF(IS_USED_LOCK(?) = CONNECTION_ID(), 2, GET_LOCK(?, 
 
 // TryLock runs tryLockSQL: true only when the lock was free.
 func (o *SessionOps) TryLock(ctx context.Context, conn *sql.Conn, name string) (bool, error) {
-	mapped := serverName(o.Info, name)
+	mapped := o.serverName(name)
 	return scanTryLock(conn.QueryRowContext(ctx, tryLockSQL, mapped, mapped))
 }
 
@@ -104,7 +114,7 @@ const (
 // left untouched, or nobody does (NULL).
 func (o *SessionOps) Unlock(ctx context.Context, conn *sql.Conn, name string) (bool, error) {
 	var released sql.NullInt64
-	if err := conn.QueryRowContext(ctx, unlockSQL, serverName(o.Info, name)).Scan(&released); err != nil {
+	if err := conn.QueryRowContext(ctx, unlockSQL, o.serverName(name)).Scan(&released); err != nil {
 		return false, fmt.Errorf("RELEASE_LOCK: %w", err)
 	}
 	return released.Valid && released.Int64 == 1, nil
@@ -114,7 +124,7 @@ func (o *SessionOps) Unlock(ctx context.Context, conn *sql.Conn, name string) (b
 // SELECT IS_USED_LOCK(name) = CONNECTION_ID(), NULL (free) meaning false.
 func (o *SessionOps) Holds(ctx context.Context, conn *sql.Conn, name string) (bool, error) {
 	var mine sql.NullBool
-	if err := conn.QueryRowContext(ctx, holdsSQL, serverName(o.Info, name)).Scan(&mine); err != nil {
+	if err := conn.QueryRowContext(ctx, holdsSQL, o.serverName(name)).Scan(&mine); err != nil {
 		return false, fmt.Errorf("IS_USED_LOCK: %w", err)
 	}
 	return mine.Valid && mine.Bool, nil
@@ -124,7 +134,7 @@ func (o *SessionOps) Holds(ctx context.Context, conn *sql.Conn, name string) (bo
 // name, or "" when the lock is free.
 func (o *SessionOps) Holder(ctx context.Context, db *sql.DB, name string) (string, error) {
 	var id sql.NullInt64
-	if err := db.QueryRowContext(ctx, "SELECT IS_USED_LOCK(?)", serverName(o.Info, name)).Scan(&id); err != nil {
+	if err := db.QueryRowContext(ctx, "SELECT IS_USED_LOCK(?)", o.serverName(name)).Scan(&id); err != nil {
 		return "", dialects.Wrap(Name, "holder", fmt.Errorf("IS_USED_LOCK: %w", err))
 	}
 	if !id.Valid {

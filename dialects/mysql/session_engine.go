@@ -27,7 +27,7 @@ var (
 // case-insensitive, though MariaDB 10.11 keeps "A" and "a" apart) are
 // kept apart by tryLockSQL's guard on one connection and by the server
 // across connections.
-func (o *SessionOps) LockKey(name string) string { return serverName(o.Info, name) }
+func (o *SessionOps) LockKey(name string) string { return o.serverName(name) }
 
 // Lock waits on the server: GET_LOCK(name, wait). MariaDB takes the
 // timeout with microseconds; MySQL is given whole seconds, rounded up.
@@ -39,7 +39,7 @@ func (o *SessionOps) Lock(ctx context.Context, conn *sql.Conn, name string, wait
 		timeout = math.Ceil(timeout)
 	}
 	var got sql.NullInt64
-	if err := conn.QueryRowContext(ctx, lockSQL, serverName(o.Info, name), timeout).Scan(&got); err != nil {
+	if err := conn.QueryRowContext(ctx, lockSQL, o.serverName(name), timeout).Scan(&got); err != nil {
 		return false, fmt.Errorf("GET_LOCK: %w", err)
 	}
 	if !got.Valid {
@@ -91,7 +91,7 @@ func (o *SessionOps) NetConn(driverConn any) (net.Conn, bool) {
 // per operation with the driver's defaults (server-side prepared
 // statements) as with interpolateParams.
 func (o *SessionOps) Prepare(ctx context.Context, conn *sql.Conn) (sqlkit.SessionStatements, error) {
-	s := &preparedSession{info: o.Info}
+	s := &preparedSession{ops: *o}
 	var err error
 	for _, p := range []struct {
 		stmt **sql.Stmt
@@ -108,17 +108,17 @@ func (o *SessionOps) Prepare(ctx context.Context, conn *sql.Conn) (sqlkit.Sessio
 // preparedSession is SessionOps prepared on one lock connection.
 type preparedSession struct {
 	try, unlock, holds *sql.Stmt
-	info               dialects.Info // the scope and mode of serverName
+	ops                SessionOps // the scope and mode of serverName
 }
 
 func (s *preparedSession) TryLock(ctx context.Context, name string) (bool, error) {
-	mapped := serverName(s.info, name)
+	mapped := s.ops.serverName(name)
 	return scanTryLock(s.try.QueryRowContext(ctx, mapped, mapped))
 }
 
 func (s *preparedSession) Unlock(ctx context.Context, name string) (bool, error) {
 	var released sql.NullInt64
-	if err := s.unlock.QueryRowContext(ctx, serverName(s.info, name)).Scan(&released); err != nil {
+	if err := s.unlock.QueryRowContext(ctx, s.ops.serverName(name)).Scan(&released); err != nil {
 		return false, fmt.Errorf("RELEASE_LOCK: %w", err)
 	}
 	return released.Valid && released.Int64 == 1, nil
@@ -126,7 +126,7 @@ func (s *preparedSession) Unlock(ctx context.Context, name string) (bool, error)
 
 func (s *preparedSession) Holds(ctx context.Context, name string) (bool, error) {
 	var mine sql.NullBool
-	if err := s.holds.QueryRowContext(ctx, serverName(s.info, name)).Scan(&mine); err != nil {
+	if err := s.holds.QueryRowContext(ctx, s.ops.serverName(name)).Scan(&mine); err != nil {
 		return false, fmt.Errorf("IS_USED_LOCK: %w", err)
 	}
 	return mine.Valid && mine.Bool, nil

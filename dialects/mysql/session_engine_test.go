@@ -17,7 +17,7 @@ import (
 // countingDB opens the live server with the driver's defaults (server-side
 // prepared statements, no interpolateParams) and counts every packet the
 // driver writes: one per command.
-func countingDB(t testing.TB, writes *atomic.Int64) *sqlkit.DB {
+func countingDB(t testing.TB, writes *atomic.Int64) *Backend {
 	t.Helper()
 	db := openLive(t, func(c *mysql.Config) {
 		c.InterpolateParams = false
@@ -29,7 +29,7 @@ func countingDB(t testing.TB, writes *atomic.Int64) *sqlkit.DB {
 			return countingConn{Conn: conn, writes: writes}, nil
 		}
 	})
-	d, err := sqlkit.OpenLegacy(testContext(t), db, Name)
+	d, err := New(testContext(t), db, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func countingDB(t testing.TB, writes *atomic.Int64) *sqlkit.DB {
 func TestSessionCycleSendsTwoCommands(t *testing.T) {
 	var writes atomic.Int64
 	d := countingDB(t, &writes)
-	l := &sqlkit.SessionLocker{Dialect: Name, DB: d.SQL, Ops: &SessionOps{Info: d.Info}, CheckEvery: time.Hour}
+	l := &sqlkit.SessionLocker{Dialect: Name, DB: d.SQL, Ops: &SessionOps{Info: d.Info, Database: d.Database}, CheckEvery: time.Hour}
 	defer l.Close()
 	ctx := testContext(t)
 	name := uniqueName("count-")
@@ -75,7 +75,7 @@ func TestSessionCycleSendsTwoCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer lease.Release(ctx)
-	other := &sqlkit.SessionLocker{Dialect: Name, DB: d.SQL, Ops: &SessionOps{Info: d.Info}, CheckEvery: time.Hour}
+	other := &sqlkit.SessionLocker{Dialect: Name, DB: d.SQL, Ops: &SessionOps{Info: d.Info, Database: d.Database}, CheckEvery: time.Hour}
 	defer other.Close()
 	if _, err := other.Acquire(ctx, uniqueName("warm-"), dialects.Options{}); err != nil {
 		t.Fatal(err)

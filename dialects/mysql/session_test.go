@@ -19,7 +19,7 @@ import (
 func TestSessionPoolTrap(t *testing.T) {
 	d := openDetected(t)
 	ctx := testContext(t)
-	ops := &SessionOps{Info: d.Info}
+	ops := &SessionOps{Info: d.Info, Database: d.Database}
 	a, b := conn(t, d.SQL), conn(t, d.SQL)
 	name := uniqueName("pooltrap-")
 
@@ -84,7 +84,7 @@ func TestSessionLockerLive(t *testing.T) {
 	if !errors.As(err, &held) || held.Holder != "" {
 		t.Fatalf("second Acquire = %v; want a HeldError naming no holder", err)
 	}
-	holder, err := (&SessionOps{Info: d.Info}).Holder(ctx, d.SQL, name)
+	holder, err := (&SessionOps{Info: d.Info, Database: d.Database}).Holder(ctx, d.SQL, name)
 	if looked, lerr := dialects.LookupHolder(ctx, l, name); err != nil || lerr != nil || holder == "" || looked != holder {
 		t.Errorf("LookupHolder %q, %v; Holder() %q, %v", looked, lerr, holder, err)
 	}
@@ -114,7 +114,7 @@ func TestSessionLockerLive(t *testing.T) {
 func TestKillFreesLock(t *testing.T) {
 	d := openDetected(t)
 	ctx := testContext(t)
-	ops := &SessionOps{Info: d.Info}
+	ops := &SessionOps{Info: d.Info, Database: d.Database}
 	l := &sqlkit.SessionLocker{Dialect: Name, DB: d.SQL, Ops: ops, CheckEvery: 200 * time.Millisecond}
 	name := uniqueName("kill-")
 	lease, err := l.Acquire(ctx, name, dialects.Options{})
@@ -159,7 +159,7 @@ func TestKillRejectsBadIDs(t *testing.T) {
 
 func TestKillUnknownSessionLive(t *testing.T) {
 	d := openDetected(t)
-	err := (&SessionOps{Info: d.Info}).Kill(testContext(t), d.SQL, "4000000000")
+	err := (&SessionOps{Info: d.Info, Database: d.Database}).Kill(testContext(t), d.SQL, "4000000000")
 	var me *mysql.MySQLError
 	if !errors.As(err, &me) || me.Number != errNoSuchThread {
 		t.Errorf("Kill of an unknown session = %v; want server error %d", err, errNoSuchThread)
@@ -181,7 +181,7 @@ func TestKillWithoutPrivilegeLive(t *testing.T) {
 
 	weak := openLive(t, func(c *mysql.Config) { c.User, c.Passwd, c.DBName = user, password, "" })
 	victim := conn(t, d.SQL)
-	err := (&SessionOps{Info: d.Info}).Kill(ctx, weak, connectionID(t, victim))
+	err := (&SessionOps{Info: d.Info, Database: d.Database}).Kill(ctx, weak, connectionID(t, victim))
 	var pe *dialects.PrivilegeError
 	if !errors.As(err, &pe) || !errors.Is(err, dialects.ErrPrivilege) {
 		t.Fatalf("Kill without privilege = %v; want a PrivilegeError", err)
@@ -201,7 +201,7 @@ func TestKillWithoutPrivilegeLive(t *testing.T) {
 		t.Fatalf("run %q: %v", pe.Grant, err)
 	}
 	strong := openLive(t, func(c *mysql.Config) { c.User, c.Passwd, c.DBName = user, password, "" })
-	if err := (&SessionOps{Info: d.Info}).Kill(ctx, strong, connectionID(t, victim)); err != nil {
+	if err := (&SessionOps{Info: d.Info, Database: d.Database}).Kill(ctx, strong, connectionID(t, victim)); err != nil {
 		t.Errorf("Kill after %q: %v", pe.Grant, err)
 	}
 }

@@ -32,7 +32,7 @@ func TestSupportRowsMatchTheCode(t *testing.T) {
 		if got, why := Recommend(info); got != r.Recommended {
 			t.Errorf("%s: row recommends %s, Recommend says %s (%s)", r.Name, r.Recommended, got, why)
 		}
-		_, err := NewSessionLocker(nil, info)
+		_, err := NewSessionLocker(nil, &SessionOps{Info: info})
 		if (r.Session.Status == dialects.FeatureNo) != (err != nil) {
 			t.Errorf("%s: row says session %s, NewSessionLocker error %v", r.Name, r.Session.Status, err)
 		}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/locktable"
-	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // liveTable creates a uniquely named table of preset with b's SQL and drops
@@ -133,7 +132,7 @@ func TestInsertIDBranches(t *testing.T) {
 	for _, mode := range connModes {
 		t.Run(mode.name, func(t *testing.T) {
 			db := openLive(t, mode.tweak)
-			d, err := sqlkit.OpenLegacy(testContext(t), db, Name)
+			d, err := New(testContext(t), db, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -155,7 +154,7 @@ func TestInsertIDBranches(t *testing.T) {
 // explicitly, so the server never overwrites it.
 func TestInsertIDBranchesLegacyShedlock(t *testing.T) {
 	db := openLive(t, nil)
-	d, err := sqlkit.OpenLegacy(testContext(t), db, Name)
+	d, err := New(testContext(t), db, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,7 +279,7 @@ func insertIDBranches(t *testing.T, k *clockConn, foundRows bool) {
 // expired lease and the takeover would be half done.
 func TestOnDuplicateKeyOrderMatters(t *testing.T) {
 	db := openLive(t, nil)
-	d, err := sqlkit.OpenLegacy(testContext(t), db, Name)
+	d, err := New(testContext(t), db, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,12 +10,11 @@ import (
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/locktable"
-	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // liveLocker returns the table locker of a fresh table of preset, created
 // with CreateTable and dropped at the end of the test.
-func liveLocker(t *testing.T, d *sqlkit.DB, preset string) *locktable.Locker {
+func liveLocker(t *testing.T, d *Backend, preset string) *locktable.Locker {
 	t.Helper()
 	tl, err := d.TableLocker(dialects.Table{Preset: preset, Name: uniqueName("sl_" + preset[:4] + "_")})
 	if err != nil {
@@ -183,7 +182,7 @@ func TestShedlockTimeZoneLive(t *testing.T) {
 		}
 		c.Params["time_zone"] = "'+05:00'"
 	})
-	d, err := sqlkit.OpenLegacy(testContext(t), db, Name)
+	d, err := New(testContext(t), db, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

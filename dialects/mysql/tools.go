@@ -66,7 +66,7 @@ func (a *LockAdmin) SessionLockByKey(ctx context.Context, key string) (dialects.
 	}
 	name := a.lockNameOf(key, nil)
 	return dialects.LockEntry{
-		Name: name, Key: key, Tool: ToolNames(databaseOf(a.Info))[key],
+		Name: name, Key: key, Tool: ToolNames(a.Database)[key],
 		State: dialects.StateHeld, Strategy: dialects.StrategySession, Source: SourceIsUsedLock,
 		DBNow:  sqlkit.NullMillis(dbNow),
 		Holder: &dialects.Holder{SessionID: strconv.FormatInt(id.Int64, 10), User: user, Client: host, Application: a.programName(ctx, id.Int64)},
@@ -80,7 +80,7 @@ var _ sqlkit.KnownLockFinder = (*LockAdmin)(nil)
 // order; locks ls shows them where the server cannot list its locks.
 func (a *LockAdmin) KnownSessionLocks(ctx context.Context) ([]dialects.LockEntry, error) {
 	names := make([]string, 0, 4)
-	for n := range ToolNames(databaseOf(a.Info)) {
+	for n := range ToolNames(a.Database) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
