@@ -3,41 +3,34 @@ package zookeeper
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"sync"
 
 	"github.com/go-zookeeper/zk"
 
 	"github.com/schedlock/schedlock/dialects"
-	"github.com/schedlock/schedlock/internal/benchkit"
+	"github.com/schedlock/schedlock/dialects/benchops"
 )
 
-func init() { benchkit.Register(Name, benchSupport{}) }
-
-// benchSupport gives `schedlock bench` the raw commands of Curator's
-// recipe to compete with: create the ephemeral sequential node, list the
-// children to see it is the lowest, delete it.
-type benchSupport struct{}
-
-var _ benchkit.RawStore = benchSupport{}
-var _ benchkit.RoundTripper = benchSupport{}
+// The raw commands of Curator's recipe `schedlock bench` measures the
+// engine against: create the ephemeral sequential node, list the children
+// to see it is the lowest, delete it.
+var (
+	_ benchops.StoreBaseline = (*Backend)(nil)
+	_ benchops.RoundTripper  = (*Backend)(nil)
+)
 
 // RoundTripSQL names the round trip's command.
-func (benchSupport) RoundTripSQL() string { return "exists /" }
+func (*Backend) RoundTripSQL() string { return "exists /" }
 
-// RawStoreOps opens a client of its own on b's ensemble; the raw lock
-// nodes of every client opened on b live under one temporary node of the
-// chroot (so contending workers, a client each, meet on the same names),
-// deleted when the last of them closes.
-func (benchSupport) RawStoreOps(ctx context.Context, backend dialects.Backend) (benchkit.StoreOps, error) {
-	zb, ok := backend.(*Backend)
-	if !ok {
-		return benchkit.StoreOps{}, fmt.Errorf("%w: not a ZooKeeper backend", dialects.ErrInvalid)
-	}
-	raw, err := OpenConfig(ctx, zb.cfg)
+// RawStoreOps implements benchops.StoreBaseline with a client of its own
+// on b's ensemble; the raw lock nodes of every client opened on b live
+// under one temporary node of the chroot (so contending workers, a client
+// each, meet on the same names), deleted when the last of them closes.
+func (b *Backend) RawStoreOps(ctx context.Context) (benchops.StoreOps, error) {
+	raw, err := OpenConfig(ctx, b.cfg)
 	if err != nil {
-		return benchkit.StoreOps{}, err
+		return benchops.StoreOps{}, err
 	}
 	conn := raw.conn
 	locker := func(table string) (*Locker, error) {
@@ -47,7 +40,7 @@ func (benchSupport) RawStoreOps(ctx context.Context, backend dialects.Backend) (
 		}
 		return tl.(*Locker), nil
 	}
-	table, err := zb.benchRaw.join(func(table string) error {
+	table, err := b.benchRaw.join(func(table string) error {
 		l, err := locker(table)
 		if err != nil {
 			return err
@@ -56,17 +49,17 @@ func (benchSupport) RawStoreOps(ctx context.Context, backend dialects.Backend) (
 	})
 	if err != nil {
 		raw.Close()
-		return benchkit.StoreOps{}, err
+		return benchops.StoreOps{}, err
 	}
 	l, err := locker(table)
 	if err != nil {
-		_ = zb.benchRaw.leave(func() error { return nil })
+		_ = b.benchRaw.leave(func() error { return nil })
 		raw.Close()
-		return benchkit.StoreOps{}, err
+		return benchops.StoreOps{}, err
 	}
 	var mu sync.Mutex
 	held := map[string]string{} // name → our node
-	ops := benchkit.StoreOps{
+	ops := benchops.StoreOps{
 		RoundTrip: func(ctx context.Context) error {
 			_, err := call(ctx, func() (bool, error) { ok, _, err := conn.Exists("/"); return ok, err })
 			return err
@@ -115,7 +108,7 @@ func (benchSupport) RawStoreOps(ctx context.Context, backend dialects.Backend) (
 		Close: func() error {
 			ctx, cancel := context.WithTimeout(context.Background(), dropTimeout)
 			defer cancel()
-			err := zb.benchRaw.leave(func() error { return l.DropTable(ctx) })
+			err := b.benchRaw.leave(func() error { return l.DropTable(ctx) })
 			raw.Close()
 			return err
 		},

@@ -3,7 +3,7 @@ package zookeeper
 import (
 	"testing"
 
-	"github.com/schedlock/schedlock/internal/benchkit"
+	"github.com/schedlock/schedlock/dialects/benchops"
 )
 
 // The raw clients bench opens on one backend, one per contending worker,
@@ -12,18 +12,17 @@ import (
 // own, so the raw contention figure was of workers that never met.)
 func TestRawClientsOfOneBackendExcludeEachOther(t *testing.T) {
 	ctx, b := liveBackend(t)
-	var raw benchkit.RawStore = benchSupport{}
-	first, err := raw.RawStoreOps(ctx, b)
+	first, err := b.RawStoreOps(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer first.Close()
-	second, err := raw.RawStoreOps(ctx, b)
+	second, err := b.RawStoreOps(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer second.Close()
-	try := func(ops benchkit.StoreOps) bool {
+	try := func(ops benchops.StoreOps) bool {
 		t.Helper()
 		ok, err := ops.TryLock(ctx, "shared")
 		if err != nil {

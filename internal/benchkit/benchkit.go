@@ -9,9 +9,10 @@
 // What the engine competes with — the raw session-lock statements, the
 // trivial round trip, a server-side count of lock-holding sessions — comes
 // from the backend's own package: optional interfaces of the opened
-// backend (SessionBaseline, HoldingCounter, ClaimBaseline, RoundTripper),
-// or of the support it gives Register; a backend with neither is measured
-// without them.
+// backend — the contract of package dialects/benchops (StoreBaseline,
+// RoundTripper, HoldingCounter, ClaimBaseline) and SessionBaseline — or,
+// for a SQL database not yet giving them itself, of the support it gives
+// Register; a backend with neither is measured without them.
 //
 // Every measurement runs under a Budget: a fixed number of cycles, or a
 // duration (DefaultDuration). Nothing here prints; progress is reported to

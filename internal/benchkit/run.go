@@ -73,7 +73,8 @@ type CycleResult struct {
 	Engine   Rate   `json:"engine"`
 	// Raw is the backend's raw try-lock and unlock on one connection or
 	// client, when its bench support offers them: the session statements
-	// of a SQL database, a store's raw take and release (RawStore).
+	// of a SQL database, a store's raw take and release
+	// (benchops.StoreBaseline).
 	Raw *Rate `json:"raw"`
 	// EngineToRaw is Engine over Raw cycles per second.
 	EngineToRaw *float64 `json:"engine_to_raw"`
@@ -103,10 +104,11 @@ type ContentionRun struct {
 const handOverWait = time.Minute
 
 // Run measures backend as p asks: any dialects.Backend, through its
-// lockers. The raw figures beside the engine's come from the backend's
-// registered support: for a SQL database (*sqlkit.DB) the round trip of
-// a trivial statement and the raw session-lock statements; for a lock
-// store its RawStore commands (a trivial command, a raw take and release).
+// lockers. The raw figures beside the engine's come from the opened
+// backend (else, for a SQL database, its registered support): for a SQL
+// database (*sqlkit.DB) the round trip of a trivial statement and the raw
+// session-lock statements; for a lock store its benchops.StoreBaseline
+// commands (a trivial command, a raw take and release).
 // It returns what was measured so far with the first error; a report is
 // returned whenever the backend could be measured at all.
 func Run(ctx context.Context, backend dialects.Backend, p Plan) (*Report, error) {
@@ -252,7 +254,7 @@ func (m *measurement) cycles(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		defer ops.close()
+		defer closeOps(ops)
 		raw = storeClient{ops: ops, name: t.roundTripName()}
 	}
 	slices := m.budget.slices()

@@ -41,7 +41,7 @@ func RawStoreContention(ctx context.Context, open func(ctx context.Context) (Sto
 	clients := make([]StoreOps, 0, workers)
 	defer func() {
 		for _, c := range clients {
-			c.close()
+			closeOps(c)
 		}
 	}()
 	for range workers {

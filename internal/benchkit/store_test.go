@@ -7,16 +7,25 @@ import (
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/benchops"
 	"github.com/schedlock/schedlock/dialects/memory"
 	"github.com/schedlock/schedlock/internal/benchkit"
 )
 
 // fakeStore is a lock store that is not database/sql: the memory backend
-// under another dialect name, whose bench support gives raw commands on
-// a map of its own.
-type fakeStore struct{ *memory.Backend }
+// under another dialect name, which gives raw commands on a map of its
+// own as the opened backend's benchops.StoreBaseline.
+type fakeStore struct {
+	*memory.Backend
+	raw *fakeRaw
+}
 
 const fakeStoreName = "fakestore"
+
+var (
+	_ benchops.StoreBaseline = fakeStore{}
+	_ benchops.RoundTripper  = fakeStore{}
+)
 
 func (f fakeStore) Detected() dialects.Info {
 	i := f.Backend.Detected()
@@ -24,26 +33,24 @@ func (f fakeStore) Detected() dialects.Info {
 	return i
 }
 
-// fakeStoreSupport is the RawStore of fakeStore: raw takes and releases
-// on one shared map; clients counts the clients open.
-type fakeStoreSupport struct {
+// fakeRaw is the state of fakeStore's raw commands: raw takes and
+// releases on one shared map; clients counts the clients open.
+type fakeRaw struct {
 	mu      sync.Mutex
 	held    map[string]bool
 	clients int
 	opened  int
 }
 
-func (s *fakeStoreSupport) RoundTripSQL() string { return "PING" }
+func (f fakeStore) RoundTripSQL() string { return "PING" }
 
-func (s *fakeStoreSupport) RawStoreOps(_ context.Context, b dialects.Backend) (benchkit.StoreOps, error) {
-	if _, ok := b.(fakeStore); !ok {
-		panic("RawStoreOps got another backend")
-	}
+func (f fakeStore) RawStoreOps(context.Context) (benchops.StoreOps, error) {
+	s := f.raw
 	s.mu.Lock()
 	s.clients++
 	s.opened++
 	s.mu.Unlock()
-	return benchkit.StoreOps{
+	return benchops.StoreOps{
 		RoundTrip: func(context.Context) error { return nil },
 		TryLock: func(_ context.Context, name string) (bool, error) {
 			s.mu.Lock()
@@ -76,17 +83,18 @@ func openFakeStore(t *testing.T) fakeStore {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = b.Close() })
-	return fakeStore{b}
+	return fakeStore{Backend: b, raw: &fakeRaw{held: map[string]bool{}}}
 }
 
 // A store's bench measures the round trip, the engine and the raw
-// commands side by side, through Backend.Locker and RawStore alone.
+// commands side by side, through Backend.Locker and the opened backend's
+// benchops.StoreBaseline alone: nothing is registered.
 func TestRunOnAStoreComparesWithItsRawCommands(t *testing.T) {
-	support := &fakeStoreSupport{held: map[string]bool{}}
-	benchkit.Register(fakeStoreName, support)
+	store := openFakeStore(t)
+	support := store.raw
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	rep, err := benchkit.Run(ctx, openFakeStore(t), benchkit.Plan{Cycles: true, Workers: 3, HandOver: true, Locks: 20, Budget: benchkit.Budget{Cycles: 10}})
+	rep, err := benchkit.Run(ctx, store, benchkit.Plan{Cycles: true, Workers: 3, HandOver: true, Locks: 20, Budget: benchkit.Budget{Cycles: 10}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,9 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"sync"
-	"time"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/benchops"
 	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
@@ -27,14 +27,10 @@ type SessionCounter interface {
 	CountHoldingSessions(ctx context.Context, conn *sql.Conn, info dialects.Info, names []string) (int, error)
 }
 
-// RoundTripper is implemented by a backend's bench support, or by the
-// opened backend itself, whose database needs another trivial statement
-// than "SELECT 1" (for example "SELECT 1 FROM DUAL"). For a store (RawStore) it names the command of
-// StoreOps.RoundTrip in the report ("PING"); without it the report says
-// "round trip".
-type RoundTripper interface {
-	RoundTripSQL() string
-}
+// RoundTripper is implemented by an opened backend, or by a SQL
+// backend's registered bench support, whose trivial round trip is not
+// "SELECT 1"; see benchops.RoundTripper.
+type RoundTripper = benchops.RoundTripper
 
 // SessionBaseline is implemented by an opened SQL backend (its own type)
 // that gives the raw session-lock statements the engine competes with, as
@@ -45,39 +41,21 @@ type SessionBaseline interface {
 	RawSessionOps() sqlkit.SessionOps
 }
 
-// HoldingCounter is implemented by an opened SQL backend that can count,
-// from the server's own views, the distinct sessions that hold the
-// session locks called names, as SessionCounter does for registered
-// support. conn is a connection taken before the locks.
-type HoldingCounter interface {
-	CountHoldingSessions(ctx context.Context, conn *sql.Conn, names []string) (int, error)
-}
+// HoldingCounter is implemented by an opened SQL backend that counts the
+// sessions holding locks; see benchops.HoldingCounter.
+type HoldingCounter = benchops.HoldingCounter
 
 // ClaimBaseline is implemented by an opened SQL backend with a claim a
-// developer writes by hand, as RawClaimer is for registered support: the
-// claim of batch due rows of the default task table named table (rows
-// claimed for lease, by owner) on the backend's pool db, returning how
-// many it claimed, and its text for the report.
-type ClaimBaseline interface {
-	RawClaim(table string, lease time.Duration) (claim func(ctx context.Context, db *sql.DB, owner string, batch int) (int, error), text string)
-}
+// developer writes by hand; see benchops.ClaimBaseline.
+type ClaimBaseline = benchops.ClaimBaseline
 
-// RawStore is implemented by a lock store's bench support: the raw commands
-// the engine competes with, on one client of the store.
-type RawStore interface {
-	RawStoreOps(ctx context.Context, b dialects.Backend) (StoreOps, error)
-}
+// StoreOps are a store's raw lock commands on one client; see
+// benchops.StoreOps and benchops.StoreBaseline, which an opened store
+// implements to give them.
+type StoreOps = benchops.StoreOps
 
-// StoreOps are a store's raw lock commands on one client.
-type StoreOps struct {
-	RoundTrip func(ctx context.Context) error                      // one trivial command (PING, a Get)
-	TryLock   func(ctx context.Context, name string) (bool, error) // one raw take
-	Unlock    func(ctx context.Context, name string) error         // one raw release
-	Close     func() error
-}
-
-// close closes o's client; nil Close is nothing to close.
-func (o StoreOps) close() {
+// closeOps closes o's client; nil Close is nothing to close.
+func closeOps(o StoreOps) {
 	if o.Close != nil {
 		_ = o.Close()
 	}
@@ -91,13 +69,13 @@ var (
 	supports  = map[string]any{}
 )
 
-// Register records the bench support of the dialect called name; support
-// implements any of RawSessions, SessionCounter and RoundTripper (SQL
-// databases), or RawStore and RoundTripper (lock stores). Backends
-// call it from init in their own package. A second call for the same name
-// replaces the first. A backend whose opened type implements
-// SessionBaseline, HoldingCounter, ClaimBaseline or RoundTripper needs no
-// registration: what the opened backend implements is used first.
+// Register records the bench support of the SQL dialect called name;
+// support implements any of RawSessions, SessionCounter, RawClaimer and
+// RoundTripper. A second call for the same name replaces the first. A
+// backend whose opened type implements SessionBaseline, HoldingCounter,
+// ClaimBaseline or RoundTripper needs no registration: what the opened
+// backend implements is used first. Lock stores never register: an
+// opened store implements benchops.StoreBaseline.
 func Register(name string, support any) {
 	supportMu.Lock()
 	defer supportMu.Unlock()

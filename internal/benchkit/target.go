@@ -5,12 +5,13 @@ import (
 	"fmt"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/benchops"
 	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // target is the backend under measurement and what its bench support adds
 // to it: for a SQL database (*sqlkit.DB) its pool and raw session-lock
-// statements, for a lock store its raw commands (RawStore). Everything
+// statements, for a lock store its raw commands (benchops.StoreBaseline). Everything
 // else — engine cycles, contention, held locks, hand-over — goes through
 // Backend.Locker and so works on any backend.
 type target struct {
@@ -18,8 +19,8 @@ type target struct {
 	dialect string
 	db      *sqlkit.DB // nil unless a SQL database
 	support any
-	session sqlkit.SessionOps // raw session statements of a SQL database, or nil
-	store   RawStore          // raw commands of a store, or nil
+	session sqlkit.SessionOps      // raw session statements of a SQL database, or nil
+	store   benchops.StoreBaseline // raw commands of a store, or nil
 }
 
 func newTarget(b dialects.Backend) *target {
@@ -34,7 +35,7 @@ func newTarget(b dialects.Backend) *target {
 		}
 		return t
 	}
-	t.store, _ = t.support.(RawStore)
+	t.store, _ = b.(benchops.StoreBaseline)
 	return t
 }
 
@@ -62,13 +63,13 @@ func (t *target) roundTripName() string {
 
 // storeOps opens one client of the store with its raw commands.
 func (t *target) storeOps(ctx context.Context) (StoreOps, error) {
-	ops, err := t.store.RawStoreOps(ctx, t.backend)
+	ops, err := t.store.RawStoreOps(ctx)
 	if err != nil {
 		return StoreOps{}, fmt.Errorf("open a raw client: %w", err)
 	}
 	if ops.RoundTrip == nil || ops.TryLock == nil || ops.Unlock == nil {
-		ops.close()
-		return StoreOps{}, fmt.Errorf("%w: the bench support of %s gives incomplete raw commands", dialects.ErrUnsupported, t.dialect)
+		closeOps(ops)
+		return StoreOps{}, fmt.Errorf("%w: the raw commands of %s are incomplete", dialects.ErrUnsupported, t.dialect)
 	}
 	return ops, nil
 }

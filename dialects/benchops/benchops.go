@@ -1,0 +1,82 @@
+// Package benchops is the contract between a backend and the bench
+// harness (`schedlock bench`, internal/benchkit): the raw baselines the
+// engine's figures are compared with — the trivial round trip, the raw
+// lock commands a developer would write by hand, a server-side count of
+// the sessions holding locks, a hand-written claim.
+//
+// A backend gives them as optional interfaces of the Backend its Open
+// returns, methods of its own type; the harness finds them by type
+// assertion on the opened backend, and measures a backend that gives none
+// through its lockers alone. The package holds types only and imports
+// nothing but the standard library, so a backend implements the contract
+// without linking the harness, and a program that links the backend for
+// its locks does not link the bench either.
+//
+// The SQL baseline of session locks (SessionBaseline in internal/benchkit)
+// returns the kit's session statements (sqlkit.SessionOps) and stays with
+// the harness, as does the registry of older bench support
+// (benchkit.Register) that SQL backends still use; the interfaces here
+// need neither.
+package benchops
+
+import (
+	"context"
+	"database/sql"
+	"time"
+)
+
+// RoundTripper is implemented by an opened backend whose trivial round
+// trip is not "SELECT 1": a SQL database that needs another statement
+// ("SELECT 1 FROM DUAL"), or a store, whose StoreOps.RoundTrip it names
+// in the report ("PING"). Without it a SQL database runs "SELECT 1" and a
+// store's round trip is reported as "round trip".
+type RoundTripper interface {
+	RoundTripSQL() string
+}
+
+// StoreBaseline is implemented by an opened lock store (Redis, etcd,
+// ZooKeeper) that gives the raw commands its locker competes with: the
+// textbook lock of the store, on a client of its own.
+type StoreBaseline interface {
+	// RawStoreOps opens one client of the store with its raw commands.
+	// The harness opens one per contending worker and closes each with
+	// StoreOps.Close; the raw locks of every client opened on one backend
+	// must exclude each other, as the engine's do.
+	RawStoreOps(ctx context.Context) (StoreOps, error)
+}
+
+// StoreOps are a store's raw lock commands on one client. Every field but
+// Close is required.
+type StoreOps struct {
+	// RoundTrip runs one trivial command (PING, a linearizable Get).
+	RoundTrip func(ctx context.Context) error
+	// TryLock is one raw take of name: true when taken, false when another
+	// client holds it.
+	TryLock func(ctx context.Context, name string) (bool, error)
+	// Unlock is one raw release of a name this client took.
+	Unlock func(ctx context.Context, name string) error
+	// Close closes the client and what it made; nil when there is nothing
+	// to close.
+	Close func() error
+}
+
+// HoldingCounter is implemented by an opened SQL backend that can count,
+// from the server's own views, the distinct sessions (server connections)
+// that hold the session locks called names: how `bench --locks` reports
+// the connections the engine really used. conn is a connection taken
+// before the locks, so the count works even when they have used up the
+// server's connection limit.
+type HoldingCounter interface {
+	CountHoldingSessions(ctx context.Context, conn *sql.Conn, names []string) (int, error)
+}
+
+// ClaimBaseline is implemented by an opened SQL backend with a claim a
+// developer writes by hand, to measure the engine's claims against
+// (`bench --claims`): written in the backend's package apart from the
+// engine, so that the engine is measured against SQL it did not produce.
+// claim takes batch due rows of the default task table named table (rows
+// claimed for lease, by owner) on the backend's pool db and returns how
+// many it claimed; text is its statement for the report.
+type ClaimBaseline interface {
+	RawClaim(table string, lease time.Duration) (claim func(ctx context.Context, db *sql.DB, owner string, batch int) (int, error), text string)
+}
