@@ -1,9 +1,12 @@
-// Package dialects is schedlock's lock engine and the kit for writing its
-// backends: the Backend contract, the registry of backends (sub-packages
-// postgres, mysql, sqlite, memory, …; import dialects/all for every one of
-// them), the SQL family's shared pieces (detection on a *sql.DB, the
-// session locker over SessionOps, probes) and the lock contract below.
-// Programs use package lock instead.
+// Package dialects is schedlock's lock contract and the registry of its
+// backends: the Backend every backend implements and its optional
+// interfaces, the Dialect entry a backend registers (sub-packages
+// postgres, mysql, sqlite, redis, memory, …; import dialects/all for every
+// one of them), and the model the commands report in (listings,
+// capabilities, support rows, errors with remedies). The database/sql
+// machinery SQL backends are built with is package dialects/sqlkit, with
+// dialects/locktable and dialects/claimtable. Programs use package lock
+// instead.
 //
 // # Adding a backend
 //
@@ -13,37 +16,42 @@
 //
 //  1. Create the package dialects/NAME. Everything about the database
 //     lives there: its SQL or protocol, detection, error mapping, names.
-//  2. Implement Backend (Detected, Locker, Recommend, Close) on an opened
-//     instance that owns its connections, and keep what detection proves
-//     inside that instance (for the SQL family: Info.Facts), never in
-//     package-level state keyed by a connection. A database/sql backend
-//     fills the SQL hooks of Dialect instead and the kit's *DB is its
-//     Backend.
+//  2. Define the backend's own type and its Open(ctx, Target) (Backend,
+//     error): the type implements Backend (Detected, Locker, Recommend,
+//     Close), owns its connections, and keeps what detection proves in
+//     its own fields, never in package-level state. A SQL backend embeds
+//     *sqlkit.DB (sqlkit.Open connects, sqlkit.New wraps the pool) and
+//     implements sqlkit.Engine, plus SessionEngine, AdminEngine and
+//     ProbeEngine where the database has them; a store implements
+//     Backend on its client (dialects/memory is the smallest example).
 //  3. Implement the optional interfaces it can honour: LockLister for
-//     `locks ls`, LockBreaker for `unlock`, Prober for `detect`;
-//     TableLocker (and TableDropper, TableExpirer) for a lease table;
-//     SessionTerminator for session locks whose holder can be killed;
-//     Pauser for `pause`/`resume` (PauseLock and ResumeLock do it over a
-//     TableLocker); RunHistorian on a table locker for run history;
-//     RiskReporter for a store whose deployment can break the contract
-//     (report such risks under the IDs of TwoHolderRiskIDs, so `run`,
-//     lock.Open and selfcheck's probe.two-holders act on them).
-//  4. Register a Dialect in init: Name, Title, Schemes with their default
-//     ports, Forms, Products, and the DSN rules (DriverQuery, ConnString,
-//     Files) and ConnectHint the command line needs; Open unless it is a
-//     database/sql backend. A URL scheme dburl does not know is registered
-//     with dburl by the same package.
-//  5. Take all configuration from the DSN (Target) and its x- options; never
-//     read flags or the environment, never print, and name no command-line
-//     flag in an error.
+//     `locks ls`, LockBreaker for `unlock` (its LockAdmin is the one way to
+//     find a session lock's holder and end that session), Prober for
+//     `detect`, Pauser for `pause`/`resume`, RiskReporter for a store
+//     whose deployment can break the contract (report such risks under
+//     the IDs of TwoHolderRiskIDs); on its lockers TableLocker,
+//     TableDropper, TableExpirer and RunHistorian; claimtable.Claimant for
+//     task-row claims; the raw baselines of package benchops for
+//     `schedlock bench`.
+//  4. Register one Dialect in init, with everything the command line,
+//     the docs and the registry need before a connection exists: Name,
+//     Title, Schemes (default ports, and URL for a scheme dburl does not
+//     know), Forms, Starts, Products, Support (its rows of the support
+//     table), the DSN rules (DriverQuery, ConnString, CheckConn, Where,
+//     NameConnections, Files), ConnectHint, ClassifyError,
+//     CheckSessionNames, NamespaceTable where they apply, and Open.
+//  5. Take all configuration from the DSN (Target) and its x- options;
+//     never read flags or the environment, never print, and name no
+//     command-line flag in an error.
 //  6. Add the line importing it to dialects/all (with a no_NAME build tag,
-//     as all/memory.go does).
+//     as all/memory.go does); TestKnownBackends then asks for its schemes
+//     in internal/dsn's table, so that a program that does not link it is
+//     told which import to add.
 //  7. Add its own tests for Open, Close and its error mapping, and run the
 //     conformance suite (dialects/dialecttest) against it: dialecttest.Run
 //     on an opened Backend. The backend is done when it passes.
-//  8. A SQL backend with rows registers its task-row claim SQL in init
-//     (claimtable.Register with a claimtable.Builder) and runs
-//     claimtable/claimtest against it.
+//  8. A SQL backend with rows runs claimtable/claimtest against its
+//     claims.
 //
 // # The lock contract
 //
