@@ -163,7 +163,7 @@ func TestCommaListCompletion(t *testing.T) {
 		t.Errorf("--check after a comma: %v", values)
 	}
 	values, _ = complete(t, "run", "--strategy", "")
-	if !slices.Equal(values, []string{"session", "table"}) {
+	if !slices.Equal(values, []string{"session", "table", "lease"}) {
 		t.Errorf("run --strategy completes %v", values)
 	}
 }
