@@ -12,14 +12,8 @@ import (
 // lockSource is LockEntry.Source for session locks.
 const lockSource = "sys.dm_tran_locks"
 
-// NewLockAdmin returns the lock administration of db: lock-table discovery
-// in the caller's default schema (and dbo), application locks from
-// sys.dm_tran_locks, and KILL.
-func NewLockAdmin(db *sql.DB, info dialects.Info) dialects.LockAdmin {
-	return &LockAdmin{db: db, info: info, ops: &SessionOps{Info: info}}
-}
-
-// LockAdmin implements dialects.LockAdmin for SQL Server.
+// LockAdmin implements dialects.LockAdmin for SQL Server
+// (Backend.NewLockAdmin).
 type LockAdmin struct {
 	db   *sql.DB
 	info dialects.Info

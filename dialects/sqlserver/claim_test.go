@@ -45,11 +45,11 @@ func TestReadPastRefusedIsExplained(t *testing.T) {
 // TestClaimHintsFollowRCSI: READCOMMITTEDLOCK joins the hints exactly
 // when the database runs READ_COMMITTED_SNAPSHOT.
 func TestClaimHintsFollowRCSI(t *testing.T) {
-	for _, mode := range []string{"", ModeReadCommittedSnapshot} {
-		b, _ := claimtable.Lookup(dialects.Info{Dialect: Name, Mode: mode})
+	for _, rcsi := range []bool{false, true} {
+		b, _ := claimtable.BuilderOf(newBackend(nil, Server{ReadCommittedSnapshot: rcsi}, nil))
 		sql, _ := b.Single(dialects.ClaimReadPast, claimtable.SingleClaim{Table: "t", ID: "id", Where: "1 = 1", OrderBy: "id", Limit: "@p1", Returning: func(string) []string { return []string{"1"} }})
-		if got := strings.Contains(sql, "READCOMMITTEDLOCK"); got != (mode != "") {
-			t.Errorf("mode %q: READCOMMITTEDLOCK present %v:\n%s", mode, got, sql)
+		if got := strings.Contains(sql, "READCOMMITTEDLOCK"); got != rcsi {
+			t.Errorf("RCSI %v: READCOMMITTEDLOCK present %v:\n%s", rcsi, got, sql)
 		}
 	}
 }

@@ -10,11 +10,9 @@ import (
 	"github.com/schedlock/schedlock/dialects/claimtable"
 )
 
-func init() {
-	claimtable.Register(Name, func(info dialects.Info) claimtable.Builder {
-		return ClaimBuilder{RCSI: ReadCommittedSnapshot(info)}
-	})
-}
+// ClaimBuilder implements claimtable.Claimant: the claims of this
+// database, with READCOMMITTEDLOCK when it runs READ_COMMITTED_SNAPSHOT.
+func (b *Backend) ClaimBuilder() claimtable.Builder { return ClaimBuilder{RCSI: b.RCSI} }
 
 // ClaimBuilder writes SQL Server's task-row claim SQL (claimtable.Builder).
 // A readpast claim is one statement: an updatable CTE that takes the

@@ -20,9 +20,10 @@ const (
 )
 
 // ModeReadCommittedSnapshot is Info.Mode when the current database has
-// READ_COMMITTED_SNAPSHOT ON (RCSI): plain READ COMMITTED reads then use row
-// versions, and a READPAST claim query is refused unless it also carries
-// the READCOMMITTEDLOCK hint. The lock strategies are not affected.
+// READ_COMMITTED_SNAPSHOT ON (RCSI, Backend.RCSI): plain READ COMMITTED
+// reads then use row versions, and a READPAST claim query is refused
+// unless it also carries the READCOMMITTEDLOCK hint. The lock strategies
+// are not affected.
 const ModeReadCommittedSnapshot = "read_committed_snapshot"
 
 // detectSQL reads the banner, the engine edition, the product version, the
@@ -56,23 +57,23 @@ type Server struct {
 	ReadCommittedSnapshot bool
 }
 
-// Detect identifies the server behind db with one query (detectSQL) and
-// ParseServer.
-func Detect(ctx context.Context, db *sql.DB) (dialects.Info, error) {
+// ReadServer reads what detection needs from the server behind db with
+// one query (detectSQL); ParseServer turns it into Info.
+func ReadServer(ctx context.Context, db *sql.DB) (Server, error) {
 	var (
 		banner, version, edition sql.NullString
 		engine, rcsi             sql.NullInt64
 	)
 	if err := db.QueryRowContext(ctx, detectSQL).Scan(&banner, &engine, &version, &edition, &rcsi); err != nil {
-		return dialects.Info{}, dialects.Wrap(Name, "detect", fmt.Errorf("read @@VERSION and SERVERPROPERTY: %w", err))
+		return Server{}, dialects.Wrap(Name, "detect", fmt.Errorf("read @@VERSION and SERVERPROPERTY: %w", err))
 	}
-	return ParseServer(Server{
+	return Server{
 		Banner:                banner.String,
 		EngineEdition:         int(engine.Int64),
 		ProductVersion:        version.String,
 		Edition:               edition.String,
 		ReadCommittedSnapshot: rcsi.Valid && rcsi.Int64 == 1,
-	}), nil
+	}, nil
 }
 
 var (
@@ -149,10 +150,6 @@ func ReleaseName(info dialects.Info) string {
 var releases = map[string]string{
 	"10": "2008", "11": "2012", "12": "2014", "13": "2016", "14": "2017", "15": "2019", "16": "2022", "17": "2025",
 }
-
-// ReadCommittedSnapshot reports whether detection found
-// READ_COMMITTED_SNAPSHOT ON in the current database.
-func ReadCommittedSnapshot(info dialects.Info) bool { return info.Mode == ModeReadCommittedSnapshot }
 
 // isSynapse reports an Azure Synapse pool, which has neither sp_getapplock
 // nor the OUTPUT clause the lease table needs.

@@ -89,14 +89,17 @@ func TestDetectOnSimulator(t *testing.T) {
 	if db.Info != want {
 		t.Errorf("Info = %+v, want %+v", db.Info, want)
 	}
+	if !db.RCSI {
+		t.Error("RCSI = false on a database with READ_COMMITTED_SNAPSHOT ON")
+	}
 }
 
 func TestRecommend(t *testing.T) {
-	s, why := Recommend(ParseServer(Server{Banner: "Microsoft SQL Server 2016 (SP3) - 13.0.6300.2 (X64)", EngineEdition: 2}))
+	s, why := newBackend(nil, Server{Banner: "Microsoft SQL Server 2016 (SP3) - 13.0.6300.2 (X64)", EngineEdition: 2}, nil).RecommendStrategy()
 	if s != dialects.StrategySession || why == "" {
 		t.Errorf("SQL Server 2016: %s (%s), want session", s, why)
 	}
-	s, why = Recommend(ParseServer(Server{Banner: "Microsoft SQL Azure (RTM) - 12.0.2000.8", EngineEdition: 5, ReadCommittedSnapshot: true}))
+	s, why = newBackend(nil, Server{Banner: "Microsoft SQL Azure (RTM) - 12.0.2000.8", EngineEdition: 5, ReadCommittedSnapshot: true}, nil).RecommendStrategy()
 	if s != dialects.StrategySession || !strings.Contains(why, "READCOMMITTEDLOCK") {
 		t.Errorf("Azure SQL Database with RCSI: %s (%s), want session and the READCOMMITTEDLOCK note", s, why)
 	}

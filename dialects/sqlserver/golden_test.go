@@ -96,11 +96,7 @@ func TestSessionGolden(t *testing.T) {
 		fmt.Fprintf(&out, "-- %s\n%s\n\n", st.what, st.sql)
 	}
 	for _, rcsi := range []bool{false, true} {
-		info := dialects.Info{}
-		if rcsi {
-			info.Mode = ModeReadCommittedSnapshot
-		}
-		p := rowLockProbe("schedlock_probe_0123456789ab", info)
+		p := rowLockProbe("schedlock_probe_0123456789ab", rcsi)
 		fmt.Fprintf(&out, "-- row-lock probe (READ_COMMITTED_SNAPSHOT %v)\n", map[bool]string{false: "OFF", true: "ON"}[rcsi])
 		for _, s := range []string{p.Create, p.Insert, p.Begin, p.Lock, p.SkipLocked, p.NoWait, p.Drop} {
 			fmt.Fprintf(&out, "%s\n", s)

@@ -11,7 +11,6 @@ import (
 
 	"github.com/xo/dburl"
 
-	"github.com/schedlock/schedlock/dialects/sqlkit"
 	"github.com/schedlock/schedlock/internal/livetest"
 )
 
@@ -52,9 +51,9 @@ func liveDB(t testing.TB) *sql.DB {
 }
 
 // liveDetected opens the live server and runs detection on it.
-func liveDetected(t testing.TB) *sqlkit.DB {
+func liveDetected(t testing.TB) *Backend {
 	t.Helper()
-	db, err := sqlkit.OpenLegacy(testContext(t), liveDB(t), Name)
+	db, err := New(testContext(t), liveDB(t), nil)
 	if err != nil {
 		t.Fatalf("detect: %v", err)
 	}

@@ -1,7 +1,6 @@
 package sqlserver
 
 import (
-	"database/sql"
 	"errors"
 	"strings"
 	"testing"
@@ -15,28 +14,47 @@ import (
 	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
-// mutated returns a copy of the registered dialect changed by mod.
-func mutated(t *testing.T, mod func(d *dialects.Dialect)) *dialects.Dialect {
-	t.Helper()
-	d, ok := dialects.Lookup(Name)
-	if !ok {
-		t.Fatal("the sqlserver dialect is not registered")
-	}
-	c := *d
-	mod(&c)
-	return &c
+// mutation changes one Engine method of a backend: the Engine it returns
+// embeds b and replaces that method. Nil leaves the backend as it is.
+type mutation func(b *Backend) sqlkit.Engine
+
+// withSessionLocker replaces the backend's session locker with newLocker's.
+func withSessionLocker(newLocker func(b *Backend) (dialects.Locker, error)) mutation {
+	return func(b *Backend) sqlkit.Engine { return sessionLockerOf{b, newLocker} }
 }
 
-// runChecks runs the selfcheck checks only of dialect d against sim and
-// returns the report.
-func runChecks(t *testing.T, sim *simServer, d *dialects.Dialect, strategy dialects.Strategy, only ...string) *checks.Report {
+type sessionLockerOf struct {
+	*Backend
+	newLocker func(b *Backend) (dialects.Locker, error)
+}
+
+func (s sessionLockerOf) NewSessionLocker(dialects.SessionNames) (dialects.Locker, error) {
+	return s.newLocker(s.Backend)
+}
+
+// withTableLocker replaces the backend's lease-table locker with
+// newLocker's.
+func withTableLocker(newLocker func(b *Backend, t dialects.Table) (dialects.TableLocker, error)) mutation {
+	return func(b *Backend) sqlkit.Engine { return tableLockerOf{b, newLocker} }
+}
+
+type tableLockerOf struct {
+	*Backend
+	newLocker func(b *Backend, t dialects.Table) (dialects.TableLocker, error)
+}
+
+func (s tableLockerOf) NewTableLocker(t dialects.Table) (dialects.TableLocker, error) {
+	return s.newLocker(s.Backend, t)
+}
+
+// runChecks runs the selfcheck checks only against the backend detected
+// on sim, changed by mutate, and returns the report.
+func runChecks(t *testing.T, sim *simServer, mutate mutation, strategy dialects.Strategy, only ...string) *checks.Report {
 	t.Helper()
-	sqlDB := sim.open(t)
-	info, err := d.Detect(t.Context(), sqlDB)
-	if err != nil {
-		t.Fatal(err)
+	db := sim.detected(t)
+	if mutate != nil {
+		db.DB = sqlkit.New(db.SQL, db.Info, nil, mutate(db))
 	}
-	db := &sqlkit.DB{SQL: sqlDB, Dialect: d, Info: info}
 	rep, err := checks.Run(t.Context(), checks.Config{Backend: db, Strategies: []dialects.Strategy{strategy}, Only: only})
 	if err != nil {
 		t.Fatalf("selfcheck: %v", err)
@@ -113,8 +131,7 @@ func TestGrantedAfterWaitIsSuccess(t *testing.T) {
 
 	sim := newSim()
 	sim.grantAfterWait = true
-	d, _ := dialects.Lookup(Name)
-	rep := runChecks(t, sim, d, dialects.StrategySession, only...)
+	rep := runChecks(t, sim, nil, dialects.StrategySession, only...)
 	for _, id := range only {
 		if r := statusOf(t, rep, id); r.Status != checks.StatusPass {
 			t.Errorf("%s with return code 1 and the right mapping: %s: %s", id, r.Status, r.Detail)
@@ -127,10 +144,8 @@ func TestGrantedAfterWaitIsSuccess(t *testing.T) {
 		}
 		return getAppLockGranted(-1, resource)
 	}
-	buggy := mutated(t, func(d *dialects.Dialect) {
-		d.NewSessionLocker = func(db *sql.DB, info dialects.Info) (dialects.Locker, error) {
-			return &sqlkit.SessionLocker{Dialect: Name, DB: db, Ops: &SessionOps{Info: info, granted: onlyZero}}, nil
-		}
+	buggy := withSessionLocker(func(b *Backend) (dialects.Locker, error) {
+		return &sqlkit.SessionLocker{Dialect: Name, DB: b.SQL, Ops: &SessionOps{Info: b.Info, granted: onlyZero}}, nil
 	})
 	sim = newSim()
 	sim.grantAfterWait = true
@@ -228,15 +243,12 @@ func TestDuplicateKeyWaitRetries(t *testing.T) {
 // keeps such names apart: the names.distinct check passes with it and fails
 // with the engine's own mapping.
 func TestTrailingSpacesNeedMapping(t *testing.T) {
-	d, _ := dialects.Lookup(Name)
-	rep := runChecks(t, newSim(), d, dialects.StrategyTable, "table.names.distinct")
+	rep := runChecks(t, newSim(), nil, dialects.StrategyTable, "table.names.distinct")
 	if r := statusOf(t, rep, "table.names.distinct"); r.Status != checks.StatusPass {
 		t.Errorf("names.distinct with FitName: %s: %s", r.Status, r.Detail)
 	}
-	bare := mutated(t, func(d *dialects.Dialect) {
-		d.NewTableLocker = func(db *sql.DB, _ dialects.Info, t dialects.Table) (dialects.TableLocker, error) {
-			return locktable.New(db, builderWithoutFit{}, t)
-		}
+	bare := withTableLocker(func(b *Backend, t dialects.Table) (dialects.TableLocker, error) {
+		return locktable.New(b.SQL, builderWithoutFit{}, t)
 	})
 	rep = runChecks(t, newSim(), bare, dialects.StrategyTable, "table.names.distinct")
 	r := statusOf(t, rep, "table.names.distinct")
@@ -285,11 +297,9 @@ func (b withoutHoldLock) Acquire(s dialects.Schema) locktable.Stmt {
 // that forgets the hook.
 func TestDuplicateKeyAsErrorFails(t *testing.T) {
 	only := []string{"table.race10"}
-	lockerWith := func(b locktable.Builder) *dialects.Dialect {
-		return mutated(t, func(d *dialects.Dialect) {
-			d.NewTableLocker = func(db *sql.DB, _ dialects.Info, tb dialects.Table) (dialects.TableLocker, error) {
-				return locktable.New(db, b, tb)
-			}
+	lockerWith := func(lb locktable.Builder) mutation {
+		return withTableLocker(func(b *Backend, tb dialects.Table) (dialects.TableLocker, error) {
+			return locktable.New(b.SQL, lb, tb)
 		})
 	}
 	good := statusOf(t, runChecks(t, newSim(), lockerWith(withoutHoldLock{}), dialects.StrategyTable, only...), "table.race10")

@@ -11,5 +11,5 @@ import (
 // the pause, a resumed one is taken again.
 func TestPauseSimulated(t *testing.T) {
 	db := newSim().detected(t)
-	locktabletest.RunPause(t, db)
+	locktabletest.RunPause(t, db.DB)
 }

@@ -71,17 +71,18 @@ func readRights(ctx context.Context, db *sql.DB, info dialects.Info) rights {
 	return r
 }
 
-// Probe implements dialects.ProbeFunc for SQL Server and Azure SQL. It
-// reads the session's isolation level (and the database's
-// READ_COMMITTED_SNAPSHOT flag from detection), whether sys.dm_tran_locks
-// can be read, the permissions to KILL and to create the lock table, and
-// SYSUTCDATETIME() for the clock skew. Unless opts.ReadOnly, it proves the
+// ProbeDialect implements sqlkit.ProbeEngine for SQL Server and Azure SQL.
+// It reads the session's isolation level (and the database's
+// READ_COMMITTED_SNAPSHOT flag from detection, b.RCSI), whether
+// sys.dm_tran_locks can be read, the permissions to KILL and to create the
+// lock table, and SYSUTCDATETIME() for the clock skew. Unless opts.ReadOnly, it proves the
 // READPAST claim query (reported as SkipLocked) and the NOWAIT table hint
 // on a probe table it creates in the default schema and drops. It changes
 // no setting and leaves nothing behind. The session locks are proven by
 // sqlkit.ProbeSessionOps; on Azure Synapse, which has none, they are
 // reported as missing.
-func Probe(ctx context.Context, db *sql.DB, info dialects.Info, opts dialects.ProbeOptions) (dialects.Capabilities, error) {
+func (b *Backend) ProbeDialect(ctx context.Context, opts dialects.ProbeOptions) (dialects.Capabilities, error) {
+	db, info := b.SQL, b.Info
 	var caps dialects.Capabilities
 	if isSynapse(info) {
 		caps.SessionLocks = dialects.CapNo(synapseRefusal, "")
@@ -90,7 +91,7 @@ func Probe(ctx context.Context, db *sql.DB, info dialects.Info, opts dialects.Pr
 	if ctx.Err() != nil {
 		return caps, ctx.Err()
 	}
-	caps.Isolation = probeIsolation(ctx, db, info)
+	caps.Isolation = probeIsolation(ctx, db, b.RCSI)
 	caps.LockListing = probeLockListing(ctx, db, info)
 	if !caps.LockListing.Supported && caps.LockListing.Status == dialects.StatusNo {
 		caps.MissingPrivileges = append(caps.MissingPrivileges, viewStateGrant(ctx, db, info))
@@ -105,16 +106,16 @@ func Probe(ctx context.Context, db *sql.DB, info dialects.Info, opts dialects.Pr
 		canCreate = false
 		caps.MissingPrivileges = append(caps.MissingPrivileges, *p)
 	}
-	caps.SkipLocked, caps.NoWait = rowLockFacts(info)
+	caps.SkipLocked, caps.NoWait = rowLockFacts(info, b.RCSI)
 	if !isSynapse(info) {
-		if err := sqlkit.ProveRowLocks(ctx, db, &caps, opts.ReadOnly, canCreate, rowLockProbe(sqlkit.ProbeTableName(), info), nil); err != nil {
+		if err := sqlkit.ProveRowLocks(ctx, db, &caps, opts.ReadOnly, canCreate, rowLockProbe(sqlkit.ProbeTableName(), b.RCSI), nil); err != nil {
 			return caps, err
 		}
 	}
 	if caps.SkipLocked.Supported {
 		caps.Recommended.ClaimStrategy = dialects.ClaimReadPast
 		caps.Recommended.ClaimReason = "SELECT TOP (n) … WITH (UPDLOCK, READPAST, ROWLOCK) inside a transaction lets each worker take rows no other worker holds, without waiting"
-		if ReadCommittedSnapshot(info) {
+		if b.RCSI {
 			caps.Recommended.ClaimReason += "; READ_COMMITTED_SNAPSHOT is ON here, so add READCOMMITTEDLOCK to the hints"
 		}
 	}
@@ -133,8 +134,8 @@ func ServerNow(ctx context.Context, conn *sql.Conn) (time.Time, error) {
 }
 
 // probeIsolation reads the session's isolation level; read committed is
-// marked as row versioning when the database has RCSI on.
-func probeIsolation(ctx context.Context, db *sql.DB, info dialects.Info) dialects.Capability {
+// marked as row versioning when the database has RCSI on (rcsi).
+func probeIsolation(ctx context.Context, db *sql.DB, rcsi bool) dialects.Capability {
 	var level sql.NullInt64
 	if err := db.QueryRowContext(ctx, isolationSQL).Scan(&level); err != nil {
 		return dialects.CapUnknown("reading the isolation level failed: "+oneLine(err), "")
@@ -143,7 +144,7 @@ func probeIsolation(ctx context.Context, db *sql.DB, info dialects.Info) dialect
 	if !ok {
 		return dialects.CapUnknown(fmt.Sprintf("unknown isolation level %d", level.Int64), "")
 	}
-	if level.Int64 == 2 && ReadCommittedSnapshot(info) {
+	if level.Int64 == 2 && rcsi {
 		name += " (row versioning: READ_COMMITTED_SNAPSHOT is ON)"
 	}
 	return dialects.CapYes(name)
@@ -209,15 +210,16 @@ func createPrivilege(r rights) *dialects.MissingPrivilege {
 	return nil
 }
 
-// rowLockFacts says what the product promises for READPAST and NOWAIT; a
-// probe replaces them when it runs.
-func rowLockFacts(info dialects.Info) (readPast, nowait dialects.Capability) {
+// rowLockFacts says what the product promises for READPAST and NOWAIT
+// (rcsi: the database runs READ_COMMITTED_SNAPSHOT); a probe replaces them
+// when it runs.
+func rowLockFacts(info dialects.Info, rcsi bool) (readPast, nowait dialects.Capability) {
 	if isSynapse(info) {
 		no := dialects.CapNo("by version: Azure Synapse has no row-lock hints", "")
 		return no, no
 	}
 	readPast = dialects.CapYes("by version: SQL Server has READPAST (WITH (UPDLOCK, READPAST, ROWLOCK))")
-	if ReadCommittedSnapshot(info) {
+	if rcsi {
 		readPast.Detail += "; READ_COMMITTED_SNAPSHOT is ON, so the query needs READCOMMITTEDLOCK"
 	}
 	nowait = dialects.CapYes("by version: SQL Server has the NOWAIT table hint (error 1222 on a locked row)")
@@ -225,11 +227,11 @@ func rowLockFacts(info dialects.Info) (readPast, nowait dialects.Capability) {
 }
 
 // rowLockProbe is the READPAST / NOWAIT probe on table t. Under
-// READ_COMMITTED_SNAPSHOT the READPAST query carries READCOMMITTEDLOCK, as
-// the claim query must.
-func rowLockProbe(t string, info dialects.Info) sqlkit.RowLockProbe {
+// READ_COMMITTED_SNAPSHOT (rcsi) the READPAST query carries
+// READCOMMITTEDLOCK, as the claim query must.
+func rowLockProbe(t string, rcsi bool) sqlkit.RowLockProbe {
 	hints := "UPDLOCK, READPAST, ROWLOCK"
-	if ReadCommittedSnapshot(info) {
+	if rcsi {
 		hints += ", READCOMMITTEDLOCK"
 	}
 	return sqlkit.RowLockProbe{

@@ -41,16 +41,7 @@ SELECT @rc;`
 // initial value).
 const notHeldCode = -999
 
-// NewSessionLocker returns the sp_getapplock locker. It refuses Azure
-// Synapse, which has no sp_getapplock, with an error matching
-// dialects.ErrUnsupported.
-func NewSessionLocker(db *sql.DB, info dialects.Info) (dialects.Locker, error) {
-	if isSynapse(info) {
-		return nil, fmt.Errorf("%w: %s", dialects.ErrUnsupported, synapseRefusal)
-	}
-	return &sqlkit.SessionLocker{Dialect: Name, DB: db, Ops: &SessionOps{Info: info}}, nil
-}
-
+// synapseRefusal is why Azure Synapse has neither lock strategy.
 const synapseRefusal = "Azure Synapse Analytics has no sp_getapplock and no OUTPUT clause, so neither lock strategy works there; keep the locks in an Azure SQL Database or SQL Server"
 
 // SessionOps runs sp_getapplock and its companions on one connection. It

@@ -7,12 +7,11 @@ import (
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
-	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // holdOn acquires name with the session locker of db and releases it at
 // the end of the test.
-func holdOn(t *testing.T, db *sqlkit.DB, name string) dialects.Lease {
+func holdOn(t *testing.T, db *Backend, name string) dialects.Lease {
 	t.Helper()
 	l, err := db.SessionLocker()
 	if err != nil {

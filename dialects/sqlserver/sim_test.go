@@ -16,7 +16,6 @@ import (
 
 	mssql "github.com/microsoft/go-mssqldb"
 
-	"github.com/schedlock/schedlock/dialects/sqlkit"
 	"github.com/schedlock/schedlock/internal/fakesql"
 )
 
@@ -102,9 +101,9 @@ func (sim *simServer) open(t testing.TB) *sql.DB {
 }
 
 // detected opens sim and runs detection on it.
-func (sim *simServer) detected(t testing.TB) *sqlkit.DB {
+func (sim *simServer) detected(t testing.TB) *Backend {
 	t.Helper()
-	d, err := sqlkit.OpenLegacy(t.Context(), sim.open(t), Name)
+	d, err := New(t.Context(), sim.open(t), nil)
 	if err != nil {
 		t.Fatalf("detect on the simulator: %v", err)
 	}
