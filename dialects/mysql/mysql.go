@@ -61,7 +61,6 @@ func init() {
 		NameConnections:   NameConnections,
 		ConnectHint:       ConnectHint,
 		ClassifyError:     ClassifyError,
-		Driver:            DriverName,
 		CheckSessionNames: CheckSessionNames,
 		Open:              Open,
 	})
