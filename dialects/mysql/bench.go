@@ -10,11 +10,13 @@ import (
 	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
-// The Backend gives `schedlock bench` (package benchkit finds these methods
-// on the opened backend) the raw GET_LOCK statements the session locker
-// competes with, counts the connections holding a set of GET_LOCK names
-// with IS_USED_LOCK, which needs neither performance_schema nor a plugin,
-// and the claim a developer writes by hand (claimbench.go).
+// The Backend gives `schedlock bench` its raw baselines as methods, which
+// the harness finds on the opened backend (the contract of package
+// dialects/benchops, and benchkit.SessionBaseline): the raw GET_LOCK
+// statements the session locker competes with, a count of the connections
+// holding a set of GET_LOCK names by IS_USED_LOCK, which needs neither
+// performance_schema nor a plugin, and the claim a developer writes by
+// hand (claimbench.go).
 
 // holderBatch is how many names one IS_USED_LOCK statement asks about.
 const holderBatch = 500

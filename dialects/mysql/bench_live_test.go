@@ -1,18 +1,20 @@
 package mysql
 
 import (
+	"os/exec"
 	"strings"
 	"testing"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/benchops"
 	"github.com/schedlock/schedlock/internal/benchkit"
 )
 
 // The bench finds the raw baselines on the opened backend.
 var (
 	_ benchkit.SessionBaseline = (*Backend)(nil)
-	_ benchkit.HoldingCounter  = (*Backend)(nil)
-	_ benchkit.ClaimBaseline   = (*Backend)(nil)
+	_ benchops.HoldingCounter  = (*Backend)(nil)
+	_ benchops.ClaimBaseline   = (*Backend)(nil)
 )
 
 // CountHoldingSessions counts the distinct connections holding the
@@ -82,6 +84,20 @@ func TestBenchClaimsUseTheBackendsRawClaimLive(t *testing.T) {
 	for _, s := range r.Strategies {
 		if s.Engine.Rows == 0 || s.FirstError != "" {
 			t.Errorf("%s: %+v", s.Strategy, s)
+		}
+	}
+}
+
+// The package gives its baselines without linking the bench harness: a
+// program that links MySQL for its locks carries no bench.
+func TestLinksNoBenchHarness(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "github.com/schedlock/schedlock/dialects/mysql").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		if dep == "github.com/schedlock/schedlock/internal/benchkit" {
+			t.Errorf("dialects/mysql links %s", dep)
 		}
 	}
 }
