@@ -47,7 +47,7 @@ func checkBadNamesAndOwners(ctx context.Context, env *Env, tg target) (string, e
 		{what: "owner of spaces", owner: "  \t "},
 		{what: "owner of 100 KB", owner: huge},
 	}
-	var tl dialects.TableLocker
+	var tl dialects.LeaseLocker
 	if tg.isTable() {
 		if tl, err = tg.tableLocker(ctx, env); err != nil {
 			return "", err

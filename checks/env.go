@@ -53,7 +53,7 @@ type runState struct {
 }
 
 type tableState struct {
-	locker  dialects.TableLocker
+	locker  dialects.LeaseLocker
 	ready   bool // the table is known to exist
 	created bool // this run created it, so this run drops it
 }
@@ -105,7 +105,7 @@ func (e *Env) SessionLocker() (dialects.Locker, error) {
 // TableLocker returns the run's locker on table t. The first call of a run
 // creates the table when it does not exist and remembers to drop it when
 // the run ends; a table that existed before is never dropped.
-func (e *Env) TableLocker(ctx context.Context, t dialects.Table) (dialects.TableLocker, error) {
+func (e *Env) TableLocker(ctx context.Context, t dialects.Table) (dialects.LeaseLocker, error) {
 	rs := e.run
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
@@ -123,10 +123,14 @@ func (e *Env) TableLocker(ctx context.Context, t dialects.Table) (dialects.Table
 		_, _, err := ts.locker.Inspect(ctx, rs.prefix+"-probe")
 		switch {
 		case errors.Is(err, dialects.ErrNoTable):
-			if err := ts.locker.CreateTable(ctx); err != nil {
-				return nil, fmt.Errorf("create lock table %s: %w", ts.locker.Schema().Table, err)
+			// A store whose keys need no container (Redis, etcd) makes
+			// them on the first acquire.
+			if c, ok := ts.locker.(dialects.TableCreator); ok {
+				if err := c.CreateTable(ctx); err != nil {
+					return nil, fmt.Errorf("create lock table %s: %w", ts.locker.Schema().Table, err)
+				}
+				ts.created = true
 			}
-			ts.created = true
 		case err != nil:
 			return nil, fmt.Errorf("read lock table %s: %w", ts.locker.Schema().Table, err)
 		}
@@ -210,15 +214,15 @@ func (e *Env) finish(ctx context.Context) error {
 }
 
 // tableLocker returns b's table-strategy locker on t with the lease-table
-// administration the checks need (dialects.TableLocker).
-func tableLocker(b dialects.Backend, t dialects.Table) (dialects.TableLocker, error) {
+// administration the checks need (dialects.LeaseLocker).
+func tableLocker(b dialects.Backend, t dialects.Table) (dialects.LeaseLocker, error) {
 	l, err := b.Locker(dialects.StrategyTable, t)
 	if err != nil {
 		return nil, err
 	}
-	tl, ok := l.(dialects.TableLocker)
+	tl, ok := l.(dialects.LeaseLocker)
 	if !ok {
-		return nil, fmt.Errorf("%w: the table locker of %s is a %T, without Inspect, Handle and CreateTable", dialects.ErrUnsupported, b.Detected().Dialect, l)
+		return nil, fmt.Errorf("%w: the table locker of %s is a %T, without Inspect, Handle and Expire", dialects.ErrUnsupported, b.Detected().Dialect, l)
 	}
 	return tl, nil
 }

@@ -82,6 +82,26 @@ func (t *fakeTable) Inspect(_ context.Context, name string) (dialects.Row, bool,
 		LockedAt: r.lockedAt, Until: r.until, DBNow: s.now()}, true, nil
 }
 
+// Expire ends name's live lease, whoever holds it.
+func (t *fakeTable) Expire(_ context.Context, name string) (bool, error) {
+	if err := t.checkName(&name); err != nil {
+		return false, err
+	}
+	s := t.server
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rows, err := t.rowsLocked()
+	if err != nil {
+		return false, err
+	}
+	r := rows[s.key(name)]
+	if r == nil || !r.until.After(s.now()) {
+		return false, nil
+	}
+	r.until = s.now()
+	return true, nil
+}
+
 // checkName refuses a bad name, or with the cutAtNUL fault lets it through
 // cut at its first NUL byte.
 func (t *fakeTable) checkName(name *string) error {

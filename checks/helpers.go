@@ -83,7 +83,7 @@ func refusedAcquire(ctx context.Context, l dialects.Locker, name, owner, what st
 }
 
 // inspect reads the row of name and fails when there is none.
-func inspect(ctx context.Context, tl dialects.TableLocker, name string) (dialects.Row, error) {
+func inspect(ctx context.Context, tl dialects.LeaseLocker, name string) (dialects.Row, error) {
 	row, found, err := tl.Inspect(ctx, name)
 	if err != nil {
 		return row, fmt.Errorf("inspect %s: %w", short(name), err)
@@ -96,7 +96,7 @@ func inspect(ctx context.Context, tl dialects.TableLocker, name string) (dialect
 
 // waitExpired polls the row of name until the database says its lease has
 // run out (or the row is gone), for at most limit.
-func waitExpired(ctx context.Context, tl dialects.TableLocker, name string, limit time.Duration) (dialects.Row, error) {
+func waitExpired(ctx context.Context, tl dialects.LeaseLocker, name string, limit time.Duration) (dialects.Row, error) {
 	deadline := time.Now().Add(limit)
 	for {
 		row, found, err := tl.Inspect(ctx, name)

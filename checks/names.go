@@ -88,7 +88,7 @@ func runNameCases(ctx context.Context, env *Env, tg target, cases []nameCase) (s
 	if err != nil {
 		return "", err
 	}
-	var tl dialects.TableLocker
+	var tl dialects.LeaseLocker
 	if tg.isTable() {
 		if tl, err = tg.tableLocker(ctx, env); err != nil {
 			return "", err
@@ -119,7 +119,7 @@ func runNameCases(ctx context.Context, env *Env, tg target, cases []nameCase) (s
 // nameRoundTrip holds c.name, proves it is refused to others while c.variant
 // is free, holds both, releases c.name without freeing c.variant, and
 // releases both. tl, when not nil, must show the holder under c.name.
-func nameRoundTrip(ctx context.Context, env *Env, l dialects.Locker, tl dialects.TableLocker, c nameCase) error {
+func nameRoundTrip(ctx context.Context, env *Env, l dialects.Locker, tl dialects.LeaseLocker, c nameCase) error {
 	opts := func(role string) dialects.Options {
 		return dialects.Options{AtMost: time.Minute, Owner: env.Owner(role)}
 	}

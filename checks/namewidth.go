@@ -13,7 +13,7 @@ import (
 // nameColumnOf reads the name column of tg's table from the catalog. ok is
 // false for the session strategy, a locker that cannot read it, and a
 // table whose catalog does not show it.
-func nameColumnOf(ctx context.Context, env *Env, tg target) (tl dialects.TableLocker, col dialects.NameColumn, ok bool, err error) {
+func nameColumnOf(ctx context.Context, env *Env, tg target) (tl dialects.LeaseLocker, col dialects.NameColumn, ok bool, err error) {
 	if !tg.isTable() {
 		return nil, col, false, nil
 	}
@@ -35,7 +35,7 @@ func nameColumnOf(ctx context.Context, env *Env, tg target) (tl dialects.TableLo
 // character are locked exactly; names one over the width and of 1000
 // characters are refused with a *dialects.NameTooLongError naming the
 // width, and write no row.
-func checkPresetNameLengths(ctx context.Context, env *Env, tg target, tl dialects.TableLocker, col dialects.NameColumn) (string, error) {
+func checkPresetNameLengths(ctx context.Context, env *Env, tg target, tl dialects.LeaseLocker, col dialects.NameColumn) (string, error) {
 	one := env.run.oneRune
 	w := col.Width
 	shorter := fitName(env.Name("len"), w-1, col)
@@ -71,7 +71,7 @@ func checkPresetNameLengths(ctx context.Context, env *Env, tg target, tl dialect
 // refusedTooLong tries name, longer than col holds, and expects a
 // *dialects.NameTooLongError naming col's width, and no row whose name
 // starts with base (the part unique to this try).
-func refusedTooLong(ctx context.Context, l dialects.Locker, tl dialects.TableLocker, base, name string, col dialects.NameColumn) error {
+func refusedTooLong(ctx context.Context, l dialects.Locker, tl dialects.LeaseLocker, base, name string, col dialects.NameColumn) error {
 	lease, err := l.Acquire(ctx, name, dialects.Options{AtMost: time.Minute})
 	if err == nil {
 		releaseIfHeld(ctx, lease)

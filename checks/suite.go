@@ -57,7 +57,7 @@ func (tg target) lockers(ctx context.Context, env *Env, n int) ([]dialects.Locke
 }
 
 // tableLocker returns the run's table locker for tg.
-func (tg target) tableLocker(ctx context.Context, env *Env) (dialects.TableLocker, error) {
+func (tg target) tableLocker(ctx context.Context, env *Env) (dialects.LeaseLocker, error) {
 	return env.TableLocker(ctx, tg.table)
 }
 

@@ -125,7 +125,7 @@ func runHistoryOf(backend dialects.Backend, t dialects.Table) (dialects.RunHisto
 	if !ok {
 		return nil, missingFeature(backend, "has no run history")
 	}
-	tl, err := lb.TableLocker(t)
+	tl, err := lb.LeaseLocker(t)
 	if err != nil {
 		return nil, err
 	}

@@ -14,18 +14,18 @@ import (
 
 // memoryStore opens a fresh memory store, creates its lock table of
 // preset and returns its DSN and a locker on it.
-func memoryStore(t *testing.T, preset string) (string, dialects.TableLocker) {
+func memoryStore(t *testing.T, preset string) (string, dialects.LeaseLocker) {
 	t.Helper()
 	name := "unlock-" + strings.ReplaceAll(dialects.NewOwner(), ":", "-")
 	b, err := memory.Open(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tl, err := b.TableLocker(dialects.Table{Preset: preset})
+	tl, err := b.LeaseLocker(dialects.Table{Preset: preset})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := tl.CreateTable(context.Background()); err != nil {
+	if err := tl.(dialects.TableCreator).CreateTable(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
@@ -91,7 +91,7 @@ func TestMemoryLocksListPresets(t *testing.T) {
 	if len(got) != 1 || got[0].Preset != dialects.PresetShedlock || got[0].Source != "shedlock" || got[0].Token != nil {
 		t.Errorf("locks ls on a shedlock table = %+v", got)
 	}
-	l, err := mustBackend(t, shed).TableLocker(dialects.Table{Preset: dialects.PresetSchedlock, Name: "shedlock"})
+	l, err := mustBackend(t, shed).LeaseLocker(dialects.Table{Preset: dialects.PresetSchedlock, Name: "shedlock"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func TestMemoryUnlock(t *testing.T) {
 
 	// Changed hands between the read and the change: the guard refuses.
 	takeOver := func(ctx context.Context, _ dialects.LockBreaker) {
-		if _, err := tl.(dialects.TableExpirer).Expire(ctx, "job"); err != nil {
+		if _, err := tl.Expire(ctx, "job"); err != nil {
 			t.Error(err)
 		}
 		acquireT(t, tl, "job", "host-d")

@@ -381,12 +381,16 @@ func (o *RunOptions) locker(ctx context.Context, db dialects.Backend, target *ds
 		return nil, usageErrorf(o.Command, "--partition-bound applies to the session strategy, not the %s strategy", strategy)
 	}
 	if o.CreateTable {
-		tl, ok := locker.(dialects.TableLocker)
+		tl, ok := locker.(dialects.LeaseLocker)
 		if !ok {
 			return nil, usageErrorf(o.Command, "--create-table needs the table strategy")
 		}
-		if err := tl.CreateTable(ctx); err != nil {
-			return nil, o.dbError(ctx, target.Scrub(err))
+		// A store whose keys need no container (Redis, etcd) has nothing
+		// to create.
+		if c, ok := tl.(dialects.TableCreator); ok {
+			if err := c.CreateTable(ctx); err != nil {
+				return nil, o.dbError(ctx, target.Scrub(err))
+			}
 		}
 		if err := o.createRunTable(ctx, tl); err != nil {
 			return nil, o.dbError(ctx, target.Scrub(err))

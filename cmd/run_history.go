@@ -40,7 +40,7 @@ func (o *RunOptions) validateHistory() error {
 // createRunTable creates the run table beside the lock table tl, with
 // --create-table, where run would record into it: the native preset and
 // --history not 0.
-func (o *RunOptions) createRunTable(ctx context.Context, tl dialects.TableLocker) error {
+func (o *RunOptions) createRunTable(ctx context.Context, tl dialects.LeaseLocker) error {
 	if o.History == 0 || tl.Schema().Preset != dialects.PresetSchedlock {
 		return nil
 	}

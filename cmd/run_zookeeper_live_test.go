@@ -50,11 +50,11 @@ func TestRunZooKeeperConnectionLost(t *testing.T) {
 				t.Fatalf("open: %v", err)
 			}
 			t.Cleanup(func() { _ = other.Close() }) // after the table's drop below
-			tl, err := other.TableLocker(dialects.Table{Name: table})
+			tl, err := other.LeaseLocker(dialects.Table{Name: table})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := tl.CreateTable(ctx); err != nil {
+			if err := tl.(dialects.TableCreator).CreateTable(ctx); err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { _ = tl.(dialects.TableDropper).DropTable(context.Background()) })

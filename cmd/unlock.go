@@ -541,7 +541,7 @@ func (o *UnlockOptions) apply(ctx context.Context, db dialects.LockBreaker, p *u
 		}
 		return o.explainRefusal(ctx, db, p)
 	}
-	tl, err := db.TableLocker(p.table)
+	tl, err := db.LeaseLocker(p.table)
 	if err != nil {
 		return err
 	}
@@ -549,11 +549,7 @@ func (o *UnlockOptions) apply(ctx context.Context, db dialects.LockBreaker, p *u
 		defer c.Close()
 	}
 	if p.action == actionForceRelease {
-		expirer, ok := tl.(dialects.TableExpirer)
-		if !ok {
-			return fmt.Errorf("%w: this database's lock table cannot be force-released", dialects.ErrUnsupported)
-		}
-		changed, err := expirer.Expire(ctx, nameIn(p.lock, o.Name))
+		changed, err := tl.Expire(ctx, nameIn(p.lock, o.Name))
 		if err != nil || changed {
 			return err
 		}

@@ -358,7 +358,7 @@ func TestUnlockNativeTokenGuard(t *testing.T) {
 	// The same owner acquires again in between: a new token, so the
 	// release read with the old one is refused.
 	again := func(ctx context.Context, _ dialects.LockBreaker) {
-		if ok, err := tl.(dialects.TableExpirer).Expire(ctx, "sync"); err != nil || !ok {
+		if ok, err := tl.Expire(ctx, "sync"); err != nil || !ok {
 			t.Errorf("expire: %v %v", ok, err)
 		}
 		if _, err := tl.Acquire(ctx, "sync", dialects.Options{AtMost: time.Hour, Owner: "worker-1"}); err != nil {

@@ -29,11 +29,11 @@ func TestZooKeeperAdmin(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = b.Close() })
 	table := checks.NewPrefix()
-	tl, err := b.TableLocker(dialects.Table{Name: table})
+	tl, err := b.LeaseLocker(dialects.Table{Name: table})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := tl.CreateTable(ctx); err != nil {
+	if err := tl.(dialects.TableCreator).CreateTable(ctx); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = tl.(dialects.TableDropper).DropTable(context.Background()) })
@@ -114,7 +114,7 @@ func testZooKeeperTableACL(t *testing.T, _, raw string) {
 			if err != nil {
 				continue
 			}
-			if tl, err := b.TableLocker(dialects.Table{Name: drop.table}); err == nil {
+			if tl, err := b.LeaseLocker(dialects.Table{Name: drop.table}); err == nil {
 				_ = tl.(dialects.TableDropper).DropTable(context.Background())
 			}
 			_ = b.Close()

@@ -42,9 +42,9 @@ type LockLister interface {
 // Liquibase lock cleared, a session lock's holder terminated.
 type LockBreaker interface {
 	LockLister
-	// TableLocker returns the table-strategy locker for t, for guarded
-	// releases through TableLocker.Handle and TableExpirer.
-	TableLocker(t Table) (TableLocker, error)
+	// LeaseLocker returns the lease-strategy locker for t, for guarded
+	// releases through its Handle and forced ones through its Expire.
+	LeaseLocker(t Table) (LeaseLocker, error)
 	// Liquibase returns the administration of the Liquibase lock table
 	// called table (LiquibaseTable when empty).
 	Liquibase(table string) (LiquibaseLock, error)

@@ -29,8 +29,8 @@
 //     find a session lock's holder and end that session), Prober for
 //     `detect`, Pauser for `pause`/`resume`, RiskReporter for a store
 //     whose deployment can break the contract (report such risks under
-//     the IDs of TwoHolderRiskIDs); on its lockers TableLocker,
-//     TableDropper, TableExpirer and RunHistorian; claimtable.Claimant for
+//     the IDs of TwoHolderRiskIDs); on its lockers LeaseLocker (and TableLocker for a SQL table),
+//     TableCreator, TableDropper and RunHistorian; claimtable.Claimant for
 //     task-row claims; the raw baselines of package benchops for
 //     `schedlock bench`.
 //  4. Register one Dialect in init, with everything the command line,
@@ -298,7 +298,7 @@ func badText(s string) string {
 	return ""
 }
 
-// HandleOptions checks the arguments of a TableLocker's Handle and
+// HandleOptions checks the arguments of a LeaseLocker's Handle and
 // returns opts normalised for it: name as CheckName wants it, owner
 // non-empty and as CheckOwner wants it, token not negative (0: not
 // compared). opts supplies AtMost and AtLeast; its Owner becomes owner.

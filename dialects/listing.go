@@ -348,13 +348,6 @@ func missingColumns(want, found []string) []string {
 	return missing
 }
 
-// TableExpirer is implemented by table lockers that can end any owner's
-// lease (administrative force-unlock): Expire reports whether there was a
-// live lease to end.
-type TableExpirer interface {
-	Expire(ctx context.Context, name string) (bool, error)
-}
-
 // KeyDeleter is implemented by backends that free a lock by deleting its
 // key — a handle's release, a forced Expire, a resume — where a SQL table
 // ends the lease in its row (the stores: Redis, etcd, ZooKeeper). After

@@ -77,7 +77,7 @@ type PauseRequest struct {
 // (`schedlock pause`, `schedlock resume`). Lease stores without a table
 // (Redis, etcd, ZooKeeper) implement it where their lease can carry the
 // marker owner, for example with PauseLock and ResumeLock over their own
-// TableLocker.
+// LeaseLocker.
 type Pauser interface {
 	// Pause pauses the lock called name in table t for req.For. A lock held
 	// by a running job gives a *HeldError (after req.Wait); a lock paused
@@ -96,7 +96,7 @@ type Pauser interface {
 // waiting up to req.Wait for a running job's lease to end. A req.For of 0
 // or below, or above MaxPause, is refused with ErrInvalid before anything
 // is read.
-func PauseLock(ctx context.Context, tl TableLocker, name string, req PauseRequest) error {
+func PauseLock(ctx context.Context, tl LeaseLocker, name string, req PauseRequest) error {
 	if req.For <= 0 {
 		return invalidf("a pause must last a positive time, got %s", req.For)
 	}
@@ -133,7 +133,7 @@ func PauseLock(ctx context.Context, tl TableLocker, name string, req PauseReques
 // just read, so a pause set again in between is left alone. A lock that
 // is not paused (no row, another owner, a pause that has run out) gives an
 // error matching ErrNotPaused.
-func ResumeLock(ctx context.Context, tl TableLocker, name string) error {
+func ResumeLock(ctx context.Context, tl LeaseLocker, name string) error {
 	row, found, err := tl.Inspect(ctx, name)
 	if err != nil {
 		return err

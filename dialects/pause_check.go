@@ -34,18 +34,16 @@ func WithPauseCheck(backend Backend, locker Locker, t Table) Locker {
 	return &pauseCheckedLocker{Locker: locker, pauses: tl, dialect: backend.Detected().Dialect}
 }
 
-// tableLockerOf returns backend's table locker for t.
-func tableLockerOf(backend Backend, t Table) (TableLocker, error) {
-	if lb, ok := backend.(interface {
-		TableLocker(Table) (TableLocker, error)
-	}); ok {
-		return lb.TableLocker(t)
+// tableLockerOf returns backend's lease locker for t.
+func tableLockerOf(backend Backend, t Table) (LeaseLocker, error) {
+	if lb, ok := backend.(LockBreaker); ok {
+		return lb.LeaseLocker(t)
 	}
 	l, err := backend.Locker(StrategyTable, t)
 	if err != nil {
 		return nil, err
 	}
-	tl, ok := l.(TableLocker)
+	tl, ok := l.(LeaseLocker)
 	if !ok {
 		return nil, ErrUnsupported
 	}
@@ -54,7 +52,7 @@ func tableLockerOf(backend Backend, t Table) (TableLocker, error) {
 
 type pauseCheckedLocker struct {
 	Locker
-	pauses  TableLocker
+	pauses  LeaseLocker
 	dialect string
 
 	mu        sync.Mutex

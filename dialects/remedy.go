@@ -106,7 +106,7 @@ const (
 	// TermKillSession is ending a session lock's holder.
 	TermKillSession Term = "session termination (LockAdmin.Kill)"
 	// TermForceRelease is ending a table lease whoever holds it.
-	TermForceRelease Term = "a forced release (TableExpirer.Expire)"
+	TermForceRelease Term = "a forced release (LeaseLocker.Expire)"
 	// TermListLocks is listing the locks.
 	TermListLocks Term = "the lock listing (LockLister.ListLocks)"
 	// TermFindLock is looking a lock up by its exact name.

@@ -99,24 +99,42 @@ func (t Table) Schema() (Schema, error) {
 	return s, nil
 }
 
-// TableLocker is a Locker on a lease table, with the administration the
-// table allows.
-type TableLocker interface {
+// LeaseLocker is the lease strategy ("table", also called "lease") on any
+// backend: a Locker whose leases an administrator can read, rebuild and
+// end. Every backend's lease locker implements it; a SQL table's adds
+// TableLocker.
+type LeaseLocker interface {
 	Locker
-	// Schema is the table layout in use.
+	// Schema is the layout in use: the preset and its names (a table's
+	// columns, a store's key form).
 	Schema() Schema
-	// CreateSQL is the CREATE TABLE statement for this database.
-	CreateSQL() string
-	// CreateTable creates the table when it does not exist. Lockers never
-	// create tables on their own; a missing table is a *MissingTableError.
-	CreateTable(ctx context.Context) error
-	// Inspect reads the row of name; found is false when there is none.
+	// Inspect reads the lease of name; found is false when there is none.
 	Inspect(ctx context.Context, name string) (row Row, found bool, err error)
 	// Handle rebuilds the lease of a lock that owner holds (for example one
 	// taken by another process), so it can be refreshed or released under
 	// the owner check. token 0 skips the token comparison. opts supplies
 	// AtMost and AtLeast for Refresh and Release.
 	Handle(name, owner string, token int64, opts Options) (Lease, error)
+	// Expire ends any owner's lease of name (administrative force-unlock)
+	// and reports whether there was a live lease to end.
+	Expire(ctx context.Context, name string) (bool, error)
+}
+
+// TableCreator is implemented by lease lockers whose container must exist
+// before the first lock and that create it on request: a SQL table, a
+// ZooKeeper root node, a table of the memory store. Lockers never create
+// it on their own; a missing one is a *MissingTableError.
+type TableCreator interface {
+	// CreateTable creates the container when it does not exist.
+	CreateTable(ctx context.Context) error
+}
+
+// TableLocker is a lease locker on a SQL table.
+type TableLocker interface {
+	LeaseLocker
+	TableCreator
+	// CreateSQL is the CREATE TABLE statement for this database.
+	CreateSQL() string
 }
 
 // Row is one lock-table row, its times in UTC on the database clock.

@@ -191,7 +191,7 @@ func (db *DB) tracked() int {
 // not exist (the x-table/x-preset of the DSN); with the session strategy
 // there is nothing to create.
 func (db *DB) CreateTable(ctx context.Context) error {
-	tl, ok := db.locker.(dialects.TableLocker)
+	tl, ok := db.locker.(dialects.TableCreator)
 	if !ok {
 		return nil
 	}

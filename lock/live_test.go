@@ -71,7 +71,7 @@ func TestCloseReleasesHeldLeases(t *testing.T) {
 				if err := a.CreateTable(ctx); err != nil {
 					t.Fatal(err)
 				}
-				if tl, ok := a.locker.(dialects.TableLocker); ok {
+				if tl, ok := a.locker.(dialects.LeaseLocker); ok {
 					t.Cleanup(func() {
 						if d, ok := tl.(dialects.TableDropper); ok {
 							_ = d.DropTable(context.Background())
@@ -138,7 +138,7 @@ func openStrategy(t *testing.T, name, dsn string) *DB {
 	if err := db.CreateTable(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if tl, ok := db.locker.(dialects.TableLocker); ok {
+	if tl, ok := db.locker.(dialects.LeaseLocker); ok {
 		t.Cleanup(func() {
 			if d, ok := tl.(dialects.TableDropper); ok {
 				_ = d.DropTable(context.Background())

@@ -32,7 +32,7 @@ func TestNamespacesKeepLocksApart(t *testing.T) {
 				if err := plain.CreateTable(ctx); err != nil {
 					t.Fatal(err)
 				}
-				if tl, ok := plain.locker.(dialects.TableLocker); ok {
+				if tl, ok := plain.locker.(dialects.LeaseLocker); ok {
 					t.Cleanup(func() {
 						if d, ok := tl.(dialects.TableDropper); ok {
 							_ = d.DropTable(context.Background())

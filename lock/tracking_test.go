@@ -41,11 +41,11 @@ func TestTrackingForgetsEndedLeases(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tl, err := admin.TableLocker(dialects.Table{})
+	tl, err := admin.LeaseLocker(dialects.Table{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	expirer := tl.(dialects.TableExpirer)
+	expirer := tl
 	maxTracked := 0
 	for i := 0; i < cycles; i++ {
 		lease, err := db.Acquire(ctx, "job", Options{})

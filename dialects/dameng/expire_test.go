@@ -27,7 +27,7 @@ func TestExpireSimulated(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			expirer := tl.(dialects.TableExpirer)
+			expirer := tl
 			if expired, err := expirer.Expire(ctx, "job"); err != nil || !expired {
 				t.Fatalf("Expire of a live lease = %v, %v; want true", expired, err)
 			}

@@ -82,7 +82,7 @@ func TestHandleKeepsAtLeastFromItsRelease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ol, err := other.TableLocker(table)
+	ol, err := other.LeaseLocker(table)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -329,7 +329,7 @@ func (b *Backend) Root() string { return b.cfg.root }
 func (b *Backend) Locker(strategy dialects.Strategy, t dialects.Table) (dialects.Locker, error) {
 	switch strategy {
 	case dialects.StrategyTable:
-		return b.TableLocker(t)
+		return b.LeaseLocker(t)
 	case dialects.StrategySession:
 		return nil, dialects.Wrap(Name, "session locker", dialects.WithRemedy(
 			fmt.Errorf("%w: etcd has no session locks; its locks are leases (the table strategy)", dialects.ErrUnsupported), dialects.UseTableStrategy))
@@ -337,10 +337,10 @@ func (b *Backend) Locker(strategy dialects.Strategy, t dialects.Table) (dialects
 	return nil, dialects.Invalidf("unknown strategy %q: use session or table", strategy)
 }
 
-// TableLocker returns the locker of the lock space t names: the DSN prefix
+// LeaseLocker returns the locker of the lock space t names: the DSN prefix
 // for the table "schedlock" (the default), or the prefix plus "<name>/" for
 // another name. Only the schedlock preset exists on etcd.
-func (b *Backend) TableLocker(t dialects.Table) (dialects.TableLocker, error) {
+func (b *Backend) LeaseLocker(t dialects.Table) (dialects.LeaseLocker, error) {
 	schema, err := b.schema(t)
 	if err != nil {
 		return nil, err

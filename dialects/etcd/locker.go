@@ -16,7 +16,7 @@ import (
 )
 
 // Locker is the locker of one lock space. It implements
-// dialects.TableLocker and dialects.TableExpirer; it is safe for
+// dialects.LeaseLocker; it is safe for
 // concurrent use.
 type Locker struct {
 	b      *Backend
@@ -25,8 +25,7 @@ type Locker struct {
 }
 
 var (
-	_ dialects.TableLocker  = (*Locker)(nil)
-	_ dialects.TableExpirer = (*Locker)(nil)
+	_ dialects.LeaseLocker  = (*Locker)(nil)
 	_ dialects.HolderLookup = (*Locker)(nil)
 )
 
@@ -43,15 +42,6 @@ func (l *Locker) Schema() dialects.Schema { return l.schema }
 // KeyPrefix is the prefix of every key of the lock called name, the name
 // `etcdctl lock` takes (without the trailing slash) to share the lock.
 func (l *Locker) KeyPrefix(name string) string { return l.space.lockPrefix(name) }
-
-// CreateSQL implements dialects.TableLocker: etcd has no tables to create.
-func (l *Locker) CreateSQL() string {
-	return "(etcd keys under " + quotePrefix(l.space.base) + ": nothing to create)"
-}
-
-// CreateTable implements dialects.TableLocker: a key prefix needs no
-// creating, so it does nothing.
-func (l *Locker) CreateTable(context.Context) error { return nil }
 
 func quotePrefix(p string) string {
 	if p == "" {
@@ -337,7 +327,7 @@ func (l *Locker) Handle(name, owner string, token int64, opts dialects.Options) 
 	return &handle{locker: l, name: name, owner: owner, token: token, atLeast: opts.AtLeast, done: make(chan struct{})}, nil
 }
 
-// Expire implements dialects.TableExpirer: it deletes the holding key of
+// Expire implements dialects.LeaseLocker: it deletes the holding key of
 // name whoever holds it, guarded by the key's revision as read, so a key
 // that changed in between is left alone (changed false).
 func (l *Locker) Expire(ctx context.Context, name string) (bool, error) {

@@ -17,11 +17,11 @@ func TestTableAndNameStayApart(t *testing.T) {
 	ctx := context.Background()
 	b := openLive(t)
 	table := checks.NewPrefix()
-	inTable, err := b.TableLocker(dialects.Table{Name: table})
+	inTable, err := b.LeaseLocker(dialects.Table{Name: table})
 	if err != nil {
 		t.Fatal(err)
 	}
-	plain, err := b.TableLocker(dialects.Table{})
+	plain, err := b.LeaseLocker(dialects.Table{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func TestNestedPrefixIsNotAHolder(t *testing.T) {
 	inner := checks.NewPrefix()
 	outer := openLive(t)
 	nested := openDSN(t, dsn+"/"+inner)
-	innerLocker, err := nested.TableLocker(dialects.Table{})
+	innerLocker, err := nested.LeaseLocker(dialects.Table{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func TestNestedPrefixIsNotAHolder(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer held.Release(ctx)
-	outerLocker, err := outer.TableLocker(dialects.Table{})
+	outerLocker, err := outer.LeaseLocker(dialects.Table{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestNestedPrefixIsNotAHolder(t *testing.T) {
 	if !errors.Is(err, dialects.ErrInvalid) || errors.Is(err, dialects.ErrHeld) || !strings.Contains(err.Error(), "another lock space") {
 		t.Fatalf("acquire of %q beside the nested prefix's lock: %v, want ErrInvalid naming the other lock space", inner, err)
 	}
-	if _, err := outerLocker.(dialects.TableExpirer).Expire(ctx, inner); !errors.Is(err, dialects.ErrInvalid) {
+	if _, err := outerLocker.Expire(ctx, inner); !errors.Is(err, dialects.ErrInvalid) {
 		t.Fatalf("force release of %q beside the nested prefix's lock: %v, want ErrInvalid", inner, err)
 	}
 	if err := held.Refresh(ctx); err != nil {

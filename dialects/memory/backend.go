@@ -72,15 +72,15 @@ func (b *Backend) Detected() dialects.Info {
 func (b *Backend) Locker(strategy dialects.Strategy, t dialects.Table) (dialects.Locker, error) {
 	switch strategy {
 	case dialects.StrategyTable:
-		return b.TableLocker(t)
+		return b.LeaseLocker(t)
 	case dialects.StrategySession:
 		return nil, dialects.Wrap(Name, "session locker", fmt.Errorf("%w: the memory backend has no session locks", dialects.ErrUnsupported))
 	}
 	return nil, dialects.Invalidf("unknown strategy %q: use session or table", strategy)
 }
 
-// TableLocker returns the lease-table locker on t.
-func (b *Backend) TableLocker(t dialects.Table) (dialects.TableLocker, error) {
+// LeaseLocker returns the lease-table locker on t.
+func (b *Backend) LeaseLocker(t dialects.Table) (dialects.LeaseLocker, error) {
 	schema, err := t.Schema()
 	if err != nil {
 		return nil, err

@@ -10,17 +10,17 @@ import (
 )
 
 // Locker is the table-strategy locker on one table of a store. It
-// implements dialects.TableLocker, dialects.TableDropper and
-// dialects.TableExpirer.
+// implements dialects.LeaseLocker, dialects.TableCreator and
+// dialects.TableDropper.
 type Locker struct {
 	store  *store
 	schema dialects.Schema
 }
 
 var (
-	_ dialects.TableLocker  = (*Locker)(nil)
+	_ dialects.LeaseLocker  = (*Locker)(nil)
+	_ dialects.TableCreator = (*Locker)(nil)
 	_ dialects.TableDropper = (*Locker)(nil)
-	_ dialects.TableExpirer = (*Locker)(nil)
 )
 
 // Strategy reports StrategyTable.
@@ -28,9 +28,6 @@ func (l *Locker) Strategy() dialects.Strategy { return dialects.StrategyTable }
 
 // Schema implements dialects.TableLocker.
 func (l *Locker) Schema() dialects.Schema { return l.schema }
-
-// CreateSQL implements dialects.TableLocker: there is no SQL here.
-func (l *Locker) CreateSQL() string { return "(memory table " + l.schema.Table + ")" }
 
 // CreateTable creates the table when it does not exist.
 func (l *Locker) CreateTable(context.Context) error {
@@ -62,7 +59,7 @@ func (l *Locker) DropTable(context.Context) error {
 func (l *Locker) tableLocked() (*table, error) {
 	t := l.store.tables[l.schema.Table]
 	if t == nil {
-		return nil, &dialects.MissingTableError{Table: l.schema.Table, CreateSQL: l.CreateSQL()}
+		return nil, &dialects.MissingTableError{Table: l.schema.Table, CreateSQL: "(memory table " + l.schema.Table + ")"}
 	}
 	if _, err := t.as(l.schema.Table, l.schema.Preset); err != nil {
 		return nil, err
@@ -144,7 +141,7 @@ func (l *Locker) Handle(name, owner string, token int64, opts dialects.Options) 
 	return &lease{locker: l, name: name, owner: owner, token: token, atMost: opts.AtMost, atLeast: opts.AtLeast, done: make(chan struct{}), handle: true}, nil
 }
 
-// Expire implements dialects.TableExpirer: it ends name's lease whoever
+// Expire implements dialects.LeaseLocker: it ends name's lease whoever
 // holds it.
 func (l *Locker) Expire(_ context.Context, name string) (bool, error) {
 	if err := dialects.CheckName(name); err != nil {

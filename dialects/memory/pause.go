@@ -11,7 +11,7 @@ var _ dialects.Pauser = (*Backend)(nil)
 // Pause implements dialects.Pauser on the table t, with the kit's
 // PauseLock over the table's locker.
 func (b *Backend) Pause(ctx context.Context, t dialects.Table, name string, req dialects.PauseRequest) error {
-	tl, err := b.TableLocker(t)
+	tl, err := b.LeaseLocker(t)
 	if err != nil {
 		return err
 	}
@@ -20,7 +20,7 @@ func (b *Backend) Pause(ctx context.Context, t dialects.Table, name string, req 
 
 // Resume implements dialects.Pauser on the table t.
 func (b *Backend) Resume(ctx context.Context, t dialects.Table, name string) error {
-	tl, err := b.TableLocker(t)
+	tl, err := b.LeaseLocker(t)
 	if err != nil {
 		return err
 	}

@@ -60,14 +60,14 @@ func TestTableLockerSimulated(t *testing.T) {
 	if tok, _ := second.Token(); tok != 2 {
 		t.Errorf("second token = %d; want 2", tok)
 	}
-	expired, err := tl.(dialects.TableExpirer).Expire(ctx, "job")
+	expired, err := tl.Expire(ctx, "job")
 	if err != nil || !expired {
 		t.Fatalf("Expire of a live lease = %v, %v; want true", expired, err)
 	}
 	if err := second.Refresh(ctx); !errors.Is(err, dialects.ErrLeaseLost) {
 		t.Errorf("refresh after a forced expiry: %v; want ErrLeaseLost", err)
 	}
-	if expired, err := tl.(dialects.TableExpirer).Expire(ctx, "job"); err != nil || expired {
+	if expired, err := tl.Expire(ctx, "job"); err != nil || expired {
 		t.Errorf("Expire of an ended lease = %v, %v; want false", expired, err)
 	}
 	if err := tl.(dialects.TableDropper).DropTable(ctx); err != nil {

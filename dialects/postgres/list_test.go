@@ -132,7 +132,7 @@ func TestLockAdminLiveTablesShedLockAndLiquibase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ended, err := tl.(dialects.TableExpirer).Expire(ctx, "held-job"); err != nil || !ended {
+	if ended, err := tl.Expire(ctx, "held-job"); err != nil || !ended {
 		t.Fatalf("Expire(held-job) = %v, %v", ended, err)
 	}
 	f, err := db.FindLock(ctx, "held-job", nil)

@@ -146,7 +146,7 @@ func (b *Backend) Detected() dialects.Info { return b.info }
 func (b *Backend) Locker(strategy dialects.Strategy, t dialects.Table) (dialects.Locker, error) {
 	switch strategy {
 	case dialects.StrategyTable:
-		return b.TableLocker(t)
+		return b.LeaseLocker(t)
 	case dialects.StrategySession:
 		return nil, dialects.Wrap(Name, "session locker", dialects.WithRemedy(
 			unsupportedf("Redis has no session locks: a connection's end frees nothing"), dialects.UseTableStrategy))
@@ -154,12 +154,12 @@ func (b *Backend) Locker(strategy dialects.Strategy, t dialects.Table) (dialects
 	return nil, dialects.Invalidf("unknown strategy %q: use session or table", strategy)
 }
 
-// TableLocker returns the lease locker on the key layout of t: Preset
+// LeaseLocker returns the lease locker on the key layout of t: Preset
 // schedlock (default) or shedlock; Name the key prefix (schedlock,
 // default "schedlock") or ShedLock's environment (default "default").
 // A store that evicts keys is refused: an evicted key is a lock given to
 // two holders.
-func (b *Backend) TableLocker(t dialects.Table) (dialects.TableLocker, error) {
+func (b *Backend) LeaseLocker(t dialects.Table) (dialects.LeaseLocker, error) {
 	l, err := newLayout(t)
 	if err != nil {
 		return nil, err

@@ -17,7 +17,7 @@ import (
 // when the test ends) and a plain client on the same Redis, to read and
 // write its keys as another tool would.
 type nativeRig struct {
-	l      dialects.TableLocker
+	l      dialects.LeaseLocker
 	rc     *goredis.Client
 	prefix string
 }
@@ -37,7 +37,7 @@ func newNativeRig(t *testing.T) nativeRig {
 	}
 	rc := goredis.NewClient(opt)
 	t.Cleanup(func() { _ = rc.Close() })
-	return nativeRig{l: l.(dialects.TableLocker), rc: rc, prefix: prefix}
+	return nativeRig{l: l.(dialects.LeaseLocker), rc: rc, prefix: prefix}
 }
 
 func (r nativeRig) key(name string) string { return r.prefix + ":{" + name + "}" }

@@ -14,7 +14,7 @@ import (
 )
 
 // Locker is the lease locker on one key layout. It implements
-// dialects.TableLocker, TableDropper and TableExpirer; it is safe for
+// dialects.LeaseLocker and TableDropper; it is safe for
 // concurrent use and holds no state between calls.
 type Locker struct {
 	b      *Backend
@@ -22,9 +22,8 @@ type Locker struct {
 }
 
 var (
-	_ dialects.TableLocker  = (*Locker)(nil)
+	_ dialects.LeaseLocker  = (*Locker)(nil)
 	_ dialects.TableDropper = (*Locker)(nil)
-	_ dialects.TableExpirer = (*Locker)(nil)
 )
 
 // explain is the package's explain with the ACL fix of a refused command
@@ -37,18 +36,9 @@ func (l *Locker) explain(err error) error {
 // (native layout) a fencing token.
 func (l *Locker) Strategy() dialects.Strategy { return dialects.StrategyTable }
 
-// Schema implements dialects.TableLocker: the preset's columns, Table the
+// Schema implements dialects.LeaseLocker: the preset's columns, Table the
 // key prefix (native) or ShedLock's environment.
 func (l *Locker) Schema() dialects.Schema { return l.layout.schema }
-
-// CreateSQL implements dialects.TableLocker: there is nothing to create.
-func (l *Locker) CreateSQL() string {
-	return "(Redis keys " + l.layout.match() + ", made by the first acquire)"
-}
-
-// CreateTable implements dialects.TableLocker: keys need no table; it
-// does nothing.
-func (l *Locker) CreateTable(context.Context) error { return nil }
 
 // DropTable implements dialects.TableDropper: it deletes every key of the
 // layout (locks and, native, their token counters), found by SCAN.
@@ -200,7 +190,7 @@ func (l *Locker) Inspect(ctx context.Context, name string) (dialects.Row, bool, 
 	case errors.Is(err, goredis.Nil):
 		if any, err := l.prefixHasKeys(ctx); err != nil || !any {
 			if err == nil {
-				err = &dialects.MissingTableError{Table: l.layout.prefix, CreateSQL: l.CreateSQL()}
+				err = &dialects.MissingTableError{Table: l.layout.prefix, CreateSQL: "(Redis keys " + l.layout.match() + ", made by the first acquire)"}
 			}
 			return row, false, err
 		}
@@ -279,7 +269,7 @@ func holderOf(l layout, value string) string {
 	return owner
 }
 
-// Expire implements dialects.TableExpirer: the lock key is deleted
+// Expire implements dialects.LeaseLocker: the lock key is deleted
 // whoever holds it (an administrator's forced release; the token counter
 // stays). It reports whether there was a live lease.
 func (l *Locker) Expire(ctx context.Context, name string) (bool, error) {

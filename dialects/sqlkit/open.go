@@ -133,6 +133,9 @@ func (db *DB) TableLocker(t dialects.Table) (dialects.TableLocker, error) {
 	return l, dialects.Wrap(db.Dialect.Name, "table locker", err)
 }
 
+// LeaseLocker implements LockBreaker: the lease table t (TableLocker).
+func (db *DB) LeaseLocker(t dialects.Table) (dialects.LeaseLocker, error) { return db.TableLocker(t) }
+
 // Locker returns the locker for strategy; the table t applies to the table
 // strategy only.
 func (db *DB) Locker(strategy dialects.Strategy, t dialects.Table) (dialects.Locker, error) {

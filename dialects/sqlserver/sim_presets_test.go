@@ -85,7 +85,7 @@ func TestSysSchedLockRowsOnSimulator(t *testing.T) {
 	if _, err := tl.Acquire(ctx, "forced", dialects.Options{Owner: "a"}); err != nil {
 		t.Fatal(err)
 	}
-	if done, err := tl.(dialects.TableExpirer).Expire(ctx, "forced"); err != nil || !done || !gone("forced") {
+	if done, err := tl.Expire(ctx, "forced"); err != nil || !done || !gone("forced") {
 		t.Fatalf("forced unlock = %v, %v; want the row deleted", done, err)
 	}
 	_, err = tl.Acquire(ctx, "trailing ", dialects.Options{Owner: "a"})

@@ -137,7 +137,7 @@ func (l *Locker) Handle(name, owner string, token int64, opts dialects.Options) 
 		handle: true, grantedBy: time.Now(), until: time.Now().Add(opts.AtMost), done: make(chan struct{})}, nil
 }
 
-// Expire implements dialects.TableExpirer: it deletes the holder's lock
+// Expire implements dialects.LeaseLocker: it deletes the holder's lock
 // node (and the at-least node), whoever holds it. A schedlock holder is
 // told at once through its watch; a Curator holder is not (Curator does
 // not watch its own node) and should be stopped as well. The next waiter
@@ -206,7 +206,7 @@ func (b *Backend) ListLocks(ctx context.Context, opts dialects.ListOptions) (*di
 			}
 			t = rt
 		}
-		tl, err := b.TableLocker(t)
+		tl, err := b.LeaseLocker(t)
 		if err != nil {
 			return nil, err
 		}
@@ -320,7 +320,7 @@ func (b *Backend) FindLock(ctx context.Context, name string, tables []dialects.T
 		tables = []dialects.Table{{}}
 	}
 	for _, t := range tables {
-		tl, err := b.TableLocker(t)
+		tl, err := b.LeaseLocker(t)
 		if err != nil {
 			return nil, err
 		}

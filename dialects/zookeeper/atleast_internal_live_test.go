@@ -61,11 +61,11 @@ func TestLockedAtAfterAnAtLeastIsNotBeforeItsEnd(t *testing.T) {
 func liveTable(t *testing.T) (context.Context, *Locker) {
 	t.Helper()
 	ctx, b := liveBackend(t)
-	tl, err := b.TableLocker(dialects.Table{Name: checks.NewPrefix()})
+	tl, err := b.LeaseLocker(dialects.Table{Name: checks.NewPrefix()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := tl.CreateTable(ctx); err != nil {
+	if err := tl.(dialects.TableCreator).CreateTable(ctx); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = tl.(dialects.TableDropper).DropTable(context.Background()) })

@@ -275,7 +275,7 @@ func (b *Backend) SessionID() int64 { return b.conn.SessionID() }
 func (b *Backend) Locker(strategy dialects.Strategy, t dialects.Table) (dialects.Locker, error) {
 	switch strategy {
 	case dialects.StrategyTable:
-		return b.TableLocker(t)
+		return b.LeaseLocker(t)
 	case dialects.StrategySession:
 		return nil, wrap("session locker", fmt.Errorf("%w: ZooKeeper locks are Curator's ephemeral-node recipe, offered as the table strategy", dialects.ErrUnsupported))
 	}

@@ -34,7 +34,7 @@ func (b *Backend) RawStoreOps(ctx context.Context) (benchops.StoreOps, error) {
 	}
 	conn := raw.conn
 	locker := func(table string) (*Locker, error) {
-		tl, err := raw.TableLocker(dialects.Table{Name: table})
+		tl, err := raw.LeaseLocker(dialects.Table{Name: table})
 		if err != nil {
 			return nil, err
 		}

@@ -182,7 +182,7 @@ func TestEnsembleLock(t *testing.T) {
 	t.Logf("detect: %s %s, mode %q, %d risks", info.Product, info.Version, info.Mode, len(caps.Risks))
 
 	hl, cl := newTable(t, holder), (*zookeeper.Locker)(nil)
-	tl, err := contender.TableLocker(dialects.Table{Name: hl.Schema().Table})
+	tl, err := contender.LeaseLocker(dialects.Table{Name: hl.Schema().Table})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,7 +31,7 @@ func TestLibraryOpen(t *testing.T) {
 	}
 	t.Cleanup(func() {
 		b := openLive(t, liveDSN(t))
-		tl, _ := b.TableLocker(dialects.Table{Name: table})
+		tl, _ := b.LeaseLocker(dialects.Table{Name: table})
 		_ = tl.(interface{ DropTable(context.Context) error }).DropTable(context.Background())
 	})
 	ran := false

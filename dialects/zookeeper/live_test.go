@@ -47,7 +47,7 @@ func openLive(t testing.TB, dsn string) *zookeeper.Backend {
 // newTable is a table unique to the test, created now and dropped after.
 func newTable(t testing.TB, b *zookeeper.Backend) *zookeeper.Locker {
 	t.Helper()
-	tl, err := b.TableLocker(dialects.Table{Name: checks.NewPrefix()})
+	tl, err := b.LeaseLocker(dialects.Table{Name: checks.NewPrefix()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestConformance(t *testing.T) {
 	table := dialects.Table{Preset: dialects.PresetSchedlock, Name: checks.NewPrefix()}
 	dialecttest.Run(t, b, dialecttest.Options{Tables: []dialects.Table{table}})
 
-	l, err := b.TableLocker(table)
+	l, err := b.LeaseLocker(table)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 )
 
 // Locker is the table-strategy locker on one table node. It implements
-// dialects.TableLocker, dialects.TableDropper and dialects.TableExpirer.
+// dialects.LeaseLocker, dialects.TableCreator and dialects.TableDropper.
 type Locker struct {
 	b      *Backend
 	schema dialects.Schema
@@ -26,16 +26,16 @@ type Locker struct {
 }
 
 var (
-	_ dialects.TableLocker  = (*Locker)(nil)
+	_ dialects.LeaseLocker  = (*Locker)(nil)
+	_ dialects.TableCreator = (*Locker)(nil)
 	_ dialects.TableDropper = (*Locker)(nil)
-	_ dialects.TableExpirer = (*Locker)(nil)
 )
 
-// TableLocker returns the locker on table t: its Name is the table node
+// LeaseLocker returns the locker on table t: its Name is the table node
 // under the chroot (default "schedlock"); a table node that would be
 // ReservedPath ("zookeeper" with no chroot) is refused with ErrInvalid. Only the schedlock preset
 // exists on ZooKeeper: the layout is always Curator's.
-func (b *Backend) TableLocker(t dialects.Table) (dialects.TableLocker, error) {
+func (b *Backend) LeaseLocker(t dialects.Table) (dialects.LeaseLocker, error) {
 	schema, err := t.Schema()
 	if err != nil {
 		return nil, err
@@ -59,10 +59,6 @@ func (l *Locker) Schema() dialects.Schema { return l.schema }
 
 // Root is the table node's path.
 func (l *Locker) Root() string { return l.root }
-
-// CreateSQL implements dialects.TableLocker: the zkCli command that
-// creates the table node (with its parents).
-func (l *Locker) CreateSQL() string { return "create " + l.root }
 
 // NamePath is the node of the lock called name: the parent of its lock
 // nodes, the path a Curator InterProcessMutex takes to share the lock.
@@ -143,7 +139,7 @@ func (l *Locker) deleteTree(ctx context.Context, p string) error {
 
 // missingTable is the error of an absent table node.
 func (l *Locker) missingTable(err error) error {
-	return &dialects.MissingTableError{Table: l.root, CreateSQL: l.CreateSQL(), Err: err}
+	return &dialects.MissingTableError{Table: l.root, CreateSQL: "create " + l.root, Err: err} // the zkCli command
 }
 
 // Acquire implements dialects.Locker with Curator's recipe: it creates an

@@ -105,7 +105,7 @@ func TestSessionExpiry(t *testing.T) {
 	defer b.Close()
 	direct := openLive(t, raw)
 	l := newTable(t, direct)
-	tl, err := b.TableLocker(dialects.Table{Name: l.Schema().Table})
+	tl, err := b.LeaseLocker(dialects.Table{Name: l.Schema().Table})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -201,7 +201,7 @@ func (b *Backend) Probe(ctx context.Context, opts dialects.ProbeOptions) (dialec
 // version it cannot have, which ZooKeeper checks against the ACL before
 // the version.
 func (b *Backend) probeTable(ctx context.Context) []dialects.MissingPrivilege {
-	tl, err := b.TableLocker(dialects.Table{})
+	tl, err := b.LeaseLocker(dialects.Table{})
 	if err != nil {
 		return nil
 	}

@@ -495,7 +495,7 @@ func tableLocker(ctx context.Context, b dialects.Backend, t dialects.Table) (dia
 	if err != nil || !temporary {
 		return l, drop, err
 	}
-	tl, ok := l.(dialects.TableLocker)
+	tl, ok := l.(dialects.TableCreator)
 	if !ok {
 		return l, drop, nil
 	}

@@ -290,7 +290,7 @@ func CheckArticleInterop(t *testing.T, db *sql.DB, tl dialects.TableLocker, a Ar
 			t.Fatal(err)
 		}
 		mustLock(t, "crashed", "article-b", false)
-		exp := tl.(dialects.TableExpirer)
+		exp := tl
 		if done, err := exp.Expire(ctx, "crashed"); err != nil || !done {
 			t.Fatalf("forced unlock of the expired row = %v, %v; want it deleted", done, err)
 		}

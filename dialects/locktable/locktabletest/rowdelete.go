@@ -67,7 +67,7 @@ func CheckRowDeletingRelease(t *testing.T, tl dialects.TableLocker) {
 	if _, found := row("theirs"); !found {
 		t.Fatal("a release by another owner deleted the row")
 	}
-	exp := tl.(dialects.TableExpirer)
+	exp := tl
 	if done, err := exp.Expire(ctx, "theirs"); err != nil || !done {
 		t.Fatalf("forced unlock = %v, %v; want the row deleted", done, err)
 	}
