@@ -166,40 +166,86 @@ func fakeNow(ctx context.Context, conn *sql.Conn) (time.Time, error) {
 	return sqlkit.ParseServerTime(s)
 }
 
-// fakeDialect is a dialect over h that recommends session locks, like
-// PostgreSQL's, and reports SKIP LOCKED as skipLocked.
-func fakeDialect(h *lockServer, skipLocked dialects.Capability) *dialects.Dialect {
-	return &dialects.Dialect{
-		Name: "fake",
-		NewSessionLocker: func(db *sql.DB, _ dialects.Info) (dialects.Locker, error) {
-			return &sqlkit.SessionLocker{Dialect: "fake", DB: db, Ops: fakeOps{}}, nil
-		},
-		Recommend: func(dialects.Info) (dialects.Strategy, string) {
-			return dialects.StrategySession, "fake advisory locks are freed at disconnect"
-		},
-		Probe: func(ctx context.Context, db *sql.DB, _ dialects.Info, _ dialects.ProbeOptions) (dialects.Capabilities, error) {
-			return dialects.Capabilities{
-				SkipLocked:   skipLocked,
-				NoWait:       dialects.CapYes("by version"),
-				Isolation:    dialects.CapYes("read committed"),
-				LockListing:  dialects.CapYes("views"),
-				KillSessions: dialects.CapNo("no", "GRANT it"),
-				Clock:        sqlkit.MeasureClock(ctx, db, fakeNow),
-			}, nil
-		},
-	}
+// fakeEngine is the engine of a database over a lockServer: it
+// recommends session locks, like PostgreSQL's, and its probe reports
+// SKIP LOCKED as skipLocked. fake returns it with session locks and a
+// probe; the tests take either away with noSession and noProbe.
+type fakeEngine struct {
+	db         *sql.DB
+	strategy   dialects.Strategy
+	reason     string
+	skipLocked dialects.Capability
+	// probe is the dialect's probe; nil: the plain probe below.
+	probe func(ctx context.Context) (dialects.Capabilities, error)
 }
 
-func openFake(t *testing.T, h *lockServer, d *dialects.Dialect) *sqlkit.DB {
+func (e *fakeEngine) NewTableLocker(dialects.Table) (dialects.TableLocker, error) {
+	return nil, dialects.ErrUnsupported
+}
+
+func (e *fakeEngine) RecommendStrategy() (dialects.Strategy, string) { return e.strategy, e.reason }
+
+func (e *fakeEngine) sessionLocker() (dialects.Locker, error) {
+	return &sqlkit.SessionLocker{Dialect: "fake", DB: e.db, Ops: fakeOps{}}, nil
+}
+
+func (e *fakeEngine) dialectProbe(ctx context.Context) (dialects.Capabilities, error) {
+	if e.probe != nil {
+		return e.probe(ctx)
+	}
+	return dialects.Capabilities{
+		SkipLocked:   e.skipLocked,
+		NoWait:       dialects.CapYes("by version"),
+		Isolation:    dialects.CapYes("read committed"),
+		LockListing:  dialects.CapYes("views"),
+		KillSessions: dialects.CapNo("no", "GRANT it"),
+		Clock:        sqlkit.MeasureClock(ctx, e.db, fakeNow),
+	}, nil
+}
+
+// The engine's three shapes: session locks and a probe, a probe alone,
+// session locks alone.
+type (
+	fullEngine      struct{ *fakeEngine }
+	noSessionEngine struct{ *fakeEngine }
+	noProbeEngine   struct{ *fakeEngine }
+)
+
+func (e fullEngine) NewSessionLocker(dialects.SessionNames) (dialects.Locker, error) {
+	return e.sessionLocker()
+}
+
+func (e fullEngine) ProbeDialect(ctx context.Context, _ dialects.ProbeOptions) (dialects.Capabilities, error) {
+	return e.dialectProbe(ctx)
+}
+
+func (e noSessionEngine) ProbeDialect(ctx context.Context, _ dialects.ProbeOptions) (dialects.Capabilities, error) {
+	return e.dialectProbe(ctx)
+}
+
+func (e noProbeEngine) NewSessionLocker(dialects.SessionNames) (dialects.Locker, error) {
+	return e.sessionLocker()
+}
+
+// fake is a fakeEngine over h.
+func fake(t *testing.T, h *lockServer, skipLocked dialects.Capability) *fakeEngine {
 	t.Helper()
 	db, _ := fakesql.Open(h)
 	t.Cleanup(func() { _ = db.Close() })
-	return &sqlkit.DB{SQL: db, Dialect: d, Info: dialects.Info{Dialect: d.Name, Product: "fakedb", Version: "1.0"}}
+	return &fakeEngine{db: db, strategy: dialects.StrategySession, reason: "fake advisory locks are freed at disconnect", skipLocked: skipLocked}
+}
+
+// openFake is the kit's DB of e's database, with engine (nil: fullEngine).
+func openFake(e *fakeEngine, engine sqlkit.Engine) *sqlkit.DB {
+	if engine == nil {
+		engine = fullEngine{e}
+	}
+	return sqlkit.New(e.db, dialects.Info{Dialect: "fake", Product: "fakedb", Version: "1.0"}, nil, engine)
 }
 
 func TestProbeRealSessionLocks(t *testing.T) {
 	h := newLockServer()
-	db := openFake(t, h, fakeDialect(h, dialects.CapYes("proved")))
+	db := openFake(fake(t, h, dialects.CapYes("proved")), nil)
 	caps, err := db.Probe(context.Background(), dialects.ProbeOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -228,7 +274,7 @@ func TestProbeRealSessionLocks(t *testing.T) {
 func TestProbeReportsStubAndFallsBackToTable(t *testing.T) {
 	h := newLockServer()
 	h.stub = true
-	db := openFake(t, h, fakeDialect(h, dialects.CapNo("no row locks", "")))
+	db := openFake(fake(t, h, dialects.CapNo("no row locks", "")), nil)
 	caps, err := db.Probe(context.Background(), dialects.ProbeOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -258,7 +304,7 @@ func TestProbeReportsStubAndFallsBackToTable(t *testing.T) {
 func TestProbeSessionLockFunctionFails(t *testing.T) {
 	h := newLockServer()
 	h.tryErr = errors.New("function pg_try_advisory_lock(bigint) does not exist")
-	db := openFake(t, h, fakeDialect(h, dialects.CapYes("proved")))
+	db := openFake(fake(t, h, dialects.CapYes("proved")), nil)
 	caps, err := db.Probe(context.Background(), dialects.ProbeOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -273,10 +319,9 @@ func TestProbeSessionLockFunctionFails(t *testing.T) {
 
 func TestProbeWithoutSessionLocker(t *testing.T) {
 	h := newLockServer()
-	d := fakeDialect(h, dialects.CapYes("proved"))
-	d.NewSessionLocker = nil
-	d.Recommend = func(dialects.Info) (dialects.Strategy, string) { return dialects.StrategyTable, "no session locks" }
-	caps, err := openFake(t, h, d).Probe(context.Background(), dialects.ProbeOptions{})
+	e := fake(t, h, dialects.CapYes("proved"))
+	e.strategy, e.reason = dialects.StrategyTable, "no session locks"
+	caps, err := openFake(e, noSessionEngine{e}).Probe(context.Background(), dialects.ProbeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -291,14 +336,14 @@ func TestProbeWithoutSessionLocker(t *testing.T) {
 
 func TestProbeKeepsDialectSessionAnswer(t *testing.T) {
 	h := newLockServer()
-	d := fakeDialect(h, dialects.CapYes("proved"))
-	probe := d.Probe
-	d.Probe = func(ctx context.Context, db *sql.DB, info dialects.Info, o dialects.ProbeOptions) (dialects.Capabilities, error) {
-		caps, err := probe(ctx, db, info, o)
+	e := fake(t, h, dialects.CapYes("proved"))
+	e.probe = func(ctx context.Context) (dialects.Capabilities, error) {
+		e.probe = nil
+		caps, err := e.dialectProbe(ctx)
 		caps.SessionLocks = dialects.CapStub("proved by the dialect", "")
 		return caps, err
 	}
-	caps, err := openFake(t, h, d).Probe(context.Background(), dialects.ProbeOptions{})
+	caps, err := openFake(e, nil).Probe(context.Background(), dialects.ProbeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,9 +354,8 @@ func TestProbeKeepsDialectSessionAnswer(t *testing.T) {
 
 func TestProbeWithoutDialectProbe(t *testing.T) {
 	h := newLockServer()
-	d := fakeDialect(h, dialects.Capability{})
-	d.Probe = nil
-	caps, err := openFake(t, h, d).Probe(context.Background(), dialects.ProbeOptions{})
+	e := fake(t, h, dialects.Capability{})
+	caps, err := openFake(e, noProbeEngine{e}).Probe(context.Background(), dialects.ProbeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,7 +371,7 @@ func TestProbeCancelled(t *testing.T) {
 	h := newLockServer()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := openFake(t, h, fakeDialect(h, dialects.CapYes(""))).Probe(ctx, dialects.ProbeOptions{})
+	_, err := openFake(fake(t, h, dialects.CapYes("")), nil).Probe(ctx, dialects.ProbeOptions{})
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("err = %v, want context.Canceled", err)
 	}
