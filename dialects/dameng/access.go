@@ -3,7 +3,6 @@ package dameng
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 
 	"github.com/schedlock/schedlock/dialects"
@@ -23,69 +22,53 @@ const installDBMSLock = "CALL SP_CREATE_SYSTEM_PACKAGES(1, 'DBMS_LOCK')"
 // grantDBMSLock lets a user run it, where EXECUTE is not granted to PUBLIC.
 const grantDBMSLock = "GRANT EXECUTE ON SYS.DBMS_LOCK TO <user>"
 
-// lockAccess is what the probe learned about DBMS_LOCK. Detect stores it
-// in Info.Facts, so it belongs to the one detected database.
-type lockAccess struct {
-	known   bool  // the probe gave a definite answer
-	present bool  // SYS.DBMS_LOCK is installed and visible
-	err     error // the probe's error when the answer is unknown
-}
+// lockAccess is what the probe learned about DBMS_LOCK (Usable: SYS.DBMS_LOCK
+// is installed and visible). The Backend keeps it, so it belongs to the
+// one detected database.
+type lockAccess = oralike.LockAccess
 
 // probeDBMSLock runs probeDBMSLockSQL. Only a cancelled context is an
 // error; a failed query leaves the answer unknown.
 func probeDBMSLock(ctx context.Context, db *sql.DB) (lockAccess, error) {
-	var n int64
-	err := db.QueryRowContext(ctx, probeDBMSLockSQL).Scan(&n)
-	switch {
-	case err == nil:
-		return lockAccess{known: true, present: n > 0}, nil
-	case ctx.Err() != nil:
-		return lockAccess{}, fmt.Errorf("probe DBMS_LOCK: %w", ctx.Err())
-	default:
-		return lockAccess{err: err}, nil
-	}
+	return oralike.ProbeLockAccess(ctx, "", func(ctx context.Context) (bool, error) {
+		var n int64
+		err := db.QueryRowContext(ctx, probeDBMSLockSQL).Scan(&n)
+		return n > 0, err
+	}, nil)
 }
 
 // refusal is the ErrUnsupported error of a session locker without a proven
 // DBMS_LOCK: what is missing and what installs it.
-func (a lockAccess) refusal() error {
-	if a.known {
+func refusal(a lockAccess) error {
+	if a.Known {
 		return dialects.WithRemedy(fmt.Errorf("%w: the DBMS_LOCK system package is not installed (or this user cannot see it); a DBA installs it with %s (and runs %s if EXECUTE is not granted to PUBLIC)",
 			dialects.ErrUnsupported, installDBMSLock, grantDBMSLock), dialects.UseTableStrategy)
 	}
 	return dialects.WithRemedy(fmt.Errorf("%w: whether the DBMS_LOCK system package is installed could not be checked (%s), and session locks are used only where it is proven",
-		dialects.ErrUnsupported, oralike.OneLine(a.err)), dialects.UseTableStrategy)
+		dialects.ErrUnsupported, oralike.OneLine(a.Err)), dialects.UseTableStrategy)
 }
 
-// accessOf returns the probe answer Detect recorded in info.Facts.
-func accessOf(info dialects.Info) (lockAccess, bool) {
-	a, ok := info.Facts.(*lockAccess)
-	if !ok || a == nil {
-		return lockAccess{}, false
-	}
-	return *a, true
-}
-
-// errNotDetected is the probe answer of a database whose Info did not come
-// from Detect.
-var errNotDetected = errors.New("the database was not detected (open it with dialects.Open, or use NewSessionLockerContext)")
-
-// accessFor returns the probe answer Detect recorded in info, or an
-// unknown answer saying the database was not detected.
-func accessFor(info dialects.Info) lockAccess {
-	if a, ok := accessOf(info); ok {
-		return a
-	}
-	return lockAccess{err: errNotDetected}
+// recommend picks the lease table unless the probe proved that DBMS_LOCK
+// is installed. Even then the table stays the recommendation when DM's
+// DBMS_LOCK semantics have not been proven on this server: the session
+// strategy is recommended only with the package present, and DB.Probe
+// still downgrades it to the table when the two-connection probe fails.
+func recommend(access lockAccess) (dialects.Strategy, string) {
+	return access.Recommend(
+		"the DBMS_LOCK system package is installed: a server lock on a dedicated connection, freed as soon as its session ends, so a crashed node leaves no zombie lock",
+		"the DBMS_LOCK system package is not installed, so there are no session locks; the lease table needs nothing but a table ("+
+			installDBMSLock+" enables the session strategy)",
+		"detection did not prove that DBMS_LOCK is installed; the lease table needs nothing but a table")
 }
 
 // NewSessionLockerContext probes DBMS_LOCK on db within ctx, then returns
-// what NewSessionLocker returns for a detected database: for a pool that
-// did not go through Detect.
+// what Backend.NewSessionLocker returns: the DBMS_LOCK locker, or the
+// refusal naming the call that installs the package. It is for a pool
+// that New did not open.
 func NewSessionLockerContext(ctx context.Context, db *sql.DB) (dialects.Locker, error) {
 	access, err := probeDBMSLock(ctx, db)
 	if err != nil {
 		return nil, err
 	}
-	return NewSessionLocker(db, dialects.Info{Dialect: Name, Product: Product, Facts: &access})
+	return newSessionLocker(db, access)
 }

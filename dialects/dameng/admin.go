@@ -11,13 +11,6 @@ import (
 // lockSource is LockEntry.Source for session locks.
 const lockSource = "V$LOCK"
 
-// NewLockAdmin returns the lock administration of db: the known lock
-// tables where unqualified names resolve, DBMS_LOCK locks from V$LOCK, and
-// SP_CLOSE_SESSION.
-func NewLockAdmin(db *sql.DB, _ dialects.Info) dialects.LockAdmin {
-	return &LockAdmin{db: db, ops: &SessionOps{}}
-}
-
 // LockAdmin implements dialects.LockAdmin for DM8.
 type LockAdmin struct {
 	db  *sql.DB

@@ -19,12 +19,12 @@ func BenchmarkSelectFromDual(b *testing.B) {
 	oraliketest.BenchSelectOne(b, liveDB(b), "SELECT 1 FROM DUAL")
 }
 
-func BenchmarkSessionCycle(b *testing.B) { oraliketest.BenchSessionCycle(b, liveDetected(b)) }
+func BenchmarkSessionCycle(b *testing.B) { oraliketest.BenchSessionCycle(b, liveDetected(b).DB) }
 
 func BenchmarkTableCycle(b *testing.B) {
 	var tables []dialects.Table
 	for _, preset := range dialects.Presets() {
 		tables = append(tables, dialects.Table{Preset: preset, Name: uniqueName("sl_bench_")})
 	}
-	oraliketest.BenchTableCycles(b, liveDetected(b), tables)
+	oraliketest.BenchTableCycles(b, liveDetected(b).DB, tables)
 }

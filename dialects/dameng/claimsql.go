@@ -3,14 +3,12 @@ package dameng
 import (
 	"strings"
 
-	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/claimtable"
 	"github.com/schedlock/schedlock/dialects/internal/oralike"
 )
 
-func init() {
-	claimtable.Register(Name, func(info dialects.Info) claimtable.Builder { return ClaimBuilder{} })
-}
+// ClaimBuilder implements claimtable.Claimant: DM8's claim SQL.
+func (b *Backend) ClaimBuilder() claimtable.Builder { return ClaimBuilder{} }
 
 // ClaimBuilder writes Dameng DM8's task-row claim SQL (claimtable.Builder).
 // It follows Oracle's: a skip-locked claim opens SELECT … FOR UPDATE SKIP

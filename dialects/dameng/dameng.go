@@ -43,7 +43,13 @@
 // the live suite.
 package dameng
 
-import "github.com/schedlock/schedlock/dialects"
+import (
+	"context"
+	"database/sql"
+
+	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
+)
 
 // Name is the dialect's registry name.
 const Name = "dameng"
@@ -64,31 +70,82 @@ func init() {
 		Starts:            []string{"dm://"},
 		MissingDriverHint: "rebuild with -tags dameng after `go get gitee.com/chunanyong/dm` (see docs/dialects/dameng.md)",
 		Driver:            Driver,
-		Detect:            Detect,
-		NewSessionLocker:  NewSessionLocker,
-		NewTableLocker:    NewTableLocker,
-		Recommend:         Recommend,
-		NewLockAdmin:      NewLockAdmin,
-		Probe:             Probe,
+		Open:              Open,
 	})
 }
 
-// Recommend picks the lease table unless detection proved that DBMS_LOCK
-// is installed. Even then the table stays the recommendation when DM's
-// DBMS_LOCK semantics have not been proven on this server: the session
-// strategy is recommended only with the package present, and DB.Probe
-// still downgrades it to the table when the two-connection probe fails.
-//
-// The answer is the DBMS_LOCK probe Detect recorded in info.Facts.
-func Recommend(info dialects.Info) (dialects.Strategy, string) {
-	access, ok := accessOf(info)
-	switch {
-	case ok && access.present:
-		return dialects.StrategySession, "the DBMS_LOCK system package is installed: a server lock on a dedicated connection, freed as soon as its session ends, so a crashed node leaves no zombie lock"
-	case ok && access.known:
-		return dialects.StrategyTable, "the DBMS_LOCK system package is not installed, so there are no session locks; the lease table needs nothing but a table (" +
-			installDBMSLock + " enables the session strategy)"
-	default:
-		return dialects.StrategyTable, "detection did not prove that DBMS_LOCK is installed; the lease table needs nothing but a table"
+// Backend is an opened Dameng DM8 database: the kit's DB, DBMS_LOCK
+// session locks (where the package is installed), their administration,
+// the lease table and the probe. Its fields are what detection proved
+// beyond Info.
+type Backend struct {
+	*sqlkit.DB
+	// access is whether the DBMS_LOCK system package is installed and
+	// visible, as New's probe answered.
+	access lockAccess
+}
+
+var (
+	_ dialects.Backend     = (*Backend)(nil)
+	_ sqlkit.SessionEngine = (*Backend)(nil)
+	_ sqlkit.AdminEngine   = (*Backend)(nil)
+	_ sqlkit.ProbeEngine   = (*Backend)(nil)
+)
+
+// Open opens the database of t (the Dialect's Open): the pool of Driver,
+// then New. In a build without the driver (DriverLinked false) the ping
+// fails with database/sql's "unknown driver" error.
+func Open(ctx context.Context, t dialects.Target) (dialects.Backend, error) {
+	return sqlkit.Open(ctx, t, Driver, nil, New)
+}
+
+// New identifies the server behind pool (Detect), asks the catalog
+// whether the DBMS_LOCK system package is installed (the session locker
+// and the recommendation use that answer), and returns its backend, which
+// owns pool. options are the DSN's x- options (nil for none).
+func New(ctx context.Context, pool *sql.DB, options map[string]string) (*Backend, error) {
+	info, err := Detect(ctx, pool)
+	if err != nil {
+		return nil, dialects.Wrap(Name, "detect", err)
 	}
+	access, err := probeDBMSLock(ctx, pool)
+	if err != nil {
+		return nil, dialects.Wrap(Name, "detect", err)
+	}
+	b := &Backend{access: access}
+	b.DB = sqlkit.New(pool, info, options, b)
+	return b, nil
+}
+
+// NewSessionLocker implements sqlkit.SessionEngine: the DBMS_LOCK locker,
+// only when New proved the DBMS_LOCK system package installed. Otherwise
+// it refuses with an error matching dialects.ErrUnsupported that names the
+// call installing the package (CALL SP_CREATE_SYSTEM_PACKAGES(1,
+// 'DBMS_LOCK')) and the table strategy; it never hands out a locker that
+// might not exclude. Dameng's lock names take no options, so n is not
+// read.
+func (b *Backend) NewSessionLocker(dialects.SessionNames) (dialects.Locker, error) {
+	return newSessionLocker(b.SQL, b.access)
+}
+
+// NewLockAdmin implements sqlkit.AdminEngine: the known lock tables where
+// unqualified names resolve, DBMS_LOCK locks from V$LOCK, and
+// SP_CLOSE_SESSION.
+func (b *Backend) NewLockAdmin(dialects.SessionNames) dialects.LockAdmin {
+	return &LockAdmin{db: b.SQL, ops: &SessionOps{}}
+}
+
+// NewTableLocker implements sqlkit.Engine (see the function
+// NewTableLocker).
+func (b *Backend) NewTableLocker(t dialects.Table) (dialects.TableLocker, error) {
+	return NewTableLocker(b.SQL, b.Info, t)
+}
+
+// RecommendStrategy implements sqlkit.Engine: the lease table unless New
+// proved that DBMS_LOCK is installed.
+func (b *Backend) RecommendStrategy() (dialects.Strategy, string) { return recommend(b.access) }
+
+// ProbeDialect implements sqlkit.ProbeEngine (see Probe).
+func (b *Backend) ProbeDialect(ctx context.Context, opts dialects.ProbeOptions) (dialects.Capabilities, error) {
+	return Probe(ctx, b.SQL, b.Info, opts)
 }

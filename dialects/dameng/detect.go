@@ -126,9 +126,9 @@ func ParseMode(value string) string {
 }
 
 // Detect identifies the server behind db from V$VERSION and
-// COMPATIBLE_MODE (Info.Mode; left empty when V$DM_INI cannot be read),
-// then probes whether the DBMS_LOCK system package is installed, which
-// NewSessionLocker and Recommend use.
+// COMPATIBLE_MODE (Info.Mode; left empty when V$DM_INI cannot be read). It
+// sends only those reads; New also asks whether the DBMS_LOCK system
+// package is installed.
 func Detect(ctx context.Context, db *sql.DB) (dialects.Info, error) {
 	banners, err := readBanners(ctx, db)
 	if err != nil {
@@ -142,11 +142,6 @@ func Detect(ctx context.Context, db *sql.DB) (dialects.Info, error) {
 	if !ok {
 		return dialects.Info{}, fmt.Errorf("V$VERSION does not name a DM Database Server (it says %q): is this Dameng?", info.Banner)
 	}
-	access, err := probeDBMSLock(ctx, db)
-	if err != nil {
-		return dialects.Info{}, err
-	}
-	info.Facts = &access
 	return info, nil
 }
 

@@ -12,7 +12,6 @@ import (
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/internal/oralike"
 	"github.com/schedlock/schedlock/dialects/internal/oralike/oraliketest"
-	"github.com/schedlock/schedlock/dialects/sqlkit"
 	"github.com/schedlock/schedlock/internal/livetest"
 )
 
@@ -36,8 +35,8 @@ func liveDB(t testing.TB) *sql.DB {
 	return oraliketest.LiveDB(t, dsnEnv, Driver)
 }
 
-// liveDetected opens the live server and detects it.
-func liveDetected(t testing.TB) *sqlkit.DB { return oraliketest.Detect(t, liveDB(t), Name) }
+// liveDetected opens the live server with New.
+func liveDetected(t testing.TB) *Backend { return oraliketest.Detect(t, liveDB(t), New) }
 
 // uniqueName is a table name unique to the run.
 func uniqueName(prefix string) string {

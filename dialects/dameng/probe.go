@@ -48,20 +48,20 @@ var (
 	serverNowSQL = "SELECT " + epochMs(sqlNow) + " FROM DUAL"
 )
 
-// Probe implements dialects.ProbeFunc for DM8. It re-runs detection's
-// DBMS_LOCK catalog query (and remembers the answer, as Detect does): when
-// the package is not installed session locks are "no" with the call that
-// installs it; when it is, dialects.DB.Probe proves them on two
-// connections. It counts the rows of the listing's join of V$LOCK,
-// SYS.DBMS_LOCK_ALLOCATED and V$SESSIONS (only V$LOCK and V$SESSIONS
-// without DBMS_LOCK, which leaves nothing to list), reads USER_ROLE_PRIVS
-// for the DBA role (SP_CLOSE_SESSION) and SESSION_PRIVS for CREATE TABLE,
-// and reads the lease tables' clock for the skew. Unless opts.ReadOnly or
-// CREATE TABLE is missing, it proves SKIP LOCKED and NOWAIT on a probe table
-// it creates in the current schema and drops (see rowLockProbe); otherwise
-// both are "unknown", DM8's syntax being documented but unverified. The
-// isolation level is DM's default, read committed [U: not read from the
-// server]. It changes no setting and leaves nothing behind.
+// Probe implements dialects.ProbeFunc for DM8. It re-runs New's DBMS_LOCK
+// catalog query and recommends from that fresher answer: when the package
+// is not installed session locks are "no" with the call that installs it;
+// when it is, dialects.DB.Probe proves them on two connections. It counts
+// the rows of the listing's join of V$LOCK, SYS.DBMS_LOCK_ALLOCATED and
+// V$SESSIONS (only V$LOCK and V$SESSIONS without DBMS_LOCK, which leaves
+// nothing to list), reads USER_ROLE_PRIVS for the DBA role
+// (SP_CLOSE_SESSION) and SESSION_PRIVS for CREATE TABLE, and reads the
+// lease tables' clock for the skew. Unless opts.ReadOnly or CREATE TABLE is
+// missing, it proves SKIP LOCKED and NOWAIT on a probe table it creates in
+// the current schema and drops (see rowLockProbe); otherwise both are
+// "unknown", DM8's syntax being documented but unverified. The isolation
+// level is DM's default, read committed [U: not read from the server]. It
+// changes no setting and leaves nothing behind.
 func Probe(ctx context.Context, db *sql.DB, info dialects.Info, opts dialects.ProbeOptions) (dialects.Capabilities, error) {
 	var caps dialects.Capabilities
 	p := oralike.ReadPrivileges(ctx, db, privilegesSQL, "USER_ROLE_PRIVS and SESSION_PRIVS")
@@ -71,15 +71,13 @@ func Probe(ctx context.Context, db *sql.DB, info dialects.Info, opts dialects.Pr
 		return caps, err
 	}
 	caps.SessionLocks = sessionLockCapability(access, p.User)
-	if access.known {
+	if access.Known {
 		// The answer may be fresher than detection's (a DBA installed
 		// DBMS_LOCK since): prove the locks and recommend from it.
-		if access.present {
+		if access.Usable {
 			caps.SessionLocks = sqlkit.ProbeSessionOps(ctx, db, &SessionOps{})
 		}
-		fresh := info
-		fresh.Facts = &access
-		caps.Recommended.LockStrategy, caps.Recommended.LockReason = Recommend(fresh)
+		caps.Recommended.LockStrategy, caps.Recommended.LockReason = recommend(access)
 	}
 	caps.Isolation = dialects.CapYes("read committed")
 	add := func(m *dialects.MissingPrivilege) {
@@ -128,13 +126,13 @@ func ServerNow(ctx context.Context, conn *sql.Conn) (time.Time, error) {
 // none (zero, for DB.Probe to prove) when the package is installed.
 func sessionLockCapability(access lockAccess, user string) dialects.Capability {
 	switch {
-	case access.present:
+	case access.Usable:
 		return dialects.Capability{}
-	case access.known:
+	case access.Known:
 		return dialects.CapNo("the DBMS_LOCK system package is not installed (or this user cannot see SYS.DBMS_LOCK in ALL_OBJECTS); a DBA installs it with "+installDBMSLock,
 			installDBMSLock+" (a DBA, once), then "+grantFor(grantDBMSLock, user)+" where EXECUTE is not granted to PUBLIC; or "+dialects.UseTableStrategy.String())
 	}
-	return dialects.CapUnknown("whether the DBMS_LOCK system package is installed could not be checked: "+oralike.OneLine(access.err),
+	return dialects.CapUnknown("whether the DBMS_LOCK system package is installed could not be checked: "+oralike.OneLine(access.Err),
 		"").Fixed(dialects.UseTableStrategy, ", or let this user read ALL_OBJECTS")
 }
 
@@ -144,7 +142,7 @@ func sessionLockCapability(access lockAccess, user string) dialects.Capability {
 // that SYS.DBMS_LOCK_ALLOCATED exists.
 func probeLockListing(ctx context.Context, db *sql.DB, access lockAccess, user string) (dialects.Capability, *dialects.MissingPrivilege) {
 	var n int64
-	if access.known && !access.present {
+	if access.Known && !access.Usable {
 		err := db.QueryRowContext(ctx, lockViewsSQL).Scan(&n)
 		switch {
 		case err == nil:
@@ -164,7 +162,7 @@ func probeLockListing(ctx context.Context, db *sql.DB, access lockAccess, user s
 		return dialects.CapYes(fmt.Sprintf("proved: V$LOCK joined with SYS.DBMS_LOCK_ALLOCATED and V$SESSIONS is readable (%d DBMS_LOCK locks now)", n)), nil
 	case !viewsUnavailable(err):
 		return dialects.CapUnknown("reading V$LOCK, V$SESSIONS and SYS.DBMS_LOCK_ALLOCATED failed: "+oralike.OneLine(err), ""), nil
-	case !access.known:
+	case !access.Known:
 		return dialects.CapUnknown("V$LOCK, V$SESSIONS or SYS.DBMS_LOCK_ALLOCATED cannot be read ("+oralike.OneLine(err)+"), and whether DBMS_LOCK is installed could not be checked",
 			priv.Grant), nil
 	}

@@ -11,7 +11,6 @@ import (
 	"github.com/schedlock/schedlock/checks"
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/internal/oralike"
-	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // probeSim detects a simulated server with cfg and probes it.
@@ -22,7 +21,7 @@ func probeSim(t *testing.T, cfg simConfig, opts dialects.ProbeOptions) (*dmSim, 
 	}
 	sim := newSim(t, cfg)
 	sqlDB, log := sim.Open(t)
-	db, err := sqlkit.OpenLegacy(testCtx(t), sqlDB, Name)
+	db, err := New(testCtx(t), sqlDB, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,11 +20,11 @@ func TestRoundTripsPerCycle(t *testing.T) {
 		cfg.Tables = presetTables()
 		sim := newSim(t, cfg)
 		sqlDB, log := sim.Open(t)
-		db, err := sqlkit.OpenLegacy(testCtx(t), sqlDB, Name)
+		db, err := New(testCtx(t), sqlDB, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		l := locker(db)
+		l := locker(db.DB)
 		ctx := testCtx(t)
 		if tl, ok := l.(dialects.TableLocker); ok {
 			if err := tl.CreateTable(ctx); err != nil {

@@ -64,15 +64,12 @@ BEGIN
   ? := SYS.DBMS_LOCK.REQUEST(h, 6, ?, FALSE);
 END;`
 
-// NewSessionLocker returns the DBMS_LOCK locker, only when the DBMS_LOCK
-// system package is proven installed by Detect's probe (info.Facts; see
-// NewSessionLockerContext for a pool that was not detected). Otherwise it refuses with an error
-// matching dialects.ErrUnsupported that names the call installing the
-// package (CALL SP_CREATE_SYSTEM_PACKAGES(1, 'DBMS_LOCK')) and the table
-// strategy; it never hands out a locker that might not exclude.
-func NewSessionLocker(db *sql.DB, info dialects.Info) (dialects.Locker, error) {
-	if access := accessFor(info); !access.present {
-		return nil, access.refusal()
+// newSessionLocker returns the DBMS_LOCK locker on db when access proved
+// the DBMS_LOCK system package installed, and refusal(access) otherwise
+// (see Backend.NewSessionLocker).
+func newSessionLocker(db *sql.DB, access lockAccess) (dialects.Locker, error) {
+	if !access.Usable {
+		return nil, refusal(access)
 	}
 	return &sqlkit.SessionLocker{Dialect: Name, DB: db, Ops: &SessionOps{}}, nil
 }

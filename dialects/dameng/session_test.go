@@ -74,9 +74,9 @@ func TestSessionLockerRefusedWhenUnproven(t *testing.T) {
 	}
 }
 
-// TestNewSessionLockerProbesUndetectedDB: a locker made for a database
-// Detect never saw probes for DBMS_LOCK itself, within the caller's
-// context (NewSessionLockerContext); NewSessionLocker alone refuses.
+// TestNewSessionLockerProbesUndetectedDB: a locker made for a pool New
+// never opened probes for DBMS_LOCK itself, within the caller's context
+// (NewSessionLockerContext), and is refused without it.
 func TestNewSessionLockerProbesUndetectedDB(t *testing.T) {
 	for _, tt := range []struct {
 		cfg  simConfig
@@ -84,15 +84,15 @@ func TestNewSessionLockerProbesUndetectedDB(t *testing.T) {
 	}{{configDM8(), false}, {configWithDBMSLock(), true}} {
 		sim := newSim(t, tt.cfg)
 		db, log := sim.Open(t)
-		if _, err := NewSessionLocker(db, dialects.Info{}); !errors.Is(err, dialects.ErrUnsupported) || !strings.Contains(err.Error(), "not detected") {
-			t.Errorf("NewSessionLocker of an undetected database: %v; want a refusal saying so", err)
-		}
 		l, err := NewSessionLockerContext(testCtx(t), db)
 		if got := err == nil && l != nil; got != tt.want {
-			t.Errorf("DBMSLock %v: NewSessionLocker = %v, %v", tt.cfg.DBMSLock, l, err)
+			t.Errorf("DBMSLock %v: NewSessionLockerContext = %v, %v", tt.cfg.DBMSLock, l, err)
+		}
+		if !tt.want && (!errors.Is(err, dialects.ErrUnsupported) || !strings.Contains(err.Error(), "SP_CREATE_SYSTEM_PACKAGES")) {
+			t.Errorf("NewSessionLockerContext without DBMS_LOCK: %v; want the refusal naming the install call", err)
 		}
 		if n := len(log.Statements()); n != 1 {
-			t.Errorf("NewSessionLocker sent %d statements, want the one probe", n)
+			t.Errorf("NewSessionLockerContext sent %d statements, want the one probe", n)
 		}
 	}
 }

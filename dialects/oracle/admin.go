@@ -53,11 +53,6 @@ type LockAdmin struct {
 
 var _ dialects.LockAdmin = (*LockAdmin)(nil)
 
-// NewLockAdmin returns the LockAdmin for db.
-func NewLockAdmin(db *sql.DB, info dialects.Info) dialects.LockAdmin {
-	return &LockAdmin{DB: db, Info: info, Ops: &SessionOps{}}
-}
-
 func (a *LockAdmin) ops() *SessionOps {
 	if a.Ops == nil {
 		return &SessionOps{}

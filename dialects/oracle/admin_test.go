@@ -7,13 +7,12 @@ import (
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
-	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // foreignLock makes a session of another application hold the DBMS_LOCK
 // lock lockName (allocated without schedlock's prefix), and returns its
 // session id.
-func foreignLock(t *testing.T, sim *oraSim, db *sqlkit.DB, lockName string) string {
+func foreignLock(t *testing.T, sim *oraSim, db *Backend, lockName string) string {
 	t.Helper()
 	conn := pin(t, db.SQL)
 	if _, err := conn.ExecContext(testCtx(t), currentUserSQL); err != nil { // any statement opens the session
@@ -31,8 +30,8 @@ func foreignLock(t *testing.T, sim *oraSim, db *sqlkit.DB, lockName string) stri
 	return formatSessionID(owner.sid, owner.serial, 1)
 }
 
-// TestLockAdminSimulated drives what locks ls and unlock do through
-// sqlkit.DB: table discovery, the listing of table, Liquibase and
+// TestLockAdminSimulated drives what locks ls and unlock do through the
+// backend's kit DB: table discovery, the listing of table, Liquibase and
 // DBMS_LOCK locks with their holders, FindLock, a guarded Liquibase
 // release, and a kill that frees a session lock.
 func TestLockAdminSimulated(t *testing.T) {
@@ -188,7 +187,7 @@ func TestSessionLockWithoutAnyGrant(t *testing.T) {
 	if db.HasSessionLocks() {
 		t.Error("HasSessionLocks is true without EXECUTE on SYS.DBMS_LOCK")
 	}
-	_, _, err := NewLockAdmin(db.SQL, db.Info).SessionLock(testCtx(t), "job")
+	_, _, err := db.NewLockAdmin(dialects.SessionNames{}).SessionLock(testCtx(t), "job")
 	var pe *dialects.PrivilegeError
 	if !errors.As(err, &pe) || !strings.Contains(pe.Grant, "SYS.GV_$LOCK") {
 		t.Errorf("SessionLock = %v; want the views' *dialects.PrivilegeError", err)

@@ -17,8 +17,8 @@ func BenchmarkSelectFromDual(b *testing.B) {
 	oraliketest.BenchSelectOne(b, liveDB(b), "SELECT 1 FROM dual")
 }
 
-func BenchmarkSessionCycle(b *testing.B) { oraliketest.BenchSessionCycle(b, liveDetected(b)) }
+func BenchmarkSessionCycle(b *testing.B) { oraliketest.BenchSessionCycle(b, liveDetected(b).DB) }
 
 func BenchmarkTableCycle(b *testing.B) {
-	oraliketest.BenchTableCycles(b, liveDetected(b), shortTables())
+	oraliketest.BenchTableCycles(b, liveDetected(b).DB, shortTables())
 }

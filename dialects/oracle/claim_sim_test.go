@@ -13,7 +13,6 @@ import (
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/claimtable"
 	"github.com/schedlock/schedlock/dialects/internal/oralike/oraliketest"
-	"github.com/schedlock/schedlock/dialects/sqlkit"
 	"github.com/schedlock/schedlock/internal/fakesql"
 )
 
@@ -418,7 +417,7 @@ func TestClaimTableOnEveryVersion(t *testing.T) {
 			sim := newClaimDDLSim(t, cfg)
 			sqlDB, _ := fakesql.Open(sim)
 			t.Cleanup(func() { _ = sqlDB.Close() })
-			db, err := sqlkit.OpenLegacy(ctx, sqlDB, Name)
+			db, err := New(ctx, sqlDB, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -3,14 +3,13 @@ package oracle
 import (
 	"strconv"
 
-	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/claimtable"
 	"github.com/schedlock/schedlock/dialects/internal/oralike"
 )
 
-func init() {
-	claimtable.Register(Name, func(info dialects.Info) claimtable.Builder { return ClaimBuilder{} })
-}
+// ClaimBuilder implements claimtable.Claimant: Oracle's claim SQL, alike
+// on every version from 11g Release 2.
+func (b *Backend) ClaimBuilder() claimtable.Builder { return ClaimBuilder{} }
 
 // ClaimBuilder writes Oracle's task-row claim SQL (claimtable.Builder).
 // Oracle refuses a row-limiting clause with FOR UPDATE (FETCH FIRST …

@@ -56,32 +56,33 @@ type Versions struct {
 // (VERSION_FULL where it exists, else VERSION; never the "19c"-style
 // marketing name in the banner, whose form changed with 23ai and 26ai),
 // the V$VERSION banner (the edition) and SYS_CONTEXT('USERENV',
-// 'CLOUD_SERVICE') (Autonomous Database). It then probes, without locking
-// or committing anything, whether the user may execute SYS.DBMS_LOCK;
-// NewSessionLocker and Recommend use that answer.
+// 'CLOUD_SERVICE') (Autonomous Database). It sends only those reads; New
+// also probes whether the user may execute SYS.DBMS_LOCK.
 func Detect(ctx context.Context, db *sql.DB) (dialects.Info, error) {
+	info, _, err := identify(ctx, db)
+	return info, err
+}
+
+// identify is Detect, returning the session user too (for the GRANT that
+// the DBMS_LOCK probe's answer may name).
+func identify(ctx context.Context, db *sql.DB) (dialects.Info, string, error) {
 	v, user, err := readVersion(ctx, db)
 	if err != nil {
-		return dialects.Info{}, err
+		return dialects.Info{}, "", err
 	}
 	if err := db.QueryRowContext(ctx, detectBannerSQL).Scan(&v.Banner); err != nil && ctx.Err() != nil {
-		return dialects.Info{}, fmt.Errorf("read v$version: %w", ctx.Err())
+		return dialects.Info{}, "", fmt.Errorf("read v$version: %w", ctx.Err())
 	}
 	var cloud sql.NullString
 	if err := db.QueryRowContext(ctx, detectCloudSQL).Scan(&cloud); err != nil && ctx.Err() != nil {
-		return dialects.Info{}, fmt.Errorf("probe CLOUD_SERVICE: %w", ctx.Err())
+		return dialects.Info{}, "", fmt.Errorf("probe CLOUD_SERVICE: %w", ctx.Err())
 	}
 	v.CloudService = cloud.String
 	info := ParseVersion(v)
 	if info.Version == "" && v.Banner == "" {
-		return dialects.Info{}, fmt.Errorf("neither PRODUCT_COMPONENT_VERSION nor V$VERSION names an Oracle Database: is this Oracle?")
+		return dialects.Info{}, "", fmt.Errorf("neither PRODUCT_COMPONENT_VERSION nor V$VERSION names an Oracle Database: is this Oracle?")
 	}
-	access, err := probeDBMSLock(ctx, db, user)
-	if err != nil {
-		return dialects.Info{}, err
-	}
-	info.Facts = &access
-	return info, nil
+	return info, user, nil
 }
 
 // readVersion reads PRODUCT_COMPONENT_VERSION by column name and the
@@ -124,24 +125,6 @@ func readVersion(ctx context.Context, db *sql.DB) (Versions, string, error) {
 		return Versions{}, "", fmt.Errorf("read product_component_version: %w", err)
 	}
 	return v, user, rows.Close()
-}
-
-// probeDBMSLock compiles a reference to SYS.DBMS_LOCK. A PLS-00201 means
-// the grant is missing; another error leaves the answer unknown (the
-// session locker then reports whatever its first statement meets).
-func probeDBMSLock(ctx context.Context, db *sql.DB, user string) (lockAccess, error) {
-	var mode int64
-	_, err := db.ExecContext(ctx, probeDBMSLockSQL, sql.Out{Dest: &mode})
-	switch {
-	case err == nil:
-		return lockAccess{known: true, granted: true, user: user}, nil
-	case missingDBMSLock(err):
-		return lockAccess{known: true, user: user, err: err}, nil
-	case ctx.Err() != nil:
-		return lockAccess{}, fmt.Errorf("probe DBMS_LOCK: %w", ctx.Err())
-	default:
-		return lockAccess{user: user, err: err}, nil
-	}
 }
 
 // ParseVersion turns what the detection queries returned into an Info. It

@@ -122,12 +122,10 @@ func TestDetectSimulated(t *testing.T) {
 		_, db := openSim(t, config19c())
 		want := dialects.Info{Dialect: Name, Product: Product, Variant: VariantEnterprise, Version: "19.22.0.0.0",
 			Banner: "Oracle Database 19c Enterprise Edition Release 19.0.0.0.0 - Production"}
-		got := db.Info
-		if _, ok := accessOf(got); !ok {
-			t.Errorf("Detect recorded no DBMS_LOCK access in Info.Facts")
+		if a := db.access; !a.Known || !a.Usable || a.User != "APP" {
+			t.Errorf("New recorded DBMS_LOCK access %+v; want EXECUTE proved for APP", a)
 		}
-		got.Facts = nil
-		if got != want {
+		if got := db.Info; got != want {
 			t.Errorf("Info\n got %+v\nwant %+v", db.Info, want)
 		}
 		if s, why := db.Recommend(); s != dialects.StrategySession || !strings.Contains(why, "DBMS_LOCK") {

@@ -42,7 +42,7 @@ func TestParseSessionID(t *testing.T) {
 
 // holdOne takes name with the session locker of db and returns the lease
 // and its holder's session id.
-func holdOne(t *testing.T, db *sqlkit.DB, name string) (dialects.Lease, string) {
+func holdOne(t *testing.T, db *Backend, name string) (dialects.Lease, string) {
 	t.Helper()
 	l, err := db.SessionLocker()
 	if err != nil {

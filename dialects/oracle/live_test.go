@@ -9,7 +9,6 @@ import (
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/internal/oralike/oraliketest"
-	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // dsnEnv names the variable that points the live tests at an Oracle
@@ -20,8 +19,8 @@ const dsnEnv = "SCHEDLOCK_TEST_ORACLE_DSN"
 // and fails when it is set but the server does not answer.
 func liveDB(t testing.TB) *sql.DB { return oraliketest.LiveDB(t, dsnEnv, "oracle") }
 
-// liveDetected opens the live server and detects it.
-func liveDetected(t testing.TB) *sqlkit.DB { return oraliketest.Detect(t, liveDB(t), Name) }
+// liveDetected opens the live server with New.
+func liveDetected(t testing.TB) *Backend { return oraliketest.Detect(t, liveDB(t), New) }
 
 // shortTables is one table per preset under names of at most 30 bytes, the
 // identifier limit before 12.2, unique to the run.

@@ -39,53 +39,110 @@
 package oracle
 
 import (
+	"context"
+	"database/sql"
+
 	// The database/sql driver "oracle".
 	_ "github.com/sijms/go-ora/v2"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // Name is the dialect's registry name, its dburl scheme and its
 // database/sql driver name.
 const Name = "oracle"
 
+// DriverName is the database/sql driver name of go-ora.
+const DriverName = "oracle"
+
 // Product is the Info.Product of every Oracle Database.
 const Product = "oracle"
 
 func init() {
 	dialects.Register(&dialects.Dialect{
-		Name:             Name,
-		Title:            "Oracle",
-		Support:          supportRows,
-		Schemes:          []dialects.Scheme{{Name: "oracle", DefaultPort: "1521"}},
-		Forms:            "oracle://",
-		Starts:           []string{"oracle://"},
-		Driver:           "oracle",
-		NameConnections:  NameConnections,
-		Detect:           Detect,
-		NewSessionLocker: NewSessionLocker,
-		NewTableLocker:   NewTableLocker,
-		Recommend:        Recommend,
-		NewLockAdmin:     NewLockAdmin,
-		Probe:            Probe,
+		Name:            Name,
+		Title:           "Oracle",
+		Support:         supportRows,
+		Schemes:         []dialects.Scheme{{Name: "oracle", DefaultPort: "1521"}},
+		Forms:           "oracle://",
+		Starts:          []string{"oracle://"},
+		Driver:          DriverName,
+		NameConnections: NameConnections,
+		Open:            Open,
 	})
 }
 
-// Recommend picks the session strategy (DBMS_LOCK) when detection proved
-// that the user may execute SYS.DBMS_LOCK, and the lease table otherwise,
-// saying which grant would enable session locks.
-//
-// The answer is the privilege probe Detect recorded in info.Facts for this
-// database and user.
-func Recommend(info dialects.Info) (dialects.Strategy, string) {
-	access, ok := accessOf(info)
-	switch {
-	case ok && access.granted:
-		return dialects.StrategySession, "DBMS_LOCK (EXECUTE on SYS.DBMS_LOCK is granted): a server lock on a dedicated connection, freed as soon as its session ends, so a crashed node leaves no zombie lock"
-	case ok && access.known:
-		return dialects.StrategyTable, "this user lacks EXECUTE on SYS.DBMS_LOCK, so there are no session locks; the lease table needs no extra privilege (" +
-			grantExecute(access.user) + " enables the session strategy)"
-	default:
-		return dialects.StrategyTable, "EXECUTE on SYS.DBMS_LOCK was not proven by detection; the lease table needs no extra privilege"
+// Backend is an opened Oracle Database: the kit's DB, DBMS_LOCK session
+// locks, their administration, the lease table and the probe. Its fields
+// are what detection proved beyond Info.
+type Backend struct {
+	*sqlkit.DB
+	// access is whether the user may execute SYS.DBMS_LOCK, as New's
+	// probe answered.
+	access lockAccess
+}
+
+var (
+	_ dialects.Backend     = (*Backend)(nil)
+	_ sqlkit.SessionEngine = (*Backend)(nil)
+	_ sqlkit.AdminEngine   = (*Backend)(nil)
+	_ sqlkit.ProbeEngine   = (*Backend)(nil)
+)
+
+// Open opens the database of t (the Dialect's Open): the pool of
+// DriverName, then New.
+func Open(ctx context.Context, t dialects.Target) (dialects.Backend, error) {
+	return sqlkit.Open(ctx, t, DriverName, nil, New)
+}
+
+// New identifies the server behind pool (Detect), probes without locking
+// or committing anything whether the user may execute SYS.DBMS_LOCK (the
+// session locker and the recommendation use that answer), and returns its
+// backend, which owns pool. options are the DSN's x- options (nil for
+// none).
+func New(ctx context.Context, pool *sql.DB, options map[string]string) (*Backend, error) {
+	info, user, err := identify(ctx, pool)
+	if err != nil {
+		return nil, dialects.Wrap(Name, "detect", err)
 	}
+	access, err := probeDBMSLock(ctx, pool, user)
+	if err != nil {
+		return nil, dialects.Wrap(Name, "detect", err)
+	}
+	b := &Backend{access: access}
+	b.DB = sqlkit.New(pool, info, options, b)
+	return b, nil
+}
+
+// NewSessionLocker implements sqlkit.SessionEngine: the DBMS_LOCK locker.
+// When New proved that the user may not execute SYS.DBMS_LOCK it refuses
+// with a *dialects.PrivilegeError carrying the GRANT that fixes it (or use
+// the table strategy). When the probe gave no answer the locker is
+// returned and its first statement reports a missing grant the same way.
+// Oracle's lock names take no options, so n is not read.
+func (b *Backend) NewSessionLocker(dialects.SessionNames) (dialects.Locker, error) {
+	return newSessionLocker(b.SQL, b.access)
+}
+
+// NewLockAdmin implements sqlkit.AdminEngine: the LockAdmin on the pool.
+func (b *Backend) NewLockAdmin(dialects.SessionNames) dialects.LockAdmin {
+	return &LockAdmin{DB: b.SQL, Info: b.Info, Ops: &SessionOps{}}
+}
+
+// NewTableLocker implements sqlkit.Engine (see the function
+// NewTableLocker).
+func (b *Backend) NewTableLocker(t dialects.Table) (dialects.TableLocker, error) {
+	return NewTableLocker(b.SQL, b.Info, t)
+}
+
+// RecommendStrategy implements sqlkit.Engine: the session strategy
+// (DBMS_LOCK) when New proved that the user may execute SYS.DBMS_LOCK, and
+// the lease table otherwise, saying which grant would enable session
+// locks.
+func (b *Backend) RecommendStrategy() (dialects.Strategy, string) { return recommend(b.access) }
+
+// ProbeDialect implements sqlkit.ProbeEngine (see Probe).
+func (b *Backend) ProbeDialect(ctx context.Context, opts dialects.ProbeOptions) (dialects.Capabilities, error) {
+	return Probe(ctx, b.SQL, b.Info, opts)
 }

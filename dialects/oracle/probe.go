@@ -58,9 +58,9 @@ func Probe(ctx context.Context, db *sql.DB, info dialects.Info, opts dialects.Pr
 	if err != nil {
 		return caps, err
 	}
-	if access.known && !access.granted {
-		priv := privilegeDBMSLock(access.user, access.err)
-		caps.SessionLocks = dialects.CapNo("this user may not execute SYS.DBMS_LOCK ("+oralike.OneLine(access.err)+")", "").
+	if access.Known && !access.Usable {
+		priv := privilegeDBMSLock(access.User, access.Err)
+		caps.SessionLocks = dialects.CapNo("this user may not execute SYS.DBMS_LOCK ("+oralike.OneLine(access.Err)+")", "").
 			Fixed(dialects.Remedy{Kind: dialects.RemedyGrant, Privilege: priv.Privilege, Statement: priv.Grant}, "; or "+dialects.UseTableStrategy.String())
 		caps.MissingPrivileges = append(caps.MissingPrivileges, dialects.MissingPrivilege{
 			Privilege: priv.Privilege,

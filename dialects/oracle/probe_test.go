@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/schedlock/schedlock/dialects"
-	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // TestProbeWithoutGrants: a user with none of the optional grants gets
@@ -66,7 +65,7 @@ func TestProbeReadOnly(t *testing.T) {
 	cfg.Tables = presetTables()
 	sim := newSim(t, cfg)
 	sqlDB, log := sim.Open(t)
-	db, err := sqlkit.OpenLegacy(testCtx(t), sqlDB, Name)
+	db, err := New(testCtx(t), sqlDB, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

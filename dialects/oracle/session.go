@@ -71,14 +71,12 @@ BEGIN
   :2 := SYS.DBMS_LOCK.REQUEST(lockhandle => h, lockmode => SYS.DBMS_LOCK.X_MODE, timeout => :3, release_on_commit => FALSE);
 END;`
 
-// NewSessionLocker returns the DBMS_LOCK locker. When Detect found that the
-// user may not execute SYS.DBMS_LOCK it refuses with a
-// *dialects.PrivilegeError carrying the GRANT that fixes it (or use the
-// table strategy). When detection gave no answer the locker is returned and
-// its first statement reports a missing grant the same way.
-func NewSessionLocker(db *sql.DB, info dialects.Info) (dialects.Locker, error) {
-	if access, ok := accessOf(info); ok && access.known && !access.granted {
-		return nil, fmt.Errorf("%w; or %s", privilegeDBMSLock(access.user, access.err), dialects.UseTableStrategy)
+// newSessionLocker returns the DBMS_LOCK locker on db, or the
+// *dialects.PrivilegeError with the GRANT when access proved that the user
+// may not execute SYS.DBMS_LOCK (see Backend.NewSessionLocker).
+func newSessionLocker(db *sql.DB, access lockAccess) (dialects.Locker, error) {
+	if access.Known && !access.Usable {
+		return nil, fmt.Errorf("%w; or %s", privilegeDBMSLock(access.User, access.Err), dialects.UseTableStrategy)
 	}
 	return &sqlkit.SessionLocker{Dialect: Name, DB: db, Ops: &SessionOps{}}, nil
 }

@@ -42,8 +42,8 @@ func TestSessionLockFreedWithSession(t *testing.T) {
 	}
 }
 
-// TestMissingGrantAtFirstUse: when detection could not tell (no probe
-// recorded), the first DBMS_LOCK block reports the missing grant as a
+// TestMissingGrantAtFirstUse: when detection could not tell (the probe
+// gave no answer), the first DBMS_LOCK block reports the missing grant as a
 // *dialects.PrivilegeError with the GRANT, not as a raw ORA-06550.
 func TestMissingGrantAtFirstUse(t *testing.T) {
 	cfg := config19c()
@@ -51,7 +51,7 @@ func TestMissingGrantAtFirstUse(t *testing.T) {
 	cfg.User = "batch user"
 	sim := newSim(t, cfg)
 	db, _ := sim.Open(t)
-	l, err := NewSessionLocker(db, ParseVersion(Versions{Version: "19.0.0.0.0"}))
+	l, err := newSessionLocker(db, lockAccess{})
 	if err != nil {
 		t.Fatalf("without a probe the locker is built: %v", err)
 	}

@@ -8,19 +8,18 @@ import (
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/internal/oralike/oraliketest"
 	"github.com/schedlock/schedlock/dialects/locktable"
-	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // openSim starts a simulated server with cfg (its Tables defaulting to one
-// table per preset) and detects it.
-func openSim(t *testing.T, cfg simConfig) (*oraSim, *sqlkit.DB) {
+// table per preset) and opens it with New.
+func openSim(t *testing.T, cfg simConfig) (*oraSim, *Backend) {
 	t.Helper()
 	if cfg.Tables == nil {
 		cfg.Tables = presetTables()
 	}
 	sim := newSim(t, cfg)
 	sqlDB, _ := sim.Open(t)
-	return sim, oraliketest.Detect(t, sqlDB, Name)
+	return sim, oraliketest.Detect(t, sqlDB, New)
 }
 
 // suite is this dialect as the shared simulator tests run it.
@@ -30,7 +29,7 @@ func suite() oraliketest.Suite {
 		Title:   "Oracle",
 		Session: session,
 		Ops:     func() oraliketest.SessionOps { return &SessionOps{} },
-		Open: func(t *testing.T, c oraliketest.Config, session func(*sql.DB) dialects.Locker, table func(*sql.DB, dialects.Table) dialects.TableLocker) (*oraliketest.Server, *sqlkit.DB) {
+		Open: func(t *testing.T, c oraliketest.Config, session func(*sql.DB) dialects.Locker, table func(*sql.DB, dialects.Table) dialects.TableLocker) (*oraliketest.Server, oraliketest.Backend) {
 			cfg := config19c()
 			cfg.Config = c
 			sim, db := openSim(t, cfg)

@@ -170,7 +170,7 @@ func TestRoundTrips(t *testing.T) {
 	sqlDB, log := sim.Open(t)
 	ctx := testCtx(t)
 	info := ParseVersion(Versions{VersionFull: "19.22.0.0.0"})
-	session, _ := NewSessionLocker(sqlDB, info)
+	session, _ := newSessionLocker(sqlDB, lockAccess{})
 	session.(*sqlkit.SessionLocker).CheckEvery = time.Hour // no connection checks inside the count
 	tests := []struct {
 		what   string

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/claimtable"
 	"github.com/schedlock/schedlock/dialects/internal/oralike"
 	"github.com/schedlock/schedlock/dialects/locktable/locktabletest"
 	"github.com/schedlock/schedlock/dialects/sqlkit"
@@ -16,34 +17,81 @@ import (
 	"github.com/schedlock/schedlock/internal/livetest"
 )
 
-// Detect detects the dialect name on db, as dialects.Open does, or fails
-// the test.
-func Detect(t testing.TB, db *sql.DB, name string) *sqlkit.DB {
+// Backend is a dialect's opened backend (what its New returns) as the
+// shared tests drive it: the kit's DB, the dialect's engine (session
+// locks, their administration, the lease table, the recommendation and
+// the probe) and its claim builder.
+type Backend interface {
+	dialects.Backend
+	sqlkit.Engine
+	sqlkit.SessionEngine
+	sqlkit.AdminEngine
+	sqlkit.ProbeEngine
+	claimtable.Claimant
+	// Kit is the backend's kit DB (sqlkit.Of).
+	Kit() *sqlkit.DB
+}
+
+// Detect opens the database behind db with the dialect's New, as
+// dialects.Open does after connecting, or fails the test.
+func Detect[B any](t testing.TB, db *sql.DB, newBackend func(context.Context, *sql.DB, map[string]string) (B, error)) B {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	d, err := sqlkit.OpenLegacy(ctx, db, name)
+	b, err := newBackend(ctx, db, nil)
 	if err != nil {
-		t.Fatalf("detect %s: %v", name, err)
+		t.Fatalf("detect: %v", err)
 	}
-	return d
+	return b
 }
 
-// WithLockers returns db with its dialect's lockers replaced by session
-// (for the session strategy) and table (for the table strategy); nil keeps
-// the real one.
-func WithLockers(db *sqlkit.DB, session func(*sql.DB) dialects.Locker, table func(*sql.DB, dialects.Table) dialects.TableLocker) *sqlkit.DB {
-	d := *db.Dialect
-	if session != nil {
-		d.NewSessionLocker = func(db *sql.DB, _ dialects.Info) (dialects.Locker, error) { return session(db), nil }
+// WithLockers returns a backend on b's pool and Info whose session and
+// table lockers are made by session (for the session strategy) and table
+// (for the table strategy), every other part of it b's; with both nil it
+// is b.
+func WithLockers(b Backend, session func(*sql.DB) dialects.Locker, table func(*sql.DB, dialects.Table) dialects.TableLocker) Backend {
+	if session == nil && table == nil {
+		return b
 	}
-	if table != nil {
-		d.NewTableLocker = func(db *sql.DB, _ dialects.Info, tb dialects.Table) (dialects.TableLocker, error) {
-			return table(db, tb), nil
-		}
-	}
-	return &sqlkit.DB{SQL: db.SQL, Dialect: &d, Info: db.Info}
+	r := &replaced{real: b, session: session, table: table}
+	r.DB = sqlkit.New(b.Kit().SQL, b.Detected(), nil, r)
+	return r
 }
+
+// replaced is a backend whose lockers a test replaced: its engine
+// methods run real's but for the lockers replaced.
+type replaced struct {
+	*sqlkit.DB
+	real    Backend
+	session func(*sql.DB) dialects.Locker
+	table   func(*sql.DB, dialects.Table) dialects.TableLocker
+}
+
+func (r *replaced) NewSessionLocker(n dialects.SessionNames) (dialects.Locker, error) {
+	if r.session == nil {
+		return r.real.NewSessionLocker(n)
+	}
+	return r.session(r.SQL), nil
+}
+
+func (r *replaced) NewTableLocker(t dialects.Table) (dialects.TableLocker, error) {
+	if r.table == nil {
+		return r.real.NewTableLocker(t)
+	}
+	return r.table(r.SQL, t), nil
+}
+
+func (r *replaced) RecommendStrategy() (dialects.Strategy, string) { return r.real.RecommendStrategy() }
+
+func (r *replaced) NewLockAdmin(n dialects.SessionNames) dialects.LockAdmin {
+	return r.real.NewLockAdmin(n)
+}
+
+func (r *replaced) ProbeDialect(ctx context.Context, opts dialects.ProbeOptions) (dialects.Capabilities, error) {
+	return r.real.ProbeDialect(ctx, opts)
+}
+
+func (r *replaced) ClaimBuilder() claimtable.Builder { return r.real.ClaimBuilder() }
 
 // LiveDB opens the live server the variable env names, with driver. The
 // test is skipped when env is unset and fails when it is set but the

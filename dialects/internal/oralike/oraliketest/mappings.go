@@ -29,7 +29,7 @@ func RunMappings(t *testing.T, m Suite) {
 }
 
 // runChecks runs the named checks and returns the failures.
-func runChecks(t *testing.T, db *sqlkit.DB, strategy dialects.Strategy, tables []dialects.Table, only ...string) []checks.Result {
+func runChecks(t *testing.T, db Backend, strategy dialects.Strategy, tables []dialects.Table, only ...string) []checks.Result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -174,7 +174,7 @@ func withoutDuplicateKey(b Builder) locktable.Builder {
 func testDuplicateKeyIsHeld(t *testing.T, m Suite) {
 	sim, db := m.Open(t, Config{Racer: func(string) string { return "other-node:1:cafe" }}, nil, nil)
 	ctx := context.Background()
-	tl, err := db.TableLocker(dialects.Table{})
+	tl, err := db.Kit().TableLocker(dialects.Table{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +203,7 @@ func testDuplicateKeyIsHeld(t *testing.T, m Suite) {
 
 	// The engine without the mapping reports the duplicate key as an
 	// error: the mistake this test exists to catch.
-	raw, err := locktable.New(db.SQL, withoutDuplicateKey(m.Builder), dialects.Table{})
+	raw, err := locktable.New(db.Kit().SQL, withoutDuplicateKey(m.Builder), dialects.Table{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,10 +31,10 @@ type Suite struct {
 	Ops     func() SessionOps
 	// Open starts the dialect's simulated server (its default version,
 	// every grant) with its shared part as cfg says (Tables defaulting to
-	// one table per preset), and returns it with the database detected on
-	// it, whose session and table lockers are replaced by session and
-	// table unless nil.
-	Open func(t *testing.T, cfg Config, session func(*sql.DB) dialects.Locker, table func(*sql.DB, dialects.Table) dialects.TableLocker) (*Server, *sqlkit.DB)
+	// one table per preset), and returns it with the backend its New
+	// opened on it, whose session and table lockers are replaced by
+	// session and table unless nil (WithLockers).
+	Open func(t *testing.T, cfg Config, session func(*sql.DB) dialects.Locker, table func(*sql.DB, dialects.Table) dialects.TableLocker) (*Server, Backend)
 	// Builder is the dialect's lease-table SQL; TableLocker makes the
 	// dialect's table locker of an engine on it.
 	Builder     Builder
@@ -76,7 +76,7 @@ func RunSimulated(t *testing.T, s Suite) {
 	t.Run("SysSchedLockRows", func(t *testing.T) { testSysSchedLockRows(t, s) })
 	t.Run("Pause", func(t *testing.T) {
 		_, db := s.Open(t, Config{}, nil, nil)
-		locktabletest.RunPause(t, db)
+		locktabletest.RunPause(t, db.Kit())
 	})
 	t.Run("SessionOps", func(t *testing.T) { testSessionOps(t, s) })
 	t.Run("Probe", func(t *testing.T) { testProbe(t, s) })
@@ -137,7 +137,7 @@ func testTimeZone(t *testing.T, s Suite) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	tl, err := db.TableLocker(table)
+	tl, err := db.Kit().TableLocker(table)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +163,7 @@ func testTimeZone(t *testing.T, s Suite) {
 // row until at-least, and delete on a forced unlock.
 func testSysSchedLockRows(t *testing.T, s Suite) {
 	_, db := s.Open(t, Config{}, nil, nil)
-	tl, err := db.TableLocker(dialects.Table{Preset: dialects.PresetSysSchedLock})
+	tl, err := db.Kit().TableLocker(dialects.Table{Preset: dialects.PresetSysSchedLock})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +181,7 @@ var unqualified = regexp.MustCompile(`(^|[^.A-Za-z_])DBMS_LOCK\.`)
 // and checks each statement's answer.
 func testSessionOps(t *testing.T, s Suite) {
 	sim, sdb := s.Open(t, Config{DBMSLock: true}, nil, nil)
-	db := sdb.SQL
+	db := sdb.Kit().SQL
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	pin := func() *sql.Conn {
@@ -249,7 +249,7 @@ func testProbe(t *testing.T, s Suite) {
 	sim, db := s.Open(t, Config{DBMSLock: true, ClockOffset: clockAhead}, nil, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	caps, err := db.Probe(ctx, dialects.ProbeOptions{})
+	caps, err := db.Kit().Probe(ctx, dialects.ProbeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
