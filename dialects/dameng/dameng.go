@@ -69,7 +69,6 @@ func init() {
 		Forms:             "dm://",
 		Starts:            []string{"dm://"},
 		MissingDriverHint: "rebuild with -tags dameng after `go get gitee.com/chunanyong/dm` (see docs/dialects/dameng.md)",
-		Driver:            Driver,
 		Open:              Open,
 	})
 }

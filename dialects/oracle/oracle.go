@@ -67,7 +67,6 @@ func init() {
 		Schemes:         []dialects.Scheme{{Name: "oracle", DefaultPort: "1521"}},
 		Forms:           "oracle://",
 		Starts:          []string{"oracle://"},
-		Driver:          DriverName,
 		NameConnections: NameConnections,
 		Open:            Open,
 	})
