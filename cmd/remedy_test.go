@@ -106,8 +106,8 @@ func TestBackendRefusalsAdviseTheFlag(t *testing.T) {
 	refusals := map[string]error{}
 	_, refusals["MySQL 5.6"] = mysql.NewSessionLocker(nil, &mysql.SessionOps{Info: mysql.ParseVersion("5.6.51", "")})
 	_, refusals["TiDB"] = mysql.NewSessionLocker(nil, &mysql.SessionOps{Info: mysql.ParseVersion("8.0.11-TiDB-v8.5.6", "")})
-	_, refusals["CockroachDB"] = postgres.NewSessionLocker(nil, postgres.ParseBanner("CockroachDB CCL v24.3.0 (x86_64-pc-linux-gnu)"))
-	_, refusals["YugabyteDB 2.18"] = postgres.NewSessionLocker(nil, postgres.ParseBanner("PostgreSQL 11.2-YB-2.18.0.1-b0"))
+	refusals["CockroachDB"] = postgres.SessionRefusal(postgres.ParseBanner("CockroachDB CCL v24.3.0 (x86_64-pc-linux-gnu)"))
+	refusals["YugabyteDB 2.18"] = postgres.SessionRefusal(postgres.ParseBanner("PostgreSQL 11.2-YB-2.18.0.1-b0"))
 	for name, err := range refusals {
 		if !errors.Is(err, dialects.ErrUnsupported) {
 			t.Errorf("%s: %v, want ErrUnsupported", name, err)

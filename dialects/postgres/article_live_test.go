@@ -8,7 +8,6 @@ import (
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/locktable/locktabletest"
-	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // articleTable creates a sys_sched_lock table with the DDL of the published
@@ -38,7 +37,7 @@ func articleTable(t *testing.T, width int) string {
 func TestArticleInteropLive(t *testing.T) {
 	db := liveDB(t)
 	table := articleTable(t, 128)
-	d, err := sqlkit.OpenLegacy(testCtx(t), db, Name)
+	d, err := New(testCtx(t), db, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

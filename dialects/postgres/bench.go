@@ -7,33 +7,29 @@ import (
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/sqlkit"
-	"github.com/schedlock/schedlock/internal/benchkit"
 )
 
-func init() { benchkit.Register(Name, benchSupport{}) }
+// The Backend gives `schedlock bench` its raw baselines as methods, which
+// the harness finds on the opened backend (the contract of package
+// dialects/benchops, and benchkit.SessionBaseline): the raw advisory-lock
+// statements the session locker competes with, a count of the backends
+// holding a set of advisory locks from pg_locks, and the claim a
+// developer writes by hand (claimbench.go).
 
-// benchSupport gives `schedlock bench` the raw advisory-lock statements the
-// session locker competes with, and counts the backends holding a set of
-// advisory locks from pg_locks.
-type benchSupport struct{}
-
-var (
-	_ benchkit.RawSessions    = benchSupport{}
-	_ benchkit.SessionCounter = benchSupport{}
-)
-
-// RawSessionOps returns SessionOps on the catalog Detect found for db:
-// pg_try_advisory_lock and pg_advisory_unlock, one statement each.
-func (benchSupport) RawSessionOps(db *sql.DB, info dialects.Info) sqlkit.SessionOps {
-	c := catalogOf(info)
+// RawSessionOps returns SessionOps on the catalog detection found:
+// pg_try_advisory_lock and pg_advisory_unlock (or their sys_ names), one
+// statement each, on scoped names.
+func (b *Backend) RawSessionOps() sqlkit.SessionOps {
+	c := b.catalog()
 	return SessionOps{Catalog: &c}
 }
 
 // CountHoldingSessions counts the distinct backend pids holding a granted
 // advisory lock on Key(name) of any of names in the current database, in
-// the catalog Detect found for info.
-func (benchSupport) CountHoldingSessions(ctx context.Context, conn *sql.Conn, info dialects.Info, names []string) (int, error) {
-	c := catalogOf(info)
+// the catalog detection found, on conn (a connection taken before the
+// locks, so the count works when they use up the connection limit).
+func (b *Backend) CountHoldingSessions(ctx context.Context, conn *sql.Conn, names []string) (int, error) {
+	c := b.catalog()
 	classids := make([]int64, len(names))
 	objids := make([]int64, len(names))
 	for i, n := range names {

@@ -87,7 +87,7 @@ func BenchmarkSelect1(b *testing.B) {
 func BenchmarkSessionCycle(b *testing.B) {
 	db, counter := countingDB(b)
 	ctx := testCtx(b)
-	locker, err := NewSessionLocker(db, dialects.Info{Product: dialects.ProductPostgreSQL})
+	locker, err := backendFor(db, dialects.Info{Product: dialects.ProductPostgreSQL}, nil).NewSessionLocker(dialects.SessionNames{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func BenchmarkSessionCycle(b *testing.B) {
 func BenchmarkTableCycle(b *testing.B) {
 	db, counter := countingDB(b)
 	ctx := testCtx(b)
-	locker, err := NewTableLocker(db, dialects.Info{Product: dialects.ProductPostgreSQL}, dialects.Table{Name: unique("sl_bench_")})
+	locker, err := backendFor(db, dialects.Info{Product: dialects.ProductPostgreSQL}, nil).NewTableLocker(dialects.Table{Name: unique("sl_bench_")})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 // names (PostgresCatalog). KingbaseES renames much of its catalog sys_
 // (sys_locks, sys_stat_activity, sys_terminate_backend, …) and may or may
 // not keep the pg_ names beside them, depending on version and mode, so
-// Detect probes each name on KingbaseES (ProbeCatalog). An empty field
+// detection probes each name on KingbaseES (ProbeCatalog). An empty field
 // means the server has neither name.
 type Catalog struct {
 	Locks      string // pg_locks

@@ -4,13 +4,12 @@ import (
 	"testing"
 
 	"github.com/schedlock/schedlock/dialects/claimtable/claimtest"
-	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // TestClaimsLive runs the claim conformance suite (skip-locked and
 // optimistic) on the live server.
 func TestClaimsLive(t *testing.T) {
-	db, err := sqlkit.OpenLegacy(testCtx(t), liveDB(t), Name)
+	db, err := New(testCtx(t), liveDB(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -20,7 +19,7 @@ func TestClaimsLive(t *testing.T) {
 // TestClaimSelfcheckLive runs selfcheck's claim.* checks on the live
 // server.
 func TestClaimSelfcheckLive(t *testing.T) {
-	db, err := sqlkit.OpenLegacy(testCtx(t), liveDB(t), Name)
+	db, err := New(testCtx(t), liveDB(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,12 +2,12 @@ package postgres
 
 import (
 	"context"
-	"database/sql"
 	"strings"
 	"testing"
 
 	"github.com/schedlock/schedlock/checks"
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // TestClaimStrategyCatchesCockroachStub: on a simulated CockroachDB the
@@ -20,14 +20,7 @@ func TestClaimStrategyCatchesCockroachStub(t *testing.T) {
 	for _, mutated := range []bool{false, true} {
 		_, db := openPgSim(t, pgSimConfig{Banner: cockroachBanner, Stub: true})
 		if mutated {
-			d := *db.Dialect
-			probe := d.Probe
-			d.Probe = func(ctx context.Context, sqlDB *sql.DB, info dialects.Info, opts dialects.ProbeOptions) (dialects.Capabilities, error) {
-				caps, err := probe(ctx, sqlDB, info, opts)
-				caps.Recommended.ClaimStrategy, caps.Recommended.ClaimReason = "", ""
-				return caps, err
-			}
-			db.Dialect = &d
+			db.DB = sqlkit.New(db.SQL, db.Info, nil, probeOnly{db})
 		}
 		rep, err := checks.Run(testCtx(t), checks.Config{Backend: db, Only: []string{"claim.strategy"}})
 		if err != nil {
@@ -46,4 +39,15 @@ func TestClaimStrategyCatchesCockroachStub(t *testing.T) {
 			t.Logf("mutated %v: %s: %s", mutated, res.Status, res.Detail)
 		}
 	}
+}
+
+// probeOnly is the mutation of TestClaimStrategyCatchesCockroachStub: the
+// backend's probe without the product rule, so the claim strategy
+// follows what the probe saw alone.
+type probeOnly struct{ *Backend }
+
+func (p probeOnly) ProbeDialect(ctx context.Context, opts dialects.ProbeOptions) (dialects.Capabilities, error) {
+	caps, err := p.Backend.ProbeDialect(ctx, opts)
+	caps.Recommended.ClaimStrategy, caps.Recommended.ClaimReason = "", ""
+	return caps, err
 }

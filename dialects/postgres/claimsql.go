@@ -9,9 +9,9 @@ import (
 	"github.com/schedlock/schedlock/dialects/claimtable"
 )
 
-func init() {
-	claimtable.Register(Name, func(info dialects.Info) claimtable.Builder { return ClaimBuilder{} })
-}
+// ClaimBuilder implements claimtable.Claimant: the same SQL on every
+// product of the family.
+func (b *Backend) ClaimBuilder() claimtable.Builder { return ClaimBuilder{} }
 
 // ClaimBuilder writes the task-row claim SQL of the PostgreSQL family
 // (claimtable.Builder). Skip-locked claims are one statement: a CTE that

@@ -188,8 +188,8 @@ func openGaussAuthPayload() []byte {
 }
 
 // TestOpenGaussAuthError drives the real pgx driver against a server that
-// asks for openGauss's password methods and checks that detection turns
-// pgx's error into the actionable one.
+// asks for openGauss's password methods and checks that detection, and
+// Open's connection before it, turn pgx's error into the actionable one.
 func TestOpenGaussAuthError(t *testing.T) {
 	for _, code := range []uint32{10, 11, 13} {
 		addr := authServer(t, code, openGaussAuthPayload())
@@ -198,17 +198,24 @@ func TestOpenGaussAuthError(t *testing.T) {
 			t.Fatal(err)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		_, err = Detect(ctx, db)
+		_, detectErr := New(ctx, db, nil)
+		_, openErr := Open(ctx, dialects.Target{Scheme: "postgres", Conn: "postgres://app:secret@" + addr + "/jobs?sslmode=disable&connect_timeout=5"})
 		cancel()
 		_ = db.Close()
-		var ae *AuthMethodError
-		if !errors.As(err, &ae) || ae.Code != int(code) {
-			t.Errorf("code %d: Detect error = %v; want an *AuthMethodError with code %d", code, err, code)
-			continue
+		var unreachable *dialects.UnreachableError
+		if !errors.As(openErr, &unreachable) {
+			t.Errorf("code %d: Open error = %v; want an UnreachableError", code, openErr)
 		}
-		msg := err.Error()
-		if !strings.Contains(msg, "password_encryption_type = 1") || strings.Contains(msg, "\n") || strings.Contains(msg, "secret") {
-			t.Errorf("code %d: message %q; want one line naming password_encryption_type and no password", code, msg)
+		for what, err := range map[string]error{"detection": detectErr, "Open": openErr} {
+			var ae *AuthMethodError
+			if !errors.As(err, &ae) || ae.Code != int(code) {
+				t.Errorf("code %d: %s error = %v; want an *AuthMethodError with code %d", code, what, err, code)
+				continue
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, "password_encryption_type = 1") || strings.Contains(msg, "\n") || strings.Contains(msg, "secret") {
+				t.Errorf("code %d: %s message %q; want one line naming password_encryption_type and no password", code, what, msg)
+			}
 		}
 	}
 }

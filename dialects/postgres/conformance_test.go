@@ -5,14 +5,13 @@ import (
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/dialecttest"
-	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // TestConformance runs the lock-contract suite live: the session strategy
 // (advisory locks), then the table strategy on every preset.
 func TestConformance(t *testing.T) {
 	sqlDB := liveDB(t)
-	db, err := sqlkit.OpenLegacy(t.Context(), sqlDB, Name)
+	db, err := New(t.Context(), sqlDB, nil)
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}

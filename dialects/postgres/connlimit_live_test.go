@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
-	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // A role at its CONNECTION LIMIT (SQLSTATE 53300, as for max_connections)
@@ -67,7 +66,7 @@ func TestConnLimitLive(t *testing.T) {
 	}
 
 	db := openAsRole()
-	detected, err := sqlkit.OpenLegacy(ctx, db, Name)
+	detected, err := New(ctx, db, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +91,7 @@ func TestConnLimitLive(t *testing.T) {
 	defer held.Close()
 
 	start := time.Now()
-	_, err = sqlkit.OpenLegacy(ctx, openAsRole(), Name)
+	_, err = New(ctx, openAsRole(), nil)
 	wantLimit("detect", err, start)
 
 	start = time.Now()

@@ -16,48 +16,33 @@ import (
 // VariantAurora marks Amazon Aurora PostgreSQL in Info.Variant.
 const VariantAurora = "aurora"
 
-// Detect identifies the product behind db: one SELECT version(), parsed by
-// ParseBanner, and for PostgreSQL one SELECT aurora_version(), whose success
-// marks Aurora (Info.Variant "aurora"). A server error from that probe means
-// "not Aurora"; it runs in autocommit on a pooled connection, so it leaves
-// nothing behind.
-//
-// KingbaseES and openGauss are not taken on trust: on KingbaseES Detect
-// reads the compatibility mode (SHOW database_mode, else
-// current_setting('database_mode', true); Info.Mode "pg", "oracle",
-// "mysql", …) and probes which catalog names exist (ProbeCatalog: pg_locks
-// or sys_locks, pg_terminate_backend or sys_terminate_backend, …); on both
-// it proves the advisory lock functions with the two-connection probe
-// (sqlkit.ProbeSessionOps: a lock on a random name, taken and released,
-// nothing left behind). Recommend and NewSessionLocker use what it proved.
-//
-// A login refused because the server wants openGauss's SHA256, MD5_SHA256
-// or SM3 password method gives an *AuthMethodError that says how to fix it.
-func Detect(ctx context.Context, db *sql.DB) (dialects.Info, error) {
+// detect identifies the product behind db and proves what New keeps
+// beyond its Info (see New): facts is nil on every product but KingbaseES
+// and openGauss.
+func detect(ctx context.Context, db *sql.DB) (dialects.Info, *serverFacts, error) {
 	var banner string
 	if err := db.QueryRowContext(ctx, "SELECT version()").Scan(&banner); err != nil {
-		return dialects.Info{}, dialects.Wrap(Name, "detect", fmt.Errorf("read version(): %w", ClassifyError(explainAuthError(err))))
+		return dialects.Info{}, nil, dialects.Wrap(Name, "detect", fmt.Errorf("read version(): %w", classifyConnect(err)))
 	}
 	info := ParseBanner(banner)
+	var facts *serverFacts
+	var err error
 	switch info.Product {
 	case dialects.ProductPostgreSQL:
-		aurora, err := isAurora(ctx, db)
-		if err != nil {
-			return dialects.Info{}, dialects.Wrap(Name, "detect", err)
-		}
+		var aurora bool
+		aurora, err = isAurora(ctx, db)
 		if aurora {
 			info.Variant = VariantAurora
 		}
 	case dialects.ProductKingbase:
-		if err := detectKingbase(ctx, db, &info); err != nil {
-			return dialects.Info{}, dialects.Wrap(Name, "detect", err)
-		}
+		facts, err = detectKingbase(ctx, db, &info)
 	case dialects.ProductOpenGauss:
-		if err := detectOpenGauss(ctx, db, &info); err != nil {
-			return dialects.Info{}, dialects.Wrap(Name, "detect", err)
-		}
+		facts, err = detectOpenGauss(ctx, db)
 	}
-	return info, nil
+	if err != nil {
+		return dialects.Info{}, nil, dialects.Wrap(Name, "detect", err)
+	}
+	return info, facts, nil
 }
 
 // isAurora runs SELECT aurora_version(): an answer means Aurora, a server

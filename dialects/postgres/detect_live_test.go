@@ -6,15 +6,17 @@ import (
 	"testing"
 
 	"github.com/schedlock/schedlock/dialects"
-	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 func TestDetectLive(t *testing.T) {
 	db := liveDB(t)
 	ctx := testCtx(t)
-	info, err := Detect(ctx, db)
+	info, facts, err := detect(ctx, db)
 	if err != nil {
-		t.Fatalf("Detect: %v", err)
+		t.Fatalf("detect: %v", err)
+	}
+	if facts != nil {
+		t.Errorf("detection on PostgreSQL proved %+v; PostgreSQL is judged from its Info alone", *facts)
 	}
 	var banner, serverVersion string
 	var aurora bool
@@ -26,12 +28,12 @@ func TestDetectLive(t *testing.T) {
 		want.Variant = VariantAurora
 	}
 	if info != want {
-		t.Errorf("Detect\n got %+v\nwant %+v", info, want)
+		t.Errorf("detect\n got %+v\nwant %+v", info, want)
 	}
 
-	opened, err := sqlkit.OpenLegacy(ctx, db, Name)
+	opened, err := New(ctx, db, nil)
 	if err != nil || opened.Info != want {
-		t.Fatalf("dialects.Open = %+v, %v; want %+v", opened, err, want)
+		t.Fatalf("New = %+v, %v; want %+v", opened, err, want)
 	}
 	if s, _ := opened.Recommend(); s != dialects.StrategySession {
 		t.Errorf("Recommend on PostgreSQL = %s, want session", s)
@@ -42,8 +44,8 @@ func TestDetectLiveCancelled(t *testing.T) {
 	db := liveDB(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if info, err := Detect(ctx, db); err == nil {
-		t.Fatalf("Detect on a cancelled context = %+v, want an error", info)
+	if b, err := New(ctx, db, nil); err == nil {
+		t.Fatalf("New on a cancelled context = %+v, want an error", b.Info)
 	}
 }
 

@@ -34,7 +34,7 @@ var Schemes = []dialects.Scheme{
 	}},
 }
 
-// ProductTitles are the display names of the products Detect reports.
+// ProductTitles are the display names of the products detection reports.
 var ProductTitles = map[string]string{
 	dialects.ProductPostgreSQL:  "PostgreSQL",
 	dialects.ProductKingbase:    "KingbaseES",

@@ -22,9 +22,10 @@ const killPoll = 10 * time.Millisecond
 // Kill terminates the backend whose pid (in decimal, as Holder returns it)
 // is sessionID with SELECT pg_terminate_backend(pid), then waits up to 5s
 // for it to leave pg_stat_activity, so the advisory locks it held are free
-// when Kill returns nil. On KingbaseES the catalog Detect found names the
-// function and view (sys_terminate_backend, sys_stat_activity); a server
-// with neither name gives an error matching dialects.ErrUnsupported.
+// when Kill returns nil. On KingbaseES o.Catalog (the one detection
+// found) names the function and view (sys_terminate_backend,
+// sys_stat_activity); a server with neither name gives an error matching
+// dialects.ErrUnsupported.
 //
 // Errors: a sessionID that is not a pid, or a pid that is no backend
 // (pg_terminate_backend answered false), match dialects.ErrInvalid; missing

@@ -20,7 +20,7 @@ import (
 func TestKillFreesLockAndLeaseReportsLoss(t *testing.T) {
 	db := liveDB(t)
 	ctx := testCtx(t)
-	locker, err := NewSessionLocker(db, dialects.Info{Product: dialects.ProductPostgreSQL})
+	locker, err := backendFor(db, dialects.Info{Product: dialects.ProductPostgreSQL}, nil).NewSessionLocker(dialects.SessionNames{})
 	if err != nil {
 		t.Fatal(err)
 	}

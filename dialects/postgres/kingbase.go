@@ -26,46 +26,45 @@ const (
 	settingModeSQL = "SELECT current_setting('database_mode', true)"
 )
 
-// detectKingbase completes info for KingbaseES: the compatibility mode
-// (Info.Mode), the catalog names (pg_ or sys_, ProbeCatalog) and the
-// two-connection proof of its advisory locks; the facts are remembered for
-// the session locker, Kill and Recommend. A probe that fails for want of
-// the feature is an answer, not an error; only a failure of the
-// connection or the context is returned.
-func detectKingbase(ctx context.Context, db *sql.DB, info *dialects.Info) error {
+// detectKingbase completes info for KingbaseES with the compatibility
+// mode (Info.Mode) and returns what it proved: the catalog names (pg_ or
+// sys_, ProbeCatalog) and the two-connection proof of its advisory locks,
+// which the session locker, Kill and the recommendation use. A probe
+// that fails for want of the feature is an answer, not an error; only a
+// failure of the connection or the context is returned.
+func detectKingbase(ctx context.Context, db *sql.DB, info *dialects.Info) (*serverFacts, error) {
 	mode, err := probeKingbaseMode(ctx, db)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	info.Mode = mode
 	catalog, err := ProbeCatalog(ctx, db)
 	if err != nil {
-		return fmt.Errorf("probe the KingbaseES catalog: %w", err)
+		return nil, fmt.Errorf("probe the KingbaseES catalog: %w", err)
 	}
-	return proveAdvisory(ctx, db, info, catalog)
+	return proveAdvisory(ctx, db, catalog)
 }
 
 // detectOpenGauss proves openGauss's advisory locks (it has the pg_
-// names) and records the answer in info.Facts.
-func detectOpenGauss(ctx context.Context, db *sql.DB, info *dialects.Info) error {
-	return proveAdvisory(ctx, db, info, PostgresCatalog)
+// names).
+func detectOpenGauss(ctx context.Context, db *sql.DB) (*serverFacts, error) {
+	return proveAdvisory(ctx, db, PostgresCatalog)
 }
 
 // proveAdvisory runs the two-connection probe of the advisory lock
 // functions named by catalog (sqlkit.ProbeSessionOps: a second session
 // must be refused a lock the first holds, and get it once released), and
-// remembers the answer with the catalog. A probe cut short by the context
+// returns the answer with the catalog. A probe cut short by the context
 // is returned as the context's error.
-func proveAdvisory(ctx context.Context, db *sql.DB, info *dialects.Info, catalog Catalog) error {
+func proveAdvisory(ctx context.Context, db *sql.DB, catalog Catalog) (*serverFacts, error) {
 	facts := serverFacts{catalog: catalog}
 	if catalog.errMissing() == nil {
 		facts.advisory = sqlkit.ProbeSessionOps(ctx, db, SessionOps{Catalog: &catalog})
 		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("prove advisory locks: %w", err)
+			return nil, fmt.Errorf("prove advisory locks: %w", err)
 		}
 	}
-	info.Facts = &facts
-	return nil
+	return &facts, nil
 }
 
 // probeKingbaseMode reads database_mode and returns it normalised
@@ -124,17 +123,17 @@ func productName(info dialects.Info) string {
 }
 
 // provenOnly reports whether info's product uses advisory locks only when
-// Detect proved them (KingbaseES, openGauss).
+// detection proved them (KingbaseES, openGauss).
 func provenOnly(info dialects.Info) bool {
 	return info.Product == dialects.ProductKingbase || info.Product == dialects.ProductOpenGauss
 }
 
 // unprovenRefusal says why a product whose advisory locks must be proven
-// gets no session locker, or nil when it may have one: Detect proved them,
-// or nothing is known (an Info not made by Detect; the lock functions
-// then answer for themselves).
-func unprovenRefusal(f serverFacts, known bool, info dialects.Info) error {
-	if !known {
+// gets no session locker, or nil when it may have one: detection proved
+// them, or nothing is known (f nil: a backend not made by New; the lock
+// functions then answer for themselves).
+func unprovenRefusal(f *serverFacts, info dialects.Info) error {
+	if f == nil {
 		return nil
 	}
 	name := productName(info)

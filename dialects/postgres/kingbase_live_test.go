@@ -10,7 +10,6 @@ import (
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/dialecttest"
-	"github.com/schedlock/schedlock/dialects/sqlkit"
 	"github.com/schedlock/schedlock/internal/livetest"
 )
 
@@ -38,7 +37,7 @@ func kingbaseURL(dsn string) (string, error) {
 // liveKingbase opens and detects the live KingbaseES server. The test is
 // skipped when kingbaseEnv is unset and fails when it is set but the server
 // does not answer or is not KingbaseES.
-func liveKingbase(t *testing.T) *sqlkit.DB {
+func liveKingbase(t *testing.T) *Backend {
 	t.Helper()
 	raw := livetest.DSN(t, kingbaseEnv)
 	dsn, err := kingbaseURL(raw)
@@ -55,7 +54,7 @@ func liveKingbase(t *testing.T) *sqlkit.DB {
 	if err := sqlDB.PingContext(ctx); err != nil {
 		t.Fatalf("%s is set but the server does not answer: %v", kingbaseEnv, explainAuthError(err))
 	}
-	db, err := sqlkit.OpenLegacy(ctx, sqlDB, Name)
+	db, err := New(ctx, sqlDB, nil)
 	if err != nil {
 		t.Fatalf("detect: %v", err)
 	}
@@ -67,8 +66,8 @@ func liveKingbase(t *testing.T) *sqlkit.DB {
 
 func TestKingbaseLiveDetect(t *testing.T) {
 	db := liveKingbase(t)
-	facts, ok := factsOf(db.Info)
-	if !ok {
+	facts := db.facts
+	if facts == nil {
 		t.Fatal("detection recorded no facts")
 	}
 	strategy, why := db.Recommend()
@@ -134,12 +133,11 @@ func TestKingbaseProbesLiveOnPostgres(t *testing.T) {
 	if err != nil || mode != "" {
 		t.Errorf("database_mode on PostgreSQL = %q, %v; want none", mode, err)
 	}
-	info := dialects.Info{Dialect: Name, Product: dialects.ProductKingbase, Version: "V008R006C007B9999", Banner: "KingbaseES V008R006C007B9999 (live PostgreSQL stand-in)"}
-	if err := proveAdvisory(ctx, db, &info, c); err != nil {
+	facts, err := proveAdvisory(ctx, db, c)
+	if err != nil {
 		t.Fatal(err)
 	}
-	facts, ok := factsOf(info)
-	if !ok || !facts.proven() {
+	if facts == nil || !facts.proven() || facts.catalog != c {
 		t.Errorf("advisory proof on PostgreSQL = %+v; want proven", facts.advisory)
 	}
 	var held int

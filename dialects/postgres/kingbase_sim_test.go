@@ -13,19 +13,18 @@ import (
 	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
-// kingbaseBanner is a KingbaseES banner; build makes it unique per test,
-// because Recommend finds what Detect proved by the detected Info.
+// kingbaseBanner is a KingbaseES banner with build as its build number.
 func kingbaseBanner(build string) string {
 	return "KingbaseES V008R006C007" + build + " on x86_64-pc-linux-gnu, compiled by gcc (GCC) 4.8.5 20150623 (Red Hat 4.8.5-28), 64-bit"
 }
 
 // openPgSim starts a simulated server and detects it.
-func openPgSim(t *testing.T, cfg pgSimConfig) (*pgSim, *sqlkit.DB) {
+func openPgSim(t *testing.T, cfg pgSimConfig) (*pgSim, *Backend) {
 	t.Helper()
 	sim := newPgSim(t, cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	db, err := sqlkit.OpenLegacy(ctx, sim.open(t), Name)
+	db, err := New(ctx, sim.open(t), nil)
 	if err != nil {
 		t.Fatalf("detect the simulated server: %v", err)
 	}
@@ -83,9 +82,8 @@ func TestKingbaseDetectSimulated(t *testing.T) {
 			if db.Info.Product != dialects.ProductKingbase || db.Info.Mode != tt.mode || db.Info.Version != "V008R006C007"+tt.cfg.Banner[len("KingbaseES V008R006C007"):len("KingbaseES V008R006C007")+5] {
 				t.Errorf("Info = %+v; want kingbase in mode %q", db.Info, tt.mode)
 			}
-			facts, ok := factsOf(db.Info)
-			if !ok || facts.catalog != tt.catalog {
-				t.Errorf("catalog = %+v (known %v); want %+v", facts.catalog, ok, tt.catalog)
+			if db.facts == nil || db.facts.catalog != tt.catalog {
+				t.Errorf("facts = %+v; want the catalog %+v", db.facts, tt.catalog)
 			}
 			strategy, why := db.Recommend()
 			if strategy != tt.strategy || !strings.Contains(why, tt.reason) {
@@ -207,7 +205,7 @@ func TestOneConnectionPoolIsNotProven(t *testing.T) {
 	sim := newPgSim(t, pgSimConfig{Banner: kingbaseBanner("B0501"), Mode: "pg"})
 	sqlDB := sim.open(t)
 	sqlDB.SetMaxOpenConns(1)
-	db, err := sqlkit.OpenLegacy(testCtx(t), sqlDB, Name)
+	db, err := New(testCtx(t), sqlDB, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

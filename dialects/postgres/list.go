@@ -13,17 +13,26 @@ import (
 
 // LockAdmin is the PostgreSQL family's dialects.LockAdmin: lock tables from
 // information_schema, advisory locks from pg_locks joined with
-// pg_stat_activity, pg_terminate_backend to free them.
+// pg_stat_activity, pg_terminate_backend to free them. Backend.NewLockAdmin
+// makes it.
 type LockAdmin struct {
-	DB   *sql.DB
-	Info dialects.Info
+	DB *sql.DB
+	// Catalog names the views and functions it reads and calls; nil means
+	// the PostgreSQL names (PostgresCatalog).
+	Catalog *Catalog
+	// Names are the session names the DSN asked for: the key of a raw
+	// name comes from its derivation, scoped names (the default) take Key.
+	Names dialects.SessionNames
 }
 
 var _ dialects.LockAdmin = (*LockAdmin)(nil)
 
-// NewLockAdmin returns the LockAdmin for db.
-func NewLockAdmin(db *sql.DB, info dialects.Info) dialects.LockAdmin {
-	return &LockAdmin{DB: db, Info: info}
+// catalog is the catalog a's statements use.
+func (a *LockAdmin) catalog() Catalog {
+	if a.Catalog != nil {
+		return *a.Catalog
+	}
+	return PostgresCatalog
 }
 
 // SourcePgLocks is the Source of listed advisory locks.
@@ -104,7 +113,7 @@ func (a *LockAdmin) SessionLocks(ctx context.Context, names []string) ([]dialect
 	for _, n := range names {
 		labels[a.key(n)] = n
 	}
-	entries, err := a.query(ctx, advisoryLocksSQL(catalogOf(a.Info))+advisoryOrder, labels)
+	entries, err := a.query(ctx, advisoryLocksSQL(a.catalog())+advisoryOrder, labels)
 	if err == nil {
 		err = a.labelTools(ctx, entries)
 	}
@@ -126,7 +135,7 @@ func (a *LockAdmin) SessionLock(ctx context.Context, name string) (dialects.Lock
 	}
 	key := a.key(name)
 	classid, objid := KeyParts(key)
-	entries, err := a.query(ctx, advisoryLocksSQL(catalogOf(a.Info))+advisoryKeyFilter+advisoryOrder, map[int64]string{key: name}, int64(classid), int64(objid))
+	entries, err := a.query(ctx, advisoryLocksSQL(a.catalog())+advisoryKeyFilter+advisoryOrder, map[int64]string{key: name}, int64(classid), int64(objid))
 	if err != nil {
 		return dialects.LockEntry{}, false, dialects.Wrap(Name, "find session lock", err)
 	}
@@ -141,8 +150,7 @@ func (a *LockAdmin) SessionLock(ctx context.Context, name string) (dialects.Lock
 // Kill terminates the backend with the catalog's pg_terminate_backend (or
 // sys_terminate_backend) and waits for it to end (see SessionOps.Kill).
 func (a *LockAdmin) Kill(ctx context.Context, sessionID string) error {
-	c := catalogOf(a.Info)
-	return SessionOps{Catalog: &c}.Kill(ctx, a.DB, sessionID)
+	return SessionOps{Catalog: a.Catalog}.Kill(ctx, a.DB, sessionID)
 }
 
 func (a *LockAdmin) query(ctx context.Context, query string, labels map[int64]string, args ...any) ([]dialects.LockEntry, error) {

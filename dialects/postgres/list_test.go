@@ -9,14 +9,13 @@ import (
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
-	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // schemaDB creates a schema of its own for the test and opens the live
 // server with search_path set to it, so the known lock table names
 // (shedlock, databasechangeloglock, …) do not meet other tests' tables.
 // The schema is dropped at the end.
-func schemaDB(t *testing.T) (*sqlkit.DB, string) {
+func schemaDB(t *testing.T) (*Backend, string) {
 	t.Helper()
 	admin := liveDB(t)
 	schema := unique("sl_ls_")
@@ -33,7 +32,7 @@ func schemaDB(t *testing.T) (*sqlkit.DB, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = raw.Close() })
-	db, err := sqlkit.OpenLegacy(testCtx(t), raw, Name)
+	db, err := New(testCtx(t), raw, nil)
 	if err != nil {
 		t.Fatalf("open the live server: %v", err)
 	}
@@ -175,7 +174,7 @@ func entriesFor(entries []dialects.LockEntry, key string) []dialects.LockEntry {
 func TestLockAdminLiveSessionLocks(t *testing.T) {
 	ctx := testCtx(t)
 	raw := liveDB(t)
-	db, err := sqlkit.OpenLegacy(ctx, raw, Name)
+	db, err := New(ctx, raw, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,7 @@ func (a *LockAdmin) SessionLockByKey(ctx context.Context, key string) (dialects.
 	if err != nil {
 		return dialects.LockEntry{}, false, dialects.Wrap(Name, "find session lock", err)
 	}
-	entries, err := a.query(ctx, advisoryLocksSQL(catalogOf(a.Info))+filter+advisoryOrder, nil, int64(classid), int64(objid))
+	entries, err := a.query(ctx, advisoryLocksSQL(a.catalog())+filter+advisoryOrder, nil, int64(classid), int64(objid))
 	if err == nil {
 		err = a.labelTools(ctx, entries)
 	}

@@ -9,7 +9,6 @@ import (
 	"github.com/schedlock/schedlock/checks"
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/dialecttest"
-	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // TestCaseInsensitiveCollationLive: a ShedLock table whose name column has
@@ -35,7 +34,7 @@ func TestCaseInsensitiveCollationLive(t *testing.T) {
 		_, _ = db.ExecContext(ctx, "DROP TABLE IF EXISTS "+table)
 		_, _ = db.ExecContext(ctx, "DROP COLLATION IF EXISTS "+coll)
 	})
-	d, err := sqlkit.OpenLegacy(ctx, db, Name)
+	d, err := New(ctx, db, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +58,7 @@ func TestCaseInsensitiveCollationLive(t *testing.T) {
 // case are two locks, as they are for the session strategy's advisory
 // keys (SHA-256 of the name's bytes).
 func TestSchedlockDDLCaseLive(t *testing.T) {
-	d, err := sqlkit.OpenLegacy(testCtx(t), liveDB(t), Name)
+	d, err := New(testCtx(t), liveDB(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +80,7 @@ func TestSchedlockDDLCaseLive(t *testing.T) {
 // TestSessionNameCaseLive: advisory keys are hashes of the name's bytes,
 // so Nightly and nightly are two locks.
 func TestSessionNameCaseLive(t *testing.T) {
-	d, err := sqlkit.OpenLegacy(testCtx(t), liveDB(t), Name)
+	d, err := New(testCtx(t), liveDB(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

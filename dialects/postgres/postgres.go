@@ -6,6 +6,7 @@
 //
 // Session locks are PostgreSQL advisory locks keyed by Key(name); the table
 // strategy is the lease table of package locktable with the SQL of Builder.
+// Open (or New, on a pool the caller opened) returns the *Backend.
 package postgres
 
 import (
@@ -35,13 +36,7 @@ func init() {
 		NameConnections:   NameConnections,
 		ConnectHint:       ConnectHint,
 		ClassifyError:     ClassifyError,
-		Driver:            DriverName,
-		Detect:            Detect,
-		NewSessionLocker:  NewSessionLocker,
 		CheckSessionNames: CheckSessionNames,
-		NewTableLocker:    NewTableLocker,
-		Recommend:         Recommend,
-		NewLockAdmin:      NewLockAdmin,
-		Probe:             Probe,
+		Open:              Open,
 	})
 }

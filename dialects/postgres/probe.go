@@ -24,19 +24,19 @@ const (
 // cannot be listed.
 const listsTheTable = ": " + string(dialects.TermListLocks) + " lists the lease table"
 
-// Probe implements dialects.ProbeFunc for the PostgreSQL family. It reads
-// the default isolation level (SHOW transaction_isolation), whether
-// pg_locks and pg_stat_activity are readable, the current role's
-// superuser flag and pg_signal_backend / pg_read_all_stats membership, the
-// CREATE privilege on current_schema(), and clock_timestamp() for the
-// clock skew. Unless opts.ReadOnly, it proves SKIP LOCKED and NOWAIT on a
+// probe is Backend.ProbeDialect on the database of info on db, whose
+// views and functions catalog c names. It reads the default isolation
+// level (SHOW transaction_isolation), whether pg_locks and
+// pg_stat_activity are readable, the current role's superuser flag and
+// pg_signal_backend / pg_read_all_stats membership, the CREATE privilege
+// on current_schema(), and clock_timestamp() for the clock skew. Unless opts.ReadOnly, it proves SKIP LOCKED and NOWAIT on a
 // probe table it creates in current_schema() and drops. On CockroachDB and
 // YugabyteDB before 2025.1, whose session locker refuses, it still runs the
 // two-connection probe on the advisory lock functions, so a stub is shown
 // as one. It reads nothing else and leaves nothing behind.
-func Probe(ctx context.Context, db *sql.DB, info dialects.Info, opts dialects.ProbeOptions) (dialects.Capabilities, error) {
+func probe(ctx context.Context, db *sql.DB, info dialects.Info, c Catalog, opts dialects.ProbeOptions) (dialects.Capabilities, error) {
 	var caps dialects.Capabilities
-	if refusal := sessionSupported(info); refusal != nil {
+	if refusal := SessionRefusal(info); refusal != nil {
 		caps.SessionLocks = probeRefusedSession(ctx, db, refusal)
 	}
 	rights := readRoleRights(ctx, db)
@@ -44,7 +44,7 @@ func Probe(ctx context.Context, db *sql.DB, info dialects.Info, opts dialects.Pr
 		return caps, ctx.Err()
 	}
 	caps.Isolation = probeIsolation(ctx, db)
-	caps.LockListing = probeLockListing(ctx, db, info, rights)
+	caps.LockListing = probeLockListing(ctx, db, info, c, rights)
 	caps.KillSessions = killCapability(info, rights)
 	canCreate := true
 	if p := createPrivilege(rights); p != nil {
@@ -91,7 +91,7 @@ func probeRefusedSession(ctx context.Context, db *sql.DB, refusal error) dialect
 	return dialects.CapNo(refusalText(refusal)+" ("+c.Detail+")", "").Fixed(dialects.UseTableStrategy, "")
 }
 
-// refusalText is a sessionSupported error without its sentinel prefix nor
+// refusalText is a SessionRefusal error without its sentinel prefix nor
 // its remedy (the capability carries that apart).
 func refusalText(err error) string {
 	var withFix *dialects.RemedyError
@@ -192,12 +192,12 @@ func lockListSQL(c Catalog) string {
 	return "SELECT count(*) FROM " + c.Locks + " l JOIN " + c.Activity + " a ON a.pid = l.pid WHERE l.locktype = 'advisory'"
 }
 
-// probeLockListing proves that pg_locks and pg_stat_activity can be read.
-func probeLockListing(ctx context.Context, db *sql.DB, info dialects.Info, r roleRights) dialects.Capability {
+// probeLockListing proves that pg_locks and pg_stat_activity (or the
+// views c names) can be read.
+func probeLockListing(ctx context.Context, db *sql.DB, info dialects.Info, c Catalog, r roleRights) dialects.Capability {
 	if info.Product == dialects.ProductCockroachDB {
 		return dialects.CapNo("CockroachDB has no real advisory locks to list", "").Fixed(dialects.UseTableStrategy, listsTheTable)
 	}
-	c := catalogOf(info)
 	if c.Locks == "" || c.Activity == "" {
 		return dialects.CapNo("the server has neither pg_locks and pg_stat_activity nor sys_locks and sys_stat_activity", "").Fixed(dialects.UseTableStrategy, listsTheTable)
 	}

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
-	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // liveDSNWith returns the live DSN with extra query parameters (pgx passes
@@ -37,7 +36,7 @@ func openProbed(t *testing.T, dsn string, opts dialects.ProbeOptions) dialects.C
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = raw.Close() })
-	db, err := sqlkit.OpenLegacy(testCtx(t), raw, Name)
+	db, err := New(testCtx(t), raw, nil)
 	if err != nil {
 		t.Fatalf("the server in %s does not answer: %v", dsnEnv, err)
 	}

@@ -49,14 +49,14 @@ func keyFuncOf(n dialects.SessionNames) func(name string) int64 {
 func (o SessionOps) key(name string) int64 { return keyFuncOf(o.Names)(name) }
 
 // key is the advisory key of name under the admin's session names.
-func (a *LockAdmin) key(name string) int64 { return keyFuncOf(a.Info.SessionNames)(name) }
+func (a *LockAdmin) key(name string) int64 { return keyFuncOf(a.Names)(name) }
 
 // CheckLockName refuses, under dialects.KeyAsIs, a name that is not a
 // bigint in decimal; every other derivation takes any name.
 func (o SessionOps) CheckLockName(name string) error { return checkKeyName(o.Names, name) }
 
 // checkLockName is CheckLockName under the admin's session names.
-func (a *LockAdmin) checkLockName(name string) error { return checkKeyName(a.Info.SessionNames, name) }
+func (a *LockAdmin) checkLockName(name string) error { return checkKeyName(a.Names, name) }
 
 func checkKeyName(n dialects.SessionNames, name string) error {
 	if !n.Raw || n.Key != dialects.KeyAsIs {

@@ -6,26 +6,21 @@ import (
 	"testing"
 
 	"github.com/schedlock/schedlock/dialects"
-	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // openNamed opens the live server as a Target with raw session names of
 // key derivation key, as the command line does.
-func openNamed(t *testing.T, key string) *sqlkit.DB {
+func openNamed(t *testing.T, key string) *Backend {
 	t.Helper()
-	entry, ok := dialects.Lookup(Name)
-	if !ok {
-		t.Fatal("the postgres dialect is not registered")
-	}
-	db, err := sqlkit.OpenSQLTarget(testCtx(t), entry, dialects.Target{
+	b, err := Open(testCtx(t), dialects.Target{
 		Driver: DriverName, Conn: liveDSN(t),
 		Options: map[string]string{dialects.OptionSessionNames: dialects.SessionNamesRaw, dialects.OptionSessionKey: key},
 	})
 	if err != nil {
 		t.Fatalf("open with raw session names (%s): %v", key, err)
 	}
-	t.Cleanup(func() { _ = db.Close() })
-	return db
+	t.Cleanup(func() { _ = b.Close() })
+	return b.(*Backend)
 }
 
 // With raw session names the lock called NAME is the advisory lock other

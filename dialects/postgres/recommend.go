@@ -11,12 +11,9 @@ import (
 // (2.25 preview) let two sessions hold the same key.
 var yugabyteAdvisoryGA = []int{2025, 1}
 
-// Recommend picks the lock strategy for the product in info and says why:
-// session (advisory locks) on PostgreSQL (including Aurora) and on
-// YugabyteDB 2025.1 or later; on KingbaseES and openGauss session only when
-// Detect proved the advisory locks with the two-connection probe; the
-// lease table everywhere else.
-func Recommend(info dialects.Info) (dialects.Strategy, string) {
+// recommend is Backend.RecommendStrategy for the product in info, of
+// which detection proved facts (nil: nothing).
+func recommend(info dialects.Info, facts *serverFacts) (dialects.Strategy, string) {
 	switch info.Product {
 	case dialects.ProductPostgreSQL:
 		why := "PostgreSQL advisory locks are real server locks, freed when the holder's connection ends, so a crashed node leaves no zombie lock; " +
@@ -35,19 +32,18 @@ func Recommend(info dialects.Info) (dialects.Strategy, string) {
 		}
 		return dialects.StrategyTable, "YugabyteDB before 2025.1 has no working advisory locks (refused, or two sessions may hold one key); the lease table is a real lock"
 	case dialects.ProductKingbase, dialects.ProductOpenGauss:
-		return recommendProven(info)
+		return recommendProven(info, facts)
 	default:
 		return dialects.StrategyTable, "unrecognised PostgreSQL-wire product; the lease table works on every PostgreSQL-family database"
 	}
 }
 
 // recommendProven recommends for a product whose advisory locks are used
-// only when Detect proved them.
-func recommendProven(info dialects.Info) (dialects.Strategy, string) {
+// only when detection proved them.
+func recommendProven(info dialects.Info, facts *serverFacts) (dialects.Strategy, string) {
 	name := productName(info)
-	facts, known := factsOf(info)
 	switch {
-	case !known:
+	case facts == nil:
 		return dialects.StrategyTable, "advisory locks on " + name + " were not proven by detection; the lease table works on every PostgreSQL-family database"
 	case facts.catalog.errMissing() != nil:
 		return dialects.StrategyTable, name + ": " + facts.catalog.errMissing().Error() + "; the lease table is a real lock"

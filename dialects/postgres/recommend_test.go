@@ -25,9 +25,9 @@ func TestRecommend(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.banner, func(t *testing.T) {
-			got, reason := Recommend(ParseBanner(tt.banner))
+			got, reason := backendFor(nil, ParseBanner(tt.banner), nil).RecommendStrategy()
 			if got != tt.strategy || !strings.Contains(reason, tt.reason) {
-				t.Errorf("Recommend = %s, %q; want %s with %q", got, reason, tt.strategy, tt.reason)
+				t.Errorf("RecommendStrategy = %s, %q; want %s with %q", got, reason, tt.strategy, tt.reason)
 			}
 		})
 	}
@@ -48,7 +48,7 @@ func TestNewSessionLockerRefusesStubs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.banner, func(t *testing.T) {
-			l, err := NewSessionLocker(nil, ParseBanner(tt.banner))
+			l, err := backendFor(nil, ParseBanner(tt.banner), nil).NewSessionLocker(dialects.SessionNames{})
 			if tt.supported {
 				if err != nil || l == nil || l.Strategy() != dialects.StrategySession {
 					t.Fatalf("NewSessionLocker = %v, %v; want a session locker", l, err)
@@ -73,8 +73,8 @@ func TestRegistered(t *testing.T) {
 	if !ok {
 		t.Fatal("postgres dialect is not registered")
 	}
-	if d.Driver != "pgx" {
-		t.Errorf("driver = %q, want pgx", d.Driver)
+	if d.Open == nil {
+		t.Error("the postgres dialect has no Open")
 	}
 	for _, scheme := range []string{"postgres", "pgx"} {
 		got, _, err := dialects.ForScheme(scheme)

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/schedlock/schedlock/checks"
-	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // TestSelfcheckLeavesNothingBehind runs the whole selfcheck suite (session
@@ -28,7 +27,7 @@ func TestSelfcheckLeavesNothingBehind(t *testing.T) {
 	}
 	defer pool.Close()
 	ctx := testCtx(t)
-	db, err := sqlkit.OpenLegacy(ctx, pool, Name)
+	db, err := New(ctx, pool, nil)
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}

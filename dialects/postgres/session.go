@@ -10,35 +10,32 @@ import (
 	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
-// NewSessionLocker returns the session-strategy locker: advisory locks on
-// Key(name), each on its own pinned connection (see sqlkit.SessionLocker).
-// It refuses, with an error matching dialects.ErrUnsupported, on CockroachDB
-// (its advisory lock functions are stubs that lock nothing), on YugabyteDB
-// before 2025.1 (advisory locks refused or unreliable), and on KingbaseES
-// and openGauss when Detect found the lock functions missing or saw them
-// fail the two-connection probe. On KingbaseES the locker uses the catalog
-// names Detect found (pg_ or sys_).
-func NewSessionLocker(db *sql.DB, info dialects.Info) (dialects.Locker, error) {
-	if err := sessionSupported(info); err != nil {
+// newSessionLocker is Backend.NewSessionLocker for the database of info
+// on db, of which detection proved facts (nil: nothing).
+func newSessionLocker(db *sql.DB, info dialects.Info, facts *serverFacts, n dialects.SessionNames) (dialects.Locker, error) {
+	if err := SessionRefusal(info); err != nil {
 		return nil, dialects.Wrap(Name, "session locker", err)
 	}
-	ops := SessionOps{Names: info.SessionNames}
+	ops := SessionOps{Names: n}
 	if provenOnly(info) {
-		facts, known := factsOf(info)
-		if err := unprovenRefusal(facts, known, info); err != nil {
+		if err := unprovenRefusal(facts, info); err != nil {
 			return nil, dialects.Wrap(Name, "session locker", err)
 		}
-		if known && facts.catalog != PostgresCatalog {
-			ops.Catalog = &facts.catalog
+		if c := catalogOf(facts); c != PostgresCatalog {
+			ops.Catalog = &c
 		}
 	}
 	return &sqlkit.SessionLocker{Dialect: Name, DB: db, Ops: ops}, nil
 }
 
-// sessionSupported refuses the products whose advisory locks are known not
-// to exclude, judged from info alone; NewSessionLocker adds what Detect
-// proved.
-func sessionSupported(info dialects.Info) error {
+// SessionRefusal says why the product of info has no session locks
+// whatever detection proves, with the table strategy as its remedy, or
+// nil: CockroachDB (its advisory lock functions are stubs that lock
+// nothing) and YugabyteDB before 2025.1 (advisory locks refused or
+// unreliable) are refused. The error matches dialects.ErrUnsupported.
+// Backend.NewSessionLocker adds what detection proved on KingbaseES and
+// openGauss.
+func SessionRefusal(info dialects.Info) error {
 	switch {
 	case info.Product == dialects.ProductCockroachDB:
 		return dialects.WithRemedy(fmt.Errorf("%w: CockroachDB's pg_try_advisory_lock is a stub that always returns true, so two holders would both get the lock", dialects.ErrUnsupported), dialects.UseTableStrategy)
@@ -53,16 +50,16 @@ func sessionSupported(info dialects.Info) error {
 // key Key(name), or the key that Names derives from a raw name. Session ids are backend pids in decimal.
 //
 // Catalog names the lock functions and views; nil means the PostgreSQL
-// names (PostgresCatalog); NewSessionLocker sets the catalog Detect found
-// (Info.Facts) where it differs.
+// names (PostgresCatalog); Backend.NewSessionLocker sets the catalog
+// detection found where it differs.
 //
 // Advisory locks stack within a session (two locks need two unlocks) and
 // survive COMMIT and ROLLBACK; sqlkit.SessionLocker takes each lock on a
 // fresh connection and releases it once, so no lock stacks.
 type SessionOps struct {
 	Catalog *Catalog
-	// Names are the session names Info.SessionNames asked for: the key of
-	// a raw name comes from its derivation (see keyFuncOf); scoped names, the
+	// Names are the session names the DSN asked for: the key of a raw
+	// name comes from its derivation (see keyFuncOf); scoped names, the
 	// default, take Key.
 	Names dialects.SessionNames
 }

@@ -77,7 +77,7 @@ func TestSessionOpsHolder(t *testing.T) {
 func TestSessionLockerLive(t *testing.T) {
 	db := liveDB(t)
 	ctx := testCtx(t)
-	locker, err := NewSessionLocker(db, dialects.Info{Product: dialects.ProductPostgreSQL})
+	locker, err := backendFor(db, dialects.Info{Product: dialects.ProductPostgreSQL}, nil).NewSessionLocker(dialects.SessionNames{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,10 +28,11 @@ func TestSupportRowsMatchTheCode(t *testing.T) {
 		}
 		rows++
 		info := dialects.Info{Dialect: Name, Product: r.Product, Variant: r.Variant, Version: sampleVersion[r.Product], Banner: "support-row " + r.Name}
-		if got, why := Recommend(info); got != r.Recommended {
-			t.Errorf("%s: row recommends %s, Recommend says %s (%s)", r.Name, r.Recommended, got, why)
+		b := backendFor(nil, info, nil)
+		if got, why := b.RecommendStrategy(); got != r.Recommended {
+			t.Errorf("%s: row recommends %s, RecommendStrategy says %s (%s)", r.Name, r.Recommended, got, why)
 		}
-		_, err := NewSessionLocker(nil, info)
+		_, err := b.NewSessionLocker(dialects.SessionNames{})
 		switch r.Session.Status {
 		case dialects.FeatureNo:
 			if err == nil {
@@ -53,7 +54,7 @@ func TestSupportRowsMatchTheCode(t *testing.T) {
 		t.Errorf("%d postgres rows, want 6 (PostgreSQL, KingbaseES, openGauss, CockroachDB, YugabyteDB, Aurora PostgreSQL)", rows)
 	}
 	yb := dialects.Info{Dialect: Name, Product: dialects.ProductYugabyteDB, Version: "2.25.1.0"}
-	if s, _ := Recommend(yb); s != dialects.StrategyTable {
+	if s, _ := backendFor(nil, yb, nil).RecommendStrategy(); s != dialects.StrategyTable {
 		t.Errorf("YugabyteDB 2.25 is recommended %s; the row says session only from 2025.1", s)
 	}
 }

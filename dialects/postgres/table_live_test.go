@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
-	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // The registered dialect's table locker, end to end through the locktable
@@ -15,7 +14,7 @@ import (
 func TestTableLockerLive(t *testing.T) {
 	db := liveDB(t)
 	ctx := testCtx(t)
-	opened, err := sqlkit.OpenLegacy(ctx, db, Name)
+	opened, err := New(ctx, db, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
