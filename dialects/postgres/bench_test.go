@@ -3,6 +3,8 @@ package postgres
 import (
 	"context"
 	"database/sql"
+	"os/exec"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -12,9 +14,62 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/benchops"
 	"github.com/schedlock/schedlock/dialects/dialecttest"
 	"github.com/schedlock/schedlock/dialects/sqlkit"
+	"github.com/schedlock/schedlock/internal/benchkit"
 )
+
+// The bench harness finds the raw baselines on the opened backend.
+var (
+	_ benchkit.SessionBaseline = (*Backend)(nil)
+	_ benchops.HoldingCounter  = (*Backend)(nil)
+	_ benchops.ClaimBaseline   = (*Backend)(nil)
+)
+
+// The package gives its baselines without linking the bench harness: a
+// program that links PostgreSQL for its locks carries no bench.
+func TestLinksNoBenchHarness(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "github.com/schedlock/schedlock/dialects/postgres").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		if dep == "github.com/schedlock/schedlock/internal/benchkit" {
+			t.Errorf("dialects/postgres links %s", dep)
+		}
+	}
+}
+
+// TestBenchBaselinesLive: the bench harness finds the backend's raw
+// baselines and they work on the live server — the hand-written claim
+// claims rows without an error, and the holders of held advisory locks
+// are counted from pg_locks.
+func TestBenchBaselinesLive(t *testing.T) {
+	db, err := New(testCtx(t), liveDB(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := benchkit.RunClaims(testCtx(t), db, benchkit.ClaimPlan{Workers: 2, Batch: 5, Strategies: []dialects.ClaimStrategy{dialects.ClaimSkipLocked}, Budget: benchkit.Budget{Cycles: 20}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Raw == nil || r.Raw.Rows == 0 || r.Raw.Errors != 0 || !strings.Contains(r.RawStatement, "FOR UPDATE SKIP LOCKED") {
+		t.Errorf("raw claim: %+v (%q); want rows claimed by the hand-written statement", r.Raw, r.RawStatement)
+	}
+	locker, err := db.SessionLocker()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer locker.(interface{ Close() error }).Close()
+	h, err := benchkit.HoldMany(testCtx(t), db, locker, unique("bench-held-"), 8, dialects.Options{Owner: "bench"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Acquired != 8 || h.ConnectionsSource != benchkit.SourceServer || h.ServerSessions == nil || *h.ServerSessions < 1 || *h.ServerSessions > 8 {
+		t.Errorf("held locks: %+v; want 8 counted from pg_locks on 1 to 8 backends", h)
+	}
+}
 
 // statementCounter counts every statement pgx sends (Query, QueryRow, Exec,
 // prepared or not), so benchmarks can report statements per cycle as the
