@@ -6,8 +6,11 @@ import (
 	"fmt"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/benchops"
 	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
+
+var _ benchops.HoldingCounter = (*Backend)(nil)
 
 // The Backend gives `schedlock bench` its raw baselines as methods, which
 // the harness finds on the opened backend (the contract of package
