@@ -287,9 +287,21 @@ func TestNewRunnerSetupErrors(t *testing.T) {
 // TestNoStrategyIsAFailedCheck: on a database with no possible strategy
 // the run still reports its probes, and its "strategy" check fails with
 // the reasons (matching ErrUnsupported) and a remedy.
+// bareEngine is a database's engine with neither session locks nor a
+// lease table.
+type bareEngine struct{}
+
+func (bareEngine) NewTableLocker(dialects.Table) (dialects.TableLocker, error) {
+	return nil, fmt.Errorf("%w: no lease table on this database", dialects.ErrUnsupported)
+}
+
+func (bareEngine) RecommendStrategy() (dialects.Strategy, string) {
+	return dialects.StrategyTable, "the lease table works on every database"
+}
+
 func TestNoStrategyIsAFailedCheck(t *testing.T) {
 	db, _ := openFake(faults{noSession: true})
-	noStrategy := &sqlkit.DB{SQL: db.SQL, Dialect: &dialects.Dialect{Name: "bare"}, Info: db.Info}
+	noStrategy := sqlkit.New(db.SQL, db.Info, nil, bareEngine{})
 	rep, err := Run(t.Context(), Config{Backend: noStrategy})
 	if err != nil {
 		t.Fatalf("Run = %v; want a report", err)

@@ -85,6 +85,41 @@ func (o stubOps) Holds(ctx context.Context, c *sql.Conn, name string) (bool, err
 	return o.ask(ctx, c, "SELECT holds(?)", name)
 }
 
+// stubEngine is the engine of a fake CockroachDB-like database whose
+// session lock function grants every request.
+type stubEngine struct{ db *sql.DB }
+
+func (stubEngine) NewTableLocker(dialects.Table) (dialects.TableLocker, error) {
+	return nil, dialects.ErrUnsupported
+}
+
+func (stubEngine) RecommendStrategy() (dialects.Strategy, string) {
+	return dialects.StrategySession, "advisory locks are freed when the holder's connection ends"
+}
+
+func (e stubEngine) NewSessionLocker(dialects.SessionNames) (dialects.Locker, error) {
+	return &sqlkit.SessionLocker{Dialect: "fake", DB: e.db, Ops: stubOps{}}, nil
+}
+
+func (stubEngine) ProbeDialect(context.Context, dialects.ProbeOptions) (dialects.Capabilities, error) {
+	return dialects.Capabilities{
+		SkipLocked:   dialects.CapYes("proved: a row locked by another connection was skipped"),
+		NoWait:       dialects.CapYes("by version: FakeDB 24.3 (NOWAIT since 20.2)"),
+		Isolation:    dialects.CapYes("serializable"),
+		LockListing:  dialects.CapNo("FakeDB has no real advisory locks to list", "").Fixed(dialects.UseTableStrategy, ": "+string(dialects.TermListLocks)+" lists the lease table"),
+		KillSessions: dialects.CapNo("app may end only its own sessions", "GRANT admin TO app"),
+		Clock: dialects.Clock{
+			Skew: 12 * time.Millisecond, RoundTrip: 412 * time.Microsecond, Measured: true,
+			Server: time.Date(2026, 11, 30, 5, 20, 58, 183e6, time.UTC),
+		},
+		MissingPrivileges: []dialects.MissingPrivilege{{
+			Privilege: `CREATE on schema "jobs"`,
+			NeededFor: "the table strategy creating its lock table",
+			Grant:     `GRANT CREATE ON SCHEMA "jobs" TO "app"`,
+		}},
+	}, nil
+}
+
 // stubReport probes a fake CockroachDB-like database whose session lock
 // function grants every request, through the real DB.Probe, with a fixed
 // clock reading, so every field is deterministic.
@@ -92,35 +127,8 @@ func stubReport(t *testing.T) *detectReport {
 	t.Helper()
 	sqlDB, _ := fakesql.Open(stubServer{})
 	t.Cleanup(func() { _ = sqlDB.Close() })
-	d := &dialects.Dialect{
-		Name: "fake",
-		NewSessionLocker: func(db *sql.DB, _ dialects.Info) (dialects.Locker, error) {
-			return &sqlkit.SessionLocker{Dialect: "fake", DB: db, Ops: stubOps{}}, nil
-		},
-		Recommend: func(dialects.Info) (dialects.Strategy, string) {
-			return dialects.StrategySession, "advisory locks are freed when the holder's connection ends"
-		},
-		Probe: func(context.Context, *sql.DB, dialects.Info, dialects.ProbeOptions) (dialects.Capabilities, error) {
-			return dialects.Capabilities{
-				SkipLocked:   dialects.CapYes("proved: a row locked by another connection was skipped"),
-				NoWait:       dialects.CapYes("by version: FakeDB 24.3 (NOWAIT since 20.2)"),
-				Isolation:    dialects.CapYes("serializable"),
-				LockListing:  dialects.CapNo("FakeDB has no real advisory locks to list", "").Fixed(dialects.UseTableStrategy, ": "+string(dialects.TermListLocks)+" lists the lease table"),
-				KillSessions: dialects.CapNo("app may end only its own sessions", "GRANT admin TO app"),
-				Clock: dialects.Clock{
-					Skew: 12 * time.Millisecond, RoundTrip: 412 * time.Microsecond, Measured: true,
-					Server: time.Date(2026, 11, 30, 5, 20, 58, 183e6, time.UTC),
-				},
-				MissingPrivileges: []dialects.MissingPrivilege{{
-					Privilege: `CREATE on schema "jobs"`,
-					NeededFor: "the table strategy creating its lock table",
-					Grant:     `GRANT CREATE ON SCHEMA "jobs" TO "app"`,
-				}},
-			}, nil
-		},
-	}
 	info := dialects.Info{Dialect: "fake", Product: "fakedb", Version: "v24.3.0", Banner: "FakeDB CCL v24.3.0 (x86_64-pc-linux-gnu)"}
-	db := &sqlkit.DB{SQL: sqlDB, Dialect: d, Info: info}
+	db := sqlkit.New(sqlDB, info, nil, stubEngine{sqlDB})
 	caps, err := db.Probe(context.Background(), dialects.ProbeOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -63,8 +63,6 @@ type Prober interface {
 type Target struct {
 	// Scheme is the dburl scheme name, aliases resolved ("postgres").
 	Scheme string
-	// Driver is the database/sql driver name (SQL family only).
-	Driver string
 	// Conn is the connection string for the driver or backend. It holds
 	// the password: never print, log or embed it.
 	Conn string

@@ -15,19 +15,6 @@ type Info struct {
 	Mode string `json:"mode"`
 	// Banner is the raw version string the server returned.
 	Banner string `json:"banner"`
-	// Facts is what the dialect's detection proved beyond the fields above,
-	// for that dialect's own lockers and recommendation: PostgreSQL's
-	// catalog names and advisory-lock proof on KingbaseES and openGauss,
-	// Oracle's and Dameng's DBMS_LOCK access. It belongs to the one
-	// database that was detected and is never shared with another; nil when
-	// detection proved nothing more. Dialects store a pointer, so Info stays
-	// comparable. Not part of any output.
-	Facts any `json:"-"`
-	// SessionNames is how the session locker and the lock administration
-	// opened from this Info name their locks (the DSN's x-session-names
-	// and x-session-key, checked); the zero value is the default. Not
-	// part of detection's output.
-	SessionNames SessionNames `json:"-"`
 }
 
 // Product names used in Info.Product.

@@ -2,7 +2,6 @@ package dialects
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"sort"
 	"sync"
@@ -95,38 +94,17 @@ type Dialect struct {
 	// error matching ErrInvalid refuses the pair. Nil: never. See
 	// PlaceNamespace.
 	NamespaceTable func(t Table, ns string) (Table, bool, error)
-	// Open opens a backend that is not database/sql. Nil for the SQL
-	// family, which the kit opens with Driver and Detect.
-	Open func(ctx context.Context, t Target) (Backend, error)
-
-	// Driver is the database/sql driver name to open with (SQL family).
-	Driver string
-	// Detect identifies the product behind db. It runs once per opened
-	// database (see OpenSQL); what it proves beyond the product goes to
-	// Info.Facts.
-	Detect func(ctx context.Context, db *sql.DB) (Info, error)
-	// NewSessionLocker returns the session-strategy locker, or an error
-	// matching ErrUnsupported with the reason.
-	NewSessionLocker func(db *sql.DB, info Info) (Locker, error)
 	// CheckSessionNames checks that this backend can name its session
 	// locks as n asks (x-session-names, x-session-key; see SessionNames),
 	// errors matching ErrUnsupported or ErrInvalid. info is nil before
-	// detection: only what the backend alone decides is checked then.
-	// NewSessionLocker and NewLockAdmin find the checked names in
-	// Info.SessionNames. Nil: scoped names only.
+	// detection: only what the backend alone decides is checked then; the
+	// kit checks again with what detection found before it gives the
+	// names to the backend's session locker and lock administration. Nil:
+	// scoped names only.
 	CheckSessionNames func(n SessionNames, info *Info) error
-	// NewTableLocker returns the table-strategy locker for table t.
-	NewTableLocker func(db *sql.DB, info Info, t Table) (TableLocker, error)
-	// Recommend picks the lock strategy for info and says why.
-	Recommend func(info Info) (Strategy, string)
-	// NewLockAdmin returns what `locks ls` and `unlock` need beyond the
-	// lockers: lock-table discovery, the server's session-lock views and
-	// session termination. Nil when the dialect has none; table locks are
-	// then still listed, with tables found by probing (see DB.LockTables).
-	NewLockAdmin func(db *sql.DB, info Info) LockAdmin
-	// Probe finds out what the database can do (see ProbeFunc and
-	// DB.Probe). Nil when the dialect has no probe.
-	Probe ProbeFunc
+	// Open opens the backend on a parsed DSN: its connections, detection
+	// and the backend's own type (a SQL backend's through sqlkit.Open).
+	Open func(ctx context.Context, t Target) (Backend, error)
 }
 
 // Scheme is one URL scheme a backend claims.
@@ -189,8 +167,8 @@ func Register(d *Dialect) {
 		recordConflictLocked(d, kept, "", by)
 		return
 	}
-	if d.Open == nil && d.Detect == nil {
-		panic("dialects: " + d.Name + " has neither Open nor a database/sql Detect")
+	if d.Open == nil {
+		panic("dialects: " + d.Name + " has no Open")
 	}
 	for _, sc := range d.Schemes {
 		if sc.URL != nil && dburl.Protocols(sc.URL.Name) == nil {

@@ -2,10 +2,8 @@ package claimtable
 
 import (
 	"database/sql"
-	"sync"
 
 	"github.com/schedlock/schedlock/dialects"
-	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // Kind is the Go type bound to a placeholder, for dialects that cast
@@ -111,25 +109,6 @@ type ErrorMapper interface {
 	MapError(err error) error
 }
 
-// Factory returns the Builder for one detected database.
-type Factory func(info dialects.Info) Builder
-
-var (
-	registryMu sync.RWMutex
-	registry   = map[string]Factory{}
-)
-
-// Register makes f the claim Builder factory of dialect (its registry
-// name). Dialect packages call it from init; it panics on a duplicate.
-func Register(dialect string, f Factory) {
-	registryMu.Lock()
-	defer registryMu.Unlock()
-	if _, dup := registry[dialect]; dup || f == nil {
-		panic("claimtable: Register called twice or with nil for " + dialect)
-	}
-	registry[dialect] = f
-}
-
 // Claimant is implemented by SQL backends with task-row claims: the
 // Builder of the statements for the database they opened.
 type Claimant interface {
@@ -142,20 +121,5 @@ func BuilderOf(backend dialects.Backend) (Builder, bool) {
 	if c, ok := backend.(Claimant); ok {
 		return c.ClaimBuilder(), true
 	}
-	if db, ok := sqlkit.Of(backend); ok {
-		return Lookup(db.Info)
-	}
 	return nil, false
-}
-
-// Lookup returns the Builder for info's dialect, or false when the dialect
-// has no task-row claims.
-func Lookup(info dialects.Info) (Builder, bool) {
-	registryMu.RLock()
-	f, ok := registry[info.Dialect]
-	registryMu.RUnlock()
-	if !ok {
-		return nil, false
-	}
-	return f(info), true
 }

@@ -162,7 +162,6 @@ func (b *Backend) detect(ctx context.Context) error {
 		Version: st.Version,
 		Mode:    mode,
 		Banner:  fmt.Sprintf("etcd %s, %s (%s), leader %x", st.Version, mode, strings.Join(names, ", "), st.Leader),
-		Facts:   &b.facts,
 	}
 	return nil
 }

@@ -13,7 +13,7 @@ import (
 func openRaw(t *testing.T) (*Backend, dialects.Locker) {
 	t.Helper()
 	b, err := Open(testContext(t), dialects.Target{
-		Driver: DriverName, Conn: liveConfig(t).FormatDSN(),
+		Conn:    liveConfig(t).FormatDSN(),
 		Options: map[string]string{dialects.OptionSessionNames: dialects.SessionNamesRaw},
 	})
 	if err != nil {

@@ -13,7 +13,7 @@ import (
 func openNamed(t *testing.T, key string) *Backend {
 	t.Helper()
 	b, err := Open(testCtx(t), dialects.Target{
-		Driver: DriverName, Conn: liveDSN(t),
+		Conn:    liveDSN(t),
 		Options: map[string]string{dialects.OptionSessionNames: dialects.SessionNamesRaw, dialects.OptionSessionKey: key},
 	})
 	if err != nil {

@@ -36,7 +36,7 @@ func (db *DB) Liquibase(table string) (dialects.LiquibaseLock, error) {
 // SessionNames), or as by default when they do not suit this database:
 // callers check SessionNames first.
 func (db *DB) LockAdmin() dialects.LockAdmin {
-	ae, ok := db.eng().(AdminEngine)
+	ae, ok := db.engine.(AdminEngine)
 	if !ok {
 		return nil
 	}
@@ -50,8 +50,8 @@ func (db *DB) LockAdmin() dialects.LockAdmin {
 // HasSessionLocks reports whether this database has session locks that a
 // LockAdmin can list (false on SQLite, CockroachDB, TiDB, …).
 func (db *DB) HasSessionLocks() bool {
-	_, admin := db.eng().(AdminEngine)
-	se, session := db.eng().(SessionEngine)
+	_, admin := db.engine.(AdminEngine)
+	se, session := db.engine.(SessionEngine)
 	if !admin || !session {
 		return false
 	}

@@ -21,7 +21,7 @@ import (
 // optimistic elsewhere. It leaves nothing behind.
 func (db *DB) Probe(ctx context.Context, opts dialects.ProbeOptions) (dialects.Capabilities, error) {
 	var caps dialects.Capabilities
-	pe, ok := db.eng().(ProbeEngine)
+	pe, ok := db.engine.(ProbeEngine)
 	if !ok {
 		none := dialects.CapUnknown("the "+db.Dialect.Name+" dialect has no probe", "")
 		caps = dialects.Capabilities{SkipLocked: none, NoWait: none, Isolation: none, LockListing: none, KillSessions: none}

@@ -69,7 +69,7 @@ func openDetected(t *testing.T, driver, dsn, dialect string) *sqlkit.DB {
 	if !ok {
 		t.Fatalf("no %s dialect linked", dialect)
 	}
-	b, err := sqlkit.OpenTarget(testContext(t), d, dialects.Target{Scheme: dialect, Driver: driver, Conn: dsn})
+	b, err := d.Open(testContext(t), dialects.Target{Scheme: dialect, Conn: dsn})
 	if err != nil {
 		t.Fatalf("open %s: %v", dialect, err)
 	}

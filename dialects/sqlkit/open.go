@@ -111,7 +111,7 @@ func (db *DB) Close() error {
 // SessionLocker returns the session-strategy locker, or an error matching
 // ErrUnsupported that says why this database has none.
 func (db *DB) SessionLocker() (dialects.Locker, error) {
-	se, ok := db.eng().(SessionEngine)
+	se, ok := db.engine.(SessionEngine)
 	if !ok {
 		return nil, dialects.Wrap(db.Dialect.Name, "session locker",
 			dialects.WithRemedy(fmt.Errorf("%w: %s has no session locks", dialects.ErrUnsupported, db.Info.Product), dialects.UseTableStrategy))
@@ -129,7 +129,7 @@ func (db *DB) TableLocker(t dialects.Table) (dialects.TableLocker, error) {
 	if _, err := t.Schema(); err != nil {
 		return nil, err
 	}
-	l, err := db.eng().NewTableLocker(t)
+	l, err := db.engine.NewTableLocker(t)
 	return l, dialects.Wrap(db.Dialect.Name, "table locker", err)
 }
 
@@ -161,4 +161,4 @@ func MustOf(b dialects.Backend) *DB {
 
 // Recommend picks the lock strategy for this database and says why: the
 // Engine's RecommendStrategy.
-func (db *DB) Recommend() (dialects.Strategy, string) { return db.eng().RecommendStrategy() }
+func (db *DB) Recommend() (dialects.Strategy, string) { return db.engine.RecommendStrategy() }

@@ -311,7 +311,7 @@ type sqlClient struct{ t *target }
 
 func (c sqlClient) roundTrip(ctx context.Context, b Budget) (string, Rate, error) {
 	statement := ""
-	if rt, ok := roundTripper(c.t.backend, c.t.support); ok {
+	if rt, ok := roundTripper(c.t.backend); ok {
 		statement = rt.RoundTripSQL()
 	}
 	conn, err := pin(ctx, c.t.db.SQL)

@@ -17,21 +17,17 @@ import (
 type target struct {
 	backend dialects.Backend
 	dialect string
-	db      *sqlkit.DB // nil unless a SQL database
-	support any
+	db      *sqlkit.DB             // nil unless a SQL database
 	session sqlkit.SessionOps      // raw session statements of a SQL database, or nil
 	store   benchops.StoreBaseline // raw commands of a store, or nil
 }
 
 func newTarget(b dialects.Backend) *target {
 	t := &target{backend: b, dialect: b.Detected().Dialect}
-	t.support = supportFor(t.dialect)
 	if db, ok := sqlkit.Of(b); ok {
 		t.db = db
 		if raw, ok := b.(SessionBaseline); ok {
 			t.session = raw.RawSessionOps()
-		} else if raw, ok := t.support.(RawSessions); ok {
-			t.session = raw.RawSessionOps(db.SQL, db.Info)
 		}
 		return t
 	}
@@ -55,7 +51,7 @@ func (t *target) hasRoundTrip() bool { return t.db != nil || t.store != nil }
 
 // roundTripName is the command a store's round trip runs, for the report.
 func (t *target) roundTripName() string {
-	if rt, ok := roundTripper(t.backend, t.support); ok {
+	if rt, ok := roundTripper(t.backend); ok {
 		return rt.RoundTripSQL()
 	}
 	return "round trip"

@@ -48,9 +48,6 @@ type DSN struct {
 	// kingbase, mysql, tidb, sqlite3, …; "mysql" for go-sql-driver's form
 	// and "sqlite3" for a bare path.
 	Scheme string
-	// Driver is the database/sql driver name to open with: pgx, mysql,
-	// sqlite, oracle, sqlserver, dm.
-	Driver string
 	// Where is the address for messages: host:port, a socket, or a file.
 	Where string
 	// Path is the SQLite file; empty for servers.
@@ -163,7 +160,7 @@ func parseNativeMySQL(body string) (*DSN, error) {
 			return nil, err
 		}
 	}
-	d := &DSN{Family: entry.Name, Scheme: "mysql", Driver: entry.Driver, Where: p.where(), conn: p.format(entry.DriverQuery), scrub: &Scrubber{}, entry: entry}
+	d := &DSN{Family: entry.Name, Scheme: "mysql", Where: p.where(), conn: p.format(entry.DriverQuery), scrub: &Scrubber{}, entry: entry}
 	if err := checkConn(entry, d.conn); err != nil {
 		return nil, err
 	}
@@ -263,7 +260,7 @@ func newFile(entry *dialects.Dialect, path, query string) *DSN {
 	if len(entry.Schemes) > 0 {
 		scheme = entry.Schemes[0].Name
 	}
-	return &DSN{Family: entry.Name, Scheme: scheme, Driver: entry.Driver, Where: path, Path: path, conn: conn, scrub: &Scrubber{}, entry: entry}
+	return &DSN{Family: entry.Name, Scheme: scheme, Where: path, Path: path, conn: conn, scrub: &Scrubber{}, entry: entry}
 }
 
 func parseURL(body string) (*DSN, error) {
@@ -298,10 +295,7 @@ func parseURL(body string) (*DSN, error) {
 	if entry.Files != nil {
 		return newFile(entry, u.Opaque, u.RawQuery), nil
 	}
-	d := &DSN{Family: entry.Name, Scheme: u.SchemeName, Driver: u.Driver, conn: u.DSN, scrub: &Scrubber{}, entry: entry}
-	if entry.Driver != "" {
-		d.Driver = entry.Driver
-	}
+	d := &DSN{Family: entry.Name, Scheme: u.SchemeName, conn: u.DSN, scrub: &Scrubber{}, entry: entry}
 	if u.Transport != "unix" {
 		if err := checkHosts(u.Host); err != nil {
 			return nil, err

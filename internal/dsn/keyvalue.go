@@ -107,7 +107,7 @@ func parseKeyValue(body string) (*DSN, error) {
 	if err := checkConn(entry, body); err != nil {
 		return nil, err
 	}
-	d := &DSN{Family: entry.Name, Scheme: "postgres", Driver: entry.Driver, Where: w, conn: body, scrub: &Scrubber{}, entry: entry}
+	d := &DSN{Family: entry.Name, Scheme: "postgres", Where: w, conn: body, scrub: &Scrubber{}, entry: entry}
 	d.scrub.Add(kv["password"], kv["user"], kv["dbname"], host, "postgres")
 	d.scrub.Add(kv["sslpassword"], kv["user"], kv["dbname"], host, "postgres")
 	return d, nil

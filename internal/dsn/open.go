@@ -11,7 +11,6 @@ import (
 	"syscall"
 
 	"github.com/schedlock/schedlock/dialects"
-	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // ConnectError is a failed connection, said in one line with what to check:
@@ -76,7 +75,7 @@ func (d *DSN) Target() dialects.Target {
 	for k, v := range d.Options {
 		opts[k] = v
 	}
-	return dialects.Target{Scheme: d.Scheme, Driver: d.Driver, Conn: d.conn, Where: d.Where, Path: d.Path, Options: opts}
+	return dialects.Target{Scheme: d.Scheme, Conn: d.conn, Where: d.Where, Path: d.Path, Options: opts}
 }
 
 // Connect opens d with its backend and detects the database behind it.
@@ -92,7 +91,7 @@ func (d *DSN) Connect(ctx context.Context) (dialects.Backend, error) {
 			return nil, &ConnectError{Family: d.Family, Where: d.Where, Reason: err.Error(), Hint: "create the directory or name another file", File: true, Err: err}
 		}
 	}
-	b, err := sqlkit.OpenTarget(ctx, entry, d.Target())
+	b, err := entry.Open(ctx, d.Target())
 	var unreachable *dialects.UnreachableError
 	switch {
 	case errors.As(err, &unreachable):
@@ -161,7 +160,7 @@ func (d *DSN) connectError(entry *dialects.Dialect, err error) error {
 	case strings.Contains(msg, "unknown driver") && entry.MissingDriverHint != "":
 		e.Reason, e.Hint = fmt.Sprintf("the %s driver is not compiled into this schedlock", entry.Title), entry.MissingDriverHint
 	case strings.Contains(msg, "unknown driver"):
-		e.Reason, e.Hint = fmt.Sprintf("the %s driver is not compiled into this schedlock", d.Driver), ""
+		e.Reason, e.Hint = fmt.Sprintf("the %s driver is not compiled into this schedlock", d.entry.Title), ""
 	case file:
 		e.Reason, e.Hint = errorLine(err), entry.Files.Hint
 	default:
