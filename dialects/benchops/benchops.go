@@ -13,10 +13,8 @@
 // its locks does not link the bench either.
 //
 // The SQL baseline of session locks (SessionBaseline in internal/benchkit)
-// returns the kit's session statements (sqlkit.SessionOps) and stays with
-// the harness, as does the registry of older bench support
-// (benchkit.Register) that SQL backends still use; the interfaces here
-// need neither.
+// returns the kit's session statements (sqlkit.SessionOps) and is declared
+// by the harness; the interfaces here need no kit.
 package benchops
 
 import (
