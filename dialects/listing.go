@@ -239,7 +239,7 @@ func (e LockEntry) Age() time.Duration {
 }
 
 // LockAdmin is what a dialect adds for lock administration (see
-// Dialect.NewLockAdmin).
+// sqlkit.AdminEngine on a SQL backend).
 type LockAdmin interface {
 	// LockTables returns the KnownTables that exist where unqualified table
 	// names resolve, with their presets and names as the database spells

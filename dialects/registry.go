@@ -78,7 +78,7 @@ type Dialect struct {
 	// ClassifyError turns a driver error into one of the kit's typed
 	// errors (a *ConnLimitError for a connection the server refused over
 	// one of its limits) or returns it unchanged; it must return nil for
-	// nil. OpenSQL runs the ping's error through it, so a refused first
+	// nil. sqlkit.Open runs the first connection's error through it, so a refused first
 	// connection names the limit. Nil keeps driver errors as they are.
 	ClassifyError func(err error) error
 	// MissingDriverHint is the fix when the build lacks the driver (a
