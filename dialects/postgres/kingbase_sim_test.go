@@ -10,6 +10,7 @@ import (
 	"github.com/schedlock/schedlock/checks"
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/dialecttest"
+	"github.com/schedlock/schedlock/dialects/locktable/locktabletest"
 	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
@@ -215,5 +216,33 @@ func TestOneConnectionPoolIsNotProven(t *testing.T) {
 	}
 	if _, err := db.SessionLocker(); !errors.Is(err, dialects.ErrUnsupported) {
 		t.Errorf("SessionLocker error = %v; want ErrUnsupported", err)
+	}
+}
+
+// TestExpireSimulated: a forced unlock on the simulated KingbaseES and
+// openGauss ends a live lease and reports an ended one, on every preset
+// table (the simulator runs the Expire UPDATE from its text).
+func TestExpireSimulated(t *testing.T) {
+	for _, product := range []struct {
+		name string
+		cfg  pgSimConfig
+	}{
+		{"kingbase", pgSimConfig{Banner: kingbaseBanner("B0601"), Mode: "pg"}},
+		{"opengauss", pgSimConfig{Banner: openGaussBanner, OpenGauss: true}},
+	} {
+		for _, preset := range dialects.Presets() {
+			t.Run(product.name+"/"+preset, func(t *testing.T) {
+				sim, db := openPgSim(t, product.cfg)
+				tl, err := db.TableLocker(dialects.Table{Preset: preset})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := tl.CreateTable(t.Context()); err != nil {
+					t.Fatal(err)
+				}
+				locktabletest.CheckExpire(t, tl)
+				sim.assertUnderstood(t)
+			})
+		}
 	}
 }

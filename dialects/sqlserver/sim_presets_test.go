@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/locktable/locktabletest"
 	"github.com/schedlock/schedlock/internal/fakesql"
 )
 
@@ -92,5 +93,24 @@ func TestSysSchedLockRowsOnSimulator(t *testing.T) {
 	var unstorable *dialects.UnstorableNameError
 	if !errors.As(err, &unstorable) || !errors.Is(err, dialects.ErrInvalid) {
 		t.Fatalf("acquire of a name ending in a space = %v; want an UnstorableNameError", err)
+	}
+}
+
+// TestExpireOnSimulator: a forced unlock ends a live lease and reports an
+// ended one, on every preset table (the simulator runs the Expire UPDATE,
+// or sys_sched_lock's DELETE, from its text).
+func TestExpireOnSimulator(t *testing.T) {
+	for _, preset := range dialects.Presets() {
+		t.Run(preset, func(t *testing.T) {
+			db := newSim().detected(t)
+			tl, err := db.TableLocker(dialects.Table{Preset: preset})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := tl.CreateTable(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			locktabletest.CheckExpire(t, tl)
+		})
 	}
 }
