@@ -335,7 +335,7 @@ func (o *LocksOptions) render(listing *dialects.Listing, header string) error {
 		return err
 	}
 	if !o.Global.Quiet {
-		for _, n := range listing.Notes {
+		for _, n := range append(staleNotes(listing.Locks), listing.Notes...) {
 			prefix := "schedlock: note: "
 			if w, ok := strings.CutPrefix(n, warningNote); ok {
 				prefix, n = "schedlock: warning: ", w
@@ -371,6 +371,7 @@ func writeLocks(w io.Writer, locks []dialects.LockEntry, f output.Format, tty, c
 	if !tty {
 		tsv := locksTSV(locks)
 		lastRunTSV(&tsv, locks)
+		staleTSV(&tsv, locks)
 		return output.WriteTable(w, tsv, false)
 	}
 	if len(locks) == 0 {
@@ -404,6 +405,13 @@ type lockView struct {
 	// LastRun is the newest recorded run (native lock table with a run
 	// table); null when none.
 	LastRun *runView `json:"last_run"`
+	// StaleReason says why a stale lock is stale; null otherwise.
+	StaleReason *string `json:"stale_reason"`
+	// LastRefresh and RefreshEverySeconds are the holder's last refresh
+	// and its promised interval, for a live lease whose owner declares a
+	// heartbeat; null otherwise.
+	LastRefresh         *string  `json:"last_refresh"`
+	RefreshEverySeconds *float64 `json:"refresh_every_seconds"`
 }
 
 // holderView is the session behind a session lock; every field is null for
@@ -429,7 +437,12 @@ func lockJSON(e dialects.LockEntry) lockView {
 		Name: optString(e.Name), Namespace: optString(e.Namespace), Key: optString(e.Key), Tool: optString(e.Tool), State: string(e.State), Owner: optString(e.Owner),
 		LockedAt: optTime(e.LockedAt), LockUntil: optUntil(e.Until),
 		Strategy: string(e.Strategy), Preset: optString(e.Preset), Source: e.Source,
-		LastRun: lastRunJSON(e),
+		LastRun:     lastRunJSON(e),
+		StaleReason: optString(e.StaleReason), LastRefresh: optTime(e.LastRefresh),
+	}
+	if e.RefreshEvery > 0 {
+		secs := e.RefreshEvery.Seconds()
+		j.RefreshEverySeconds = &secs
 	}
 	if e.HasToken {
 		tok := e.Token

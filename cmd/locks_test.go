@@ -58,6 +58,12 @@ func sampleLocks() []dialects.LockEntry {
 			Name: "sync", State: dialects.StateHeld, Owner: "web-3:4711:9f1c2a7b", Token: 17, HasToken: true, Strategy: dialects.StrategyTable, Source: "schedlock", Preset: dialects.PresetSchedlock,
 			LockedAt: now.Add(-1500 * time.Millisecond), Until: now.Add(28*time.Minute + 30*time.Second), DBNow: now,
 		},
+		{
+			Name: "zombie-job", State: dialects.StateStale, Owner: "web-3:4711:9f1c2a7b;hb=10m/30m", Token: 12, HasToken: true,
+			Strategy: dialects.StrategyTable, Source: "schedlock", Preset: dialects.PresetSchedlock,
+			LockedAt: now.Add(-40 * time.Minute), Until: now.Add(5 * time.Minute), DBNow: now,
+			StaleReason: "no refresh for 25m0s, due every 10m", LastRefresh: now.Add(-25 * time.Minute), RefreshEvery: 10 * time.Minute,
+		},
 	}
 }
 
@@ -125,7 +131,7 @@ func TestWriteLocksEmpty(t *testing.T) {
 	}{
 		{output.JSON, false, "[]\n"},
 		{output.YAML, false, "[]\n"},
-		{output.Table, false, "name\tkey\tstate\towner\ttoken\tsession_id\tuser\tclient\tapplication\tsince\tlocked_at\tlock_until\tage_seconds\tstrategy\tpreset\tsource\tnamespace\ttool\tlast_run_started_at\tlast_run_duration_ms\tlast_run_at_most_ms\tlast_run_exit_code\n"},
+		{output.Table, false, "name\tkey\tstate\towner\ttoken\tsession_id\tuser\tclient\tapplication\tsince\tlocked_at\tlock_until\tage_seconds\tstrategy\tpreset\tsource\tnamespace\ttool\tlast_run_started_at\tlast_run_duration_ms\tlast_run_at_most_ms\tlast_run_exit_code\tstale_reason\tlast_refresh\n"},
 		{output.Table, true, "No locks found (free locks are shown with --all).\n"},
 	}
 	for _, tc := range cases {
@@ -198,7 +204,7 @@ func TestLocksLsPiped(t *testing.T) {
 	want := map[string]string{"dead-job": "expired\thost-b", "held-job": "held\thost-a", "liquibase": "held\tbuild-7 (10.0.0.5)"}
 	for _, l := range lines[1:] {
 		f := strings.Split(l, "\t")
-		if len(f) != 22 {
+		if len(f) != 24 {
 			t.Fatalf("row has %d fields: %q", len(f), l)
 		}
 		if got := f[2] + "\t" + f[3]; got != want[f[0]] {

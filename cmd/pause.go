@@ -429,7 +429,7 @@ func (o *PauseOptions) predict(p *pausePlan) []dialects.LockEntry {
 			return []dialects.LockEntry{freedByDeleting(e)}
 		}
 		e.Until = e.DBNow
-		e.State = dialects.TableRowState(dialects.Row{Owner: e.Owner, Until: e.Until, DBNow: e.DBNow})
+		e.SetRowState(dialects.Row{Owner: e.Owner, LockedAt: e.LockedAt, Until: e.Until, DBNow: e.DBNow})
 		return []dialects.LockEntry{e}
 	}
 	e.Owner, e.State, e.Until = dialects.PauseOwner(o.By), dialects.StatePaused, p.until

@@ -196,7 +196,7 @@ is 30s plus --wait, so a frozen database cannot hold a cron slot for ever
 	durationVar(fl, &opts.KillGrace, "kill-grace", DefaultKillGrace, "time between SIGTERM and SIGKILL when a table lease is lost or the command left processes behind; under half of --at-most (a lost session lock kills at once)")
 	durationVar(fl, &opts.PartitionBound, "partition-bound", 0, "session strategy: the server frees the lock within this of the holder being cut off silently, and the command is stopped before (default 30s, or x-partition-bound)")
 	fl.IntVar(&opts.SkippedCode, "skipped-exit-code", 0, "exit code when the lock is held elsewhere and COMMAND did not run")
-	fl.StringVar(&opts.Owner, "owner", "", "owner recorded for the lock (default host:pid:random)")
+	fl.StringVar(&opts.Owner, "owner", "", "owner recorded for the lock (default host:pid:random;hb=EVERY/LEASE, which declares its refreshes so that a stopped holder shows as stale)")
 	addRunHistoryFlags(fl, opts)
 	fl.BoolVar(&opts.KeepEnv, "keep-env", false, "pass $SCHEDLOCK_DSN, $SCHEDLOCK_DSN_FILE and $DATABASE_URL on to COMMAND (default: removed, they may hold a password)")
 	addRunOpsFlags(c, opts)

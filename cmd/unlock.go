@@ -471,7 +471,7 @@ func predictAfter(p *unlockPlan) []dialects.LockEntry {
 		e.State, e.Owner, e.LockedAt = dialects.StateFree, "", time.Time{}
 	default:
 		e.Until = e.DBNow
-		e.State = dialects.TableRowState(dialects.Row{Owner: e.Owner, Until: e.Until, DBNow: e.DBNow})
+		e.SetRowState(dialects.Row{Owner: e.Owner, LockedAt: e.LockedAt, Until: e.Until, DBNow: e.DBNow})
 	}
 	return []dialects.LockEntry{e}
 }

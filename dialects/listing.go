@@ -124,8 +124,10 @@ const (
 	// names an owner: the holder died or hung, or released the lock (the
 	// presets cannot tell these apart, see TableRowState).
 	StateExpired LockState = "expired"
-	// StateStale: within its lease, but its holder is known to be gone. No
-	// backend reports it yet: no preset records heartbeats.
+	// StateStale: within its lease, but its holder is known to be gone:
+	// it declared a heartbeat and missed StaleRefreshes of them, or its
+	// owner is a process of this host that no longer runs (see
+	// StaleReason). Only leases written by schedlock declare a heartbeat.
 	StateStale LockState = "stale"
 	// StateFree: released, with no owner recorded (a lease-table row with an
 	// empty owner, Liquibase's row with LOCKED false).
@@ -161,15 +163,18 @@ func ParseLockState(s string) (LockState, error) {
 var HeldForGood = time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)
 
 // TableRowState is the state of a lease-table row: held while its lease
-// runs (until after the database's now), expired once it has run out while
-// the row still names an owner, free when it names none. Every preset's
-// release only moves the lease end and keeps the owner, so a released row
-// and an expired one look alike and both are expired.
+// runs (until after the database's now), stale while it runs but its
+// holder is gone (StaleReason), expired once it has run out while the row
+// still names an owner, free when it names none. Every preset's release
+// only moves the lease end and keeps the owner, so a released row and an
+// expired one look alike and both are expired.
 func TableRowState(r Row) LockState {
 	_, paused := PausedBy(r.Owner)
 	switch {
 	case r.Until.After(r.DBNow) && paused:
 		return StatePaused
+	case r.Until.After(r.DBNow) && StaleReason(r) != "":
+		return StateStale
 	case r.Until.After(r.DBNow):
 		return StateHeld
 	case r.Owner != "":
@@ -227,6 +232,28 @@ type LockEntry struct {
 	// LastRun is the newest run recorded in the run table beside a native
 	// lock table (see RunHistory); nil when none is known.
 	LastRun *Run
+	// StaleReason says why a StateStale lock is stale (see StaleReason);
+	// empty in every other state.
+	StaleReason string
+	// LastRefresh is when the holder last refreshed the lease, and
+	// RefreshEvery how often it promised to, where its owner declares a
+	// heartbeat (see LastRefresh); zero otherwise.
+	LastRefresh  time.Time
+	RefreshEvery time.Duration
+}
+
+// SetRowState sets e's State, StaleReason, LastRefresh and RefreshEvery
+// from lease row r (see TableRowState).
+func (e *LockEntry) SetRowState(r Row) {
+	e.State = TableRowState(r)
+	e.StaleReason = ""
+	if e.State == StateStale {
+		e.StaleReason = StaleReason(r)
+	}
+	e.LastRefresh, e.RefreshEvery = time.Time{}, 0
+	if at, every, ok := LastRefresh(r); ok && r.Until.After(r.DBNow) {
+		e.LastRefresh, e.RefreshEvery = at, every
+	}
 }
 
 // Age is how long the lock has been taken, on the database clock; 0 when
@@ -450,12 +477,14 @@ func LiquibaseEntry(table string, row LiquibaseRow) LockEntry {
 
 // TableEntry is the listing entry of lease-table row r of t.
 func TableEntry(t Table, r Row) LockEntry {
-	return LockEntry{
-		Name: r.Name, State: TableRowState(r), Owner: r.Owner,
+	e := LockEntry{
+		Name: r.Name, Owner: r.Owner,
 		Token: r.Token, HasToken: r.HasToken,
 		LockedAt: r.LockedAt, Until: r.Until, DBNow: r.DBNow,
 		Strategy: StrategyTable, Source: t.Name, Preset: t.Preset,
 	}
+	e.SetRowState(r)
+	return e
 }
 
 // MatchesName reports whether e matches one of the globs (path.Match): its

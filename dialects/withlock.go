@@ -28,6 +28,10 @@ func SafetyMargin(atMost time.Duration) time.Duration {
 	return min(m, atMost/3)
 }
 
+// RefreshInterval is how often WithLock refreshes a lease of atMost: a
+// third of it.
+func RefreshInterval(atMost time.Duration) time.Duration { return atMost / 3 }
+
 // WithLock acquires name with locker, runs fn while the lock is held, keeps
 // the lease alive, and releases the lock when fn returns.
 //
@@ -35,7 +39,9 @@ func SafetyMargin(atMost time.Duration) time.Duration {
 //     taken WithLock returns the Acquire error (matching ErrHeld) and fn
 //     does not run.
 //   - While fn runs, the lease is refreshed every AtMost/3 (session leases
-//     also watch their connection on their own).
+//     also watch their connection on their own). An owner WithLock
+//     generates (opts.Owner empty) declares that heartbeat (WithHeartbeat),
+//     so listings tell a holder that stopped refreshing (StateStale).
 //   - fn's context is cancelled as soon as the lease is lost, and also
 //     SafetyMargin(AtMost) before the lease's Until when the refreshes keep
 //     failing: fn then has that margin to stop before another node can take
@@ -50,9 +56,13 @@ func SafetyMargin(atMost time.Duration) time.Duration {
 // lost, fn was stopped before the lease's end, or the release failed, so
 // errors.Is finds either. A clean release by fn itself is no error.
 func WithLock(ctx context.Context, locker Locker, name string, opts Options, fn func(ctx context.Context, lease Lease) error) error {
+	generated := opts.Owner == ""
 	opts, err := opts.Normalize()
 	if err != nil {
 		return err
+	}
+	if generated {
+		opts.Owner = WithHeartbeat(opts.Owner, Heartbeat{Every: RefreshInterval(opts.AtMost), Lease: opts.AtMost, AtLeast: opts.AtLeast})
 	}
 	lease, err := locker.Acquire(ctx, name, opts)
 	if err != nil {
@@ -66,7 +76,7 @@ func WithLock(ctx context.Context, locker Locker, name string, opts Options, fn 
 	var stopped error // why keepAlive cancelled fn; read after keepDone
 	go func() {
 		defer close(keepDone)
-		stopped = keepAlive(runCtx, lease, opts.AtMost/3, SafetyMargin(opts.AtMost), stopKeep)
+		stopped = keepAlive(runCtx, lease, RefreshInterval(opts.AtMost), SafetyMargin(opts.AtMost), stopKeep)
 		if stopped != nil {
 			cancel(stopped)
 		}

@@ -174,7 +174,7 @@ func (b *Backend) ListLocks(_ context.Context, opts dialects.ListOptions) (*dial
 			if hasToken {
 				e.Token, e.HasToken = r.token, true
 			}
-			e.State = dialects.TableRowState(dialects.Row{Owner: r.owner, Until: r.until, DBNow: now})
+			e.SetRowState(dialects.Row{Owner: r.owner, LockedAt: r.lockedAt, Until: r.until, DBNow: now})
 			if opts.Keeps(e) {
 				listing.Locks = append(listing.Locks, e)
 			}

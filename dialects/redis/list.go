@@ -228,7 +228,7 @@ func (b *Backend) entries(ctx context.Context, l layout, keys []string) ([]diale
 		}
 		e.Owner, e.LockedAt, e.Until, e.DBNow = row.Owner, row.LockedAt, row.Until, row.DBNow
 		e.Token, e.HasToken = row.Token, row.HasToken
-		e.State = dialects.TableRowState(row)
+		e.SetRowState(row)
 		out = append(out, e)
 	}
 	return out, nil

@@ -277,7 +277,7 @@ func (l *Locker) entries(name, child string, st state) []dialects.LockEntry {
 	if r, found := l.row(name, st); found {
 		e := base
 		e.Owner, e.Token, e.HasToken, e.LockedAt, e.Until = r.Owner, r.Token, true, r.LockedAt, r.Until
-		e.State = dialects.TableRowState(r)
+		e.SetRowState(r)
 		if len(st.nodes) > 0 {
 			e.Holder = holderOf(st.nodes[0])
 		}
