@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
-	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // checkAcquire acquires and releases a lock, checks what the lease reports
@@ -121,7 +120,7 @@ func checkContend(ctx context.Context, env *Env, tg target) (string, error) {
 		return "", fmt.Errorf("the first holder lost the lock after a refused acquire: %w", err)
 	}
 	var held *dialects.HeldError
-	holder := ""
+	holder, findsHolders := "", false
 	if errors.As(err, &held) {
 		holder = held.Holder
 	}
@@ -129,6 +128,7 @@ func checkContend(ctx context.Context, env *Env, tg target) (string, error) {
 		// A session refusal names nobody (one round trip); the holder
 		// is looked up on request, as unlock and locks ls find it.
 		if admin, err := sessionAdmin(env); err == nil {
+			findsHolders = true
 			holder, _ = holderSession(ctx, admin, name)
 		}
 	}
@@ -147,7 +147,7 @@ func checkContend(ctx context.Context, env *Env, tg target) (string, error) {
 		case holder != owner:
 			return detail, fmt.Errorf("the refusal names holder %q, but %q holds the lock", holder, owner)
 		}
-	} else if findsHolders(l) && holder == "" {
+	} else if findsHolders && holder == "" {
 		return detail, Warnf("the dialect can find holders, but the refusal names none")
 	}
 	return detail, nil
@@ -377,16 +377,4 @@ func checkInvalid(ctx context.Context, env *Env, tg target) (string, error) {
 		return "", err
 	}
 	return fmt.Sprintf("%d kinds of bad input refused", len(cases)), nil
-}
-
-// findsHolders reports whether a session locker's database can name the
-// session holding a lock (its SessionOps are a sqlkit.HolderFinder).
-func findsHolders(l dialects.Locker) bool {
-	sl, ok := l.(sqlkit.SQLSessionLocker)
-	if !ok {
-		return false
-	}
-	_, ops := sl.SessionPool()
-	_, finds := ops.(sqlkit.HolderFinder)
-	return finds
 }

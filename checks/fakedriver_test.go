@@ -178,7 +178,7 @@ func connOf(conn *sql.Conn) (*fakeConn, error) {
 // serverOf returns the fakeServer behind db.
 func serverOf(db *sql.DB) *fakeServer { return db.Driver().(*fakeDriver).server }
 
-// fakeOps is the fake database's SessionOps and SessionKiller.
+// fakeOps is the fake database's SessionOps, with the holder lookup and kill that fakeAdmin uses.
 type fakeOps struct{}
 
 func (fakeOps) session(conn *sql.Conn) (*fakeConn, *fakeServer, error) {

@@ -15,8 +15,8 @@ const holderLookupTimeout = 2 * time.Second
 
 // withHolder names the holder in a refusal that does not (a session lock
 // refusal is one round trip; the holder is looked up here, on request):
-// the session as `locks ls` shows it where o.sessionHolder can, else what
-// the locker names (a lease's owner, a bare session id).
+// the session as `locks ls` shows it, found by the backend's LockAdmin
+// (lease refusals name their owner themselves).
 func (o *RunOptions) withHolder(ctx context.Context, locker dialects.Locker, name string, err error) error {
 	var held *dialects.HeldError
 	if !errors.As(err, &held) || held.Holder != "" || ctx.Err() != nil {
@@ -27,11 +27,7 @@ func (o *RunOptions) withHolder(ctx context.Context, locker dialects.Locker, nam
 	if o.sessionHolder != nil {
 		if h := o.sessionHolder(lctx); h != "" {
 			held.Holder = h
-			return err
 		}
-	}
-	if h, lerr := dialects.LookupHolder(lctx, locker, name); lerr == nil && h != "" {
-		held.Holder = h
 	}
 	return err
 }

@@ -105,11 +105,6 @@ func (l *namespacedLocker) Acquire(ctx context.Context, name string, opts Option
 	return &namespacedLease{Lease: lease, name: name}, nil
 }
 
-// Holder implements HolderLookup when the wrapped locker does.
-func (l *namespacedLocker) Holder(ctx context.Context, name string) (string, error) {
-	return LookupHolder(ctx, l.Locker, NamespacedName(l.ns, name))
-}
-
 type namespacedLease struct {
 	Lease
 	name string

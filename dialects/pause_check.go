@@ -90,7 +90,3 @@ func (l *pauseCheckedLocker) pause(ctx context.Context, name string) error {
 	return Wrap(l.dialect, "acquire", &HeldError{Name: name, Holder: row.Owner, Until: row.Until})
 }
 
-// Holder implements HolderLookup when the wrapped locker does.
-func (l *pauseCheckedLocker) Holder(ctx context.Context, name string) (string, error) {
-	return LookupHolder(ctx, l.Locker, name)
-}

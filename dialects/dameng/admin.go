@@ -86,9 +86,9 @@ func (a *LockAdmin) SessionLock(ctx context.Context, name string) (dialects.Lock
 	return dialects.LockEntry{}, false, nil
 }
 
-// Kill closes the session with SP_CLOSE_SESSION (see SessionOps.Kill).
+// Kill closes the session with SP_CLOSE_SESSION (see SessionOps.kill).
 func (a *LockAdmin) Kill(ctx context.Context, sessionID string) error {
-	return a.ops.Kill(ctx, a.db, sessionID)
+	return a.ops.kill(ctx, a.db, sessionID)
 }
 
 // listingError turns views that do not exist or cannot be read into a

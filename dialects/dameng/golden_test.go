@@ -58,7 +58,6 @@ func sessionSections() []struct {
 		{section{Op: "lock", Note: "args: lock name, out return code, timeout in whole seconds", SQL: lockSQL}, 3},
 		{section{Op: "unlock", Note: "args: lock name, out return code", SQL: unlockSQL}, 2},
 		{section{Op: "holds", Note: "args: lock name, out return code", SQL: holdsSQL}, 2},
-		{section{Op: "holder", Note: "args: lock name", SQL: holderSQL}, 1},
 		{section{Op: "list", Note: "result: session locks", SQL: listSessionLocksSQL}, 0},
 		{section{Op: "kill", Note: "args: session id", SQL: killSQL}, 1},
 		{section{Op: "kill.check", Note: "args: session id", SQL: sessionAliveSQL}, 1},

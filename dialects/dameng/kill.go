@@ -32,7 +32,7 @@ const (
 // returns nil. The id is parsed and bound as a number, never spliced.
 // An id that is not a positive integer matches dialects.ErrInvalid; a
 // refusal that speaks of privileges is a *dialects.PrivilegeError.
-func (o *SessionOps) Kill(ctx context.Context, db *sql.DB, sessionID string) error {
+func (o *SessionOps) kill(ctx context.Context, db *sql.DB, sessionID string) error {
 	id, err := strconv.ParseInt(strings.TrimSpace(sessionID), 10, 64)
 	if err != nil || id <= 0 {
 		return dialects.Wrap(Name, "kill", dialects.Invalidf("session id %q is not a positive integer (V$SESSIONS.SESS_ID)", sessionID))

@@ -3,8 +3,6 @@ package dameng
 import (
 	"context"
 	"database/sql"
-	"errors"
-	"fmt"
 	"strconv"
 	"time"
 
@@ -31,7 +29,6 @@ var (
 		" JOIN V$SESSIONS s ON s.TRX_ID = l.TRX_ID" +
 		" WHERE l.LTYPE = 'OBJECT'"
 	listSessionLocksSQL = "SELECT " + sessionLockColumns + sessionLockFrom + " ORDER BY a.NAME, l.BLOCKED, s.SESS_ID"
-	holderSQL           = "SELECT s.SESS_ID" + sessionLockFrom + " AND l.BLOCKED = 0 AND a.NAME = ?"
 )
 
 // SessionLock is one DBMS_LOCK lock held or awaited by a session, as
@@ -103,19 +100,4 @@ func ListSessionLocks(ctx context.Context, db *sql.DB) ([]SessionLock, error) {
 		return nil, dialects.Wrap(Name, "list session locks", err)
 	}
 	return out, nil
-}
-
-// Holder returns the session holding the lock called name (its SESS_ID in
-// decimal), or "" when nobody holds it. It reads the same views as
-// ListSessionLocks.
-func (o *SessionOps) Holder(ctx context.Context, db *sql.DB, name string) (string, error) {
-	var sessID int64
-	err := db.QueryRowContext(ctx, holderSQL, LockName(name)).Scan(&sessID)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return "", nil
-	case err != nil:
-		return "", dialects.Wrap(Name, "holder", fmt.Errorf("read V$LOCK, V$SESSIONS and SYS.DBMS_LOCK_ALLOCATED: %w", trimmed(err)))
-	}
-	return strconv.FormatInt(sessID, 10), nil
 }

@@ -102,10 +102,11 @@ func TestLiveListSessionLocks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = lease.Release(context.Background()) }()
-	holder, err := (&SessionOps{}).Holder(ctx, db.SQL, name)
-	if err != nil || holder == "" {
-		t.Fatalf("Holder = %q, %v; want the session holding %q", holder, err, name)
+	e, found, err := db.LockAdmin().SessionLock(ctx, name)
+	if err != nil || !found || e.Holder == nil || e.Holder.SessionID == "" {
+		t.Fatalf("SessionLock = %+v, %v, %v; want the session holding %q", e, found, err, name)
 	}
+	holder := e.Holder.SessionID
 	locks, err := ListSessionLocks(ctx, db.SQL)
 	if err != nil {
 		t.Fatal(err)

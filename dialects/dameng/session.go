@@ -75,8 +75,7 @@ func newSessionLocker(db *sql.DB, access lockAccess) (dialects.Locker, error) {
 }
 
 // SessionOps runs DBMS_LOCK on one connection. It implements
-// sqlkit.SessionOps, dialects.HolderFinder (Holder) and
-// sqlkit.SessionKiller (Kill). Names pass through LockName. Session ids
+// sqlkit.SessionOps. Names pass through LockName. Session ids
 // are V$SESSIONS.SESS_ID in decimal, what SP_CLOSE_SESSION takes.
 type SessionOps struct {
 	// Ops runs the session-lock blocks: TryLock, Unlock, Holds, Lock,
@@ -106,7 +105,6 @@ var (
 	_ sqlkit.SessionPreparer = (*SessionOps)(nil)
 	_ sqlkit.SessionWaiter   = (*SessionOps)(nil)
 	_ sqlkit.SessionKeyer    = (*SessionOps)(nil)
-	_ sqlkit.SessionKiller   = (*SessionOps)(nil)
 )
 
 // failed is the error of a session-lock block that failed, its server

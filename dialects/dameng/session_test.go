@@ -157,14 +157,14 @@ func TestKillRefusals(t *testing.T) {
 	ctx := testCtx(t)
 	ops := &SessionOps{}
 	for _, bad := range []string{"", "0", "-5", "12; DROP TABLE x", "1,2", "abc"} {
-		if err := ops.Kill(ctx, db, bad); !errors.Is(err, dialects.ErrInvalid) {
+		if err := ops.kill(ctx, db, bad); !errors.Is(err, dialects.ErrInvalid) {
 			t.Errorf("Kill(%q) = %v; want ErrInvalid", bad, err)
 		}
 	}
 	if n := len(log.Statements()); n != 0 {
 		t.Errorf("invalid ids sent %d statements", n)
 	}
-	err := ops.Kill(ctx, db, "140737000004096")
+	err := ops.kill(ctx, db, "140737000004096")
 	var priv *dialects.PrivilegeError
 	if !errors.As(err, &priv) || !strings.Contains(priv.Grant, "GRANT DBA") {
 		t.Errorf("Kill without rights = %v; want a *dialects.PrivilegeError", err)

@@ -25,8 +25,7 @@ type Locker struct {
 }
 
 var (
-	_ dialects.LeaseLocker  = (*Locker)(nil)
-	_ dialects.HolderLookup = (*Locker)(nil)
+	_ dialects.LeaseLocker = (*Locker)(nil)
 )
 
 func newLocker(b *Backend, sp space, schema dialects.Schema) *Locker {
@@ -245,15 +244,6 @@ func (k *keyState) owner() string {
 		return k.value.Owner
 	}
 	return ForeignOwner(k.lease)
-}
-
-// Holder implements dialects.HolderLookup.
-func (l *Locker) Holder(ctx context.Context, name string) (string, error) {
-	k, err := l.holderKey(ctx, name)
-	if err != nil || k == nil {
-		return "", err
-	}
-	return k.owner(), nil
 }
 
 // Inspect implements dialects.TableLocker. etcd keeps nothing of a free

@@ -26,7 +26,7 @@ const (
 // refusal for lack of privilege is a *dialects.PrivilegeError naming the
 // privilege (MySQL 8: CONNECTION_ADMIN; MariaDB 10.5.2+: CONNECTION ADMIN;
 // older servers: SUPER) and the GRANT that fixes it.
-func (o *SessionOps) Kill(ctx context.Context, db *sql.DB, sessionID string) error {
+func (o *SessionOps) kill(ctx context.Context, db *sql.DB, sessionID string) error {
 	id, err := strconv.ParseUint(strings.TrimSpace(sessionID), 10, 64)
 	if err != nil || id == 0 {
 		return dialects.Wrap(Name, "kill", dialects.Invalidf("session id %q is not a positive integer", sessionID))

@@ -289,9 +289,9 @@ func (a *LockAdmin) programName(ctx context.Context, id int64) string {
 	return app.String
 }
 
-// Kill terminates the connection with KILL (see SessionOps.Kill).
+// Kill terminates the connection with KILL (see SessionOps.kill).
 func (a *LockAdmin) Kill(ctx context.Context, sessionID string) error {
-	return a.ops().Kill(ctx, a.DB, sessionID)
+	return a.ops().kill(ctx, a.DB, sessionID)
 }
 
 // LiquibaseInspect reads Liquibase's lock row with LOCKGRANTED (a DATETIME

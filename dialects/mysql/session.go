@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"strconv"
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/sqlkit"
@@ -52,8 +51,7 @@ func sessionRefusal(info dialects.Info) string {
 }
 
 // SessionOps runs GET_LOCK and its companions on one connection. It
-// implements sqlkit.SessionOps, sqlkit.HolderFinder and
-// sqlkit.SessionKiller. Names pass through LockName in Database, or are
+// implements sqlkit.SessionOps. Names pass through LockName in Database, or are
 // taken as they are with raw session names (Names). The zero value names
 // locks by LockName with no database.
 type SessionOps struct {
@@ -71,8 +69,7 @@ type SessionOps struct {
 func (o *SessionOps) serverName(name string) string { return serverName(o.Database, o.Names, name) }
 
 var (
-	_ sqlkit.SessionOps    = (*SessionOps)(nil)
-	_ sqlkit.SessionKiller = (*SessionOps)(nil)
+	_ sqlkit.SessionOps = (*SessionOps)(nil)
 )
 
 // tryLockSQL tries once without waiting, refusing a lock this session
@@ -128,17 +125,4 @@ func (o *SessionOps) Holds(ctx context.Context, conn *sql.Conn, name string) (bo
 		return false, fmt.Errorf("IS_USED_LOCK: %w", err)
 	}
 	return mine.Valid && mine.Bool, nil
-}
-
-// Holder returns the connection id (processlist id) of the session holding
-// name, or "" when the lock is free.
-func (o *SessionOps) Holder(ctx context.Context, db *sql.DB, name string) (string, error) {
-	var id sql.NullInt64
-	if err := db.QueryRowContext(ctx, "SELECT IS_USED_LOCK(?)", o.serverName(name)).Scan(&id); err != nil {
-		return "", dialects.Wrap(Name, "holder", fmt.Errorf("IS_USED_LOCK: %w", err))
-	}
-	if !id.Valid {
-		return "", nil
-	}
-	return strconv.FormatInt(id.Int64, 10), nil
 }

@@ -42,14 +42,14 @@ func TestSessionPoolTrap(t *testing.T) {
 	if got, err := ops.Holds(ctx, b, name); err != nil || got {
 		t.Fatalf("B Holds = %v, %v; want false", got, err)
 	}
-	holder, err := ops.Holder(ctx, d.SQL, name)
+	holder, err := holderOf(ctx, d, name)
 	if err != nil || holder != connectionID(t, a) {
 		t.Fatalf("Holder = %q, %v; want A's connection id %s", holder, err, connectionID(t, a))
 	}
 	if got, err := ops.Unlock(ctx, a, name); err != nil || !got {
 		t.Fatalf("A Unlock = %v, %v; want true", got, err)
 	}
-	if holder, err := ops.Holder(ctx, d.SQL, name); err != nil || holder != "" {
+	if holder, err := holderOf(ctx, d, name); err != nil || holder != "" {
 		t.Fatalf("Holder after release = %q, %v; want empty", holder, err)
 	}
 	// RELEASE_LOCK of a lock nobody holds answers NULL: false, no error.
@@ -84,9 +84,8 @@ func TestSessionLockerLive(t *testing.T) {
 	if !errors.As(err, &held) || held.Holder != "" {
 		t.Fatalf("second Acquire = %v; want a HeldError naming no holder", err)
 	}
-	holder, err := (&SessionOps{Info: d.Info, Database: d.Database}).Holder(ctx, d.SQL, name)
-	if looked, lerr := dialects.LookupHolder(ctx, l, name); err != nil || lerr != nil || holder == "" || looked != holder {
-		t.Errorf("LookupHolder %q, %v; Holder() %q, %v", looked, lerr, holder, err)
+	if holder, err := holderOf(ctx, d, name); err != nil || holder == "" {
+		t.Errorf("the LockAdmin finds holder %q, %v; want the session", holder, err)
 	}
 	start := time.Now()
 	_, err = l.Acquire(ctx, name, dialects.Options{Wait: 300 * time.Millisecond, RetryEvery: 50 * time.Millisecond})
@@ -121,11 +120,11 @@ func TestKillFreesLock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	holder, err := ops.Holder(ctx, d.SQL, name)
+	holder, err := holderOf(ctx, d, name)
 	if err != nil || holder == "" {
 		t.Fatalf("Holder = %q, %v", holder, err)
 	}
-	if err := ops.Kill(ctx, d.SQL, holder); err != nil {
+	if err := d.LockAdmin().Kill(ctx, holder); err != nil {
 		t.Fatalf("Kill(%s): %v", holder, err)
 	}
 	select {
@@ -151,7 +150,7 @@ func TestKillFreesLock(t *testing.T) {
 func TestKillRejectsBadIDs(t *testing.T) {
 	ops := &SessionOps{}
 	for _, id := range []string{"", "0", "-1", "12; DROP TABLE x", "1e3", "abc"} {
-		if err := ops.Kill(context.Background(), nil, id); !errors.Is(err, dialects.ErrInvalid) {
+		if err := ops.kill(context.Background(), nil, id); !errors.Is(err, dialects.ErrInvalid) {
 			t.Errorf("Kill(%q) = %v; want ErrInvalid", id, err)
 		}
 	}
@@ -159,7 +158,7 @@ func TestKillRejectsBadIDs(t *testing.T) {
 
 func TestKillUnknownSessionLive(t *testing.T) {
 	d := openDetected(t)
-	err := (&SessionOps{Info: d.Info, Database: d.Database}).Kill(testContext(t), d.SQL, "4000000000")
+	err := d.LockAdmin().Kill(testContext(t), "4000000000")
 	var me *mysql.MySQLError
 	if !errors.As(err, &me) || me.Number != errNoSuchThread {
 		t.Errorf("Kill of an unknown session = %v; want server error %d", err, errNoSuchThread)
@@ -181,7 +180,7 @@ func TestKillWithoutPrivilegeLive(t *testing.T) {
 
 	weak := openLive(t, func(c *mysql.Config) { c.User, c.Passwd, c.DBName = user, password, "" })
 	victim := conn(t, d.SQL)
-	err := (&SessionOps{Info: d.Info, Database: d.Database}).Kill(ctx, weak, connectionID(t, victim))
+	err := (&SessionOps{Info: d.Info, Database: d.Database}).kill(ctx, weak, connectionID(t, victim))
 	var pe *dialects.PrivilegeError
 	if !errors.As(err, &pe) || !errors.Is(err, dialects.ErrPrivilege) {
 		t.Fatalf("Kill without privilege = %v; want a PrivilegeError", err)
@@ -201,7 +200,17 @@ func TestKillWithoutPrivilegeLive(t *testing.T) {
 		t.Fatalf("run %q: %v", pe.Grant, err)
 	}
 	strong := openLive(t, func(c *mysql.Config) { c.User, c.Passwd, c.DBName = user, password, "" })
-	if err := (&SessionOps{Info: d.Info, Database: d.Database}).Kill(ctx, strong, connectionID(t, victim)); err != nil {
+	if err := (&SessionOps{Info: d.Info, Database: d.Database}).kill(ctx, strong, connectionID(t, victim)); err != nil {
 		t.Errorf("Kill after %q: %v", pe.Grant, err)
 	}
+}
+
+// holderOf is the id of the session holding the session lock name, as
+// d's LockAdmin finds it (unlock's and locks ls's lookup); "" when free.
+func holderOf(ctx context.Context, d *Backend, name string) (string, error) {
+	e, found, err := d.LockAdmin().SessionLock(ctx, name)
+	if err != nil || !found || e.Holder == nil {
+		return "", err
+	}
+	return e.Holder.SessionID, nil
 }

@@ -178,9 +178,9 @@ func (a *LockAdmin) requestTest(ctx context.Context, name string) (bool, error) 
 }
 
 // Kill ends the session with ALTER SYSTEM KILL SESSION and waits for its
-// DBMS_LOCK locks to go (see SessionOps.Kill).
+// DBMS_LOCK locks to go (see SessionOps.kill).
 func (a *LockAdmin) Kill(ctx context.Context, sessionID string) error {
-	return a.ops().Kill(ctx, a.DB, sessionID)
+	return a.ops().kill(ctx, a.DB, sessionID)
 }
 
 // listingError turns a refused read of the lock views into a

@@ -67,7 +67,6 @@ func sessionSections() []section {
 		{Op: "lock", Note: "args: lock name, out return code, timeout in whole seconds", SQL: lockSQL},
 		{Op: "unlock", Note: "args: lock name, out return code", SQL: unlockSQL},
 		{Op: "holds", Note: "args: lock name, out return code", SQL: holdsSQL},
-		{Op: "holder", Note: "args: lock name", SQL: holderSQL},
 		{Op: "list", Note: "result: session locks", SQL: listSessionLocksSQL},
 		{Op: "session_lock", Note: "args: lock name; result: its holder", SQL: sessionLockSQL},
 		{Op: "kill", Note: "format: sid, serial#, instance", SQL: killSQL},

@@ -69,7 +69,7 @@ func (e *MarkedForKillError) Unwrap() error { return e.Err }
 // granted, uses rdsadmin.rdsadmin_util.kill instead); a session still
 // holding its locks after the wait (ORA-00031 "marked for kill" or a slow
 // cleanup) is a *MarkedForKillError.
-func (o *SessionOps) Kill(ctx context.Context, db *sql.DB, sessionID string) error {
+func (o *SessionOps) kill(ctx context.Context, db *sql.DB, sessionID string) error {
 	sid, serial, inst, err := parseSessionID(sessionID)
 	if err != nil {
 		return dialects.Wrap(Name, "kill", err)

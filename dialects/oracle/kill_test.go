@@ -53,18 +53,18 @@ func holdOne(t *testing.T, db *Backend, name string) (dialects.Lease, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id, err := (&SessionOps{}).Holder(testCtx(t), db.SQL, name)
-	if err != nil || id == "" {
-		t.Fatalf("Holder: %q, %v", id, err)
+	e, found, err := db.LockAdmin().SessionLock(testCtx(t), name)
+	if err != nil || !found || e.Holder == nil || e.Holder.SessionID == "" {
+		t.Fatalf("SessionLock: %+v, %v, %v", e, found, err)
 	}
-	return lease, id
+	return lease, e.Holder.SessionID
 }
 
 func TestKillSimulated(t *testing.T) {
 	t.Run("kill frees the lock and the holder is told", func(t *testing.T) {
 		sim, db := openSim(t, config19c())
 		lease, id := holdOne(t, db, "job")
-		if err := (&SessionOps{}).Kill(testCtx(t), db.SQL, id); err != nil {
+		if err := db.LockAdmin().Kill(testCtx(t), id); err != nil {
 			t.Fatalf("Kill(%s): %v", id, err)
 		}
 		if n := sim.HeldLocks(); n != 0 {
@@ -78,7 +78,7 @@ func TestKillSimulated(t *testing.T) {
 		if !errors.Is(lease.Err(), dialects.ErrLeaseLost) {
 			t.Errorf("lease.Err() = %v; want ErrLeaseLost", lease.Err())
 		}
-		if err := (&SessionOps{}).Kill(testCtx(t), db.SQL, id); !errors.Is(err, dialects.ErrInvalid) {
+		if err := db.LockAdmin().Kill(testCtx(t), id); !errors.Is(err, dialects.ErrInvalid) {
 			t.Errorf("killing a session that is gone: %v; want ErrInvalid (ORA-00030)", err)
 		}
 	})
@@ -88,7 +88,7 @@ func TestKillSimulated(t *testing.T) {
 		sim, db := openSim(t, cfg)
 		_, id := holdOne(t, db, "job")
 		start := time.Now()
-		if err := (&SessionOps{}).Kill(testCtx(t), db.SQL, id); err != nil {
+		if err := db.LockAdmin().Kill(testCtx(t), id); err != nil {
 			t.Fatalf("Kill after ORA-00031 with the locks freed in time: %v", err)
 		}
 		if took := time.Since(start); took < 250*time.Millisecond {
@@ -103,7 +103,7 @@ func TestKillSimulated(t *testing.T) {
 		cfg.MarkForKill = 3 * time.Second
 		_, db := openSim(t, cfg)
 		_, id := holdOne(t, db, "job")
-		err := (&SessionOps{KillWait: 200 * time.Millisecond}).Kill(testCtx(t), db.SQL, id)
+		err := (&SessionOps{KillWait: 200 * time.Millisecond}).kill(testCtx(t), db.SQL, id)
 		var marked *MarkedForKillError
 		if !errors.As(err, &marked) || !errors.Is(err, ErrMarkedForKill) || oraCode(err) != oraMarkedForKill {
 			t.Fatalf("Kill: %v; want a *MarkedForKillError carrying ORA-00031", err)
@@ -117,7 +117,7 @@ func TestKillSimulated(t *testing.T) {
 		cfg.NoAlterSystem = true
 		sim, db := openSim(t, cfg)
 		_, id := holdOne(t, db, "job")
-		err := (&SessionOps{}).Kill(testCtx(t), db.SQL, id)
+		err := db.LockAdmin().Kill(testCtx(t), id)
 		var pe *dialects.PrivilegeError
 		if !errors.As(err, &pe) || pe.Privilege != "ALTER SYSTEM" || pe.Grant != "GRANT ALTER SYSTEM TO APP" {
 			t.Fatalf("Kill without the privilege: %v; want a *dialects.PrivilegeError for ALTER SYSTEM", err)
@@ -133,7 +133,7 @@ func TestKillSimulated(t *testing.T) {
 		sim := newSim(t, config19c())
 		db, log := sim.Open(t)
 		for _, id := range []string{"1,2' IMMEDIATE", "abc", "1;2"} {
-			if err := (&SessionOps{}).Kill(testCtx(t), db, id); !errors.Is(err, dialects.ErrInvalid) {
+			if err := (&SessionOps{}).kill(testCtx(t), db, id); !errors.Is(err, dialects.ErrInvalid) {
 				t.Errorf("Kill(%q): %v; want ErrInvalid", id, err)
 			}
 		}

@@ -28,7 +28,6 @@ const (
 		" JOIN sys.dbms_lock_allocated a ON a.lockid = l.id1" +
 		" JOIN gv$session s ON s.inst_id = l.inst_id AND s.sid = l.sid" +
 		" WHERE l.type = 'UL'"
-	holderSQL = "SELECT l.inst_id, l.sid, s.serial#" + sessionLockFrom + " AND l.lmode > 0 AND a.name = :1"
 )
 
 var (
@@ -123,21 +122,6 @@ func readSessionLocks(ctx context.Context, db *sql.DB, query string, args ...any
 		return nil, err
 	}
 	return out, rows.Close()
-}
-
-// Holder returns the session holding the lock called name as
-// "sid,serial#,@inst_id", or "" when nobody holds it. It reads the same
-// views as ListSessionLocks and needs the same grants.
-func (o *SessionOps) Holder(ctx context.Context, db *sql.DB, name string) (string, error) {
-	var inst, sid, serial int64
-	err := db.QueryRowContext(ctx, holderSQL, LockName(name)).Scan(&inst, &sid, &serial)
-	switch {
-	case err == sql.ErrNoRows:
-		return "", nil
-	case err != nil:
-		return "", dialects.Wrap(Name, "holder", viewError(ctx, db, err))
-	}
-	return formatSessionID(sid, serial, inst), nil
 }
 
 // sessionID formats a session as ALTER SYSTEM KILL SESSION takes it.

@@ -82,8 +82,7 @@ func newSessionLocker(db *sql.DB, access lockAccess) (dialects.Locker, error) {
 }
 
 // SessionOps runs DBMS_LOCK on one connection. It implements
-// sqlkit.SessionOps, dialects.HolderFinder (Holder) and
-// sqlkit.SessionKiller (Kill). Names pass through LockName. Session ids
+// sqlkit.SessionOps. Names pass through LockName. Session ids
 // are "sid,serial#,@inst_id", the form ALTER SYSTEM KILL SESSION takes.
 type SessionOps struct {
 	// Ops runs the session-lock blocks: TryLock, Unlock, Holds, Lock,
@@ -113,7 +112,6 @@ var (
 	_ sqlkit.SessionPreparer = (*SessionOps)(nil)
 	_ sqlkit.SessionWaiter   = (*SessionOps)(nil)
 	_ sqlkit.SessionKeyer    = (*SessionOps)(nil)
-	_ sqlkit.SessionKiller   = (*SessionOps)(nil)
 )
 
 // failed is the error of a session-lock block that failed: a missing

@@ -31,8 +31,8 @@ func TestSessionLockFreedWithSession(t *testing.T) {
 		t.Fatalf("second acquire: %v; want ErrHeld", err)
 	}
 	// The refusal is one round trip; the holder is looked up on request.
-	if holder, err := dialects.LookupHolder(ctx, l, "nightly"); err != nil || !regexpSessionID.MatchString(holder) {
-		t.Errorf("LookupHolder = %q, %v; want the session id", holder, err)
+	if e, found, err := db.LockAdmin().SessionLock(ctx, "nightly"); err != nil || !found || e.Holder == nil || !regexpSessionID.MatchString(e.Holder.SessionID) {
+		t.Errorf("SessionLock = %+v, %v, %v; want the session id", e, found, err)
 	}
 	if err := lease.Release(ctx); err != nil {
 		t.Fatal(err)

@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"context"
 	"database/sql"
 	"errors"
 	"testing"
@@ -57,4 +58,25 @@ func TestOpenUnreachable(t *testing.T) {
 	if !errors.As(err, &unreachable) {
 		t.Fatalf("Open of a closed port = %v; want an UnreachableError", err)
 	}
+}
+
+// pgAdmin is the LockAdmin of a PostgreSQL Backend on db.
+func pgAdmin(db *sql.DB) dialects.LockAdmin {
+	return backendFor(db, dialects.Info{Product: dialects.ProductPostgreSQL}, nil).LockAdmin()
+}
+
+// holderOf is the pid of the backend holding the session lock name on db,
+// as the LockAdmin finds it (unlock's and locks ls's lookup); "" when the
+// lock is free.
+func holderOf(ctx context.Context, db *sql.DB, name string) (string, error) {
+	e, found, err := pgAdmin(db).SessionLock(ctx, name)
+	if err != nil || !found || e.Holder == nil {
+		return "", err
+	}
+	return e.Holder.SessionID, nil
+}
+
+// killSession ends session id through the LockAdmin on db.
+func killSession(ctx context.Context, db *sql.DB, id string) error {
+	return pgAdmin(db).Kill(ctx, id)
 }

@@ -140,15 +140,6 @@ func (c Catalog) holdsSQL() string {
 		"AND pid = " + c.BackendPID + "() AND granted)"
 }
 
-// holderSQL finds the backend holding a bigint advisory key in the current
-// database (advisory lock tags include the database).
-func (c Catalog) holderSQL() string {
-	return "SELECT pid FROM " + c.Locks + "\n" +
-		"WHERE locktype = 'advisory' AND objsubid = 1 AND classid::bigint = $1::bigint AND objid::bigint = $2::bigint\n" +
-		"AND granted AND database = (SELECT oid FROM " + c.Database + " WHERE datname = current_database())\n" +
-		"ORDER BY pid LIMIT 1"
-}
-
 func (c Catalog) terminateSQL() string { return "SELECT " + c.Terminate + "($1::integer)" }
 
 func (c Catalog) aliveSQL() string {

@@ -64,7 +64,6 @@ func sessionSections(c Catalog) []goldenSection {
 		{"trylock", c.tryLockSQL()},
 		{"unlock", c.unlockSQL()},
 		{"holds", c.holdsSQL()},
-		{"holder", c.holderSQL()},
 		{"terminate", c.terminateSQL()},
 		{"alive", c.aliveSQL()},
 		{"lock", c.lockSQL()},

@@ -32,7 +32,7 @@ const killPoll = 10 * time.Millisecond
 // rights (SQLSTATE 42501) give a *dialects.PrivilegeError naming
 // pg_signal_backend and its GRANT (or SUPERUSER, without a GRANT, when the
 // target belongs to a superuser, which only a superuser may terminate).
-func (o SessionOps) Kill(ctx context.Context, db *sql.DB, sessionID string) error {
+func (o SessionOps) kill(ctx context.Context, db *sql.DB, sessionID string) error {
 	c := o.namesFor(db)
 	if c.Terminate == "" {
 		return dialects.Wrap(Name, "kill", fmt.Errorf("%w: the server has neither pg_terminate_backend nor sys_terminate_backend to end another session", dialects.ErrUnsupported))

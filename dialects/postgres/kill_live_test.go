@@ -29,15 +29,14 @@ func TestKillFreesLockAndLeaseReportsLoss(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ops := SessionOps{}
-	pid, err := ops.Holder(ctx, db, name)
+	pid, err := holderOf(ctx, db, name)
 	if err != nil || pid == "" {
 		t.Fatalf("Holder = %q, %v", pid, err)
 	}
-	if err := ops.Kill(ctx, db, pid); err != nil {
+	if err := killSession(ctx, db, pid); err != nil {
 		t.Fatalf("Kill(%s): %v", pid, err)
 	}
-	if h, err := ops.Holder(ctx, db, name); err != nil || h != "" {
+	if h, err := holderOf(ctx, db, name); err != nil || h != "" {
 		t.Errorf("after Kill, Holder = %q, %v; want the lock free", h, err)
 	}
 	// The lease learns of the loss within milliseconds; until then this
@@ -69,7 +68,7 @@ func TestKillRejectsNonBackends(t *testing.T) {
 	ctx := testCtx(t)
 	// 2147483647 is above any Linux pid_max, so it is never a backend.
 	for _, id := range []string{"", "abc", "0", "-5", "2147483647"} {
-		if err := (SessionOps{}).Kill(ctx, db, id); !errors.Is(err, dialects.ErrInvalid) {
+		if err := killSession(ctx, db, id); !errors.Is(err, dialects.ErrInvalid) {
 			t.Errorf("Kill(%q) = %v, want ErrInvalid", id, err)
 		}
 	}
@@ -97,7 +96,7 @@ func TestKillPrivilegeErrors(t *testing.T) {
 	mustBool(t, "victim TryLock", true)(SessionOps{}.TryLock(ctx, victim, name))
 	victimPID := strconv.FormatInt(backendPID(t, victim), 10)
 
-	err := SessionOps{}.Kill(ctx, killerDB, victimPID)
+	err := killSession(ctx, killerDB, victimPID)
 	var priv *dialects.PrivilegeError
 	if !errors.As(err, &priv) || !errors.Is(err, dialects.ErrPrivilege) {
 		t.Fatalf("Kill of another role's session = %v, want a PrivilegeError", err)
@@ -105,7 +104,7 @@ func TestKillPrivilegeErrors(t *testing.T) {
 	if priv.Privilege != "pg_signal_backend" || priv.Grant != "GRANT pg_signal_backend TO "+killerIdent {
 		t.Errorf("PrivilegeError = %q / %q", priv.Privilege, priv.Grant)
 	}
-	if h, _ := (SessionOps{}).Holder(ctx, admin, name); h != victimPID {
+	if h, _ := holderOf(ctx, admin, name); h != victimPID {
 		t.Errorf("after the refused Kill, Holder = %q, want %s still", h, victimPID)
 	}
 
@@ -116,7 +115,7 @@ func TestKillPrivilegeErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	if isSuper {
-		err = SessionOps{}.Kill(ctx, killerDB, superPID)
+		err = killSession(ctx, killerDB, superPID)
 		if !errors.As(err, &priv) || !strings.HasPrefix(priv.Privilege, "SUPERUSER") || priv.Grant != "" {
 			t.Errorf("Kill of a superuser's session = %v, want a PrivilegeError for SUPERUSER", err)
 		}
@@ -125,10 +124,10 @@ func TestKillPrivilegeErrors(t *testing.T) {
 	if _, err := admin.ExecContext(ctx, "GRANT pg_signal_backend TO "+killerIdent); err != nil {
 		t.Fatal(err)
 	}
-	if err := (SessionOps{}).Kill(ctx, killerDB, victimPID); err != nil {
+	if err := killSession(ctx, killerDB, victimPID); err != nil {
 		t.Fatalf("Kill after GRANT pg_signal_backend: %v", err)
 	}
-	if h, _ := (SessionOps{}).Holder(ctx, admin, name); h != "" {
+	if h, _ := holderOf(ctx, admin, name); h != "" {
 		t.Errorf("after Kill, Holder = %q, want the lock free", h)
 	}
 }

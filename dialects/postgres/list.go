@@ -148,9 +148,9 @@ func (a *LockAdmin) SessionLock(ctx context.Context, name string) (dialects.Lock
 }
 
 // Kill terminates the backend with the catalog's pg_terminate_backend (or
-// sys_terminate_backend) and waits for it to end (see SessionOps.Kill).
+// sys_terminate_backend) and waits for it to end (see SessionOps.kill).
 func (a *LockAdmin) Kill(ctx context.Context, sessionID string) error {
-	return SessionOps{Catalog: a.Catalog}.Kill(ctx, a.DB, sessionID)
+	return SessionOps{Catalog: a.Catalog}.kill(ctx, a.DB, sessionID)
 }
 
 func (a *LockAdmin) query(ctx context.Context, query string, labels map[int64]string, args ...any) ([]dialects.LockEntry, error) {

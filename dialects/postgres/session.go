@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"strconv"
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/sqlkit"
@@ -45,8 +44,7 @@ func SessionRefusal(info dialects.Info) error {
 	return nil
 }
 
-// SessionOps implements sqlkit.SessionOps, sqlkit.HolderFinder and
-// sqlkit.SessionKiller with session-level advisory locks on the bigint
+// SessionOps implements sqlkit.SessionOps with session-level advisory locks on the bigint
 // key Key(name), or the key that Names derives from a raw name. Session ids are backend pids in decimal.
 //
 // Catalog names the lock functions and views; nil means the PostgreSQL
@@ -66,7 +64,6 @@ type SessionOps struct {
 
 var (
 	_ sqlkit.SessionOps    = SessionOps{}
-	_ sqlkit.SessionKiller = SessionOps{}
 	_ sqlkit.SessionPinger = SessionOps{}
 )
 
@@ -112,20 +109,4 @@ func (o SessionOps) Holds(ctx context.Context, conn *sql.Conn, name string) (boo
 		return false, fmt.Errorf("read %s: %w", c.Locks, err)
 	}
 	return held, nil
-}
-
-// Holder returns the pid, in decimal, of the backend holding the lock on
-// name in the current database, or "" when nobody holds it.
-func (o SessionOps) Holder(ctx context.Context, db *sql.DB, name string) (string, error) {
-	c := o.namesFor(db)
-	classid, objid := KeyParts(o.key(name))
-	var pid int64
-	err := db.QueryRowContext(ctx, c.holderSQL(), int64(classid), int64(objid)).Scan(&pid)
-	switch {
-	case err == sql.ErrNoRows:
-		return "", nil
-	case err != nil:
-		return "", dialects.Wrap(Name, "holder", fmt.Errorf("read %s: %w", c.Locks, err))
-	}
-	return strconv.FormatInt(pid, 10), nil
 }

@@ -39,7 +39,7 @@ func TestConcurrentLocksAreBatchedLive(t *testing.T) {
 		t.Helper()
 		n := 0
 		for _, name := range names {
-			if h, err := (SessionOps{}).Holder(ctx, observer, name); err != nil {
+			if h, err := holderOf(ctx, observer, name); err != nil {
 				t.Fatal(err)
 			} else if h != "" {
 				n++

@@ -97,21 +97,6 @@ type SessionPinger interface {
 	Ping(ctx context.Context, conn *sql.Conn) error
 }
 
-// HolderFinder is optionally implemented by SessionOps that can name the
-// session holding a lock (for messages such as "held by session 42").
-type HolderFinder interface {
-	Holder(ctx context.Context, db *sql.DB, name string) (string, error)
-}
-
-// SessionKiller is optionally implemented by SessionOps whose database can
-// terminate another session (pg_terminate_backend, KILL, …), which is the
-// only way to free a session lock that its holder does not release.
-type SessionKiller interface {
-	HolderFinder
-	// Kill terminates the session whose id Holder returned.
-	Kill(ctx context.Context, db *sql.DB, sessionID string) error
-}
-
 // discard closes conn's physical connection instead of returning it to the
 // pool: whatever lock it might hold goes with it.
 func discard(conn *sql.Conn) {

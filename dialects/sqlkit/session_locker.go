@@ -115,20 +115,7 @@ type heldEntry struct {
 	freed chan struct{} // closed when the key is free in this process
 }
 
-var (
-	_ dialects.Locker       = (*SessionLocker)(nil)
-	_ dialects.HolderLookup = (*SessionLocker)(nil)
-)
-
-// Holder names the session holding name, through the dialect's
-// HolderFinder; "" when it has none or nobody holds the lock.
-func (l *SessionLocker) Holder(ctx context.Context, name string) (string, error) {
-	hf, ok := l.Ops.(HolderFinder)
-	if !ok {
-		return "", nil
-	}
-	return hf.Holder(ctx, l.DB, name)
-}
+var _ dialects.Locker = (*SessionLocker)(nil)
 
 // Strategy reports StrategySession.
 func (l *SessionLocker) Strategy() dialects.Strategy { return dialects.StrategySession }

@@ -112,9 +112,9 @@ func (a *LockAdmin) SessionLock(ctx context.Context, name string) (dialects.Lock
 	return dialects.LockEntry{Name: name, State: dialects.StateHeld, Strategy: dialects.StrategySession, Source: "APPLOCK_TEST"}, true, nil
 }
 
-// Kill terminates the session with KILL (see SessionOps.Kill).
+// Kill terminates the session with KILL (see SessionOps.kill).
 func (a *LockAdmin) Kill(ctx context.Context, sessionID string) error {
-	return a.ops.Kill(ctx, a.db, sessionID)
+	return a.ops.kill(ctx, a.db, sessionID)
 }
 
 // listingError turns a refused read of the lock views into a

@@ -17,7 +17,7 @@ import (
 // spliced as text. A refusal for lack of permission (error 6102) is a
 // *dialects.PrivilegeError naming ALTER ANY CONNECTION (Azure SQL Database:
 // KILL DATABASE CONNECTION) and the GRANT that fixes it.
-func (o *SessionOps) Kill(ctx context.Context, db *sql.DB, sessionID string) error {
+func (o *SessionOps) kill(ctx context.Context, db *sql.DB, sessionID string) error {
 	id, err := strconv.ParseInt(strings.TrimSpace(sessionID), 10, 64)
 	if err != nil || id <= 0 || id > math.MaxInt32 {
 		return dialects.Wrap(Name, "kill", dialects.Invalidf("session id %q is not a positive integer", sessionID))

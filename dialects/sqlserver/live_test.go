@@ -95,24 +95,25 @@ func TestLiveSessionListing(t *testing.T) {
 	if ok, err := ops.TryLock(ctx, conn, name); err != nil || !ok {
 		t.Fatalf("TryLock = %v, %v", ok, err)
 	}
-	holder, err := ops.Holder(ctx, db.SQL, name)
-	if err != nil {
-		t.Fatalf("Holder: %v (VIEW SERVER STATE is needed)", err)
+	e, found, err := db.LockAdmin().SessionLock(ctx, name)
+	if err != nil || !found || e.Holder == nil {
+		t.Fatalf("SessionLock = %+v, %v, %v (VIEW SERVER STATE is needed)", e, found, err)
 	}
-	if want := strconv.FormatInt(spid, 10); holder != want {
-		t.Errorf("Holder = %q, want @@SPID %s", holder, want)
+	if want := strconv.FormatInt(spid, 10); e.Holder.SessionID != want {
+		t.Errorf("SessionLock's holder = %q, want @@SPID %s", e.Holder.SessionID, want)
 	}
+	holder := e.Holder.SessionID
 	entries, err := db.LockAdmin().SessionLocks(ctx, []string{name})
 	if err != nil {
 		t.Fatal(err)
 	}
-	found := false
+	listed := false
 	for _, e := range entries {
 		if e.Name == name && e.Holder != nil && e.Holder.SessionID == holder {
-			found = true
+			listed = true
 		}
 	}
-	if !found {
+	if !listed {
 		t.Errorf("SessionLocks does not list %q held by %s: %+v", name, holder, entries)
 	}
 	if ok, err := ops.Unlock(ctx, conn, name); err != nil || !ok {

@@ -45,8 +45,7 @@ const notHeldCode = -999
 const synapseRefusal = "Azure Synapse Analytics has no sp_getapplock and no OUTPUT clause, so neither lock strategy works there; keep the locks in an Azure SQL Database or SQL Server"
 
 // SessionOps runs sp_getapplock and its companions on one connection. It
-// implements sqlkit.SessionOps, sqlkit.HolderFinder and
-// sqlkit.SessionKiller. Names pass through LockName.
+// implements sqlkit.SessionOps. Names pass through LockName.
 type SessionOps struct {
 	// Info selects the privileges named in errors (Azure SQL Database
 	// grants database permissions, SQL Server server permissions).
@@ -59,8 +58,7 @@ type SessionOps struct {
 }
 
 var (
-	_ sqlkit.SessionOps    = (*SessionOps)(nil)
-	_ sqlkit.SessionKiller = (*SessionOps)(nil)
+	_ sqlkit.SessionOps = (*SessionOps)(nil)
 )
 
 // TryLock runs sp_getapplock with @LockTimeout = 0 and maps its return
@@ -156,24 +154,6 @@ func scanHolds(row *sql.Row) (bool, error) {
 		return false, fmt.Errorf("APPLOCK_MODE: %w", err)
 	}
 	return mode.Valid && mode.String != "NoLock", nil
-}
-
-// Holder returns the session_id of the session holding the lock, read
-// from sys.dm_tran_locks, or "" when no session holds it. Reading other
-// sessions' locks needs VIEW SERVER STATE (Azure SQL Database: VIEW
-// DATABASE STATE); without it the error is a *dialects.PrivilegeError.
-func (o *SessionOps) Holder(ctx context.Context, db *sql.DB, name string) (string, error) {
-	locks, err := ListSessionLocks(ctx, db)
-	if err != nil {
-		if hasNumber(err, errViewStateDenied, errPermissionDenied) {
-			err = viewStatePrivilege(ctx, db, o.Info, err)
-		}
-		return "", dialects.Wrap(Name, "holder", err)
-	}
-	if l, ok := holderOf(locks, LockName(name)); ok {
-		return l.SessionID, nil
-	}
-	return "", nil
 }
 
 // holderOf returns the granted session-owned lock on resource under the

@@ -32,13 +32,13 @@ func TestHolderAndListing(t *testing.T) {
 	holdOn(t, db, "job")
 	holdOn(t, db, long)
 
-	ops := &SessionOps{Info: db.Info}
-	holder, err := ops.Holder(t.Context(), db.SQL, long)
-	if err != nil || holder == "" {
-		t.Fatalf("Holder = %q, %v; want the holding session", holder, err)
+	e, found, err := db.LockAdmin().SessionLock(t.Context(), long)
+	if err != nil || !found || e.Holder == nil || e.Holder.SessionID == "" {
+		t.Fatalf("SessionLock = %+v, %v, %v; want the holding session", e, found, err)
 	}
-	if free, err := ops.Holder(t.Context(), db.SQL, "free"); err != nil || free != "" {
-		t.Errorf("Holder of a free lock = %q, %v; want none", free, err)
+	holder := e.Holder.SessionID
+	if free, found, err := db.LockAdmin().SessionLock(t.Context(), "free"); err != nil || found {
+		t.Errorf("SessionLock of a free lock = %+v, %v, %v; want none", free, found, err)
 	}
 
 	locks, err := ListSessionLocks(t.Context(), db.SQL)
@@ -69,7 +69,7 @@ func TestHolderAndListing(t *testing.T) {
 	if _, ok := names["job"]; !ok {
 		t.Errorf("SessionLocks lacks the unlabelled lock job: %+v", entries)
 	}
-	e, found, err := admin.SessionLock(t.Context(), long)
+	e, found, err = admin.SessionLock(t.Context(), long)
 	if err != nil || !found || e.Holder == nil || e.Holder.SessionID != holder {
 		t.Errorf("SessionLock(%q) = %+v, %v, %v", long, e, found, err)
 	}
@@ -97,11 +97,6 @@ func TestListingWithoutViewServerState(t *testing.T) {
 	if _, found, err := admin.SessionLock(t.Context(), "other"); err != nil || found {
 		t.Errorf("SessionLock(other) = %v, %v; want not found", found, err)
 	}
-	_, err = (&SessionOps{Info: db.Info}).Holder(t.Context(), db.SQL, "job")
-	var priv *dialects.PrivilegeError
-	if !errors.As(err, &priv) || priv.Privilege != "VIEW SERVER STATE" {
-		t.Errorf("Holder = %v; want a PrivilegeError for VIEW SERVER STATE", err)
-	}
 
 	sim.engineEdition = 5
 	azure := sim.detected(t)
@@ -115,29 +110,30 @@ func TestKill(t *testing.T) {
 	sim := newSim()
 	db := sim.detected(t)
 	lease := holdOn(t, db, "job")
-	ops := &SessionOps{Info: db.Info}
-	holder, err := ops.Holder(t.Context(), db.SQL, "job")
-	if err != nil || holder == "" {
-		t.Fatalf("Holder: %q, %v", holder, err)
+	admin := db.LockAdmin()
+	e, found, err := admin.SessionLock(t.Context(), "job")
+	if err != nil || !found || e.Holder == nil || e.Holder.SessionID == "" {
+		t.Fatalf("SessionLock: %+v, %v, %v", e, found, err)
 	}
+	holder := e.Holder.SessionID
 
 	for _, bad := range []string{"", "x", "-1", "0", "1; DROP TABLE t", "99999999999"} {
-		if err := ops.Kill(t.Context(), db.SQL, bad); !errors.Is(err, dialects.ErrInvalid) {
+		if err := admin.Kill(t.Context(), bad); !errors.Is(err, dialects.ErrInvalid) {
 			t.Errorf("Kill(%q) = %v; want ErrInvalid", bad, err)
 		}
 	}
-	if err := ops.Kill(t.Context(), db.SQL, "4242"); err == nil || !strings.Contains(err.Error(), "no longer exists") {
+	if err := admin.Kill(t.Context(), "4242"); err == nil || !strings.Contains(err.Error(), "no longer exists") {
 		t.Errorf("Kill of a session that does not exist = %v", err)
 	}
 
 	sim.noKill = true
-	err = ops.Kill(t.Context(), db.SQL, holder)
+	err = admin.Kill(t.Context(), holder)
 	var priv *dialects.PrivilegeError
 	if !errors.As(err, &priv) || priv.Privilege != "ALTER ANY CONNECTION" || priv.Grant != "USE master; GRANT ALTER ANY CONNECTION TO [app_login]" || errNumber(err) != errKillDenied {
 		t.Errorf("refused KILL = %v; want a PrivilegeError for ALTER ANY CONNECTION carrying error 6102", err)
 	}
 	azure := &SessionOps{Info: dialects.Info{Variant: VariantAzureSQLDatabase}}
-	if err := azure.Kill(t.Context(), db.SQL, holder); !errors.As(err, &priv) || priv.Grant != "GRANT KILL DATABASE CONNECTION TO [app_user]" {
+	if err := azure.kill(t.Context(), db.SQL, holder); !errors.As(err, &priv) || priv.Grant != "GRANT KILL DATABASE CONNECTION TO [app_user]" {
 		t.Errorf("refused KILL on Azure SQL Database = %v; want KILL DATABASE CONNECTION", err)
 	}
 

@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/schedlock/schedlock/dialects/sqlkit"
 	"github.com/schedlock/schedlock/internal/tcpproxy"
 )
 
@@ -397,18 +396,15 @@ func TestRunSessionLostStopsCommand(t *testing.T) {
 				}
 				killGroupAtEnd(t, child)
 				waitFile(t, filepath.Join(dir, "hb"), 5*time.Second)
-				var killer sqlkit.SessionKiller
 				var session string
 				db := connect(t, raw)
+				admin := db.LockAdmin()
 				if mode == "kill" {
-					l, err := db.SessionLocker()
-					if err != nil {
-						t.Fatal(err)
+					e, found, err := admin.SessionLock(t.Context(), name)
+					if err != nil || !found || e.Holder == nil || e.Holder.SessionID == "" {
+						t.Fatalf("holder of %s: %+v, %v, %v", name, e, found, err)
 					}
-					killer = l.(*sqlkit.SessionLocker).Ops.(sqlkit.SessionKiller)
-					if session, err = killer.Holder(t.Context(), db.SQL, name); err != nil || session == "" {
-						t.Fatalf("holder of %s: %q, %v", name, session, err)
-					}
+					session = e.Holder.SessionID
 				}
 				switch mode {
 				case "cut":
@@ -416,7 +412,7 @@ func TestRunSessionLostStopsCommand(t *testing.T) {
 				case "stall":
 					proxy.Stall()
 				case "kill":
-					if err := killer.Kill(t.Context(), db.SQL, session); err != nil {
+					if err := admin.Kill(t.Context(), session); err != nil {
 						t.Fatalf("kill session %s: %v", session, err)
 					}
 				}

@@ -49,9 +49,8 @@ func runChecks(t *testing.T, db Backend, strategy dialects.Strategy, tables []di
 // mutatedOps is a dialect's session operations with their return-code
 // mappings replaced. The blocks run one by one (Session.Code), not
 // prepared and without the server-side wait, which would carry the real
-// mappings; Holder and Kill are the dialect's.
+// mappings.
 type mutatedOps struct {
-	admin
 	s                       *dbmslock.Session
 	request, release, holds func(int64) (bool, error)
 }
@@ -82,7 +81,7 @@ func (m mutatedOps) Holds(ctx context.Context, conn *sql.Conn, name string) (boo
 func testWrongSessionMappings(t *testing.T, m Suite) {
 	lockerWith := func(mutate func(*mutatedOps)) func(*sql.DB) dialects.Locker {
 		return func(db *sql.DB) dialects.Locker {
-			ops := &mutatedOps{admin: m.Ops(), s: m.Session,
+			ops := &mutatedOps{s: m.Session,
 				request: dbmslock.RequestResult, release: dbmslock.ReleaseResult, holds: dbmslock.HoldsResult}
 			if mutate != nil {
 				mutate(ops)
