@@ -89,4 +89,3 @@ func (l *pauseCheckedLocker) pause(ctx context.Context, name string) error {
 	}
 	return Wrap(l.dialect, "acquire", &HeldError{Name: name, Holder: row.Owner, Until: row.Until})
 }
-
