@@ -16,6 +16,18 @@
 //		_ = q.Complete(ctx, &tasks[i])
 //	}
 //
+// Or finish the whole batch in one statement, each row still checked on
+// its own:
+//
+//	results := make([]claim.Result, len(tasks))
+//	for i := range tasks {
+//		results[i] = claim.Result{Task: &tasks[i], Outcome: claim.Completed}
+//		if err := run(tasks[i]); err != nil {
+//			results[i].Outcome = claim.Failed
+//		}
+//	}
+//	lost, err := q.Finish(ctx, results...) // lost: the tasks another worker took over
+//
 // How a row is claimed depends on what the database proves when Open
 // probes it: skip-locked (SELECT … FOR UPDATE SKIP LOCKED: PostgreSQL,
 // MySQL 8, MariaDB 10.6+, Oracle), readpast (SQL Server's UPDLOCK,
@@ -248,6 +260,51 @@ func (q *Queue) Fail(ctx context.Context, t *Task) error {
 // GiveBack returns t to the ready rows without counting a failure.
 func (q *Queue) GiveBack(ctx context.Context, t *Task) error {
 	return q.cl.GiveBack(ctx, (*claimtable.Task)(t))
+}
+
+// Outcome is what Finish makes of a task: Completed, Failed or GivenBack.
+type Outcome = claimtable.Outcome
+
+// The outcomes of Finish, each what the single call of its name does.
+const (
+	// Completed marks the row done, as Complete does.
+	Completed = claimtable.Completed
+	// Failed counts a failure, as Fail does: ready again after the
+	// back-off while its retries last, then failed for good.
+	Failed = claimtable.Failed
+	// GivenBack returns the row to the ready rows without counting a
+	// failure, as GiveBack does.
+	GivenBack = claimtable.GivenBack
+)
+
+// Result is one task of a Finish and what becomes of it.
+type Result struct {
+	// Task is a task Claim returned, by pointer: Finish moves its Version
+	// on.
+	Task *Task
+	// Outcome is what becomes of it: Completed, Failed or GivenBack.
+	Outcome Outcome
+}
+
+// Finish completes, fails and gives back many tasks of one owner at once:
+// one statement for up to 2,000 rows on PostgreSQL and SQLite (250 on
+// SQL Server, 32 on MySQL and MariaDB), and on Oracle and Dameng, whose
+// UPDATE cannot return the rows it changed, a short transaction that locks
+// the rows still held, updates them and commits. Each row is checked on
+// its own, as Complete, Fail and GiveBack check it: changed only where
+// its task's owner holds it at the task's Version. notClaimed are the
+// indexes in results (ascending) of the tasks their owner no longer held —
+// their rows unchanged, as ErrNotClaimed leaves a row; the other tasks'
+// Versions move on. Every task must have the same Owner, and a task may
+// appear once; otherwise nothing is sent and the error matches
+// ErrInvalid. On a database error, the rows of statements already sent
+// are finished and nothing is reported for any row.
+func (q *Queue) Finish(ctx context.Context, results ...Result) (notClaimed []int, err error) {
+	items := make([]claimtable.Finished, len(results))
+	for i, r := range results {
+		items[i] = claimtable.Finished{Task: (*claimtable.Task)(r.Task), Outcome: r.Outcome}
+	}
+	return q.cl.FinishMany(ctx, items)
 }
 
 // Extend renews t's claim lease to d from the database's now (0: the

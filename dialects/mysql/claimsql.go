@@ -115,3 +115,77 @@ func (ClaimBuilder) IsExists(error) bool { return false }
 
 // IsMissingTable reports error 1146.
 func (ClaimBuilder) IsMissingTable(err error) bool { return (&Builder{}).IsMissingTable(err) }
+
+var _ claimtable.Finisher = ClaimBuilder{}
+
+// FinishRows is 32 rows per finish statement: one bit each of the mask
+// the statement reports (FinishSQL).
+func (ClaimBuilder) FinishRows() int { return 32 }
+
+// FinishSQL is the batch finish in one statement: an UPDATE of the rows
+// still held — each row checked on its own for the owner, its version and
+// the claimed status — whose SET gives each row its outcome (done; ready
+// again after its back-off or failed for good; given back).
+//
+// MySQL and MariaDB before 13.0 have no UPDATE … RETURNING, and the row
+// count says how many rows changed, not which. So each changed row adds
+// its bit (2^i for the i-th row of the batch) to LAST_INSERT_ID(expr),
+// which the server sends back in the statement's OK packet as the last
+// insert id: the first changed row starts from the batch's MaskBase (a
+// random multiple of 2^32 at or above 2^62, so a value an earlier
+// statement left on the connection is not taken for ours), each next one
+// adds to it. The call sits in the version's assignment, multiplied by 0.
+//
+// A single-table UPDATE assigns from left to right, each expression
+// seeing the columns assigned before it, so retries is assigned last and
+// every other expression reads the row's old retries.
+func (b ClaimBuilder) FinishSQL(f *claimtable.Finish) claimtable.FinishStatement {
+	c, s := f.Columns, f.Statuses
+	done, back, failed := f.IDs(claimtable.Completed), f.IDs(claimtable.GivenBack), f.IDs(claimtable.Failed)
+	var w strings.Builder
+	w.WriteString("UPDATE " + f.Table + " SET\n  " + c.Status + " = CASE")
+	if len(done) > 0 {
+		w.WriteString(" WHEN " + f.In(c.ID, done) + " THEN " + f.Arg(s.Done))
+	}
+	if len(back) > 0 {
+		w.WriteString(" WHEN " + f.In(c.ID, back) + " THEN " + f.Arg(s.Ready))
+	}
+	w.WriteString(" WHEN " + c.Retries + " + 1 > " + f.MaxRetriesExpr() + " THEN " + f.Arg(s.Failed) + " ELSE " + f.Arg(s.Ready) + " END,\n  ")
+	w.WriteString(c.Owner + " = CASE")
+	if len(done) > 0 {
+		w.WriteString(" WHEN " + f.In(c.ID, done) + " THEN " + c.Owner)
+	}
+	if len(back) > 0 {
+		w.WriteString(" WHEN " + f.In(c.ID, back) + " THEN NULL")
+	}
+	w.WriteString(" WHEN " + c.Retries + " + 1 > " + f.MaxRetriesExpr() + " THEN " + c.Owner + " ELSE NULL END,\n  ")
+	if len(failed) > 0 {
+		w.WriteString(c.DueAt + " = CASE WHEN " + c.Retries + " + 1 > " + f.MaxRetriesExpr() + " THEN " + c.DueAt)
+		for _, g := range f.Backoffs() {
+			w.WriteString(" WHEN " + f.In(c.ID, g.IDs) + " THEN " + b.PlusMs(sqlNow, f.Arg(g.Ms)))
+		}
+		w.WriteString(" ELSE " + c.DueAt + " END,\n  ")
+	}
+	w.WriteString(c.ClaimedUntil + " = NULL,\n  ")
+	w.WriteString(c.Version + " = " + c.Version + " + 1 + 0 * LAST_INSERT_ID(CASE WHEN LAST_INSERT_ID() >= " + f.Arg(f.MaskBase) +
+		" AND LAST_INSERT_ID() < " + f.Arg(f.MaskBase+1<<32) + " THEN LAST_INSERT_ID() ELSE " + f.Arg(f.MaskBase) + " END + CASE " + c.ID)
+	for i, r := range f.Rows {
+		w.WriteString(" WHEN " + f.Arg(r.ID) + " THEN " + f.Arg(int64(1)<<i))
+	}
+	w.WriteString(" END)")
+	if c.UpdatedAt != "" {
+		w.WriteString(",\n  " + c.UpdatedAt + " = " + sqlNow)
+	}
+	if len(failed) > 0 {
+		w.WriteString(",\n  " + c.Retries + " = CASE WHEN " + f.In(c.ID, failed) + " THEN " + c.Retries + " + 1 ELSE " + c.Retries + " END")
+	}
+	w.WriteString("\nWHERE " + c.Owner + " = " + f.Arg(f.Owner) + " AND " + c.Status + " = " + f.Arg(s.Claimed) + " AND (")
+	for i, r := range f.Rows {
+		if i > 0 {
+			w.WriteString(" OR ")
+		}
+		w.WriteString("(" + c.ID + " = " + f.Arg(r.ID) + " AND " + c.Version + " = " + f.Arg(r.Version) + ")")
+	}
+	w.WriteString(")")
+	return claimtable.FinishStatement{Text: w.String(), Report: claimtable.ReportMask}
+}

@@ -2,6 +2,7 @@ package oracle
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/schedlock/schedlock/dialects/claimtable"
 	"github.com/schedlock/schedlock/dialects/internal/oralike"
@@ -99,3 +100,70 @@ func (ClaimBuilder) IsExists(error) bool { return false }
 
 // IsMissingTable reports ORA-00942.
 func (ClaimBuilder) IsMissingTable(err error) bool { return oraCode(err) == oraNoSuchTable }
+
+var _ claimtable.Finisher = ClaimBuilder{}
+
+// FinishRows is 500 rows per finish statement: each outcome's
+// IN list stays below Oracle's 1,000 expressions (ORA-01795).
+func (ClaimBuilder) FinishRows() int { return 500 }
+
+// FinishSQL is the batch finish as a short transaction, not one statement:
+// Oracle's UPDATE … RETURNING hands the changed rows only to PL/SQL
+// variables (RETURNING BULK COLLECT INTO), never to the client as rows,
+// and an OUT bind of a collection through database/sql and go-ora is not
+// proved here without a server, so the rows changed are learnt by locking
+// them first.
+// Lock selects FOR UPDATE the ids of the rows still held — each row
+// checked on its own for the owner, its version and the claimed status —
+// and the UPDATE then gives each row its outcome (done; ready again after
+// its back-off or failed for good; given back) with the same checks, so it
+// changes exactly the rows locked; the commit ends it. Every expression on
+// the right reads the row as it was.
+func (b ClaimBuilder) FinishSQL(f *claimtable.Finish) claimtable.FinishStatement {
+	held := func() string {
+		var w strings.Builder
+		w.WriteString(f.Columns.Owner + " = " + f.Arg(f.Owner) + " AND " + f.Columns.Status + " = " + f.Arg(f.Statuses.Claimed) + " AND (")
+		for i, r := range f.Rows {
+			if i > 0 {
+				w.WriteString(" OR ")
+			}
+			w.WriteString("(" + f.Columns.ID + " = " + f.Arg(r.ID) + " AND " + f.Columns.Version + " = " + f.Arg(r.Version) + ")")
+		}
+		return w.String() + ")"
+	}
+	lock := "SELECT " + f.Columns.ID + " FROM " + f.Table + " WHERE " + held() + " FOR UPDATE"
+	lockArgs := f.TakeArgs()
+	c, s := f.Columns, f.Statuses
+	done, back, failed := f.IDs(claimtable.Completed), f.IDs(claimtable.GivenBack), f.IDs(claimtable.Failed)
+	var w strings.Builder
+	w.WriteString("UPDATE " + f.Table + " SET\n  " + c.Status + " = CASE")
+	if len(done) > 0 {
+		w.WriteString(" WHEN " + f.In(c.ID, done) + " THEN " + f.Arg(s.Done))
+	}
+	if len(back) > 0 {
+		w.WriteString(" WHEN " + f.In(c.ID, back) + " THEN " + f.Arg(s.Ready))
+	}
+	w.WriteString(" WHEN " + c.Retries + " + 1 > " + f.MaxRetriesExpr() + " THEN " + f.Arg(s.Failed) + " ELSE " + f.Arg(s.Ready) + " END,\n  ")
+	w.WriteString(c.Owner + " = CASE")
+	if len(done) > 0 {
+		w.WriteString(" WHEN " + f.In(c.ID, done) + " THEN " + c.Owner)
+	}
+	if len(back) > 0 {
+		w.WriteString(" WHEN " + f.In(c.ID, back) + " THEN NULL")
+	}
+	w.WriteString(" WHEN " + c.Retries + " + 1 > " + f.MaxRetriesExpr() + " THEN " + c.Owner + " ELSE NULL END,\n  ")
+	if len(failed) > 0 {
+		w.WriteString(c.DueAt + " = CASE WHEN " + c.Retries + " + 1 > " + f.MaxRetriesExpr() + " THEN " + c.DueAt)
+		for _, g := range f.Backoffs() {
+			w.WriteString(" WHEN " + f.In(c.ID, g.IDs) + " THEN " + b.PlusMs(sqlNow, f.Arg(g.Ms)))
+		}
+		w.WriteString(" ELSE " + c.DueAt + " END,\n  ")
+		w.WriteString(c.Retries + " = CASE WHEN " + f.In(c.ID, failed) + " THEN " + c.Retries + " + 1 ELSE " + c.Retries + " END,\n  ")
+	}
+	w.WriteString(c.ClaimedUntil + " = NULL, " + c.Version + " = " + c.Version + " + 1")
+	if c.UpdatedAt != "" {
+		w.WriteString(", " + c.UpdatedAt + " = " + sqlNow)
+	}
+	w.WriteString("\nWHERE " + held())
+	return claimtable.FinishStatement{Text: w.String(), Report: claimtable.ReportLocked, Lock: lock, LockArgs: lockArgs}
+}

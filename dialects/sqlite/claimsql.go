@@ -118,3 +118,58 @@ func (ClaimBuilder) IsExists(error) bool { return false }
 
 // IsMissingTable reports "no such table".
 func (ClaimBuilder) IsMissingTable(err error) bool { return Builder{}.IsMissingTable(err) }
+
+var _ claimtable.Finisher = ClaimBuilder{}
+
+// FinishRows is 2,000 rows per finish statement (five to eight bound
+// values a row, below SQLite's 32,766).
+func (ClaimBuilder) FinishRows() int { return 2000 }
+
+// FinishSQL is the batch finish in one statement: an UPDATE of the rows
+// still held — each row checked on its own for the owner, its version and
+// the claimed status — whose SET gives each row its outcome (done; ready
+// again after its back-off or failed for good; given back), RETURNING the
+// ids it changed (SQLite 3.35+). Every expression on the right reads the
+// row as it was.
+func (b ClaimBuilder) FinishSQL(f *claimtable.Finish) claimtable.FinishStatement {
+	c, s := f.Columns, f.Statuses
+	done, back, failed := f.IDs(claimtable.Completed), f.IDs(claimtable.GivenBack), f.IDs(claimtable.Failed)
+	var w strings.Builder
+	w.WriteString("UPDATE " + f.Table + " SET\n  " + c.Status + " = CASE")
+	if len(done) > 0 {
+		w.WriteString(" WHEN " + f.In(c.ID, done) + " THEN " + f.Arg(s.Done))
+	}
+	if len(back) > 0 {
+		w.WriteString(" WHEN " + f.In(c.ID, back) + " THEN " + f.Arg(s.Ready))
+	}
+	w.WriteString(" WHEN " + c.Retries + " + 1 > " + f.MaxRetriesExpr() + " THEN " + f.Arg(s.Failed) + " ELSE " + f.Arg(s.Ready) + " END,\n  ")
+	w.WriteString(c.Owner + " = CASE")
+	if len(done) > 0 {
+		w.WriteString(" WHEN " + f.In(c.ID, done) + " THEN " + c.Owner)
+	}
+	if len(back) > 0 {
+		w.WriteString(" WHEN " + f.In(c.ID, back) + " THEN NULL")
+	}
+	w.WriteString(" WHEN " + c.Retries + " + 1 > " + f.MaxRetriesExpr() + " THEN " + c.Owner + " ELSE NULL END,\n  ")
+	if len(failed) > 0 {
+		w.WriteString(c.DueAt + " = CASE WHEN " + c.Retries + " + 1 > " + f.MaxRetriesExpr() + " THEN " + c.DueAt)
+		for _, g := range f.Backoffs() {
+			w.WriteString(" WHEN " + f.In(c.ID, g.IDs) + " THEN " + b.PlusMs(nowSQL, f.Arg(g.Ms)))
+		}
+		w.WriteString(" ELSE " + c.DueAt + " END,\n  ")
+		w.WriteString(c.Retries + " = CASE WHEN " + f.In(c.ID, failed) + " THEN " + c.Retries + " + 1 ELSE " + c.Retries + " END,\n  ")
+	}
+	w.WriteString(c.ClaimedUntil + " = NULL, " + c.Version + " = " + c.Version + " + 1")
+	if c.UpdatedAt != "" {
+		w.WriteString(", " + c.UpdatedAt + " = " + nowSQL)
+	}
+	w.WriteString("\nWHERE " + c.Owner + " = " + f.Arg(f.Owner) + " AND " + c.Status + " = " + f.Arg(s.Claimed) + " AND (")
+	for i, r := range f.Rows {
+		if i > 0 {
+			w.WriteString(" OR ")
+		}
+		w.WriteString("(" + c.ID + " = " + f.Arg(r.ID) + " AND " + c.Version + " = " + f.Arg(r.Version) + ")")
+	}
+	w.WriteString(")\nRETURNING " + c.ID)
+	return claimtable.FinishStatement{Text: w.String(), Report: claimtable.ReportRows}
+}

@@ -41,6 +41,9 @@ func Run(t *testing.T, backend dialects.Backend) {
 			t.Run("GiveBack", s.giveBack)
 			t.Run("BatchAboveParameterLimit", s.bigBatch)
 			t.Run("BadInput", s.badInput)
+			t.Run("FinishMany", s.finishMany)
+			t.Run("FinishManyAboveStatementRows", s.finishManyLarge)
+			t.Run("FinishManyBadInput", s.finishManyBadInput)
 		})
 	}
 	t.Run("MissingMappedColumns", func(t *testing.T) { missingColumns(t, backend, b) })

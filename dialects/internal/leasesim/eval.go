@@ -303,6 +303,9 @@ func (p *parser) cmp() (any, error) {
 		}
 		return (l == nil) != neg, nil
 	}
+	if p.keyword("IN") {
+		return p.in(l)
+	}
 	for _, op := range []string{"=", "<>", "!=", "<=", ">=", "<", ">"} {
 		if !p.op(op) {
 			continue
@@ -333,6 +336,45 @@ func (p *parser) cmp() (any, error) {
 		return c > 0, nil
 	}
 	return l, nil
+}
+
+// in reads "(a, b, …)" after IN: true when l equals one of them, NULL
+// when it equals none and one of them (or l) is NULL, as SQL has it.
+func (p *parser) in(l any) (any, error) {
+	if err := p.expect("("); err != nil {
+		return nil, err
+	}
+	var found, null bool
+	for {
+		r, err := p.or()
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case l == nil || r == nil:
+			null = true
+		case !found:
+			c, err := p.compare(l, r)
+			if err != nil {
+				return nil, err
+			}
+			found = c == 0
+		}
+		if p.op(",") {
+			continue
+		}
+		if err := p.expect(")"); err != nil {
+			return nil, err
+		}
+		break
+	}
+	switch {
+	case found:
+		return true, nil
+	case null:
+		return nil, nil
+	}
+	return false, nil
 }
 
 // compare orders two non-NULL values of one kind (numbers of either

@@ -36,6 +36,10 @@ func TestCond(t *testing.T) {
 		"until - NUMTODSINTERVAL(1000 / 1000, 'SECOND') <= now":       true,
 		"GREATEST(until, now) = until":                                true,
 		"DATEADD(millisecond, CAST(1500 % 1000 AS int), now) < until": true,
+		"owner IN ('x', :1)":                                          true,
+		"owner IN ('x', 'y')":                                         false,
+		"(owner IN ('x', NULL)) IS NULL":                              true,
+		":2 IN (1, 2, 0)":                                             true,
 	} {
 		got, err := Cond(cond, env)
 		if err != nil || got != want {
