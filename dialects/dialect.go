@@ -38,7 +38,7 @@
 //     Title, Schemes (default ports, and URL for a scheme dburl does not
 //     know), Forms, Starts, Products, Support (its rows of the support
 //     table), the DSN rules (DriverQuery, ConnString, CheckConn, Where,
-//     NameConnections, Files), ConnectHint, ClassifyError,
+//     NameConnections, Files), ConnectHint,
 //     CheckSessionNames, NamespaceTable where they apply, and Open.
 //  5. Take all configuration from the DSN (Target) and its x- options;
 //     never read flags or the environment, never print, and name no

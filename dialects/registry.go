@@ -75,12 +75,6 @@ type Dialect struct {
 	// wrong password, a missing database), or "" when it knows nothing
 	// better than the generic hints (refused, timed out, unknown host).
 	ConnectHint func(err error) string
-	// ClassifyError turns a driver error into one of the kit's typed
-	// errors (a *ConnLimitError for a connection the server refused over
-	// one of its limits) or returns it unchanged; it must return nil for
-	// nil. sqlkit.Open runs the first connection's error through it, so a refused first
-	// connection names the limit. Nil keeps driver errors as they are.
-	ClassifyError func(err error) error
 	// MissingDriverHint is the fix when the build lacks the driver (a
 	// driver behind a build tag); empty when every build has it.
 	MissingDriverHint string

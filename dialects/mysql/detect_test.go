@@ -113,7 +113,7 @@ func TestRegistered(t *testing.T) {
 	if !ok {
 		t.Fatal("dialect mysql is not registered")
 	}
-	if d.Open == nil || d.CheckSessionNames == nil || d.ClassifyError == nil {
+	if d.Open == nil || d.CheckSessionNames == nil {
 		t.Errorf("registration incomplete: %+v", d)
 	}
 	if got, _, err := dialects.ForScheme("mysql"); err != nil || got != d {

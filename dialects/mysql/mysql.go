@@ -60,7 +60,6 @@ func init() {
 		ConnString:        ConnString,
 		NameConnections:   NameConnections,
 		ConnectHint:       ConnectHint,
-		ClassifyError:     ClassifyError,
 		CheckSessionNames: CheckSessionNames,
 		Open:              Open,
 	})

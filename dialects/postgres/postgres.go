@@ -35,7 +35,6 @@ func init() {
 		Where:             Where,
 		NameConnections:   NameConnections,
 		ConnectHint:       ConnectHint,
-		ClassifyError:     ClassifyError,
 		CheckSessionNames: CheckSessionNames,
 		Open:              Open,
 	})
