@@ -25,6 +25,9 @@ type Backend struct {
 	// script, so lockers and listings refuse with it, and Probe reports
 	// it as a missing privilege.
 	noScripts error
+	// wake carries the release notices waiting acquires listen for
+	// (wake.go); its connection opens with the first wait.
+	wake *waker
 
 	closeOnce sync.Once
 	closeErr  error
@@ -70,7 +73,7 @@ func Open(ctx context.Context, dsn string) (*Backend, error) {
 		_ = client.Close()
 		return nil, dialects.Wrap(Name, "open", fmt.Errorf("%w: this Redis server is a read-only replica of %s: connect to the master, or through Sentinel with master=<name>", dialects.ErrUnsupported, facts.MasterAddr))
 	}
-	b := &Backend{client: client, cfg: cfg, facts: facts, info: facts.info()}
+	b := &Backend{client: client, cfg: cfg, facts: facts, info: facts.info(), wake: newWaker(client, cfg.database())}
 	if err := loadScripts(ctx, client); err != nil {
 		if !isNoPermission(err) {
 			_ = client.Close()
@@ -184,7 +187,12 @@ func (b *Backend) ReleaseDeletesKey() bool { return true }
 
 // Close implements dialects.Backend.
 func (b *Backend) Close() error {
-	b.closeOnce.Do(func() { b.closeErr = b.client.Close() })
+	b.closeOnce.Do(func() {
+		if b.wake != nil {
+			b.wake.close()
+		}
+		b.closeErr = b.client.Close()
+	})
 	return b.closeErr
 }
 

@@ -89,11 +89,14 @@ func scanNode(ctx context.Context, node goredis.Cmdable, pattern string, fn func
 	}
 }
 
-// Acquire implements dialects.Locker: one script run per try (EVALSHA),
-// retried every opts.RetryEvery until opts.Wait has passed — while the
-// lock is held, and while Redis is unavailable (a cut connection, a
-// server loading its data, a failover under way: see unavailable), so a
-// waiting acquire rides out what a failover or restart costs.
+// Acquire implements dialects.Locker: one script run per try, tried
+// again until opts.Wait has passed — while the lock is held, and while
+// Redis is unavailable (a cut connection, a server loading its data, a
+// failover under way: see unavailable), so a waiting acquire rides out
+// what a failover or restart costs. A waiting acquire refused by a
+// holder listens for the lock's release (wake.go) and tries again when
+// it comes, at the holder's lease end, or after opts.RetryEvery,
+// whichever is first.
 func (l *Locker) Acquire(ctx context.Context, name string, opts dialects.Options) (dialects.Lease, error) {
 	if err := dialects.CheckName(name); err != nil {
 		return nil, err
@@ -102,10 +105,15 @@ func (l *Locker) Acquire(ctx context.Context, name string, opts dialects.Options
 	if err != nil {
 		return nil, err
 	}
-	lease, err := dialects.RetryAcquire(ctx, opts, func() (dialects.Lease, error) { return l.try(ctx, name, opts) }, func(err error) bool {
+	var watch func(ctx context.Context) (dialects.Wakeup, error)
+	if l.b.wake != nil {
+		key := l.layout.key(name)
+		watch = func(ctx context.Context) (dialects.Wakeup, error) { return l.b.wake.watch(ctx, key) }
+	}
+	lease, err := dialects.RetryAcquireWoken(ctx, opts, func() (dialects.Lease, error) { return l.try(ctx, name, opts) }, func(err error) bool {
 		var down unavailableError
 		return errors.As(err, &down)
-	})
+	}, watch)
 	return lease, dialects.Wrap(Name, "acquire", err)
 }
 

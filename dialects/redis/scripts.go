@@ -55,7 +55,7 @@ return {redis.call('GET', KEYS[1]), redis.call('PTTL', KEYS[1])}
 //   - release_span(v, span, at_least): the key deleted, or kept until
 //     locked-at + at-least (ms) when that is still ahead — its expiry
 //     shortened, never lengthened. Reply 1.
-const luaSpan = `
+const luaSpan = luaDelete + `
 local function elapsed(span)
   local pttl = redis.call('PTTL', KEYS[1])
   if pttl < 0 then return 0 end
@@ -72,8 +72,7 @@ local function release_span(v, span, at_least)
     if pttl < 0 or keep < pttl then respan(v, span, keep) end
     return 1
   end
-  redis.call('DEL', KEYS[1])
-  return 1
+  return delete_lock()
 end
 `
 
@@ -120,7 +119,7 @@ return 1
 // acquired: KEYS lock; ARGV the exact value the acquire wrote, the
 // server time (ms) at-least keeps the lock until ("0": none). Reply as
 // luaRelease, or {0, the value found or nil}.
-var releaseExact = goredis.NewScript(luaNow + `
+var releaseExact = goredis.NewScript(luaNow + luaDelete + `
 local v = redis.call('GET', KEYS[1])
 if v ~= ARGV[1] then return {0, v} end
 ` + luaKeepUntil + luaRelease)
@@ -133,18 +132,29 @@ local keep = 0
 if ARGV[2] ~= '0' then keep = tonumber(ARGV[2]) - now_ms() end
 `
 
+// luaDelete defines delete_lock(): the lock key deleted and its release
+// published on its released channel (releasedChannel), for the acquires
+// waiting on it (wake.go). PCALL: a user that may not publish there
+// still releases, and its waiters poll. Reply 1.
+const luaDelete = `
+local function delete_lock()
+  redis.call('DEL', KEYS[1])
+  redis.pcall('PUBLISH', KEYS[1] .. '` + releasedSuffix + `', '')
+  return 1
+end
+`
+
 // luaRelease ends the release scripts of values that keep their own
 // locked-at, once their check passed: while keep (ms; 0 or less: none)
 // is ahead, the key's expiry is shortened to it, never lengthened; else
-// the key is deleted. Reply 1.
+// the key is deleted (delete_lock). Reply 1.
 const luaRelease = `
 if keep > 0 then
   local pttl = redis.call('PTTL', KEYS[1])
   if pttl < 0 or keep < pttl then redis.call('PEXPIRE', KEYS[1], keep) end
   return 1
 end
-redis.call('DEL', KEYS[1])
-return 1
+return delete_lock()
 `
 
 // checkNative is the owner check of a Handle's refresh and release, on
@@ -237,7 +247,7 @@ return 1
 // (server ms, 0: none). As ShedLock's unlock: DEL once at-least has
 // passed, else the expiry shortened to what at-least still needs. Reply
 // 1 or a checkShedlock refusal.
-var releaseShedlock = goredis.NewScript(luaNow + checkShedlock + luaKeepUntil + luaRelease)
+var releaseShedlock = goredis.NewScript(luaNow + luaDelete + checkShedlock + luaKeepUntil + luaRelease)
 
 // inspectScript: KEYS lock[, counter]. Reply {server now ms, pttl ms,
 // expiry ms, value[, counter's value or nil]}, or {now, -2} when there is
