@@ -49,10 +49,14 @@ func quotePrefix(p string) string {
 	return fmt.Sprintf("%q", p)
 }
 
-// Acquire implements dialects.Locker: one try, or tries every
-// opts.RetryEvery until opts.Wait has passed — while the lock is held,
-// and while etcd is unavailable (see unavailable), so a waiting acquire
-// rides out a leader election.
+// Acquire implements dialects.Locker: one try, or tries until
+// opts.Wait has passed — while the lock is held, and while etcd is
+// unavailable (see unavailable), so a waiting acquire rides out a leader
+// election. A waiting acquire refused by a holder watches the lock's
+// keys for a delete from the revision it was refused at, as etcd's
+// concurrency.Mutex waits for the key ahead of it, and tries again when
+// one comes, at the holder's lease end, or after opts.RetryEvery (the
+// fallback: a watch cut off or compacted away), whichever is first.
 func (l *Locker) Acquire(ctx context.Context, name string, opts dialects.Options) (dialects.Lease, error) {
 	if err := dialects.CheckName(name); err != nil {
 		return nil, err
@@ -61,19 +65,49 @@ func (l *Locker) Acquire(ctx context.Context, name string, opts dialects.Options
 	if err != nil {
 		return nil, err
 	}
-	lease, err := dialects.RetryAcquire(ctx, opts, func() (dialects.Lease, error) {
-		lease, err := l.try(ctx, name, opts)
+	var refusedAt int64 // the revision of the last refusal
+	lease, err := dialects.RetryAcquireWoken(ctx, opts, func() (dialects.Lease, error) {
+		lease, err := l.try(ctx, name, opts, &refusedAt)
 		if err != nil {
 			return nil, err // not a nil *lease in an interface
 		}
 		return lease, nil
-	}, unavailable)
+	}, unavailable, func(ctx context.Context) (dialects.Wakeup, error) {
+		return l.watchDeletes(ctx, name, refusedAt), nil
+	})
 	return lease, dialects.Wrap(Name, "acquire", l.b.denied(err))
+}
+
+// watchDeletes wakes a waiting acquire when a key of the lock called
+// name is deleted (released, force-released, its lease ended) after
+// revision rev. A watch that ends (compacted, cancelled) wakes no more:
+// the poll remains.
+func (l *Locker) watchDeletes(ctx context.Context, name string, rev int64) dialects.Wakeup {
+	wctx, cancel := context.WithCancel(ctx)
+	events := l.b.cli.Watch(clientv3.WithRequireLeader(wctx), l.space.lockPrefix(name),
+		clientv3.WithPrefix(), clientv3.WithRev(rev+1), clientv3.WithFilterPut())
+	woken := make(chan struct{}, 1)
+	go func() {
+		for resp := range events {
+			if resp.Err() != nil || resp.Canceled {
+				cancel()
+				continue // drained until the client closes the channel
+			}
+			if len(resp.Events) > 0 {
+				select {
+				case woken <- struct{}{}:
+				default:
+				}
+			}
+		}
+	}()
+	return dialects.Wakeup{Woken: woken, Stop: cancel}
 }
 
 // try is one acquire: a lease (a spare, or granted now) and one
 // transaction that creates the key only when the lock has no key at all.
-func (l *Locker) try(ctx context.Context, name string, opts dialects.Options) (*lease, error) {
+// A refusal records the transaction's revision in refusedAt.
+func (l *Locker) try(ctx context.Context, name string, opts dialects.Options, refusedAt *int64) (*lease, error) {
 	pfx := l.space.lockPrefix(name)
 	start := time.Now()
 	ttl := ttlSeconds(opts.AtMost)
@@ -99,6 +133,7 @@ func (l *Locker) try(ctx context.Context, name string, opts dialects.Options) (*
 		return nil, fmt.Errorf("acquire %s: %w", keyRef(pfx), err)
 	}
 	if !resp.Succeeded {
+		*refusedAt = resp.Header.Revision
 		l.b.keepSpare(sp, ttl)
 		held := &dialects.HeldError{Name: name}
 		if kvs := resp.Responses[0].GetResponseRange().GetKvs(); len(kvs) > 0 {
