@@ -248,8 +248,10 @@ func (sim *simServer) acquire(q string, args []driver.NamedValue) (fakesql.Respo
 	}
 	if !holdLock {
 		sim.mu.Unlock()
+		// A window wide enough that racers meet even on a busy
+		// machine (a new name per round: one wait per round).
 		runtime.Gosched()
-		time.Sleep(100 * time.Microsecond)
+		time.Sleep(5 * time.Millisecond)
 		sim.mu.Lock()
 	}
 	defer sim.mu.Unlock()
