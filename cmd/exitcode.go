@@ -5,6 +5,14 @@ import (
 	"errors"
 )
 
+// CodeMaxRuntime is the exit code of `schedlock run` when COMMAND ran past
+// --max-runtime and schedlock stopped it (SIGTERM, SIGKILL after
+// --kill-grace) and released the lock: 124, as timeout(1) exits when its
+// command times out. Like CodeLeaseLost (113) it lies outside schedlock's
+// other codes (0-3, 130), the shells' (126, 127, 128+signal) and
+// sysexits.h (64-78).
+const CodeMaxRuntime = 124
+
 // ExitCode is the exit code err calls for. main exits with it, and run
 // records it (hooks, metrics, run history) with the rule of runExitCode:
 //

@@ -62,6 +62,12 @@ type RunOptions struct {
 	AtLeast     time.Duration
 	Wait        time.Duration
 	KillGrace   time.Duration
+	// MaxRuntime is --max-runtime: COMMAND is stopped after running this
+	// long (0: no bound); maxRuntimeGiven is set when it was given, so
+	// that 0 given is refused rather than taken as no bound.
+	MaxRuntime      time.Duration
+	maxRuntimeGiven bool
+	atMostGiven     bool
 	// PartitionBound is --partition-bound, else x-partition-bound (session
 	// strategy); 0 means the default.
 	PartitionBound time.Duration
@@ -132,8 +138,12 @@ COMMAND's process group gets SIGTERM, SIGKILL after --kill-grace, and run
 exits 113: COMMAND never runs past the end of the lease. A lost session lock
 was freed by the server already, so COMMAND is killed at once.
 
+--max-runtime D stops COMMAND once it has run D, the same way, releases the
+lock and exits 124: a hung job cannot hold the lock for ever.
+
 Exit codes: COMMAND's own; 0 (or --skipped-exit-code) when the lock is held
-elsewhere; 113 lease lost; 126 COMMAND not executable; 127 COMMAND not found;
+elsewhere; 113 lease lost; 124 --max-runtime passed; 126 COMMAND not
+executable; 127 COMMAND not found;
 1 error (also when connecting and acquiring took longer than --timeout);
 2 usage error; 130 interrupted.
 
@@ -171,6 +181,8 @@ is 30s plus --wait, so a frozen database cannot hold a cron slot for ever
 			opts.TimeoutGiven = c.Flags().Changed("timeout")
 			opts.historyGiven = c.Flags().Changed("history")
 			opts.partitionBoundGiven = c.Flags().Changed("partition-bound")
+			opts.maxRuntimeGiven = c.Flags().Changed("max-runtime")
+			opts.atMostGiven = c.Flags().Changed("at-most")
 			if runF != nil {
 				return runF(c.Context(), opts)
 			}
@@ -193,6 +205,7 @@ is 30s plus --wait, so a frozen database cannot hold a cron slot for ever
 	durationVar(fl, &opts.AtMost, "at-most", dialects.DefaultAtMost, "lease length: how long a crashed holder keeps the lock; refreshed every third of it (table strategy)")
 	durationVar(fl, &opts.AtLeast, "at-least", 0, "keep the lock at least this long after it was taken, even when COMMAND ends sooner")
 	durationVar(fl, &opts.Wait, "wait", 0, "wait up to this long for a held lock (default: try once)")
+	durationVar(fl, &opts.MaxRuntime, "max-runtime", 0, "stop COMMAND once it has run this long, as when the lock is lost (SIGTERM, SIGKILL after --kill-grace), release the lock and exit 124, e.g. 2h or PT2H (default: no bound)")
 	durationVar(fl, &opts.KillGrace, "kill-grace", DefaultKillGrace, "time between SIGTERM and SIGKILL when a table lease is lost or the command left processes behind; under half of --at-most (a lost session lock kills at once)")
 	durationVar(fl, &opts.PartitionBound, "partition-bound", 0, "session strategy: the server frees the lock within this of the holder being cut off silently, and the command is stopped before (default 30s, or x-partition-bound)")
 	fl.IntVar(&opts.SkippedCode, "skipped-exit-code", 0, "exit code when the lock is held elsewhere and COMMAND did not run")
@@ -285,6 +298,8 @@ func (o *RunOptions) validate() error {
 		return usage("--partition-bound must lie between %s and %s, got %s", dsn.MinPartitionBound, dsn.MaxPartitionBound, o.PartitionBound)
 	case o.KillGrace < 0:
 		return usage("--kill-grace must not be negative, got %s", o.KillGrace)
+	case o.maxRuntimeGiven && o.MaxRuntime <= 0:
+		return usage("--max-runtime must be positive, got %s: give the longest COMMAND may run, e.g. --max-runtime 2h, or leave it out for no bound", o.MaxRuntime)
 	case o.AtLeast > o.AtMost:
 		return usage("--at-least (%s) must not exceed --at-most (%s)", o.AtLeast, o.AtMost)
 	case o.SkippedCode < 0 || o.SkippedCode > 255:
@@ -396,6 +411,7 @@ func (o *RunOptions) locker(ctx context.Context, db dialects.Backend, target *ds
 			return nil, o.dbError(ctx, target.Scrub(err))
 		}
 	}
+	o.warnMaxRuntime(strategy)
 	o.note(o.Global.Verbose, "lock %q on %s: %s strategy (%s)", o.Name, target.Redacted(), strategy, why)
 	return dialects.WithPauseCheck(db, locker, table), nil
 }
@@ -497,9 +513,14 @@ func (o *RunOptions) supervise(runCtx context.Context, lease dialects.Lease, sig
 	// has already freed it, so the command is killed at once. --kill-grace
 	// applies where a lease still covers the command (table strategy), and
 	// to what a command that exited cleanly left running in its group.
-	st.outcome = proc.Supervise(child, proc.Watch{Lost: runCtx.Done(), Until: lease.Until, Grace: o.KillGrace, KillOnLoss: lease.Until().IsZero(), Signals: sigs})
+	deadline, stopDeadline := o.deadline()
+	st.outcome = proc.Supervise(child, proc.Watch{Lost: runCtx.Done(), Until: lease.Until, Grace: o.KillGrace, KillOnLoss: lease.Until().IsZero(), Signals: sigs, Deadline: deadline})
+	stopDeadline()
 	st.ranTo = time.Now()
 	o.afterCtx() // from here on a signal ends the run's reporting
+	if st.outcome.Deadline {
+		return
+	}
 	if st.outcome.Stopped {
 		st.stopped = context.Cause(runCtx)
 		st.until = lease.Until()
@@ -529,6 +550,8 @@ func (o *RunOptions) result(ctx context.Context, err error, st *runState) error 
 		return &ExitError{Code: code, Err: withRelease(st.startErr, err, o.Name)}
 	case !st.started:
 		return interruption(fmt.Sprintf("lock %q was acquired, then released without starting %s", o.Name, cmdName))
+	case st.outcome.Deadline:
+		return o.maxRuntimeError(st, err)
 	case st.outcome.Stopped:
 		return o.stoppedError(st)
 	}

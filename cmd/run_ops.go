@@ -67,7 +67,7 @@ func (o *RunOptions) hookFlags() []struct {
 	}{
 		{hooks.Start, &o.OnStart, "when the lock is acquired, before COMMAND starts"},
 		{hooks.Success, &o.OnSuccess, "when COMMAND exited 0 and the lock was held to the end"},
-		{hooks.Failure, &o.OnFailure, "when the run exits non-zero, not skipped nor lost (COMMAND failed, or connecting or acquiring did)"},
+		{hooks.Failure, &o.OnFailure, "when the run exits non-zero, not skipped nor lost (COMMAND failed or ran past --max-runtime, or connecting or acquiring did)"},
 		{hooks.Skip, &o.OnSkip, "when the lock is held elsewhere and COMMAND does not run"},
 		{hooks.Lost, &o.OnLost, "when the lock was lost while COMMAND ran (exit 113)"},
 	}
@@ -229,9 +229,12 @@ func (o *RunOptions) afterRun(ctx context.Context, err error) {
 	code := runExitCode(ctx, err)
 	st, lockErr := o.record.state, o.record.lockErr
 	event := hooks.Success
+	deadline := st != nil && st.started && st.outcome.Deadline
 	switch {
 	case st != nil && !st.acquired && errors.Is(lockErr, dialects.ErrHeld) && ctx.Err() == nil:
 		event = hooks.Skip
+	case deadline:
+		event = hooks.Failure
 	case st != nil && st.started && (st.outcome.Stopped || errors.Is(lockErr, dialects.ErrLeaseLost)):
 		event = hooks.Lost
 	case code != 0:
@@ -239,7 +242,7 @@ func (o *RunOptions) afterRun(ctx context.Context, err error) {
 	}
 	after := o.afterCtx()
 	if o.MetricsTextfile != "" && !o.metricsOff {
-		run := metrics.Run{Lock: lock, Skipped: event == hooks.Skip, Lost: event == hooks.Lost, Started: o.record.started, Ended: ended, ExitCode: code}
+		run := metrics.Run{Lock: lock, Skipped: event == hooks.Skip, Lost: event == hooks.Lost, MaxRuntime: deadline, Started: o.record.started, Ended: ended, ExitCode: code}
 		mctx, cancel := context.WithTimeout(after, metricsTimeout)
 		merr := metrics.Update(mctx, o.MetricsTextfile, run)
 		cancel()
@@ -253,7 +256,11 @@ func (o *RunOptions) afterRun(ctx context.Context, err error) {
 		}
 	}
 	if !o.interruptedAfter() {
-		o.hookSet.Fire(after, o.hookInfo(event, code, ended))
+		info := o.hookInfo(event, code, ended)
+		if deadline {
+			info.Reason = o.maxRuntimeReason()
+		}
+		o.hookSet.Fire(after, info)
 	}
 }
 

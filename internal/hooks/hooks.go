@@ -147,6 +147,9 @@ type Info struct {
 	Started time.Time
 	// Time is when the event happened.
 	Time time.Time
+	// Reason says why a run failed when schedlock ended it (run
+	// --max-runtime); empty otherwise.
+	Reason string
 }
 
 // hasExitCode reports whether the event carries an exit code.

@@ -31,6 +31,8 @@ type Payload struct {
 	// DurationSeconds is COMMAND's run time (the end events).
 	DurationSeconds *float64 `json:"duration_seconds,omitempty"`
 	Time            string   `json:"time"`
+	// Reason says why schedlock ended a failed run (--max-runtime).
+	Reason string `json:"reason,omitempty"`
 }
 
 // TimeLayout is the layout of the payload's times: RFC 3339 in UTC with
@@ -40,7 +42,7 @@ const TimeLayout = "2006-01-02T15:04:05.000Z07:00"
 
 // payload is info as a Payload.
 func payload(info Info) Payload {
-	p := Payload{Event: string(info.Event), Lock: info.Lock, Host: info.Host, Owner: info.Owner, Time: info.Time.UTC().Format(TimeLayout)}
+	p := Payload{Event: string(info.Event), Lock: info.Lock, Host: info.Host, Owner: info.Owner, Time: info.Time.UTC().Format(TimeLayout), Reason: info.Reason}
 	if info.hasExitCode() {
 		code := info.ExitCode
 		p.ExitCode = &code

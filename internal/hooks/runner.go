@@ -23,6 +23,9 @@ const (
 	// EnvDuration is COMMAND's run time in seconds (end events of a run
 	// that started it).
 	EnvDuration = "SCHEDLOCK_DURATION_SECONDS"
+	// EnvReason says why schedlock ended a failed run (Info.Reason); set
+	// only then.
+	EnvReason = "SCHEDLOCK_REASON"
 )
 
 // Runner carries out single hooks. The zero value posts with
@@ -67,6 +70,9 @@ func (r *Runner) command(ctx context.Context, line string, info Info) error {
 	}
 	if info.hasExitCode() {
 		env = append(env, EnvExitCode+"="+strconv.Itoa(info.ExitCode))
+	}
+	if info.Reason != "" {
+		env = append(env, EnvReason+"="+info.Reason)
 	}
 	if !info.Started.IsZero() && info.Event != Start {
 		env = append(env, EnvDuration+"="+strconv.FormatFloat(info.Time.Sub(info.Started).Seconds(), 'f', 3, 64))

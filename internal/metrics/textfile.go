@@ -41,6 +41,7 @@ const (
 	Failed       = "schedlock_run_failed_total"
 	Skipped      = "schedlock_run_skipped_total"
 	Lost         = "schedlock_run_lost_total"
+	MaxRuntime   = "schedlock_run_max_runtime_exceeded_total"
 )
 
 // family is one metric's HELP and TYPE.
@@ -53,12 +54,13 @@ var families = []family{
 	{LastStart, "gauge", "When the last run of the lock's command started on this host (unix seconds); the time it gave up when the command did not start."},
 	{LastEnd, "gauge", "When the last run on this host ended (unix seconds)."},
 	{LastDuration, "gauge", "How long the last run on this host took, in seconds."},
-	{LastExitCode, "gauge", "Exit code of the last run on this host (113: the lock was lost)."},
+	{LastExitCode, "gauge", "Exit code of the last run on this host (113: the lock was lost; 124: stopped by --max-runtime)."},
 	{LastSuccess, "gauge", "When a run last ended with exit code 0 on this host (unix seconds)."},
 	{Runs, "counter", "Runs on this host that were not skipped."},
 	{Failed, "counter", "Runs on this host that ended with a non-zero exit code."},
 	{Skipped, "counter", "Runs on this host skipped because the lock was held elsewhere."},
 	{Lost, "counter", "Runs on this host whose lock was lost while the command ran."},
+	{MaxRuntime, "counter", "Runs on this host stopped because the command ran past --max-runtime."},
 }
 
 // Run is the outcome of one run of `schedlock run`.
@@ -69,6 +71,8 @@ type Run struct {
 	Skipped bool
 	// Lost: the lock was lost while the command ran.
 	Lost bool
+	// MaxRuntime: the command was stopped at --max-runtime.
+	MaxRuntime bool
 	// Started is when the command started; zero when it did not (then
 	// Ended stands for the start too).
 	Started time.Time
@@ -93,7 +97,7 @@ func (s state) add(metric, lock string, v float64) { s.set(metric, lock, s[metri
 func (s state) apply(r Run) {
 	// Counters exist from a lock's first run on, skipped or not, so that
 	// rate() and absent() see them start at 0.
-	for _, c := range []string{Runs, Failed, Skipped, Lost} {
+	for _, c := range []string{Runs, Failed, Skipped, Lost, MaxRuntime} {
 		s.add(c, r.Lock, 0)
 	}
 	if r.Skipped {
@@ -116,6 +120,9 @@ func (s state) apply(r Run) {
 	}
 	if r.Lost {
 		s.add(Lost, r.Lock, 1)
+	}
+	if r.MaxRuntime {
+		s.add(MaxRuntime, r.Lock, 1)
 	}
 }
 

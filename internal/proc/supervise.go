@@ -23,6 +23,11 @@ type Watch struct {
 	Signals <-chan os.Signal
 	// Tick is how often Until is compared with the clock (default 50ms).
 	Tick time.Duration
+	// Deadline is closed when the child has run for as long as it may
+	// (run --max-runtime): it is stopped as on a loss of a lease that
+	// still runs — SIGTERM, SIGKILL after Grace (sooner when the lease
+	// ends first) — and the Outcome says Deadline. Nil: no deadline.
+	Deadline <-chan struct{}
 }
 
 // Outcome is how a supervised child ended.
@@ -36,6 +41,9 @@ type Outcome struct {
 	// Leftovers is true when the child exited but left processes running
 	// in its group (background jobs); Supervise stopped them.
 	Leftovers bool
+	// Deadline is true when Supervise stopped the child at Watch.Deadline
+	// (Stopped is then true too).
+	Deadline bool
 }
 
 // Supervise waits for the child to exit, forwarding signals. When the lease
@@ -70,6 +78,10 @@ func Supervise(c *Child, w Watch) Outcome {
 		case sig := <-w.Signals:
 			out.Forwarded = sig
 			_ = c.Signal(sig)
+		case <-w.Deadline:
+			c.Stop(stopGrace(w, time.Now(), tick))
+			out.Stopped, out.Deadline, out.ExitCode = true, true, c.ExitCode()
+			return out
 		case <-w.Lost:
 			grace := w.Grace
 			if w.KillOnLoss {
