@@ -20,11 +20,10 @@ type Backend struct {
 	cfg    *config
 	info   dialects.Info
 	facts  *Facts
-	// noScripts is why the ACL user may not load the lock scripts (a
-	// *dialects.PrivilegeError), or nil: every lock operation is a
-	// script, so lockers and listings refuse with it, and Probe reports
-	// it as a missing privilege.
-	noScripts error
+	// scripts are what the backend knows of its scripts on the server
+	// (loaded lazily: runscript.go), and whether the ACL user may run
+	// them.
+	scripts scriptState
 	// wake carries the release notices waiting acquires listen for
 	// (wake.go); its connection opens with the first wait.
 	wake *waker
@@ -42,11 +41,13 @@ var (
 )
 
 // Open connects to the Redis deployment of the URL dsn (see the package
-// doc), detects it and loads the scripts. A server that cannot be reached
+// doc) and detects it (INFO); the scripts are loaded as they are first
+// run (runscript.go). A server that cannot be reached
 // or refuses the login is a *dialects.UnreachableError; a read-only
 // replica is refused (it cannot hold a lock), with what to connect to
-// instead. An ACL user that may not load scripts opens, for detection
-// and probes; its lockers and listings refuse with the missing privilege.
+// instead. An ACL user that may not run scripts opens, for detection and
+// probes; its lock operations, and the lockers and listings opened after
+// one was refused, fail with the missing privilege.
 func Open(ctx context.Context, dsn string) (*Backend, error) {
 	cfg, err := parseDSN(dsn)
 	if err != nil {
@@ -74,13 +75,6 @@ func Open(ctx context.Context, dsn string) (*Backend, error) {
 		return nil, dialects.Wrap(Name, "open", fmt.Errorf("%w: this Redis server is a read-only replica of %s: connect to the master, or through Sentinel with master=<name>", dialects.ErrUnsupported, facts.MasterAddr))
 	}
 	b := &Backend{client: client, cfg: cfg, facts: facts, info: facts.info(), wake: newWaker(client, cfg.database())}
-	if err := loadScripts(ctx, client); err != nil {
-		if !isNoPermission(err) {
-			_ = client.Close()
-			return nil, classify(err)
-		}
-		b.noScripts = noScriptingError(cfg.options().user, err)
-	}
 	return b, nil
 }
 
@@ -95,23 +89,6 @@ const scriptingPrivilege = "the scripting commands SCRIPT LOAD, EVALSHA and EVAL
 
 // scriptingGrant is the ACL change that lets user run the lock scripts.
 func scriptingGrant(user string) string { return "ACL SETUSER " + aclUserName(user) + " +@scripting" }
-
-// loadScripts loads every script once (on every master of a Cluster), so
-// the lock operations run them by hash.
-func loadScripts(ctx context.Context, c goredis.UniversalClient) error {
-	load := func(ctx context.Context, c goredis.Scripter) error {
-		for _, s := range scripts {
-			if err := s.Load(ctx, c).Err(); err != nil {
-				return fmt.Errorf("load the lock scripts: %w", err)
-			}
-		}
-		return nil
-	}
-	if cc, ok := c.(*goredis.ClusterClient); ok {
-		return cc.ForEachMaster(ctx, func(ctx context.Context, n *goredis.Client) error { return load(ctx, n) })
-	}
-	return load(ctx, c)
-}
 
 // Client is the backend's go-redis client, for tests and tools that need
 // the raw commands; the backend owns it.
@@ -167,8 +144,8 @@ func (b *Backend) LeaseLocker(t dialects.Table) (dialects.LeaseLocker, error) {
 	if err != nil {
 		return nil, err
 	}
-	if b.noScripts != nil {
-		return nil, dialects.Wrap(Name, "table locker", b.noScripts)
+	if err := b.scriptsRefused(); err != nil {
+		return nil, dialects.Wrap(Name, "table locker", err)
 	}
 	if r := b.facts.evictionRisk(); r != "" {
 		return nil, dialects.Wrap(Name, "table locker", unsupportedf("%s: set maxmemory-policy to noeviction (CONFIG SET maxmemory-policy noeviction) or use another Redis for locks", r))

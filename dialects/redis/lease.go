@@ -74,16 +74,16 @@ func (s *lease) Refresh(ctx context.Context) error {
 	start := time.Now()
 	var res any
 	var err error
-	c, keys, native := s.locker.b.client, s.keys, s.locker.layout.native
+	b, keys, native := s.locker.b, s.keys, s.locker.layout.native
 	switch {
 	case s.ident != "" && native:
-		res, err = refreshValue.Run(ctx, c, keys, s.ident, ms(s.atMost)).Result()
+		res, err = b.runScript(ctx, refreshValue, keys, s.ident, ms(s.atMost))
 	case s.ident != "":
-		res, err = refreshExact.Run(ctx, c, keys, s.ident, ms(s.atMost)).Result()
+		res, err = b.runScript(ctx, refreshExact, keys, s.ident, ms(s.atMost))
 	case native:
-		res, err = refreshNative.Run(ctx, c, keys, s.owner, strconv.FormatInt(s.token, 10), ms(s.atMost)).Result()
+		res, err = b.runScript(ctx, refreshNative, keys, s.owner, strconv.FormatInt(s.token, 10), ms(s.atMost))
 	default:
-		res, err = refreshShedlock.Run(ctx, c, keys, s.owner, ms(s.atMost)).Result()
+		res, err = b.runScript(ctx, refreshShedlock, keys, s.owner, ms(s.atMost))
 	}
 	if err != nil {
 		return s.RefreshFailed(dialects.Wrap(Name, "refresh", s.locker.explain(err)))
@@ -105,21 +105,21 @@ func (s *lease) Release(ctx context.Context) error {
 	}
 	var res any
 	var err error
-	c, keys, atLeast := s.locker.b.client, s.keys, s.atLeast.Milliseconds()
+	b, keys, atLeast := s.locker.b, s.keys, s.atLeast.Milliseconds()
 	switch {
 	case s.locker.layout.native && s.ident != "":
-		res, err = releaseValue.Run(ctx, c, keys, s.ident, atLeast).Result()
+		res, err = b.runScript(ctx, releaseValue, keys, s.ident, atLeast)
 	case s.locker.layout.native:
-		res, err = releaseNative.Run(ctx, c, keys, s.owner, strconv.FormatInt(s.token, 10), atLeast).Result()
+		res, err = b.runScript(ctx, releaseNative, keys, s.owner, strconv.FormatInt(s.token, 10), atLeast)
 	default:
 		keepUntil, kerr := s.atLeastEnd(ctx)
 		if kerr != nil {
 			return dialects.Wrap(Name, "release", kerr)
 		}
 		if s.ident != "" {
-			res, err = releaseExact.Run(ctx, c, keys, s.ident, keepUntil).Result()
+			res, err = b.runScript(ctx, releaseExact, keys, s.ident, keepUntil)
 		} else {
-			res, err = releaseShedlock.Run(ctx, c, keys, s.owner, keepUntil).Result()
+			res, err = b.runScript(ctx, releaseShedlock, keys, s.owner, keepUntil)
 		}
 	}
 	if err != nil {

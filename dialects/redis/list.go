@@ -2,9 +2,12 @@ package redis
 
 import (
 	"context"
+	"errors"
 	"path"
 	"sort"
 	"strings"
+
+	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/schedlock/schedlock/dialects"
 )
@@ -26,8 +29,8 @@ func (b *Backend) ListLocks(ctx context.Context, opts dialects.ListOptions) (*di
 	if opts.Strategy == dialects.StrategySession {
 		return listing, nil
 	}
-	if b.noScripts != nil {
-		return nil, dialects.Wrap(Name, "list", b.noScripts)
+	if err := b.scriptsRefused(); err != nil {
+		return nil, dialects.Wrap(Name, "list", err)
 	}
 	layouts, err := b.layouts(opts.Tables)
 	if err != nil {
@@ -152,8 +155,22 @@ func layoutOfKey(base layout, key string) (layout, bool) {
 	return l, ok
 }
 
-// entries reads the locks of keys (all of layout l) in one pipeline.
+// entries reads the locks of keys (all of layout l) in one pipeline of
+// the inspect script by hash (ListLocks loaded it); when a server forgot
+// it meanwhile (NOSCRIPT: a restart, SCRIPT FLUSH) it is loaded again and
+// the pipeline sent once more.
 func (b *Backend) entries(ctx context.Context, l layout, keys []string) ([]dialects.LockEntry, error) {
+	out, err := b.entriesOnce(ctx, l, keys)
+	if err == nil || !errors.Is(err, goredis.ErrNoScript) && !strings.HasPrefix(err.Error(), "NOSCRIPT") {
+		return out, err
+	}
+	if err := b.loadScripts(ctx, inspectScript); err != nil {
+		return nil, explain(err)
+	}
+	return b.entriesOnce(ctx, l, keys)
+}
+
+func (b *Backend) entriesOnce(ctx context.Context, l layout, keys []string) ([]dialects.LockEntry, error) {
 	type item struct {
 		name    string
 		key     string
@@ -173,6 +190,9 @@ func (b *Backend) entries(ctx context.Context, l layout, keys []string) ([]diale
 		if !counter {
 			locks[name] = true
 		}
+	}
+	if err := b.loadScripts(ctx, inspectScript); err != nil {
+		return nil, dialects.Wrap(Name, "list", explain(err))
 	}
 	pipe := b.client.Pipeline()
 	type pending struct {

@@ -128,7 +128,7 @@ func (l *Locker) try(ctx context.Context, name string, opts dialects.Options) (d
 	}
 	start := time.Now()
 	res, err := dialects.Settled(ctx, func(ctx context.Context) (any, error) {
-		return script.Run(ctx, l.b.client, keys, value, ms(opts.AtMost)).Result()
+		return l.b.runScript(ctx, script, keys, value, ms(opts.AtMost))
 	})
 	if err != nil {
 		if l.b.unavailable(err) {
@@ -223,7 +223,7 @@ func (l *Locker) prefixHasKeys(ctx context.Context) (bool, error) {
 // inspectKey reads the lock key of name (and its counter); exists is
 // false when it has none (row is then free, DBNow set).
 func (l *Locker) inspectKey(ctx context.Context, name string) (row dialects.Row, exists bool, err error) {
-	res, err := inspectScript.Run(ctx, l.b.client, l.layout.lockKeys(name)).Result()
+	res, err := l.b.runScript(ctx, inspectScript, l.layout.lockKeys(name))
 	if err != nil {
 		return row, false, l.explain(err)
 	}

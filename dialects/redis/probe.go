@@ -8,8 +8,9 @@ import (
 )
 
 // Probe implements dialects.Prober: the server clock (TIME) against the
-// host's, a SCAN to prove listing, and the deployment's risks (eviction,
-// persistence, asynchronous replicas). It writes nothing.
+// host's, a SCAN to prove listing, a SCRIPT LOAD to prove the scripting
+// commands, and the deployment's risks (eviction, persistence,
+// asynchronous replicas). It writes no key.
 func (b *Backend) Probe(ctx context.Context, _ dialects.ProbeOptions) (dialects.Capabilities, error) {
 	no := func(what string) dialects.Capability { return dialects.CapNo("Redis has no "+what, "") }
 	caps := dialects.Capabilities{
@@ -40,7 +41,12 @@ func (b *Backend) Probe(ctx context.Context, _ dialects.ProbeOptions) (dialects.
 		mid := before.Add(after.Sub(before) / 2)
 		caps.Clock = dialects.Clock{Server: t.UTC(), Skew: t.Sub(mid), RoundTrip: after.Sub(before), Measured: true}
 	}
-	if b.noScripts != nil {
+	// Loading a script proves the scripting commands (a refusal is
+	// remembered: scriptsRefused).
+	if err := b.loadScripts(ctx, inspectScript); err != nil && ctx.Err() != nil {
+		return caps, ctx.Err()
+	}
+	if b.scriptsRefused() != nil {
 		caps.MissingPrivileges = append(caps.MissingPrivileges, dialects.MissingPrivilege{Privilege: scriptingPrivilege,
 			NeededFor: dialects.NeededForLocks, Grant: scriptingGrant(b.cfg.options().user)})
 	}

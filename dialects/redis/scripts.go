@@ -2,9 +2,9 @@ package redis
 
 import goredis "github.com/redis/go-redis/v9"
 
-// The scripts run atomically on the server, one round trip each (EVALSHA;
-// go-redis falls back to EVAL, which loads the script again, when a
-// restarted server answers NOSCRIPT). Every time they use is the server's:
+// The scripts run atomically on the server, one round trip each (EVAL
+// the first time a backend runs one, EVALSHA after, EVAL again when a
+// server answers NOSCRIPT: runscript.go). Every time they use is the server's:
 // TIME, and PEXPIRE/PX relative to its now. Replies: see each script.
 
 // luaNow is the server's now in milliseconds. Writes after TIME are
@@ -264,7 +264,3 @@ local r = {now, pttl, exp, redis.call('GET', KEYS[1]) or ''}
 if KEYS[2] then r[5] = redis.call('GET', KEYS[2]) end
 return r
 `)
-
-// scripts are every script, loaded once when a backend opens.
-var scripts = []*goredis.Script{acquireNative, refreshValue, releaseValue, refreshNative, releaseNative,
-	refreshExact, releaseExact, acquireShedlock, refreshShedlock, releaseShedlock, inspectScript}
