@@ -15,7 +15,8 @@ import (
 // freeTextFlags take a value that no list can offer: a URL, a name, an
 // owner, a table, a file (completed by the shell's own file names).
 var freeTextFlags = map[string]bool{"dsn-file": true, "table": true, "name": true, "owner": true, "namespace": true, "key": true,
-	"on-start": true, "on-success": true, "on-failure": true, "on-skip": true, "on-lost": true, "ping-url": true, "metrics-textfile": true, "by": true, "until": true}
+	"on-start": true, "on-success": true, "on-failure": true, "on-skip": true, "on-lost": true, "ping-url": true, "metrics-textfile": true, "by": true, "until": true,
+	"targets": true, "web.config.file": true, "web.listen-address": true}
 
 // complete runs the shell-completion request `schedlock __complete args...`
 // and returns the values offered and the directive.
@@ -109,8 +110,8 @@ func TestSharedFlagsOnlyWhereTheyApply(t *testing.T) {
 			t.Errorf("%s is not in commandFlags: say which shared flags it takes", path)
 		}
 		has := func(name string) bool { return c.Flags().Lookup(name) != nil }
-		if has("dsn") != sf.connects || has("timeout") != sf.connects {
-			t.Errorf("%s: --dsn %v, --timeout %v, want %v", path, has("dsn"), has("timeout"), sf.connects)
+		if has("dsn") != (sf.connects || sf.manyDSNs) || has("timeout") != sf.connects {
+			t.Errorf("%s: --dsn %v, --timeout %v, want %v, %v", path, has("dsn"), has("timeout"), sf.connects || sf.manyDSNs, sf.connects)
 		}
 		if has("output") != (len(sf.formats) > 0) {
 			t.Errorf("%s: -o %v, want %v", path, has("output"), len(sf.formats) > 0)

@@ -82,10 +82,10 @@ func refuseExclusive(c *cobra.Command) error {
 }
 
 // FlagEnvName is the environment variable of the flag called name:
-// EnvPrefix and the name in capitals with '-' as '_' ("at-most" →
+// EnvPrefix and the name in capitals with '-' and '.' as '_' ("at-most" →
 // "SCHEDLOCK_AT_MOST").
 func FlagEnvName(name string) string {
-	return EnvPrefix + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+	return EnvPrefix + strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(name))
 }
 
 // envFlags are the flags of one command that the environment set, by

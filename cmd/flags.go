@@ -16,6 +16,10 @@ import (
 type sharedFlags struct {
 	// connects: --dsn and --timeout.
 	connects bool
+	// manyDSNs: the command defines its own repeatable --dsn and
+	// --dsn-file, and no --timeout (the exporter: a server, which runs
+	// until it is stopped).
+	manyDSNs bool
 	// namespaced: --namespace.
 	namespaced bool
 	// zoned: --table-time-zone.
@@ -42,6 +46,7 @@ var commandFlags = map[string]sharedFlags{
 	"schedlock pause":         {connects: true, namespaced: true, zoned: true, formats: output.Common},
 	"schedlock resume":        {connects: true, namespaced: true, zoned: true, formats: output.Common},
 	"schedlock locks history": {connects: true, namespaced: true, formats: output.Common},
+	"schedlock exporter":      {manyDSNs: true, zoned: true},
 }
 
 // addSharedFlags gives every command of the tree under root the shared

@@ -249,6 +249,7 @@ or declined.`,
 	root.AddCommand(NewCmdClaims(f, g, nil))
 	root.AddCommand(NewCmdRun(f, g, nil))
 	root.AddCommand(NewCmdBench(f, g, nil))
+	root.AddCommand(NewCmdExporter(f, g, nil))
 	addDefaultCommandExamples(root)
 	addSharedFlags(root, g)
 	registerCompletions(root)

@@ -20,6 +20,7 @@ func tableTimeZoneUsage(name string) string {
 		"selfcheck": "check the lock table with its times written in this zone, e.g. Europe/Berlin (default x-time-zone, else UTC)",
 		"pause":     "write the pause's zone-less lock_until and locked_at in this zone, as the table's other writers do, e.g. America/New_York (default x-time-zone, else UTC)",
 		"resume":    "read and write the lock table's zone-less times in this zone, e.g. America/New_York (default x-time-zone, else UTC)",
+		"exporter":  "read every database's lock tables' zone-less times as wall-clock time of this zone, e.g. Europe/Berlin (default each DSN's x-time-zone, else UTC)",
 	}[name]
 	return what
 }
