@@ -39,6 +39,7 @@ type DB struct {
 	locker   dialects.Locker
 	base     dialects.Locker // the backend's locker, under the pause check and namespace
 	strategy Strategy
+	owner    string // the holder identity of leases taken without Options.Owner
 
 	mu   sync.Mutex
 	held map[*trackedLease]struct{}
@@ -124,7 +125,7 @@ func Open(ctx context.Context, dsnText string, opts ...OpenOption) (*DB, error) 
 	locker = dialects.WithPauseCheck(backend, locker, table)
 	locker = dialects.WithNamespace(locker, ns)
 	cfg.reportRisks(ctx, backend)
-	return &DB{backend: backend, locker: locker, base: base, strategy: strategy, held: map[*trackedLease]struct{}{}, pruneAt: minPruneAt, done: make(chan struct{})}, nil
+	return &DB{backend: backend, locker: locker, base: base, strategy: strategy, owner: dialects.NewOwner(), held: map[*trackedLease]struct{}{}, pruneAt: minPruneAt, done: make(chan struct{})}, nil
 }
 
 // Info is what detection learned about the database.
@@ -135,13 +136,20 @@ func (db *DB) Strategy() Strategy { return db.strategy }
 
 // Acquire takes the lock called name (see Locker). The lease is the
 // handle's until released, lost, or Close releases it; the handle forgets
-// a lease once it has ended, without a goroutine per lease.
+// a lease once it has ended, without a goroutine per lease. A lease taken
+// without Options.Owner is held under the handle's own identity (host,
+// process id and a random suffix, made by Open), the same for all of its
+// leases, so that the table strategy renews many of them with one
+// statement.
 func (db *DB) Acquire(ctx context.Context, name string, opts Options) (Lease, error) {
 	db.mu.Lock()
 	closed := db.closed
 	db.mu.Unlock()
 	if closed {
 		return nil, fmt.Errorf("%w: Acquire of %q on a closed lock.DB", ErrInvalid, name)
+	}
+	if opts.Owner == "" {
+		opts.Owner = db.owner
 	}
 	lease, err := db.locker.Acquire(ctx, name, dialects.Options(opts))
 	if err != nil {

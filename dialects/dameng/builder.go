@@ -104,6 +104,11 @@ func (b *Builder) Acquire(s dialects.Schema) locktable.Stmt {
 }
 
 // Refresh sets until = now + at-most on the owner's live row.
+//
+// The Builder is no locktable.BatchRefresher: each lease is renewed by its
+// own Refresh. No Dameng server or driver is available here to prove a
+// batch form, so the engine falls back to one statement per lease, as
+// before.
 func (b *Builder) Refresh(s dialects.Schema) locktable.Stmt {
 	z := zone(s)
 	return ownerUpdate(s, s.UntilCol+" = "+z.ToLocal(plusMs(sqlNow, "?")), locktable.Repeat(z.Uses(), locktable.ArgAtMostMs)...)

@@ -21,6 +21,22 @@ const (
 	ArgAtMostMs
 	// ArgAtLeastMs is the at-least hold in milliseconds (int64).
 	ArgAtLeastMs
+
+	// The arguments of a batch statement (BatchRefresher), each binding
+	// the whole batch of leases, in batch order.
+
+	// ArgNameArray is the stored names as one []string (PostgreSQL text[]).
+	ArgNameArray
+	// ArgTokenArray is the tokens as one []int64 (PostgreSQL bigint[]).
+	ArgTokenArray
+	// ArgNameList is one placeholder per lease: its stored name (an IN list).
+	ArgNameList
+	// ArgNameTokenList is two placeholders per lease: its stored name and
+	// its token (a list of row constructors).
+	ArgNameTokenList
+	// ArgNameTokenJSON is one JSON text, [[name, token], …] (SQLite's
+	// json_each).
+	ArgNameTokenJSON
 )
 
 // Result says how the engine reads a statement's outcome.
@@ -45,6 +61,26 @@ type Stmt struct {
 	SQL    string
 	Args   []Arg
 	Result Result
+}
+
+// BatchRefresher is optionally implemented by a Builder whose database can
+// renew many leases of one owner with one statement. The engine sends it
+// for two or more leases of one owner and AtMost whose tokens are known
+// (or whose table has no token column); a lone lease gets Refresh.
+type BatchRefresher interface {
+	// RefreshBatch is Refresh for n leases of ArgOwner at once: it sets
+	// until = now + ArgAtMostMs on every row whose name is one of the
+	// bound names, whose token (where the schema has one) is the token
+	// bound with that name, whose owner is ArgOwner and whose lease is
+	// still running (until > now), each row checked on its own as Refresh
+	// checks one; it sets what Refresh sets. Its Result is ResultRow (one
+	// row per renewed lease holding its stored name, as the engine bound
+	// it) or ResultRowsAffected (the engine then reads back the rows of a
+	// batch whose count falls short, to tell which were renewed).
+	RefreshBatch(s dialects.Schema, n int) Stmt
+	// MaxBatch is the most leases one RefreshBatch statement takes; 0 or
+	// less turns batching off (one Refresh per lease).
+	MaxBatch() int
 }
 
 // Builder writes one dialect's lease-table SQL for a schema. Every

@@ -36,6 +36,7 @@ type lease struct {
 	lostSwept sync.Once     // a lost lease's row is swept once
 
 	opMu sync.Mutex // serialises Refresh and Release; held across their statements
+	seq  uint64     // the Locker's number for this lease (RefreshAll's lock order)
 }
 
 func (l *Locker) newLease(name, stored, owner string, token int64, opts dialects.Options, handle bool) *lease {
@@ -50,6 +51,7 @@ func (l *Locker) newLease(name, stored, owner string, token int64, opts dialects
 		atLeast:  opts.AtLeast,
 		handle:   handle,
 		swept:    closedChan,
+		seq:      l.leaseSeq.Add(1),
 	}
 	return s
 }
@@ -89,25 +91,66 @@ func (s *lease) binding() binding {
 
 func (s *lease) dialect() string { return s.locker.b.Dialect() }
 
-// Refresh extends the lease to the database's now + AtMost with one
-// statement; the new Until is the host time before it was sent + AtMost.
+// Refresh extends the lease to the database's now + AtMost; the new
+// Until is the host time before the statement was sent + AtMost. Where the
+// builder is a BatchRefresher, refreshes of one owner that arrive together
+// (while another is in flight, or within RefreshWindow of it) share one
+// statement; a lone one is sent at once, with the builder's Refresh.
 func (s *lease) Refresh(ctx context.Context) error {
 	s.opMu.Lock()
-	defer s.opMu.Unlock()
 	if err := s.endedErr("refresh"); err != nil {
+		s.opMu.Unlock()
 		return err
 	}
-	start := time.Now()
-	_, done, err := s.locker.exec(ctx, opRefresh, s.binding())
-	if err != nil {
-		return s.RefreshFailed(dialects.Wrap(s.dialect(), "refresh", refreshCause(err)))
+	if !s.locker.batchable(s) {
+		defer s.opMu.Unlock()
+		return s.renewed(ctx, s.locker.renew(ctx, []*lease{s})[0])
 	}
-	if !done {
+	deadline, _ := ctx.Deadline()
+	it := s.locker.refreshes.Add(refreshReq{lease: s, deadline: deadline})
+	select {
+	case r := <-it.Outcome():
+		defer s.opMu.Unlock()
+		return s.renewed(ctx, r)
+	case <-ctx.Done():
+	}
+	err := s.RefreshFailed(dialects.Wrap(s.dialect(), "refresh", ctx.Err()))
+	if it.Withdraw() {
+		s.opMu.Unlock()
+		return err
+	}
+	// A statement in flight holds the refresh and may renew the row: the
+	// lease stays locked until its answer, so that no Release is
+	// overtaken by it.
+	go func() {
+		defer s.opMu.Unlock()
+		if r := <-it.Outcome(); r.err == nil && r.renewed {
+			_ = s.Extend(r.start.Add(s.atMost))
+		}
+	}()
+	return err
+}
+
+// renewed finishes a refresh from what its statement said: the new
+// Until, the database's error, or why the row was not renewed. When a
+// batch's row count fell short, the lease's row tells whether it was: it
+// was when it is still this lease's and running.
+func (s *lease) renewed(ctx context.Context, r renewal) error {
+	switch {
+	case r.err != nil:
+		return s.RefreshFailed(dialects.Wrap(s.dialect(), "refresh", refreshCause(r.err)))
+	case r.renewed:
+		// If the lease ended while the statement was in flight, the
+		// holder has been told, so the loss stands.
+		return s.Extend(r.start.Add(s.atMost))
+	case r.exact:
 		return s.explain(ctx, "refresh")
 	}
-	// If the lease ended while the statement was in flight, the holder
-	// has been told, so the loss stands.
-	return s.Extend(start.Add(s.atMost))
+	row, found, err := s.locker.inspectStored(ctx, s.stored)
+	if err == nil && found && row.Owner == s.owner && (!s.hasToken || row.Token == s.token) && !row.Expired() {
+		return s.Extend(r.start.Add(s.atMost))
+	}
+	return s.explainRow(ctx, "refresh", row, found, err)
 }
 
 // Release gives the lock up with one statement, keeping it until
@@ -161,6 +204,11 @@ func (s *lease) endedErr(op string) error {
 // the lease open.
 func (s *lease) explain(ctx context.Context, op string) error {
 	row, found, err := s.locker.inspectStored(ctx, s.stored)
+	return s.explainRow(ctx, op, row, found, err)
+}
+
+// explainRow is explain with the row already read.
+func (s *lease) explainRow(ctx context.Context, op string, row dialects.Row, found bool, err error) error {
 	switch {
 	case err != nil && op == "refresh":
 		return s.RefreshFailed(dialects.Wrap(s.dialect(), op, fmt.Errorf("the %s changed no row, and reading the row failed: %w", op, err)))

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/internal/batch"
 )
 
 // Locker is the table-strategy dialects.TableLocker for one lock table,
@@ -34,6 +35,9 @@ type Locker struct {
 	nameCol   nameColumnState
 
 	wholeSeconds atomic.Bool // the lease-end column keeps whole seconds (precision.go)
+
+	refreshes *batch.Queue[refreshReq, renewal] // refreshes waiting for a batch (batch.go)
+	leaseSeq  atomic.Uint64                     // numbers the leases, for RefreshAll's lock order
 
 	sweeps    sync.WaitGroup // deletions of kept rows in flight (rowdelete.go)
 	closing   chan struct{}  // closed by Close: pending deletions give up
@@ -62,6 +66,7 @@ func New(db *sql.DB, b Builder, t dialects.Table) (*Locker, error) {
 		return nil, dialects.Wrap(b.Dialect(), "table locker", fmt.Errorf("builder allows names of %d characters, at least 17 are needed to map long names", maxRunes))
 	}
 	l := &Locker{db: db, b: b, schema: schema, maxRunes: maxRunes, zone: schema.Location(), closing: make(chan struct{})}
+	l.refreshes = batch.New(RefreshWindow, l.sendRefreshes)
 	for o := range opNameColumn {
 		l.stmts[o].spec = l.build(o, schema)
 	}

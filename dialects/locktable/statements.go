@@ -29,10 +29,13 @@ const (
 	opSweep
 	opDelete
 	opNameColumn
+	// The statement that renews many leases at once (BatchRefresher),
+	// built for each batch, never prepared.
+	opRefreshBatch
 	numOps
 )
 
-var opNames = [numOps]string{"acquire", "refresh", "release", "expire", "inspect", "list", "release-delete", "sweep", "delete", "name-column"}
+var opNames = [numOps]string{"acquire", "refresh", "release", "expire", "inspect", "list", "release-delete", "sweep", "delete", "name-column", "refresh-batch"}
 
 func (o op) String() string { return opNames[o] }
 
@@ -217,8 +220,8 @@ func (l *Locker) classify(err error) error {
 
 // Statements reports the SQL this Locker sends, by operation: acquire,
 // refresh, release, expire, inspect, list, create and drop, and where the
-// table has them release-delete, sweep, delete, name-column and
-// until-precision.
+// table has them release-delete, sweep, delete, name-column,
+// until-precision and refresh-batch (as sent for two leases).
 func (l *Locker) Statements() map[string]string {
 	m := make(map[string]string, numOps+2)
 	frame := l.frameNow()
@@ -233,6 +236,11 @@ func (l *Locker) Statements() map[string]string {
 	if upb, ok := l.b.(UntilPrecisionBuilder); ok {
 		m["until-precision"] = upb.UntilPrecision(l.schema)
 	}
+	if br, _ := l.batchRefresher(); br != nil {
+		s := l.schema
+		s.Zone, s.UntilWholeSeconds = frame, l.wholeSeconds.Load()
+		m[opRefreshBatch.String()] = br.RefreshBatch(s, 2).SQL
+	}
 	m["create"] = l.CreateSQL()
 	m["drop"] = l.dropSQL()
 	return m
@@ -245,6 +253,7 @@ func (l *Locker) Statements() map[string]string {
 func (l *Locker) Close() error {
 	l.closeOnce.Do(func() { close(l.closing) })
 	l.sweeps.Wait()
+	l.refreshes.Wait()
 	var errs []error
 	for o := range numOps {
 		p := &l.stmts[o]

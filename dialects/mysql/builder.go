@@ -36,7 +36,10 @@ type Builder struct {
 	Collation string
 }
 
-var _ locktable.Builder = (*Builder)(nil)
+var (
+	_ locktable.Builder        = (*Builder)(nil)
+	_ locktable.BatchRefresher = (*Builder)(nil)
+)
 
 // NewBuilder returns the Builder for info's server. The name column's
 // collation is the binary NO PAD one where the server has it (MariaDB
@@ -115,8 +118,49 @@ func (b *Builder) Acquire(s dialects.Schema) locktable.Stmt {
 // Refresh sets until = now + at-most on the owner's live row.
 // (Acquire, Refresh and Release write the lease end through wholeUp.)
 func (b *Builder) Refresh(s dialects.Schema) locktable.Stmt {
+	set, args := refreshSet(s)
+	return b.ownerUpdate(s, set, args...)
+}
+
+// refreshSet is the SET list of Refresh and RefreshBatch and its
+// arguments.
+func refreshSet(s dialects.Schema) (string, []locktable.Arg) {
 	z := zone(s)
-	return b.ownerUpdate(s, s.UntilCol+" = "+wholeUp(s, z.ToLocal(sqlNowPlus)), locktable.Repeat(z.Uses(), locktable.ArgAtMostMs)...)
+	return s.UntilCol + " = " + wholeUp(s, z.ToLocal(sqlNowPlus)), locktable.Repeat(z.Uses(), locktable.ArgAtMostMs)
+}
+
+// batchSize is the most leases one RefreshBatch statement renews: 3,000
+// placeholders and a statement of some 100 kB, well within
+// max_allowed_packet and the 65,535 placeholders of a prepared statement.
+const batchSize = 1000
+
+// MaxBatch is 1000 leases per RefreshBatch statement.
+func (b *Builder) MaxBatch() int { return batchSize }
+
+// RefreshBatch renews the owner's live rows among n names, as Refresh
+// renews one: name IN (…) finds the rows by the primary key and
+// (name, token) IN ((…), …) keeps each row's token check; the outcome is
+// the row count (locktable.ResultRowsAffected), as UPDATE has no
+// RETURNING in the MySQL family. Every placeholder is compared with a
+// column, so the column's collation decides, as in Refresh.
+func (b *Builder) RefreshBatch(s dialects.Schema, n int) locktable.Stmt {
+	set, args := refreshSet(s)
+	where := s.OwnerCol + " = ? AND " + s.NameCol + " IN (" + marks(n, "?") + ")"
+	args = append(args, locktable.ArgOwner, locktable.ArgNameList)
+	if s.TokenCol != "" {
+		where += " AND (" + s.NameCol + ", " + s.TokenCol + ") IN (" + marks(n, "(?, ?)") + ")"
+		args = append(args, locktable.ArgNameTokenList)
+	}
+	return locktable.Stmt{
+		SQL:    "UPDATE " + s.Table + " SET " + set + " WHERE " + where + " AND " + zone(s).ToUTC(s.UntilCol) + " > " + sqlNow,
+		Args:   args,
+		Result: locktable.ResultRowsAffected,
+	}
+}
+
+// marks is n copies of mark, comma-separated.
+func marks(n int, mark string) string {
+	return strings.TrimSuffix(strings.Repeat(mark+", ", n), ", ")
 }
 
 // Release sets until = GREATEST(locked_at + at-least, now) on the owner's

@@ -10,6 +10,7 @@ import (
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/locktable"
+	"github.com/schedlock/schedlock/dialects/locktable/locktabletest"
 )
 
 // liveLocker returns the table locker of a fresh table of preset, created
@@ -202,5 +203,17 @@ func TestShedlockTimeZoneLive(t *testing.T) {
 	}
 	if skew := time.Since(row.DBNow); skew < -time.Minute || skew > time.Minute {
 		t.Errorf("database now %s is not UTC", row.DBNow)
+	}
+}
+
+// The batch refresh statement on the live server, on every preset: one
+// statement renews exactly the rows still held by each lease
+// (locktabletest.CheckRefreshAll).
+func TestRefreshBatchLive(t *testing.T) {
+	d := openDetected(t)
+	for _, preset := range dialects.Presets() {
+		t.Run(preset, func(t *testing.T) {
+			locktabletest.CheckRefreshAll(t, liveLocker(t, d, preset))
+		})
 	}
 }

@@ -110,6 +110,12 @@ func (b *Builder) Acquire(s dialects.Schema) locktable.Stmt {
 }
 
 // Refresh sets until = now + at-most on the owner's live row.
+//
+// The Builder is no locktable.BatchRefresher: each lease is renewed by its
+// own Refresh. A batch form (an IN list of (name, token) pairs) could not
+// be run against an Oracle server here, and the offline simulator does
+// not read a multi-row IN list, so it would ship unverified; the engine
+// falls back to one statement per lease, as before.
 func (b *Builder) Refresh(s dialects.Schema) locktable.Stmt {
 	z := zone(s)
 	return ownerUpdate(s, s.UntilCol+" = "+z.ToLocal(sqlNow+" + NUMTODSINTERVAL(? / 1000, 'SECOND')"), locktable.Repeat(z.Uses(), locktable.ArgAtMostMs)...)

@@ -28,7 +28,10 @@ import (
 // them as stored, and the engine reads them in the zone.
 type Builder struct{}
 
-var _ locktable.Builder = Builder{}
+var (
+	_ locktable.Builder        = Builder{}
+	_ locktable.BatchRefresher = Builder{}
+)
 
 const (
 	// nativeNameRunes is the native table's name column: varchar(512) keeps
@@ -94,7 +97,42 @@ func (Builder) Acquire(s dialects.Schema) locktable.Stmt {
 
 // Refresh sets until = now + AtMost on the owner's live row.
 func (Builder) Refresh(s dialects.Schema) locktable.Stmt {
-	return ownedUpdate(s, s.UntilCol+" = "+zone(s).ToLocal(now+" + $3::bigint * interval '1 millisecond'"), locktable.ArgAtMostMs)
+	return ownedUpdate(s, refreshSet(s), locktable.ArgAtMostMs)
+}
+
+// refreshSet is the SET list of Refresh and RefreshBatch, AtMost in $3.
+func refreshSet(s dialects.Schema) string {
+	return s.UntilCol + " = " + zone(s).ToLocal(now+" + $3::bigint * interval '1 millisecond'")
+}
+
+// batchSize is the most leases one RefreshBatch statement renews.
+const batchSize = 1000
+
+// MaxBatch is 1000 leases per RefreshBatch statement.
+func (Builder) MaxBatch() int { return batchSize }
+
+// RefreshBatch renews the owner's live rows among $1 (the stored names,
+// text[]) with their tokens in $4 (bigint[], matched name by name), $2
+// the owner and $3 AtMost, as Refresh renews one; RETURNING gives the
+// names renewed. The pairs are zipped by two set-returning functions in
+// one select list, which every PostgreSQL since 9.2 (and openGauss)
+// reads as one row per pair when the arrays have one length.
+func (Builder) RefreshBatch(s dialects.Schema, _ int) locktable.Stmt {
+	src := "SELECT unnest($1::text[]) AS name"
+	args := []locktable.Arg{locktable.ArgNameArray, locktable.ArgOwner, locktable.ArgAtMostMs}
+	where := "t." + s.NameCol + " = b.name AND t." + s.OwnerCol + " = $2::text"
+	if s.TokenCol != "" {
+		src += ", unnest($4::bigint[]) AS token"
+		where += " AND t." + s.TokenCol + " = b.token"
+		args = append(args, locktable.ArgTokenArray)
+	}
+	where += " AND " + zone(s).ToUTC("t."+s.UntilCol) + " > " + now
+	return locktable.Stmt{
+		SQL: "UPDATE " + s.Table + " AS t SET " + refreshSet(s) + "\nFROM (" + src + ") AS b\nWHERE " + where + "\n" +
+			"RETURNING t." + s.NameCol,
+		Args:   args,
+		Result: locktable.ResultRow,
+	}
 }
 
 // Release sets until = GREATEST(locked_at + AtLeast, now) on the owner's

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/locktable"
+	"github.com/schedlock/schedlock/dialects/locktable/locktabletest"
 )
 
 // The registered dialect's table locker, end to end through the locktable
@@ -69,5 +71,40 @@ func TestTableLockerLive(t *testing.T) {
 	}
 	if err := second.Release(ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The batch refresh statement on the live server, on every preset: one
+// statement renews exactly the rows still held by each lease
+// (locktabletest.CheckRefreshAll).
+func TestRefreshBatchLive(t *testing.T) {
+	db := liveDB(t)
+	ctx := testCtx(t)
+	opened, err := New(ctx, db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, preset := range dialects.Presets() {
+		t.Run(preset, func(t *testing.T) {
+			tl, err := opened.TableLocker(dialects.Table{Preset: preset, Name: unique("sl_batch_")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			l, ok := tl.(*locktable.Locker)
+			if !ok {
+				t.Fatalf("table locker is a %T, want *locktable.Locker", tl)
+			}
+			if err := l.CreateTable(ctx); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				if _, err := db.ExecContext(cctx, "DROP TABLE IF EXISTS "+l.Schema().Table); err != nil {
+					t.Errorf("drop: %v", err)
+				}
+			})
+			locktabletest.CheckRefreshAll(t, l)
+		})
 	}
 }

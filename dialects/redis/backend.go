@@ -48,11 +48,21 @@ var (
 // instead. An ACL user that may not run scripts opens, for detection and
 // probes; its lock operations, and the lockers and listings opened after
 // one was refused, fail with the missing privilege.
+// The client keeps at most dialects.DefaultMaxConns connections (per node
+// of a Cluster); a DSN opened through the registry sets another limit with
+// x-max-conns.
 func Open(ctx context.Context, dsn string) (*Backend, error) {
+	return open(ctx, dsn, dialects.DefaultMaxConns)
+}
+
+// open is Open with a client pool of at most maxConns connections (per
+// node of a Cluster); a smaller pool_size in the DSN stays.
+func open(ctx context.Context, dsn string, maxConns int) (*Backend, error) {
 	cfg, err := parseDSN(dsn)
 	if err != nil {
 		return nil, err
 	}
+	cfg.limitPool(maxConns)
 	client := cfg.newClient()
 	facts, err := detect(ctx, client, cfg.mode)
 	if err == nil && cfg.mode == ModeStandalone && facts.Mode == ModeCluster {

@@ -246,6 +246,25 @@ func scrubOptionError(err error) string {
 	return strings.TrimPrefix(err.Error(), "redis: ")
 }
 
+// limitPool bounds the client's pool to n connections (per node): go-redis
+// would otherwise open up to ten per CPU. A smaller pool_size the DSN set
+// stays.
+func (c *config) limitPool(n int) {
+	limit := func(size *int) {
+		if *size <= 0 || *size > n {
+			*size = n
+		}
+	}
+	switch {
+	case c.cluster != nil:
+		limit(&c.cluster.PoolSize)
+	case c.failover != nil:
+		limit(&c.failover.PoolSize)
+	case c.single != nil:
+		limit(&c.single.PoolSize)
+	}
+}
+
 // newClient builds the client c describes.
 func (c *config) newClient() goredis.UniversalClient {
 	switch {

@@ -81,7 +81,7 @@ func init() {
 		ConnectHint:    connectHint,
 		NamespaceTable: namespaceTable,
 		Open: func(ctx context.Context, t dialects.Target) (dialects.Backend, error) {
-			return Open(ctx, t.Conn)
+			return open(ctx, t.Conn, dialects.MaxConnsOf(t.Options))
 		},
 	})
 }

@@ -19,7 +19,10 @@ import (
 // since the Unix epoch.
 type Builder struct{}
 
-var _ locktable.Builder = Builder{}
+var (
+	_ locktable.Builder        = Builder{}
+	_ locktable.BatchRefresher = Builder{}
+)
 
 // timeFormat is the strftime format of every stored time.
 const timeFormat = `'%Y-%m-%d %H:%M:%f'`
@@ -124,6 +127,30 @@ func (Builder) Refresh(s dialects.Schema) locktable.Stmt {
 		SQL: "UPDATE " + s.Table + " SET " + s.UntilCol + " = " + z.ToLocal(plusMs("'now'")) + "\n" +
 			where + "\n" + returning(s),
 		Args:   append(locktable.Repeat(z.Uses(), locktable.ArgAtMostMs), args...),
+		Result: locktable.ResultRow,
+	}
+}
+
+// MaxBatch is 1000 leases per RefreshBatch statement.
+func (Builder) MaxBatch() int { return 1000 }
+
+// RefreshBatch renews the owner's live rows among the bound pairs, as
+// Refresh renews one: the pairs come as one JSON text [[name, token], …]
+// read by json_each, joined to the table by UPDATE … FROM (SQLite 3.33+),
+// each row checked for its own token; RETURNING gives the names renewed.
+func (Builder) RefreshBatch(s dialects.Schema, _ int) locktable.Stmt {
+	t := unqualified(s.Table)
+	z := zone(s)
+	where := "WHERE " + t + "." + s.NameCol + " = b.n AND " + t + "." + s.OwnerCol + " = ?"
+	if s.TokenCol != "" {
+		where += " AND " + t + "." + s.TokenCol + " = b.k"
+	}
+	where += " AND " + z.ToUTC(t+"."+s.UntilCol) + " > " + nowSQL
+	return locktable.Stmt{
+		SQL: "UPDATE " + s.Table + " SET " + s.UntilCol + " = " + z.ToLocal(plusMs("'now'")) + "\n" +
+			"FROM (SELECT json_extract(value, '$[0]') AS n, json_extract(value, '$[1]') AS k FROM json_each(?)) AS b\n" +
+			where + "\nRETURNING " + s.NameCol,
+		Args:   append(locktable.Repeat(z.Uses(), locktable.ArgAtMostMs), locktable.ArgNameTokenJSON, locktable.ArgOwner),
 		Result: locktable.ResultRow,
 	}
 }

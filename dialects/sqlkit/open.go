@@ -60,14 +60,20 @@ func Of(b dialects.Backend) (*DB, bool) {
 	return k.Kit(), true
 }
 
-// Connect opens the database/sql pool of t with driver and pings it. A
-// failed open or ping is an *UnreachableError, its cause first passed
+// Connect opens the database/sql pool of t with driver and pings it. The
+// pool never opens more connections than t's x-max-conns
+// (dialects.MaxConnsOf; default dialects.DefaultMaxConns): an operation
+// that finds them all busy waits for one, as long as its context allows.
+// A failed open or ping is an *UnreachableError, its cause first passed
 // through classify (nil: unchanged).
 func Connect(ctx context.Context, t dialects.Target, driver string, classify func(error) error) (*sql.DB, error) {
 	pool, err := sql.Open(driver, t.Conn)
 	if err != nil {
 		return nil, dialects.Unreachable(err)
 	}
+	limit := dialects.MaxConnsOf(t.Options)
+	pool.SetMaxOpenConns(limit)
+	pool.SetMaxIdleConns(limit)
 	if err := pool.PingContext(ctx); err != nil {
 		_ = pool.Close()
 		if classify != nil {

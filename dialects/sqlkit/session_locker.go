@@ -146,11 +146,19 @@ func (l *SessionLocker) checkEvery() time.Duration {
 // as long.
 func (l *SessionLocker) patience() time.Duration { return 3 * l.checkEvery() }
 
+// maxConns is MaxConns (default DefaultMaxConns), and on a pool whose
+// connections are limited (SetMaxOpenConns, x-max-conns) at most one less
+// than the limit, so that a statement outside the lock connections (a
+// table read, a waiting acquire) can still get one.
 func (l *SessionLocker) maxConns() int {
+	n := DefaultMaxConns
 	if l.MaxConns > 0 {
-		return l.MaxConns
+		n = l.MaxConns
 	}
-	return DefaultMaxConns
+	if limit := l.DB.Stats().MaxOpenConnections; limit > 0 {
+		n = min(n, max(limit-1, 1))
+	}
+	return n
 }
 
 func (l *SessionLocker) idleLinger() time.Duration {

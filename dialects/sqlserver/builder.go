@@ -145,6 +145,12 @@ func (Builder) Acquire(s dialects.Schema) locktable.Stmt {
 }
 
 // Refresh sets until = now + at-most on the owner's live row.
+//
+// The Builder is no locktable.BatchRefresher: each lease is renewed by its
+// own Refresh. A batch form (UPDATE … FROM a VALUES list, OUTPUT the
+// names) could not be run against a SQL Server here, and the offline
+// simulator does not read a VALUES join, so it would ship unverified; the
+// engine falls back to one statement per lease, as before.
 func (Builder) Refresh(s dialects.Schema) locktable.Stmt {
 	return ownedUpdate(s, s.UntilCol+" = "+zone(s).ToLocal(plusMs("n.now", "@p3")), locktable.ArgAtMostMs)
 }

@@ -45,6 +45,10 @@ const (
 	// OptSessionKey is the key derivation of raw session names on
 	// PostgreSQL (x-session-key=hashtext): see dialects.SessionNames.
 	OptSessionKey = dialects.OptionSessionKey
+	// OptMaxConns bounds the connections the opened backend keeps
+	// (x-max-conns=4; default dialects.DefaultMaxConns): see
+	// dialects.OptionMaxConns.
+	OptMaxConns = dialects.OptionMaxConns
 )
 
 // Bounds of x-partition-bound.
@@ -53,7 +57,7 @@ const (
 	MaxPartitionBound = time.Hour
 )
 
-var knownOptions = []string{OptCreateFile, OptNamespace, OptPartitionBound, OptPreset, OptSessionKey, OptSessionNames, OptStrategy, OptTable, OptTimeZone}
+var knownOptions = []string{OptCreateFile, OptMaxConns, OptNamespace, OptPartitionBound, OptPreset, OptSessionKey, OptSessionNames, OptStrategy, OptTable, OptTimeZone}
 
 // Options are the schedlock-only settings a DSN carried as x- query
 // parameters, keyed by name without the prefix ("table", not "x-table").
@@ -80,6 +84,10 @@ func (o Options) SessionNames() dialects.SessionNames {
 // Namespace returns x-namespace, "" when the DSN has none (the value was
 // validated by Parse).
 func (o Options) Namespace() string { return o[OptNamespace] }
+
+// MaxConns returns x-max-conns, dialects.DefaultMaxConns when the DSN has
+// none (the value was validated by Parse).
+func (o Options) MaxConns() int { return dialects.MaxConnsOf(o) }
 
 // PartitionBound returns x-partition-bound, 0 when the DSN has none (the
 // value was validated by Parse).
@@ -217,6 +225,14 @@ func (o Options) validate() error {
 	}
 	if names.Raw && o[OptNamespace] != "" {
 		return fmt.Errorf("option x-namespace does not apply to raw session names (x-session-names=raw), which are taken as they are")
+	}
+	if v, ok := o[OptMaxConns]; ok {
+		if _, err := dialects.ParseMaxConns(v); err != nil || v == "" {
+			if err == nil {
+				err = fmt.Errorf("empty: give a number of connections such as 4, or leave the option out (default %d)", dialects.DefaultMaxConns)
+			}
+			return fmt.Errorf("option x-max-conns: %w", err)
+		}
 	}
 	if _, err := ParsePartitionBound(o[OptPartitionBound]); err != nil {
 		return fmt.Errorf("option x-partition-bound: %w", err)
