@@ -8,6 +8,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -45,6 +46,18 @@ type Backend struct {
 
 	lockersMu sync.Mutex
 	lockers   map[string]*Locker // by lock-space base
+
+	// membersMu guards the member list in facts and the mode in info,
+	// read once when first needed (members).
+	membersMu   sync.Mutex
+	membersRead bool
+
+	// acquired counts the backend's acquires: its first lease is
+	// released by revoking its etcd lease, the later ones keep theirs as
+	// spares (lease.Release).
+	acquired atomic.Int64
+
+	anchorOnce sync.Once // the waiters' watch stream (anchorWatchStream)
 }
 
 var (
@@ -124,7 +137,8 @@ func Open(ctx context.Context, conn string) (*Backend, error) {
 	return b, nil
 }
 
-// detect reads the server version, the leader and the members.
+// detect reads the server version and the leader (one Status call: the
+// member list is read when first needed, by members).
 func (b *Backend) detect(ctx context.Context) error {
 	var st *clientv3.StatusResponse
 	var errs []error
@@ -142,11 +156,33 @@ func (b *Backend) detect(ctx context.Context) error {
 	if st == nil {
 		return errors.Join(errs...)
 	}
+	b.facts.ServerVersion, b.facts.Leader, b.facts.Prefix = st.Version, st.Leader, b.cfg.root
+	b.info = dialects.Info{
+		Dialect: Name,
+		Product: Product,
+		Version: st.Version,
+		Banner:  fmt.Sprintf("etcd %s, leader %x", st.Version, st.Leader),
+	}
+	return nil
+}
+
+// membersWait bounds the member-list read of Detected and Facts.
+const membersWait = 5 * time.Second
+
+// members reads the member list once (Detected, Facts, Probe and Risks
+// use it; a lock operation does not) and completes the Info's mode and
+// banner with it. A failed read is tried again next time.
+func (b *Backend) members(ctx context.Context) error {
+	b.membersMu.Lock()
+	defer b.membersMu.Unlock()
+	if b.membersRead {
+		return nil
+	}
 	members, err := b.cli.MemberList(ctx)
 	if err != nil {
 		return err
 	}
-	b.facts.ServerVersion, b.facts.Leader, b.facts.Prefix = st.Version, st.Leader, b.cfg.root
+	b.membersRead = true
 	var names []string
 	for _, m := range members.Members {
 		b.facts.Members = append(b.facts.Members, Member{ID: m.ID, Name: m.Name, ClientURLs: m.ClientURLs, Learner: m.IsLearner})
@@ -156,14 +192,17 @@ func (b *Backend) detect(ctx context.Context) error {
 	if n := len(members.Members); n > 1 {
 		mode = fmt.Sprintf("cluster of %d members", n)
 	}
-	b.info = dialects.Info{
-		Dialect: Name,
-		Product: Product,
-		Version: st.Version,
-		Mode:    mode,
-		Banner:  fmt.Sprintf("etcd %s, %s (%s), leader %x", st.Version, mode, strings.Join(names, ", "), st.Leader),
-	}
+	b.info.Mode = mode
+	b.info.Banner = fmt.Sprintf("etcd %s, %s (%s), leader %x", b.facts.ServerVersion, mode, strings.Join(names, ", "), b.facts.Leader)
 	return nil
+}
+
+// membersNow is members bounded by membersWait, for the calls that take
+// no context.
+func (b *Backend) membersNow() {
+	ctx, cancel := context.WithTimeout(b.bg, membersWait)
+	defer cancel()
+	_ = b.members(ctx)
 }
 
 // describeDialError says in one line why the cluster did not answer; a
@@ -313,8 +352,15 @@ func firstNonEmpty(values ...string) string {
 	return ""
 }
 
-// Detected implements dialects.Backend.
-func (b *Backend) Detected() dialects.Info { return b.info }
+// Detected implements dialects.Backend: the version and leader found at
+// open, with the cluster's mode from its member list (read on the first
+// call).
+func (b *Backend) Detected() dialects.Info {
+	b.membersNow()
+	b.membersMu.Lock()
+	defer b.membersMu.Unlock()
+	return b.info
+}
 
 // Client is the backend's etcd client, for tools that need more than locks
 // (benchmarks beside the raw commands).

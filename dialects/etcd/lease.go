@@ -123,9 +123,13 @@ func (s *lease) Refresh(ctx context.Context) error {
 }
 
 // Release implements dialects.Lease: the key is deleted while its create
-// revision is the token; with at-least still to run (counted from
+// revision is the token, and its etcd lease kept as a spare for the
+// backend's next acquire; with at-least still to run (counted from
 // grantedBy) it is kept instead, bound to a lease of the time that
-// remains, and deleted when it has passed.
+// remains, and deleted when it has passed. The first lease a backend
+// took, while it is the only one (a `schedlock run`), is released by
+// revoking its etcd lease instead (revoke): one call, which deletes the
+// key with it and leaves no spare for Close to revoke.
 func (s *lease) Release(ctx context.Context) error {
 	s.op.Lock()
 	defer s.op.Unlock()
@@ -136,6 +140,9 @@ func (s *lease) Release(ctx context.Context) error {
 	keep := s.grantedBy.Add(s.atLeast)
 	if s.atLeast > 0 && time.Until(keep) > 0 {
 		return dialects.Wrap(Name, "release", s.keepUntil(ctx, keep))
+	}
+	if b.acquired.Load() <= 1 {
+		return dialects.Wrap(Name, "release", s.revoke(ctx))
 	}
 	resp, err := b.cli.Txn(ctx).
 		If(clientv3.Compare(clientv3.CreateRevision(s.key), "=", s.token)).
@@ -154,6 +161,21 @@ func (s *lease) Release(ctx context.Context) error {
 	}
 	b.recycle(s.renewed, s.ttl)
 	return nil
+}
+
+// revoke releases the lease by revoking its etcd lease, which deletes
+// its key (the only key bound to it) in the same step. A lease the
+// server no longer has (expired, or revoked by a forced release: see
+// Expire) is reported lost.
+func (s *lease) revoke(ctx context.Context) error {
+	_, err := s.locker.b.cli.Revoke(ctx, s.id)
+	switch {
+	case errors.Is(err, rpctypes.ErrLeaseNotFound):
+		return s.End(s.lost("release", "its etcd lease had expired or was revoked (force-released)"))
+	case err != nil:
+		return fmt.Errorf("revoke the lease of %q: %w", s.key, err)
+	}
+	return s.End(nil) // an error: it ran out first
 }
 
 // keepUntil rebinds the key to a lease of the at-least that remains,

@@ -83,6 +83,7 @@ func (l *Locker) Acquire(ctx context.Context, name string, opts dialects.Options
 // revision rev. A watch that ends (compacted, cancelled) wakes no more:
 // the poll remains.
 func (l *Locker) watchDeletes(ctx context.Context, name string, rev int64) dialects.Wakeup {
+	l.b.anchorWatchStream()
 	wctx, cancel := context.WithCancel(ctx)
 	events := l.b.cli.Watch(clientv3.WithRequireLeader(wctx), l.space.lockPrefix(name),
 		clientv3.WithPrefix(), clientv3.WithRev(rev+1), clientv3.WithFilterPut())
@@ -102,6 +103,23 @@ func (l *Locker) watchDeletes(ctx context.Context, name string, rev int64) diale
 		}
 	}()
 	return dialects.Wakeup{Woken: woken, Stop: cancel}
+}
+
+// anchorWatchStream opens, once per backend, a watch of a key nobody
+// writes, for as long as the backend is open: clientv3 runs the watches
+// of one context's metadata on one gRPC stream, which lives as long as
+// the context of the watch that opened it and asks the server for a new
+// auth token each time it opens (a bcrypt password check with
+// authentication on). Anchored, the waiters' watches share one stream
+// instead of opening one each.
+func (b *Backend) anchorWatchStream() {
+	b.anchorOnce.Do(func() {
+		events := b.cli.Watch(clientv3.WithRequireLeader(b.bg), b.cfg.root+"\x00schedlock-watch-anchor")
+		go func() {
+			for range events {
+			}
+		}()
+	})
 }
 
 // try is one acquire: a lease (a spare, or granted now) and one
@@ -148,6 +166,7 @@ func (l *Locker) try(ctx context.Context, name string, opts dialects.Options, re
 		}
 		return nil, held
 	}
+	l.b.acquired.Add(1)
 	s := &lease{
 		locker: l, name: name, owner: opts.Owner, key: key, id: sp.id, ttl: ttl,
 		token: resp.Header.Revision, atMost: opts.AtMost, atLeast: opts.AtLeast, lockedAt: lockedAt,
@@ -354,7 +373,11 @@ func (l *Locker) Handle(name, owner string, token int64, opts dialects.Options) 
 
 // Expire implements dialects.LeaseLocker: it deletes the holding key of
 // name whoever holds it, guarded by the key's revision as read, so a key
-// that changed in between is left alone (changed false).
+// that changed in between is left alone (changed false). A schedlock
+// key's etcd lease, which binds that key alone, is revoked too, so that
+// its holder's refresh or release reports the lease lost (a key of
+// another client, such as etcdctl lock, keeps its lease: its session may
+// bind other keys).
 func (l *Locker) Expire(ctx context.Context, name string) (bool, error) {
 	if err := dialects.CheckName(name); err != nil {
 		return false, err
@@ -369,6 +392,11 @@ func (l *Locker) Expire(ctx context.Context, name string) (bool, error) {
 		Commit()
 	if err != nil {
 		return false, dialects.Wrap(Name, "force release", l.b.denied(err))
+	}
+	if resp.Succeeded && k.ours && k.lease != clientv3.NoLease {
+		if _, err := l.b.cli.Revoke(ctx, k.lease); err != nil && !errors.Is(err, rpctypes.ErrLeaseNotFound) {
+			return true, dialects.Wrap(Name, "force release", fmt.Errorf("revoke the holder's lease %x: %w", int64(k.lease), l.b.denied(err)))
+		}
 	}
 	return resp.Succeeded, nil
 }

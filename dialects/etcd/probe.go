@@ -15,6 +15,9 @@ import (
 // risks of the cluster's shape.
 func (b *Backend) Probe(ctx context.Context, _ dialects.ProbeOptions) (dialects.Capabilities, error) {
 	no := func(what string) dialects.Capability { return dialects.CapNo("etcd has no "+what, "") }
+	if err := b.members(ctx); err != nil && ctx.Err() != nil {
+		return dialects.Capabilities{}, dialects.Wrap(Name, "probe", err)
+	}
 	start := time.Now()
 	g, err := b.cli.Grant(ctx, 1)
 	took := time.Since(start)
@@ -58,17 +61,23 @@ func (b *Backend) Probe(ctx context.Context, _ dialects.ProbeOptions) (dialects.
 }
 
 // Risks implements dialects.RiskReporter: what the cluster's shape means
-// for its locks (never nil). None of them hands a lock to two holders:
-// etcd commits every write to a quorum's log.
+// for its locks (never nil), as far as it is known without a round trip:
+// the member count once the member list was read (Detected, Probe). None
+// of them hands a lock to two holders: etcd commits every write to a
+// quorum's log.
 func (b *Backend) Risks() []dialects.Risk {
 	out := []dialects.Risk{}
 	voters := 0
+	b.membersMu.Lock()
 	for _, m := range b.facts.Members {
 		if !m.Learner {
 			voters++
 		}
 	}
+	read := b.membersRead
+	b.membersMu.Unlock()
 	switch {
+	case !read:
 	case voters == 1:
 		out = append(out, dialects.Risk{ID: "single-member",
 			Detail: "a single member: when it stops, no lock can be taken, refreshed or released, and leases held meanwhile are lost (a restarted member extends them)",

@@ -3,6 +3,7 @@ package etcd_test
 import (
 	"bufio"
 	"context"
+	"errors"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -88,5 +89,43 @@ func TestWaiterIsWokenByTheRelease(t *testing.T) {
 	}
 	if err := <-got; err != nil {
 		t.Fatalf("the waiter was not handed the lock after the release: %v", err)
+	}
+}
+
+// A forced release (Expire) ends the holder's lease whichever way the
+// holder releases: its backend's first lease, released by revoking its
+// etcd lease, and a later one, released by a guarded delete — both
+// report the lease lost, and the lock is free.
+func TestReleaseAfterForcedReleaseReportsTheLoss(t *testing.T) {
+	holderB, adminB := openLive(t), openLive(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	holderL, err := holderB.Locker(dialects.StrategyTable, dialects.Table{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	adminL, err := adminB.Locker(dialects.StrategyTable, dialects.Table{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := "forced-" + dialects.NewOwner()
+	for _, which := range []string{"first lease", "later lease"} {
+		held, err := holderL.Acquire(ctx, name, dialects.Options{Owner: "holder", AtMost: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok, err := adminL.(dialects.LeaseLocker).Expire(ctx, name); err != nil || !ok {
+			t.Fatalf("%s: expire: %v, %v", which, ok, err)
+		}
+		if err := held.Release(ctx); !errors.Is(err, dialects.ErrLeaseLost) {
+			t.Errorf("%s: release after a forced release: %v, want the lease lost", which, err)
+		}
+		again, err := adminL.Acquire(ctx, name, dialects.Options{Owner: "admin"})
+		if err != nil {
+			t.Fatalf("%s: the lock is not free after the forced release: %v", which, err)
+		}
+		if err := again.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
