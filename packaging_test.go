@@ -129,6 +129,7 @@ func TestReleasePackaging(t *testing.T) {
 		"/usr/share/fish/vendor_completions.d/schedlock.fish",
 		"/usr/share/doc/schedlock/dialects/",
 		"/usr/share/doc/schedlock/copyright",
+		"/usr/share/schedlock/monitoring/",
 	} {
 		if dsts[dst] == "" {
 			t.Errorf("the packages do not install %s", dst)

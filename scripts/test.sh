@@ -5,7 +5,10 @@
 #      installed from Debian packages when missing), their DSNs exported,
 #      all of them stopped and removed when this script exits; the
 #      machine's own servers are never used or changed (scripts/services.sh);
-#   2. go vet ./... and go test -race ./... (live tests included);
+#   2. promtool check rules and test rules on deploy/monitoring (Debian's
+#      prometheus package installed when missing, chromium too for the
+#      status page's browser test), go vet ./... and go test -race ./...
+#      (live tests included);
 #   3. bin/schedlock built and `schedlock selfcheck` run with no DSN, as in
 #      the README's quick start;
 #   4. one closing line: "test.sh: N passed, N failed, N skipped".
@@ -17,6 +20,14 @@ source scripts/services.sh
 
 ensure_go
 start_services postgres mysql redis etcd zookeeper
+
+# The monitoring tests need Prometheus (promtool, and a real server for the
+# live alert test) and headless Chromium for the status page.
+command -v promtool >/dev/null && command -v prometheus >/dev/null || apt_install prometheus
+command -v chromium >/dev/null || apt_install chromium
+log "promtool check rules and test rules (deploy/monitoring)"
+promtool check rules deploy/monitoring/schedlock-rules.yml
+(cd deploy/monitoring && promtool test rules schedlock-rules.test.yml)
 
 log "go vet ./..."
 go vet ./...

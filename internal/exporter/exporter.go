@@ -183,11 +183,21 @@ func (e *Exporter) read(ctx context.Context, t *targetState) (ts TargetSnapshot)
 	return ts
 }
 
+// deniedWords are how servers refuse a read the user has no right to,
+// where the backend does not wrap it as dialects.ErrPrivilege: PostgreSQL's
+// "permission denied for table" (SQLSTATE 42501), MySQL's "SELECT command
+// denied" and "Access denied", Redis's NOPERM.
+var deniedWords = []string{"permission denied", "command denied", "Access denied", "NOPERM", "SQLSTATE 42501"}
+
 // reasonOf is the reason label of a failed read: what kind of error err
 // is, else fallback.
 func reasonOf(err error, fallback string) string {
+	denied := false
+	for _, w := range deniedWords {
+		denied = denied || strings.Contains(err.Error(), w)
+	}
 	switch {
-	case errors.Is(err, dialects.ErrPrivilege):
+	case errors.Is(err, dialects.ErrPrivilege) || denied:
 		return "privilege"
 	case errors.Is(err, dialects.ErrNoTable):
 		return "no_table"

@@ -21,7 +21,7 @@ var ExportedStates = []dialects.LockState{dialects.StateHeld, dialects.StatePaus
 type descs struct {
 	up, readDuration, reads, readErrors, errorReason, locks, folded *prometheus.Desc
 
-	state, waiters, leaseRemaining, heldSeconds, token, holder *prometheus.Desc
+	state, waiters, leaseRemaining, heldSeconds, token, holder, lastRefresh, refreshEvery *prometheus.Desc
 
 	runStart, runDuration, runExit, runAtMost, runShare, runToken *prometheus.Desc
 }
@@ -46,6 +46,8 @@ func newDescs(extra []string) descs {
 		leaseRemaining: d("lock_lease_remaining_seconds", "Seconds until the lease ends, on the database clock; negative once it ended.", lock),
 		heldSeconds:    d("lock_held_seconds", "Seconds since the lock was taken, while held, paused or stale.", lock),
 		token:          d("lock_fencing_token", "The lease's fencing token.", lock),
+		lastRefresh:    d("lock_last_refresh_timestamp_seconds", "When the holder last refreshed the lease (Unix time, database clock), where its owner declares a heartbeat.", lock),
+		refreshEvery:   d("lock_refresh_interval_seconds", "How often the holder promised to refresh the lease; stale once it is two intervals late.", lock),
 		holder:         d("lock_holder", "The holder of a held, paused, stale or expired lock (1); the series with owner \"_folded\" counts the holders past --max-holders.", lock, "owner", "host", "application"),
 
 		runStart:    d("lock_last_run_start_timestamp_seconds", "When the newest recorded run started (Unix time, database clock).", lock),
@@ -71,7 +73,7 @@ func (e *Exporter) Collector() prometheus.Collector {
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.d.up, c.d.readDuration, c.d.reads, c.d.readErrors, c.d.errorReason, c.d.locks, c.d.folded,
-		c.d.state, c.d.waiters, c.d.leaseRemaining, c.d.heldSeconds, c.d.token, c.d.holder,
+		c.d.state, c.d.waiters, c.d.leaseRemaining, c.d.heldSeconds, c.d.token, c.d.holder, c.d.lastRefresh, c.d.refreshEvery,
 		c.d.runStart, c.d.runDuration, c.d.runExit, c.d.runAtMost, c.d.runShare, c.d.runToken} {
 		ch <- d
 	}
@@ -177,6 +179,12 @@ func (c *collector) collectLease(gauge func(*prometheus.Desc, float64, []string,
 	}
 	if e.HasToken {
 		gauge(c.d.token, float64(e.Token), ll)
+	}
+	if !e.LastRefresh.IsZero() {
+		gauge(c.d.lastRefresh, float64(e.LastRefresh.UnixMilli())/1000, ll)
+	}
+	if e.RefreshEvery > 0 {
+		gauge(c.d.refreshEvery, e.RefreshEvery.Seconds(), ll)
 	}
 }
 

@@ -32,6 +32,7 @@ type targetView struct {
 
 type lockView struct {
 	Name, Namespace, Source, State, Holder, LeaseEnd, LastRun string
+	StaleReason                                               string
 	Waiters                                                   int
 	Warn                                                      bool // the last run used more than RunShareWarning of its at-most
 }
@@ -65,6 +66,7 @@ func targetPage(t TargetSnapshot) targetView {
 		}
 		lv := lockView{Name: l.Name, Namespace: l.Namespace, Source: l.Source, State: state, Waiters: l.Waiters,
 			Holder: holderText(l.LockEntry), LeaseEnd: leaseEndText(l.LockEntry), LastRun: lastRunText(l.LastRun)}
+		lv.StaleReason = l.StaleReason
 		lv.Warn = l.LastRun != nil && l.LastRun.Share() > dialects.RunShareWarning
 		v.Locks = append(v.Locks, lv)
 	}

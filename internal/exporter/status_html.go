@@ -98,6 +98,9 @@ func renderTarget(b *strings.Builder, t targetView) {
 			if l.Waiters > 0 {
 				waiting = fmt.Sprintf(" (%d waiting)", l.Waiters)
 			}
+			if l.StaleReason != "" {
+				waiting += " (" + esc(l.StaleReason) + ")"
+			}
 			warn := ""
 			if l.Warn {
 				warn = ` class="warn"`

@@ -15,7 +15,6 @@ import (
 	"github.com/schedlock/schedlock/internal/testpki"
 )
 
-
 func writeConfig(t *testing.T, body string) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "web.yml")

@@ -1,0 +1,165 @@
+//go:build unix
+
+package monitoring
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/schedlock/schedlock/internal/livetest"
+)
+
+// The shipped rules pass promtool's checks and unit tests.
+func TestRulesPromtool(t *testing.T) {
+	promtool := lookTool(t, "promtool")
+	dir := filepath.Join(repoRoot, "deploy", "monitoring")
+	for _, args := range [][]string{{"check", "rules", "schedlock-rules.yml"}, {"test", "rules", "schedlock-rules.test.yml"}} {
+		c := exec.Command(promtool, args...)
+		c.Dir = dir
+		if out, err := c.CombinedOutput(); err != nil {
+			t.Errorf("promtool %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+}
+
+// lookTool finds a binary of Debian's prometheus (or chromium) package.
+// scripts/test.sh installs them; run alone without them, the test skips
+// naming the package.
+func lookTool(t *testing.T, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		pkg := map[string]string{"promtool": "prometheus", "prometheus": "prometheus", "chromium": "chromium"}[name]
+		t.Skipf("%s is not installed (Debian package %s; scripts/test.sh installs it)", name, pkg)
+	}
+	return p
+}
+
+// A real Prometheus scrapes the exporter with the shipped rules; a holder
+// killed with SIGKILL shows as the zombie alert, pending, through
+// Prometheus' HTTP API.
+func TestPrometheusSeesZombie(t *testing.T) {
+	pg := livetest.DSN(t, livetest.Postgres)
+	prom := lookTool(t, "prometheus")
+	name := uniq("exp-zombie")
+	runOnce(t, pg, name, "--strategy", "table", "--create-table", "--history", "10", "--at-most", "1h")
+	e := startExporter(t, "--dsn", pg, "--cache", "1s")
+
+	dir := t.TempDir()
+	rules, err := filepath.Abs(filepath.Join(repoRoot, "deploy", "monitoring", "schedlock-rules.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := strings.TrimPrefix(e.URL, "http://")
+	config := fmt.Sprintf(`global:
+  scrape_interval: 1s
+  evaluation_interval: 1s
+rule_files: [%q]
+scrape_configs:
+  - job_name: schedlock
+    static_configs:
+      - targets: [%q]
+`, rules, target)
+	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	port := freePort(t)
+	promURL := fmt.Sprintf("http://127.0.0.1:%d", port)
+	pc := exec.Command(prom, "--config.file="+filepath.Join(dir, "prometheus.yml"), "--storage.tsdb.path="+filepath.Join(dir, "data"),
+		fmt.Sprintf("--web.listen-address=127.0.0.1:%d", port), "--log.level=warn")
+	var promLog strings.Builder
+	pc.Stdout, pc.Stderr = &promLog, &promLog
+	if err := pc.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = pc.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = pc.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			_ = pc.Process.Kill()
+			<-done
+		}
+		if t.Failed() {
+			t.Logf("prometheus log:\n%s", promLog.String())
+		}
+	}()
+	eventually(t, "Prometheus scrapes the exporter", func() (bool, string) {
+		var r struct {
+			Data struct {
+				Result []json.RawMessage `json:"result"`
+			} `json:"data"`
+		}
+		if err := getJSON(promURL+`/api/v1/query?query=schedlock_up{job="schedlock"}==1`, &r); err != nil {
+			return false, err.Error()
+		}
+		return len(r.Data.Result) == 1, fmt.Sprint(len(r.Data.Result), " results")
+	})
+
+	// The holder: a run refreshing its lease, then killed with SIGKILL
+	// (its command ends with it).
+	h := hold(t, pg, name, "--strategy", "table", "--history", "10", "--at-most", "1h")
+	eventually(t, "the lock held in Prometheus", func() (bool, string) {
+		var r struct {
+			Data struct {
+				Result []json.RawMessage `json:"result"`
+			} `json:"data"`
+		}
+		q := fmt.Sprintf(`schedlock_lock_state{lock=%q,state="held"}==1`, name)
+		if err := getJSON(promURL+"/api/v1/query?query="+urlQuery(q), &r); err != nil {
+			return false, err.Error()
+		}
+		return len(r.Data.Result) == 1, fmt.Sprint(len(r.Data.Result), " results")
+	})
+	if err := h.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-h.done
+	eventually(t, "SchedlockZombieLock pending or firing for the killed holder's lock", func() (bool, string) {
+		var r struct {
+			Data struct {
+				Alerts []struct {
+					Labels map[string]string `json:"labels"`
+					State  string            `json:"state"`
+				} `json:"alerts"`
+			} `json:"data"`
+		}
+		if err := getJSON(promURL+"/api/v1/alerts", &r); err != nil {
+			return false, err.Error()
+		}
+		for _, a := range r.Data.Alerts {
+			if a.Labels["alertname"] == "SchedlockZombieLock" && a.Labels["lock"] == name && (a.State == "pending" || a.State == "firing") {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("alerts: %+v", r.Data.Alerts)
+	})
+}
+
+func urlQuery(q string) string {
+	r := strings.NewReplacer(" ", "%20", `"`, "%22", "{", "%7B", "}", "%7D", "=", "%3D", ",", "%2C")
+	return r.Replace(q)
+}
+
+func getJSON(url string, v any) error {
+	c := &http.Client{Timeout: 10 * time.Second}
+	resp, err := c.Get(url)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		return fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	return json.NewDecoder(resp.Body).Decode(v)
+}
