@@ -36,16 +36,18 @@ func newCmdLocksHistory(f *Factory, g *GlobalOptions, runF func(context.Context,
 		Use:   "history NAME",
 		Short: "List the last runs of a job: start, end, duration against at-most, exit code, host",
 		Long: `history lists the last runs of the job whose lock is NAME, newest first, from
-the run table beside the native lock table (schedlock_runs beside schedlock,
-or TABLE_runs beside --table TABLE). 'schedlock run' records every run it
-started there, with the database's clock for start and end; the table is
+schedlock's run table (schedlock_runs, or TABLE_runs beside a native --table
+TABLE). 'schedlock run' records every run it started there, with the
+database's clock for start and end: runs under the native table, under a
+ShedLock or sys_sched_lock table, and session-strategy runs. The table is
 created with 'schedlock run --create-table' and keeps the last --history
 runs per name (default 100).
 
 USED is the part of its --at-most the run took. A run that used more than
-70% of it is too close to losing its lease: the lock timeout must be at
-least the queue wait plus the run time plus 30%. history warns on stderr
-about each such run.
+70% of it is too close to losing its lease: by the sizing rule of the
+design articles the sys_sched_lock preset comes from, the lock timeout
+must be at least the queue wait plus the run time plus 30%. history warns
+on stderr about each such run.
 
 Exit codes: 0 listed (also when no run is recorded), 1 error, 2 usage
 error (also when the run table does not exist).`,

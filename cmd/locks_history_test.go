@@ -149,9 +149,4 @@ func TestRunHistoryMissingTable(t *testing.T) {
 	if r.code != CodeUsage {
 		t.Errorf("--history -1: exit %d", r.code)
 	}
-	shed := filepath.Join(t.TempDir(), "shed.db")
-	r = execRun(t, context.Background(), "", "run", "--dsn", shed, "--preset", "shedlock", "--create-table", "--name", "job", "--history", "5", "--", "true")
-	if r.code != 0 || !strings.Contains(r.stderr, "run history needs the native table") {
-		t.Errorf("--history with the shedlock preset: exit %d, %q", r.code, r.stderr)
-	}
 }

@@ -11,7 +11,9 @@ import (
 )
 
 // lastRunLister is a LockLister whose listings carry, for the rows of
-// native lock tables, the newest run recorded in their run tables, and a
+// lock tables and for session locks, the newest run recorded in their run
+// tables (a native table's own; schedlock's beside a ShedLock or
+// sys_sched_lock table, and the native table's for session locks), and a
 // note for each run that used more than dialects.RunShareWarning of its
 // at-most. A run table that does not exist adds nothing; one that cannot
 // be read adds a note, never an error.
@@ -29,16 +31,17 @@ func (l *lastRunLister) ListLocks(ctx context.Context, opts dialects.ListOptions
 	if err != nil {
 		return listing, err
 	}
-	last := map[string]map[string]dialects.Run{} // by source table, by stored name
+	last := map[dialects.Table]map[string]dialects.Run{} // by lock table, by stored name
 	for i := range listing.Locks {
 		e := &listing.Locks[i]
-		if e.Strategy != dialects.StrategyTable || e.Preset != dialects.PresetSchedlock {
+		t, ok := runsTableOf(*e)
+		if !ok {
 			continue
 		}
-		runs, read := last[e.Source]
+		runs, read := last[t]
 		if !read {
-			runs = l.lastRuns(ctx, e.Source, listing)
-			last[e.Source] = runs
+			runs = l.lastRuns(ctx, t, listing)
+			last[t] = runs
 		}
 		if r, ok := runs[e.Name]; ok {
 			e.LastRun = &r
@@ -50,10 +53,25 @@ func (l *lastRunLister) ListLocks(ctx context.Context, opts dialects.ListOptions
 	return listing, nil
 }
 
-// lastRuns reads the newest run of every name beside table; nil when
-// there is no run table.
-func (l *lastRunLister) lastRuns(ctx context.Context, table string, listing *dialects.Listing) map[string]dialects.Run {
-	h, err := runHistoryOf(l.backend, dialects.Table{Preset: dialects.PresetSchedlock, Name: table})
+// runsTableOf is the lock table whose run table records e's runs: its own
+// table (any lease preset), the native table for a session lock; false for
+// Liquibase's lock and a session lock whose name is unknown.
+func runsTableOf(e dialects.LockEntry) (dialects.Table, bool) {
+	switch {
+	case e.Name == "":
+		return dialects.Table{}, false
+	case e.Strategy == dialects.StrategySession:
+		return dialects.Table{Preset: dialects.PresetSchedlock}, true
+	case e.Strategy == dialects.StrategyTable && e.Preset != "" && e.Preset != dialects.PresetLiquibase:
+		return dialects.Table{Preset: e.Preset, Name: e.Source}, true
+	}
+	return dialects.Table{}, false
+}
+
+// lastRuns reads the newest run of every name in the run table of lock
+// table t; nil when there is none.
+func (l *lastRunLister) lastRuns(ctx context.Context, t dialects.Table, listing *dialects.Listing) map[string]dialects.Run {
+	h, err := runHistoryOf(l.backend, t)
 	if err != nil {
 		return nil
 	}

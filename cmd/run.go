@@ -272,7 +272,7 @@ func runRun(ctx context.Context, o *RunOptions) (err error) {
 		o.note(o.Global.Verbose, "namespace %q: the lock is stored as %q", ns, stored)
 	}
 	o.sessionHolder = sessionHolderOf(db, locker, stored)
-	o.prepareHistory(locker, nameNS)
+	o.prepareHistory(db, locker, nameNS)
 	return o.runLocked(ctx, dialects.WithNamespace(locker, nameNS))
 }
 

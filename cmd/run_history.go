@@ -23,7 +23,7 @@ type runHistory struct {
 
 // addRunHistoryFlags adds --history to run.
 func addRunHistoryFlags(fl *pflag.FlagSet, o *RunOptions) {
-	fl.IntVar(&o.History, "history", dialects.DefaultKeepRuns, "record each run in the run table beside the native lock table (schedlock_runs) and keep this many per name; 0: record nothing (table strategy, preset schedlock)")
+	fl.IntVar(&o.History, "history", dialects.DefaultKeepRuns, "record each run in schedlock's run table (schedlock_runs; TABLE_runs beside a native --table TABLE), for every preset and the session strategy, and keep this many per name; 0: record nothing")
 }
 
 // historyAsked reports whether --history was on the command line.
@@ -37,11 +37,10 @@ func (o *RunOptions) validateHistory() error {
 	return nil
 }
 
-// createRunTable creates the run table beside the lock table tl, with
-// --create-table, where run would record into it: the native preset and
-// --history not 0.
+// createRunTable creates the run table of the lock table tl, with
+// --create-table, where run would record into it: --history not 0.
 func (o *RunOptions) createRunTable(ctx context.Context, tl dialects.LeaseLocker) error {
-	if o.History == 0 || tl.Schema().Preset != dialects.PresetSchedlock {
+	if o.History == 0 {
 		return nil
 	}
 	rh, ok := tl.(dialects.RunHistorian)
@@ -56,17 +55,21 @@ func (o *RunOptions) createRunTable(ctx context.Context, tl dialects.LeaseLocker
 }
 
 // prepareHistory finds the run table for locker, or notes why runs will
-// not be recorded when --history asked for it. ns is the namespace.
-func (o *RunOptions) prepareHistory(locker dialects.Locker, ns string) {
+// not be recorded when --history asked for it. ns is the namespace. A
+// table locker has its own (schedlock's for the other presets); a session
+// locker records into the run table of db's native lock table, when db has
+// one.
+func (o *RunOptions) prepareHistory(db dialects.Backend, locker dialects.Locker, ns string) {
 	if o.History == 0 {
 		return
 	}
-	rh, ok := locker.(dialects.RunHistorian)
-	if !ok {
-		o.historyNote("run history needs the table strategy with the native table (preset %s)", dialects.PresetSchedlock)
-		return
+	var h dialects.RunHistory
+	var err error
+	if rh, ok := locker.(dialects.RunHistorian); ok {
+		h, err = rh.RunHistory()
+	} else {
+		h, err = runHistoryOf(db, dialects.Table{Preset: dialects.PresetSchedlock})
 	}
-	h, err := rh.RunHistory()
 	if err != nil {
 		o.historyNote("%v", err)
 		return

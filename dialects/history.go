@@ -2,16 +2,21 @@ package dialects
 
 import (
 	"context"
+	"strings"
 	"time"
 )
 
-// Run history: with the native lock table (preset schedlock), `schedlock
-// run` records every run it started in a table beside the lock table,
-// named RunsTable(lock table) ("schedlock_runs"), one row per run keyed by
-// the lock name and the run's fencing token. Times are the database's
-// clock: the end is its now when the row is written, the start that now
-// minus the duration the host measured. The table is never created
-// implicitly; a missing one is a *MissingTableError.
+// Run history: `schedlock run` records every run it started in a run
+// table, one row per run keyed by the lock name and a token. With the
+// native lock table (preset schedlock) the run table is RunsTable(lock
+// table) ("schedlock_runs") and the token is the run's fencing token.
+// Beside a table of another preset (shedlock, sys_sched_lock), and for
+// runs under the session strategy, runs go to schedlock's own run table,
+// OwnRunsTable ("schedlock_runs" in the lock table's schema), and the
+// token is the next one of the name in that table. Times are the
+// database's clock: the end is its now when the row is written, the start
+// that now minus the duration the host measured. The table is never
+// created implicitly; a missing one is a *MissingTableError.
 
 // RunsSuffix is appended to the lock table's name to name its run table.
 const RunsSuffix = "_runs"
@@ -24,11 +29,25 @@ const DefaultKeepRuns = 100
 // "schedlock" → "schedlock_runs", "jobs.locks" → "jobs.locks_runs".
 func RunsTable(table string) string { return table + RunsSuffix }
 
+// OwnRunsTable is schedlock's own run table in the schema of lock table
+// table, where runs under a lock table of another preset are recorded:
+// "shedlock" → "schedlock_runs", "jobs.sys_sched_lock" →
+// "jobs.schedlock_runs".
+func OwnRunsTable(table string) string {
+	prefix := ""
+	if i := strings.LastIndexByte(table, '.'); i >= 0 {
+		prefix = table[:i+1]
+	}
+	return RunsTable(prefix + presets[PresetSchedlock].Table)
+}
+
 // Run is one recorded run of a job under its lock.
 type Run struct {
 	// Name is the lock name as stored (namespaced, fitted to the column).
 	Name string
-	// Token is the fencing token of the run's lease.
+	// Token is the fencing token of the run's lease. A run without one
+	// (a ShedLock or sys_sched_lock row, a session lock) is recorded with
+	// Token 0: the run table gives it the next token of its name.
 	Token int64
 	// Host is the host the run was started on.
 	Host string
@@ -55,9 +74,10 @@ func (r Run) Share() float64 {
 }
 
 // RunShareWarning is the share of at-most past which a run is too close
-// to its lease: the lock timeout should be at least the queue wait plus
-// the run time plus 30%, and 1/1.3 is about 0.77; 0.7 leaves room for the
-// wait.
+// to its lease. The sizing rule comes from the design articles on
+// multi-database job scheduling that schedlock's sys_sched_lock preset
+// follows: the lock timeout should be at least the queue wait plus the run
+// time plus 30%, and 1/1.3 is about 0.77; 0.7 leaves room for the wait.
 const RunShareWarning = 0.7
 
 // RunHistory reads and writes the run table of one lock table.
@@ -72,7 +92,8 @@ type RunHistory interface {
 	// clock sets them) and keeps only the newest keep runs of its name
 	// (keep <= 0: DefaultKeepRuns). Rows of the name with a token at or
 	// above run.Token are from before the lock row was recreated and are
-	// removed first.
+	// removed first. A run with Token 0 gets the next token of its name
+	// (one above the highest recorded) and removes nothing.
 	Record(ctx context.Context, run Run, keep int) error
 	// Runs lists the newest runs of name (a lock name as the caller gives
 	// it; it is stored as the lock table stores it), newest first, at most
@@ -85,8 +106,9 @@ type RunHistory interface {
 }
 
 // RunHistorian is implemented by table lockers that have a run table:
-// the native lock table on a SQL database whose dialect writes its SQL.
-// Other presets and backends give an error matching ErrUnsupported.
+// a lock table on a SQL database whose dialect writes its SQL (the native
+// preset its own, the others OwnRunsTable). Other backends give an error
+// matching ErrUnsupported.
 type RunHistorian interface {
 	RunHistory() (RunHistory, error)
 }

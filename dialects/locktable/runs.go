@@ -79,15 +79,17 @@ func (p *params) next(kind ParamKind) string {
 }
 
 // RunStatements are the run table's statements, by name: create, clear
-// (rows of a recreated lock row), insert, prune, list, last.
+// (rows of a recreated lock row), insert, insert_next (a run without a
+// fencing token, given the next token of its name), prune, list, last.
 func RunStatements(r RunsSQL, table string, nameChars int) map[string]string {
 	return map[string]string{
-		"create": runsCreate(r, table, nameChars),
-		"clear":  runsClear(r, table),
-		"insert": runsInsert(r, table),
-		"prune":  runsPrune(r, table),
-		"list":   runsList(r, table),
-		"last":   runsLast(r, table),
+		"create":      runsCreate(r, table, nameChars),
+		"clear":       runsClear(r, table),
+		"insert":      runsInsert(r, table),
+		"insert_next": runsInsertNext(r, table),
+		"prune":       runsPrune(r, table),
+		"list":        runsList(r, table),
+		"last":        runsLast(r, table),
 	}
 }
 
@@ -128,6 +130,19 @@ func runsInsert(r RunsSQL, table string) string {
 	return "INSERT INTO " + table + " (" + strings.Join(cols, ", ") + ")\nVALUES (" + strings.Join(vals, ", ") + ")"
 }
 
+// runsInsertNext records a run that has no fencing token of its own (a
+// ShedLock or sys_sched_lock row, a session lock) under the next token of
+// its name: one above the highest recorded, 1 for the first. The values
+// are bound as in insert without the token, then the name again.
+func runsInsertNext(r RunsSQL, table string) string {
+	p := &params{sql: r}
+	cols := []string{runName, runToken, runHost, runOwner, runStarted, runEnded, runDuration, runAtMost, runExitCode}
+	name, host, owner := p.next(ParamText), p.next(ParamText), p.next(ParamText)
+	back := p.next(ParamInt)
+	vals := []string{name, "COALESCE(MAX(" + runToken + "), 0) + 1", host, owner, r.PlusMs(r.Now, back), r.Now, p.next(ParamInt), p.next(ParamInt), p.next(ParamInt)}
+	return "INSERT INTO " + table + " (" + strings.Join(cols, ", ") + ")\nSELECT " + strings.Join(vals, ", ") + "\nFROM " + table + " WHERE " + runName + " = " + p.next(ParamText)
+}
+
 // runsPrune deletes the rows of a name older than its keep newest: those
 // below the smallest token among the newest keep.
 func runsPrune(r RunsSQL, table string) string {
@@ -165,19 +180,19 @@ var (
 	_ dialects.RunHistory   = (*Runs)(nil)
 )
 
-// RunHistory returns the run table of the lock table, named
-// dialects.RunsTable(table). Only the native preset has one, on a dialect
-// whose Builder is a RunsBuilder; otherwise the error matches
-// dialects.ErrUnsupported.
+// RunHistory returns the run table of the lock table: for the native
+// preset dialects.RunsTable(table), for the others schedlock's own,
+// dialects.OwnRunsTable(table). A dialect whose Builder is no RunsBuilder
+// gives an error matching dialects.ErrUnsupported.
 func (l *Locker) RunHistory() (dialects.RunHistory, error) {
 	rb, ok := l.b.(RunsBuilder)
-	switch {
-	case l.schema.Preset != dialects.PresetSchedlock:
-		return nil, dialects.Wrap(l.b.Dialect(), "run history", fmt.Errorf("%w: run history needs the native table (preset %s), not preset %s", dialects.ErrUnsupported, dialects.PresetSchedlock, l.schema.Preset))
-	case !ok:
+	if !ok {
 		return nil, dialects.Wrap(l.b.Dialect(), "run history", fmt.Errorf("%w: no run table for %s", dialects.ErrUnsupported, l.b.Dialect()))
 	}
 	table := dialects.RunsTable(l.schema.Table)
+	if l.schema.Preset != dialects.PresetSchedlock {
+		table = dialects.OwnRunsTable(l.schema.Table)
+	}
 	return &Runs{l: l, table: table, stmts: RunStatements(rb.RunsSQL(), table, l.maxRunes)}, nil
 }
 
@@ -215,20 +230,25 @@ func (h *Runs) classify(err error) error {
 }
 
 // Record writes run and prunes its name to the newest keep runs: three
-// statements (clear, insert, prune), each in autocommit mode.
+// statements (clear, insert, prune), each in autocommit mode; a run
+// without a token two (insert_next, prune).
 func (h *Runs) Record(ctx context.Context, run dialects.Run, keep int) error {
 	if keep <= 0 {
 		keep = dialects.DefaultKeepRuns
 	}
 	db := h.l.db
-	steps := []struct {
+	type step struct {
 		op   string
 		args []any
-	}{
+	}
+	steps := []step{
 		{"clear", []any{run.Name, run.Token}},
 		{"insert", []any{run.Name, run.Token, run.Host, run.Owner, -run.Duration.Milliseconds(), run.Duration.Milliseconds(), run.AtMost.Milliseconds(), int64(run.ExitCode)}},
-		{"prune", []any{run.Name, run.Name, int64(keep)}},
 	}
+	if run.Token <= 0 {
+		steps = []step{{"insert_next", []any{run.Name, run.Host, run.Owner, -run.Duration.Milliseconds(), run.Duration.Milliseconds(), run.AtMost.Milliseconds(), int64(run.ExitCode), run.Name}}}
+	}
+	steps = append(steps, step{"prune", []any{run.Name, run.Name, int64(keep)}})
 	for _, s := range steps {
 		err := h.l.retrying(ctx, func() error {
 			_, err := db.ExecContext(ctx, h.stmts[s.op], s.args...)

@@ -122,6 +122,15 @@ func (s *runsServer) Handle(_ *fakesql.Session, q string, args []driver.NamedVal
 		return fakesql.Response{}, errors.New("no such table: schedlock_runs")
 	case strings.HasPrefix(q, "DELETE") && strings.Contains(q, "token >="):
 		s.filter(func(r fakeRun) bool { return !(r.name == str(0) && r.token >= num(1)) })
+	case strings.HasPrefix(q, "INSERT") && strings.Contains(q, "MAX("):
+		if str(0) != str(7) {
+			return fakesql.Response{}, fmt.Errorf("insert_next binds two names: %v", args)
+		}
+		next := int64(1)
+		if newest := s.newest(str(0), 1); len(newest) > 0 {
+			next = newest[0].token + 1
+		}
+		s.rows = append(s.rows, fakeRun{name: str(0), token: next, host: str(1), owner: str(2), back: num(3), dur: num(4), atMost: num(5), exit: num(6), ended: s.now})
 	case strings.HasPrefix(q, "INSERT"):
 		s.rows = append(s.rows, fakeRun{name: str(0), token: num(1), host: str(2), owner: str(3), back: num(4), dur: num(5), atMost: num(6), exit: num(7), ended: s.now})
 	case strings.HasPrefix(q, "DELETE"):
@@ -235,13 +244,54 @@ func TestRunsFakeDriver(t *testing.T) {
 			}
 		})
 	}
-	db, _ := fakesql.Open(&runsServer{})
-	defer db.Close()
-	l, err := locktable.New(db, postgres.Builder{}, dialects.Table{Preset: dialects.PresetShedlock})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := l.RunHistory(); !errors.Is(err, dialects.ErrUnsupported) {
-		t.Errorf("run history of the shedlock preset = %v, want ErrUnsupported", err)
+}
+
+// TestRunsOtherPresetsFakeDriver: a ShedLock or sys_sched_lock table keeps
+// its runs in schedlock's own run table of its schema, and a run without a
+// fencing token gets the next token of its name, on every dialect's SQL.
+func TestRunsOtherPresetsFakeDriver(t *testing.T) {
+	for name, b := range runBuilders() {
+		for _, tb := range []dialects.Table{{Preset: dialects.PresetShedlock}, {Preset: dialects.PresetSysSchedLock, Name: "jobs.sys_sched_lock"}} {
+			t.Run(name+"/"+tb.Preset, func(t *testing.T) {
+				srv := &runsServer{now: time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC)}
+				db, _ := fakesql.Open(srv)
+				defer db.Close()
+				l, err := locktable.New(db, b, tb)
+				if err != nil {
+					t.Fatal(err)
+				}
+				h, err := l.RunHistory()
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := "schedlock_runs"
+				if tb.Name != "" {
+					want = "jobs.schedlock_runs"
+				}
+				if h.Table() != want {
+					t.Errorf("run table of %s = %q, want %q", tb.Preset, h.Table(), want)
+				}
+				ctx := t.Context()
+				if err := h.CreateTable(ctx); err != nil {
+					t.Fatal(err)
+				}
+				for i := 1; i <= 3; i++ {
+					run := dialects.Run{Name: "job", Host: "h", Owner: "o", Duration: time.Duration(i) * time.Minute, AtMost: 4 * time.Minute, ExitCode: i}
+					if err := h.Record(ctx, run, 2); err != nil {
+						t.Fatalf("Record %d: %v", i, err)
+					}
+				}
+				runs, err := h.Runs(ctx, "job", 10)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(runs) != 2 || runs[0].Token != 3 || runs[1].Token != 2 || runs[0].ExitCode != 3 || runs[0].Duration != 3*time.Minute {
+					t.Fatalf("runs %+v, want tokens 3 and 2, the newest with exit code 3 and 3m", runs)
+				}
+				if share := runs[0].Share(); share <= dialects.RunShareWarning {
+					t.Errorf("share of a 3m run of 4m = %v, want past the warning", share)
+				}
+			})
+		}
 	}
 }

@@ -212,3 +212,62 @@ func TestPauseLive(t *testing.T) {
 		})
 	}
 }
+
+// TestRunHistoryOtherPresetsLive: a ShedLock table's runs go to
+// schedlock's own run table, each run without a fencing token taking the
+// next token of its name, pruned like the native table's.
+func TestRunHistoryOtherPresetsLive(t *testing.T) {
+	for name, db := range historyBackends(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := testContext(t)
+			tl, err := db.TableLocker(dialects.Table{Preset: dialects.PresetShedlock, Name: uniqueName("shed_")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := tl.CreateTable(ctx); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = tl.(dialects.TableDropper).DropTable(testContext(t)) })
+			h, err := tl.(dialects.RunHistorian).RunHistory()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.EqualFold(h.Table(), "schedlock_runs") {
+				t.Fatalf("run table of a ShedLock table = %q, want schedlock_runs", h.Table())
+			}
+			if err := h.CreateTable(ctx); err != nil {
+				t.Fatal(err)
+			}
+			job := uniqueName("job-")
+			lease, err := tl.Acquire(ctx, job, dialects.Options{AtMost: time.Minute})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, has := lease.Token(); has {
+				t.Fatal("a ShedLock lease has a fencing token")
+			}
+			_ = lease.Release(ctx)
+			for i := 1; i <= 4; i++ {
+				run := dialects.Run{Name: h.StoredName(job), Host: "node-a", Owner: lease.Owner(),
+					Duration: time.Duration(i) * 2 * time.Second, AtMost: 10 * time.Second, ExitCode: i}
+				if err := h.Record(ctx, run, 3); err != nil {
+					t.Fatalf("Record %d: %v", i, err)
+				}
+			}
+			runs, err := h.Runs(ctx, job, 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tokens(runs) != "4,3,2" || runs[0].ExitCode != 4 || runs[0].Duration != 8*time.Second {
+				t.Fatalf("runs %s (%+v), want tokens 4,3,2 with the newest exit 4, 8s", tokens(runs), runs)
+			}
+			if runs[0].Share() <= dialects.RunShareWarning {
+				t.Errorf("an 8s run of 10s has share %v, want past the warning", runs[0].Share())
+			}
+			last, err := h.LastRuns(ctx)
+			if err != nil || last[h.StoredName(job)].Token != 4 {
+				t.Errorf("LastRuns[%s] = %+v, %v", job, last[h.StoredName(job)], err)
+			}
+		})
+	}
+}
