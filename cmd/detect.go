@@ -126,6 +126,11 @@ func detectRun(ctx context.Context, o *DetectOptions) error {
 		return err
 	}
 	_, err = io.Out.Write([]byte(f.Scrubber.String(buf.String())))
+	if !g.Quiet {
+		for _, b := range findBlockers(ctx, db, nil) {
+			fmt.Fprintln(io.ErrOut, f.Scrubber.String("schedlock: warning: "+cliText(blockerText(b))))
+		}
+	}
 	return err
 }
 

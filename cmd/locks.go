@@ -283,7 +283,7 @@ func locksRun(ctx context.Context, o *LocksOptions) error {
 	}
 	lister = withLastRuns(lister, db)
 	if o.Watch == 0 {
-		listing, err := lister.ListLocks(ctx, q.list)
+		listing, err := listNamingBlockers(ctx, db, lister, q.list)
 		if err != nil {
 			return adminError(err, q.target, o.Command)
 		}

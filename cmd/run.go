@@ -91,6 +91,9 @@ type RunOptions struct {
 	// sessionHolder describes the session holding the lock (see
 	// sessionHolderOf); nil where there is none to describe.
 	sessionHolder func(context.Context) string
+	// blockers names the sessions keeping the lock table from the run
+	// (see runBlockers); nil before connecting.
+	blockers func(context.Context) string
 
 	// Argv is the command and its arguments (everything after --).
 	Argv []string
@@ -272,6 +275,7 @@ func runRun(ctx context.Context, o *RunOptions) (err error) {
 		o.note(o.Global.Verbose, "namespace %q: the lock is stored as %q", ns, stored)
 	}
 	o.sessionHolder = sessionHolderOf(db, locker, stored)
+	o.blockers = runBlockers(db, table)
 	o.prepareHistory(db, locker, nameNS)
 	return o.runLocked(ctx, dialects.WithNamespace(locker, nameNS))
 }

@@ -105,12 +105,12 @@ func TestRunHistorySessionLive(t *testing.T) {
 	}
 }
 
-// deleteRuns removes the runs of the names starting with name from the
-// live server's run table.
+// deleteRuns removes the runs and lock rows of the names starting with
+// name from the live server's native tables.
 func deleteRuns(t *testing.T, env, raw, name string) {
-	driver, q := "pgx", "DELETE FROM schedlock_runs WHERE name LIKE $1"
+	driver, mark := "pgx", "$1"
 	if env == livetest.MySQL {
-		driver, q = "mysql", "DELETE FROM schedlock_runs WHERE name LIKE ?"
+		driver, mark = "mysql", "?"
 	}
 	db, err := sql.Open(driver, raw)
 	if err != nil {
@@ -118,7 +118,9 @@ func deleteRuns(t *testing.T, env, raw, name string) {
 		return
 	}
 	defer db.Close()
-	if _, err := db.Exec(q, name+"%"); err != nil {
-		t.Log(err)
+	for _, table := range []string{"schedlock_runs", "schedlock"} {
+		if _, err := db.Exec("DELETE FROM "+table+" WHERE name LIKE "+mark, name+"%"); err != nil {
+			t.Log(err)
+		}
 	}
 }

@@ -57,6 +57,11 @@ func (o *RunOptions) timeoutError(err error) error {
 		}
 		msg += ")"
 	}
+	if o.blockers != nil {
+		if who := o.blockers(context.Background()); who != "" {
+			msg += ": " + who
+		}
+	}
 	if err == nil || err.Error() == context.DeadlineExceeded.Error() {
 		return errors.New(msg)
 	}
