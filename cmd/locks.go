@@ -89,6 +89,11 @@ PostgreSQL advisory locks are numeric keys; a key is shown with its name
 when the name is known: from an exact --name, or from a lock table row of
 that name (the key of a name is schedlock's SHA-256 mapping).
 
+A session that keeps a lock table from others (a lock on the table, an open
+transaction on one of its rows) is named on stderr with the statement that
+ends it; while the table stays locked, the server's session locks are listed
+alone (docs/locks.md, Blocking sessions).
+
 Times are UTC on the database clock. The exit code is 0 whenever the listing
 ran, even when it is empty.`,
 		Example: `  # Everything held or expired, tables found automatically
