@@ -55,7 +55,7 @@ func newDescs(extra []string) descs {
 		runExit:     d("lock_last_run_exit_code", "The exit code of the newest recorded run.", lock),
 		runAtMost:   d("lock_last_run_at_most_seconds", "The at-most the newest recorded run held its lock with.", lock),
 		runShare:    d("lock_last_run_at_most_share", "The share of its at-most the newest recorded run used (0.5: half).", lock),
-		runToken:    d("lock_last_run_fencing_token", "The fencing token of the newest recorded run: below schedlock_lock_fencing_token, the lease taken since has not recorded its run (it runs, or its holder died).", lock),
+		runToken:    d("lock_last_run_fencing_token", "The fencing token of the newest recorded run, for locks with fencing tokens: below schedlock_lock_fencing_token, the lease taken since has not recorded its run (it runs, or its holder died).", lock),
 	}
 }
 
@@ -149,7 +149,9 @@ func (c *collector) collectTarget(ch chan<- prometheus.Metric, t TargetSnapshot)
 			}
 			gauge(c.d.runDuration, r.Duration.Seconds(), ll)
 			gauge(c.d.runExit, float64(r.ExitCode), ll)
-			gauge(c.d.runToken, float64(r.Token), ll)
+			if l.HasToken { // a run of a lock without fencing tokens is numbered by its run table
+				gauge(c.d.runToken, float64(r.Token), ll)
+			}
 			if r.AtMost > 0 {
 				gauge(c.d.runAtMost, r.AtMost.Seconds(), ll)
 				gauge(c.d.runShare, r.Share(), ll)
