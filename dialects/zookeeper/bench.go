@@ -3,18 +3,21 @@ package zookeeper
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net/url"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/benchops"
 )
 
-// The raw commands of Curator's recipe `schedlock bench` measures the
-// engine against: create the ephemeral sequential node, list the children
-// to see it is the lowest, delete it.
+// The raw commands `schedlock bench` measures the engine against: the
+// textbook ZooKeeper lock on go-zookeeper's own client, none of the
+// engine's code — create the lock's ephemeral node (taken; "node exists":
+// held by another) and delete it.
 var (
 	_ benchops.StoreBaseline = (*Backend)(nil)
 	_ benchops.RoundTripper  = (*Backend)(nil)
@@ -23,130 +26,111 @@ var (
 // RoundTripSQL names the round trip's command.
 func (*Backend) RoundTripSQL() string { return "exists /" }
 
-// RawStoreOps implements benchops.StoreBaseline with a client of its own
-// on b's ensemble; the raw lock nodes of every client opened on b live
-// under one temporary node of the chroot (so contending workers, a client
-// each, meet on the same names), deleted when the last of them closes.
+// RawStoreOps implements benchops.StoreBaseline with a go-zookeeper
+// client of its own on b's ensemble (b's credentials, no chroot of the
+// client's: paths are written whole); the raw lock nodes of every client
+// opened on b live under one temporary node in the DSN's chroot (so
+// contending workers, a client each, meet on the same names), deleted
+// when the last of them closes.
 func (b *Backend) RawStoreOps(ctx context.Context) (benchops.StoreOps, error) {
-	raw, err := OpenConfig(ctx, b.cfg)
+	conn, _, err := zk.Connect(b.cfg.Servers, b.cfg.SessionTimeout, zk.WithLogger(nopLogger{}), zk.WithLogInfo(false))
 	if err != nil {
 		return benchops.StoreOps{}, err
 	}
-	conn := raw.conn
-	locker := func(table string) (*Locker, error) {
-		tl, err := raw.LeaseLocker(dialects.Table{Name: table})
-		if err != nil {
-			return nil, err
+	acl := zk.WorldACL(zk.PermAll)
+	for conn.State() != zk.StateHasSession {
+		select {
+		case <-ctx.Done():
+			conn.Close()
+			return benchops.StoreOps{}, ctx.Err()
+		case <-time.After(5 * time.Millisecond):
 		}
-		return tl.(*Locker), nil
 	}
-	table, err := b.benchRaw.join(func(table string) error {
-		l, err := locker(table)
-		if err != nil {
-			return err
+	if b.cfg.User != "" {
+		if err := conn.AddAuth("digest", []byte(b.cfg.User+":"+b.cfg.Password)); err != nil {
+			conn.Close()
+			return benchops.StoreOps{}, err
 		}
-		return l.CreateTable(ctx)
-	})
+		acl = zk.AuthACL(zk.PermAll)
+	}
+	parent, err := b.benchRaw.join(b.cfg.Chroot, func(parent string) error { return createPath(conn, parent, acl) })
 	if err != nil {
-		raw.Close()
+		conn.Close()
 		return benchops.StoreOps{}, err
 	}
-	l, err := locker(table)
-	if err != nil {
-		_ = b.benchRaw.leave(func() error { return nil })
-		raw.Close()
-		return benchops.StoreOps{}, err
-	}
-	var mu sync.Mutex
-	held := map[string]string{} // name → our node
-	ops := benchops.StoreOps{
-		RoundTrip: func(ctx context.Context) error {
-			_, err := call(ctx, func() (bool, error) { ok, _, err := conn.Exists("/"); return ok, err })
-			return err
-		},
-		TryLock: func(ctx context.Context, name string) (bool, error) {
-			dir := l.NamePath(name)
-			p, err := call(ctx, func() (string, error) {
-				return conn.Create(dir+"/"+protectedPrefix+newUUID()+"-"+lockPrefix, nil, zk.FlagEphemeral|zk.FlagSequence, raw.acl)
-			})
-			if errors.Is(err, zk.ErrNoNode) {
-				if _, err := call(ctx, func() (string, error) { return conn.Create(dir, nil, 0, raw.acl) }); err != nil && !errors.Is(err, zk.ErrNodeExists) {
-					return false, err
-				}
-				p, err = call(ctx, func() (string, error) {
-					return conn.Create(dir+"/"+protectedPrefix+newUUID()+"-"+lockPrefix, nil, zk.FlagEphemeral|zk.FlagSequence, raw.acl)
-				})
-			}
-			if err != nil {
-				return false, err
-			}
-			children, err := call(ctx, func() ([]string, error) { ch, _, err := conn.Children(dir); return ch, err })
-			if err != nil {
-				return false, err
-			}
-			nodes := sortedLockNodes(children)
-			if len(nodes) == 0 || dir+"/"+nodes[0].name != p {
-				_ = conn.Delete(p, -1)
+	node := func(name string) string { return parent + "/" + url.PathEscape(name) }
+	return benchops.StoreOps{
+		RoundTrip: func(context.Context) error { _, _, err := conn.Exists("/"); return err },
+		TryLock: func(_ context.Context, name string) (bool, error) {
+			_, err := conn.Create(node(name), nil, zk.FlagEphemeral, acl)
+			if errors.Is(err, zk.ErrNodeExists) {
 				return false, nil
 			}
-			mu.Lock()
-			held[name] = p
-			mu.Unlock()
-			return true, nil
+			return err == nil, err
 		},
-		Unlock: func(ctx context.Context, name string) error {
-			mu.Lock()
-			p := held[name]
-			delete(held, name)
-			mu.Unlock()
-			if p == "" {
-				return nil
-			}
-			_, err := call(ctx, func() (struct{}, error) { return struct{}{}, conn.Delete(p, -1) })
-			return err
-		},
+		Unlock: func(_ context.Context, name string) error { return conn.Delete(node(name), -1) },
 		Close: func() error {
-			ctx, cancel := context.WithTimeout(context.Background(), dropTimeout)
-			defer cancel()
-			err := b.benchRaw.leave(func() error { return l.DropTable(ctx) })
-			raw.Close()
+			err := b.benchRaw.leave(func(parent string) error {
+				children, _, err := conn.Children(parent)
+				for _, c := range children {
+					_ = conn.Delete(parent+"/"+c, -1)
+				}
+				if err == nil {
+					err = conn.Delete(parent, -1)
+				}
+				return err
+			})
+			conn.Close()
 			return err
 		},
-	}
-	return ops, nil
+	}, nil
 }
 
-// benchRaw is the table the raw clients of one backend share: made by the
-// first to join, dropped by the last to leave.
+// createPath creates p and its missing ancestors as persistent nodes.
+func createPath(conn *zk.Conn, p string, acl []zk.ACL) error {
+	for i := 1; i <= len(p); i++ {
+		if i < len(p) && p[i] != '/' {
+			continue
+		}
+		if _, err := conn.Create(p[:i], nil, 0, acl); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			return fmt.Errorf("create %s: %w", p[:i], err)
+		}
+	}
+	return nil
+}
+
+// benchRaw is the parent node the raw clients of one backend share: made
+// by the first to join, deleted by the last to leave.
 type benchRaw struct {
 	mu      sync.Mutex
-	table   string
+	parent  string
 	clients int
 }
 
-// join returns the shared table's name, calling create with a new one
-// when no client has it.
-func (r *benchRaw) join(create func(table string) error) (string, error) {
+// join returns the shared parent node's path (in chroot), calling
+// create with a new one when no client has it.
+func (r *benchRaw) join(chroot string, create func(parent string) error) (string, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.clients == 0 {
-		table := "schedlock_bench_raw_" + strings.ReplaceAll(newUUID(), "-", "")
+		table := chroot + "/schedlock_bench_raw_" + strings.ReplaceAll(newUUID(), "-", "")
 		if err := create(table); err != nil {
 			return "", err
 		}
-		r.table = table
+		r.parent = table
 	}
 	r.clients++
-	return r.table, nil
+	return r.parent, nil
 }
 
-// leave calls drop when the last client leaves.
-func (r *benchRaw) leave(drop func() error) error {
+// leave calls drop with the shared parent when the last client leaves.
+func (r *benchRaw) leave(drop func(parent string) error) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.clients--; r.clients > 0 {
 		return nil
 	}
-	r.table = ""
-	return drop()
+	parent := r.parent
+	r.parent = ""
+	return drop(parent)
 }
