@@ -320,7 +320,7 @@ func benchTable(r *benchkit.Report) output.TableData {
 	}
 	for _, h := range r.HandOver {
 		row("hand-over", h.Strategy, fmt.Sprintf("release to waiter, %d times", h.HandOvers),
-			fmt.Sprintf("median %s ms, p99 %s ms", ms(h.MedianMS), ms(h.P99MS)),
+			fmt.Sprintf("median %s ms, p90 %s ms, p99 %s ms", ms(h.MedianMS), ms(h.P90MS), ms(h.P99MS)),
 			fmt.Sprintf("min %s, mean %s, max %s ms", ms(h.MinMS), ms(h.MeanMS), ms(h.MaxMS)))
 	}
 	return t

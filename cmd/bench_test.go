@@ -208,7 +208,7 @@ func checkHandOver(t *testing.T, rep benchkit.Report, n int, strategies ...strin
 		if h.Strategy != strategies[i] || h.HandOvers != n {
 			t.Errorf("hand_over[%d] = %+v, want %s with %d hand-overs", i, h, strategies[i], n)
 		}
-		if !(h.MinMS <= h.MedianMS && h.MedianMS <= h.P99MS && h.P99MS <= h.MaxMS && h.MinMS <= h.MeanMS && h.MeanMS <= h.MaxMS && h.MaxMS > 0) {
+		if !(h.MinMS <= h.MedianMS && h.MedianMS <= h.P90MS && h.P90MS <= h.P99MS && h.P99MS <= h.MaxMS && h.MinMS <= h.MeanMS && h.MeanMS <= h.MaxMS && h.MaxMS > 0) {
 			t.Errorf("hand_over[%d] latencies out of order: %+v", i, h)
 		}
 	}

@@ -2,11 +2,14 @@ package etcd_test
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/client/v3/concurrency"
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/etcd"
@@ -59,10 +62,17 @@ func BenchmarkCycle(b *testing.B) {
 	})
 }
 
-// BenchmarkCycleRatio interleaves one raw cycle and one engine cycle per
-// iteration (each first every other time), so that both see the same load
-// on a shared machine, and
-// reports each one's cycles per second and engine/raw:
+// BenchmarkCycleRatio interleaves three lock cycles per iteration, in a
+// random order, each timed on its own, on the backend's client, so that
+// all three see the same load on a shared machine:
+//
+//   - engine: the engine's Acquire and Release;
+//   - raw: etcd.RawOps, a put-if-absent transaction bound to a lease
+//     granted once, and a delete;
+//   - mutex: etcd's own concurrency.Mutex (the recipe of etcdctl lock) on
+//     one session, TryLock and Unlock.
+//
+// It reports each one's cycles per second and the ratios:
 //
 //	go test -run - -bench CycleRatio -benchtime 5s ./dialects/etcd/
 func BenchmarkCycleRatio(b *testing.B) {
@@ -77,47 +87,58 @@ func BenchmarkCycleRatio(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	session, err := concurrency.NewSession(be.Client(), concurrency.WithTTL(60))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer session.Close()
+	mutex := concurrency.NewMutex(session, be.Root()+"bench-mutex-"+dialects.NewOwner())
 	rawName, engineName := "bench-raw-"+dialects.NewOwner(), "bench-engine-"+dialects.NewOwner()
 	opts := dialects.Options{AtMost: time.Minute, Owner: "bench"}
-	var rawTime, engineTime time.Duration
+	cycles := []struct {
+		name  string
+		cycle func() error
+		took  time.Duration
+	}{
+		{name: "engine", cycle: func() error {
+			lease, err := l.Acquire(ctx, engineName, opts)
+			if err != nil {
+				return err
+			}
+			return lease.Release(ctx)
+		}},
+		{name: "raw", cycle: func() error {
+			if ok, err := raw.TryLock(ctx, rawName); err != nil || !ok {
+				return fmt.Errorf("raw try-lock: %v, %w", ok, err)
+			}
+			return raw.Unlock(ctx, rawName)
+		}},
+		{name: "mutex", cycle: func() error {
+			if err := mutex.TryLock(ctx); err != nil {
+				return err
+			}
+			return mutex.Unlock(ctx)
+		}},
+	}
 	n := 0
-	rawCycle := func() {
-		ok, err := raw.TryLock(ctx, rawName)
-		if err != nil || !ok {
-			b.Fatalf("raw try-lock: %v, %v", ok, err)
-		}
-		if err := raw.Unlock(ctx, rawName); err != nil {
-			b.Fatal(err)
-		}
-	}
-	engineCycle := func() {
-		lease, err := l.Acquire(ctx, engineName, opts)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := lease.Release(ctx); err != nil {
-			b.Fatal(err)
-		}
-	}
-	timed := func(total *time.Duration, cycle func()) {
-		start := time.Now()
-		cycle()
-		*total += time.Since(start)
-	}
 	for b.Loop() {
-		// Each goes first every other time, so neither gains from order.
-		if n%2 == 0 {
-			timed(&rawTime, rawCycle)
-			timed(&engineTime, engineCycle)
-		} else {
-			timed(&engineTime, engineCycle)
-			timed(&rawTime, rawCycle)
+		for _, i := range rand.Perm(len(cycles)) {
+			start := time.Now()
+			if err := cycles[i].cycle(); err != nil {
+				b.Fatalf("%s: %v", cycles[i].name, err)
+			}
+			cycles[i].took += time.Since(start)
 		}
 		n++
 	}
-	b.ReportMetric(float64(n)/rawTime.Seconds(), "raw-cycles/s")
-	b.ReportMetric(float64(n)/engineTime.Seconds(), "engine-cycles/s")
-	b.ReportMetric(rawTime.Seconds()/engineTime.Seconds(), "engine/raw")
+	took := map[string]float64{}
+	for _, c := range cycles {
+		b.ReportMetric(float64(n)/c.took.Seconds(), c.name+"-cycles/s")
+		took[c.name] = c.took.Seconds()
+	}
+	b.ReportMetric(took["raw"]/took["engine"], "engine/raw")
+	b.ReportMetric(took["mutex"]/took["engine"], "engine/mutex")
+	b.ReportMetric(took["raw"]/took["mutex"], "mutex/raw")
 }
 
 // BenchmarkRawVariants measures what the engine's cycle adds to the raw

@@ -12,7 +12,7 @@ func TestSummariseOrdersLatencies(t *testing.T) {
 		in = append(in, time.Duration(ms)*time.Millisecond)
 	}
 	h := summarise(HandOver{Strategy: "session"}, in)
-	want := HandOver{Strategy: "session", HandOvers: 10, MinMS: 1, MedianMS: 5.5, MeanMS: 14.5, P99MS: 100, MaxMS: 100}
+	want := HandOver{Strategy: "session", HandOvers: 10, MinMS: 1, MedianMS: 5.5, MeanMS: 14.5, P90MS: 9, P99MS: 100, MaxMS: 100}
 	if h != want {
 		t.Errorf("summarise = %+v, want %+v", h, want)
 	}

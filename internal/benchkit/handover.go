@@ -18,6 +18,7 @@ type HandOver struct {
 	MinMS     float64 `json:"min_ms"`
 	MedianMS  float64 `json:"median_ms"`
 	MeanMS    float64 `json:"mean_ms"`
+	P90MS     float64 `json:"p90_ms"`
 	P99MS     float64 `json:"p99_ms"`
 	MaxMS     float64 `json:"max_ms"`
 }
@@ -98,6 +99,56 @@ func handOverOnce(ctx context.Context, holderLocker, waiterLocker dialects.Locke
 	return a.at.Sub(released), nil
 }
 
+// Take is one side of a hand-over outside the engine (a peer's lock, for
+// the Go benchmarks that set peers beside the engine): it takes the lock
+// — the waiter's blocks until it has it — and returns its release.
+type Take func(ctx context.Context) (release func(ctx context.Context) error, err error)
+
+// MeasureHandOverOf is MeasureHandOver for any two Takes, the holder's
+// and the waiter's, with the same pauses and the same latency: from the
+// holder's call to release to the return of the waiter's take. strategy
+// names it in the result.
+func MeasureHandOverOf(ctx context.Context, strategy string, holder, waiter Take, b Budget) (HandOver, error) {
+	res := HandOver{Strategy: strategy}
+	m := b.begin()
+	var latencies []time.Duration
+	for len(latencies) == 0 || m.more() {
+		release, err := holder(ctx)
+		if err != nil {
+			return summarise(res, latencies), fmt.Errorf("holder take: %w", err)
+		}
+		type took struct {
+			release func(context.Context) error
+			at      time.Time
+			err     error
+		}
+		got := make(chan took, 1)
+		go func() {
+			r, err := waiter(ctx)
+			got <- took{r, time.Now(), err}
+		}()
+		select {
+		case <-ctx.Done():
+		case <-time.After(minHoldPause + rand.N(holdPauseRange)):
+		}
+		released := time.Now()
+		rerr := release(context.WithoutCancel(ctx))
+		a := <-got
+		if a.err != nil {
+			return summarise(res, latencies), fmt.Errorf("waiter take: %w", a.err)
+		}
+		if err := a.release(context.WithoutCancel(ctx)); err != nil && rerr == nil {
+			rerr = err
+		}
+		if rerr != nil {
+			return summarise(res, latencies), fmt.Errorf("release: %w", rerr)
+		}
+		latencies = append(latencies, a.at.Sub(released))
+		m.add()
+	}
+	return summarise(res, latencies), nil
+}
+
 // summarise fills res with the statistics of latencies.
 func summarise(res HandOver, latencies []time.Duration) HandOver {
 	res.HandOvers = len(latencies)
@@ -114,6 +165,7 @@ func summarise(res HandOver, latencies []time.Duration) HandOver {
 	res.MinMS, res.MaxMS = ms(s[0]), ms(s[len(s)-1])
 	res.MeanMS = ms(sum / time.Duration(len(s)))
 	res.MedianMS = ms(median(s))
+	res.P90MS = ms(s[percentileIndex(len(s), 0.90)])
 	res.P99MS = ms(s[percentileIndex(len(s), 0.99)])
 	return res
 }
@@ -137,4 +189,32 @@ func percentileIndex(n int, p float64) int {
 		return n - 1
 	}
 	return i
+}
+
+// HandOverPeer is one lock measured by HandOverTurns: its holder's and
+// its waiter's Take, each on a client of its own.
+type HandOverPeer struct {
+	Name           string
+	Holder, Waiter Take
+}
+
+// HandOverTurns measures n hand-overs of each peer, one hand-over of
+// each per turn in a random order, so that all see the same load on a
+// shared machine, and returns each one's figures, in peers' order.
+func HandOverTurns(ctx context.Context, peers []HandOverPeer, n int) ([]HandOver, error) {
+	latencies := make([][]time.Duration, len(peers))
+	for range n {
+		for _, i := range rand.Perm(len(peers)) {
+			h, err := MeasureHandOverOf(ctx, peers[i].Name, peers[i].Holder, peers[i].Waiter, Budget{Cycles: 1})
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", peers[i].Name, err)
+			}
+			latencies[i] = append(latencies[i], time.Duration(h.MedianMS*float64(time.Millisecond)))
+		}
+	}
+	out := make([]HandOver, len(peers))
+	for i, p := range peers {
+		out[i] = summarise(HandOver{Strategy: p.Name}, latencies[i])
+	}
+	return out, nil
 }
