@@ -24,6 +24,7 @@ import (
 const (
 	maxBenchWorkers = 1024
 	maxBenchLocks   = 1_000_000
+	maxBenchLeases  = 1_000_000
 	// strategyAll is --strategy all: every strategy the database supports.
 	strategyAll = "all"
 )
@@ -40,6 +41,7 @@ type BenchOptions struct {
 	Table    string
 	Workers  int
 	Locks    int
+	Leases   int
 	Wait     bool
 	Duration time.Duration
 	Cycles   int64
@@ -48,7 +50,7 @@ type BenchOptions struct {
 
 	// Which of the flags were given, for checks that tell "0" from
 	// "not asked for".
-	workersSet, locksSet, durationSet, cyclesSet bool
+	workersSet, locksSet, leasesSet, durationSet, cyclesSet bool
 }
 
 // NewCmdBench builds `schedlock bench`. runF replaces the run function in
@@ -74,10 +76,17 @@ beside the limit it competes with:
     once by this process: the connections they use (counted by the server
     where it can say, else by the client pool; not counted on a store),
     the time to take all and to release all, and the extra client memory;
+  - --leases N: N table leases (on a lock store: its leases) of 30 s
+    at-most held at once by one handle through WithLock for --duration
+    (default 35s: three renewals each): the leases still held and those
+    lost (must be 0), the refreshes and the statements that carried them
+    per second, the most connections the pool opened beside its limit
+    (x-max-conns), the time to take all and to release all, and the
+    extra client memory;
   - --wait: the latency from a holder's release to a waiting acquire, over
     many hand-overs (min, median, mean, p99, max).
 
---workers, --locks and --wait choose their measurements instead of the lock
+--workers, --locks, --leases and --wait choose their measurements instead of the lock
 cycles, and combine. Each measurement runs for --duration (default 3s) or
 --cycles cycles. The table strategy runs on a temporary lock table that is
 created and dropped (--preset picks its layout; on a store, a fresh key
@@ -96,6 +105,9 @@ docs/bench.md for the JSON fields.`,
   # 1,000 session locks held at once: connections, time, memory
   schedlock bench --dsn 'postgres://app@db1:5432/jobs' --locks 1000
 
+  # 10,000 leases of 30 s held by one handle for 35 s: lost, refresh statements, connections
+  schedlock bench --dsn 'postgres://app@db1:5432/jobs?x-max-conns=4' --leases 10000
+
   # Hand-over latency from a release to a waiter, 200 hand-overs, as JSON
   schedlock bench --wait --cycles 200 -o json
 
@@ -105,7 +117,7 @@ docs/bench.md for the JSON fields.`,
 		RunE: func(c *cobra.Command, _ []string) error {
 			opts.Command = c.CommandPath()
 			fl := c.Flags()
-			opts.workersSet, opts.locksSet = fl.Changed("workers"), fl.Changed("locks")
+			opts.workersSet, opts.locksSet, opts.leasesSet = fl.Changed("workers"), fl.Changed("locks"), fl.Changed("leases")
 			opts.durationSet, opts.cyclesSet = fl.Changed("duration"), fl.Changed("cycles")
 			if runF != nil {
 				return runF(c.Context(), opts)
@@ -119,6 +131,7 @@ docs/bench.md for the JSON fields.`,
 	fl.StringVar(&opts.Table, "table", "", "existing lock table to use, optionally schema.table (default: a temporary table)")
 	fl.IntVar(&opts.Workers, "workers", 0, "measure N workers contending for one lock name")
 	fl.IntVar(&opts.Locks, "locks", 0, "measure N distinct session locks held at once")
+	fl.IntVar(&opts.Leases, "leases", 0, "measure N table leases of 30s held at once by one handle, kept alive by their refreshes")
 	fl.BoolVar(&opts.Wait, "wait", false, "measure the hand-over latency from a release to a waiting acquire")
 	durationVar(fl, &opts.Duration, "duration", benchkit.DefaultDuration, "length of each measurement, e.g. 500ms or 10s")
 	fl.Int64Var(&opts.Cycles, "cycles", 0, "run each measurement for this many cycles (hand-overs with --wait) instead of --duration")
@@ -138,6 +151,8 @@ func (o *BenchOptions) plan() (*dsn.DSN, benchkit.Plan, error) {
 		return nil, p, usage("--workers must be between 1 and %d, got %d", maxBenchWorkers, o.Workers)
 	case o.locksSet && (o.Locks < 1 || o.Locks > maxBenchLocks):
 		return nil, p, usage("--locks must be between 1 and %d, got %d", maxBenchLocks, o.Locks)
+	case o.leasesSet && (o.Leases < 1 || o.Leases > maxBenchLeases):
+		return nil, p, usage("--leases must be between 1 and %d, got %d", maxBenchLeases, o.Leases)
 	case o.durationSet && o.Duration <= 0:
 		return nil, p, usage("--duration must be positive, got %s", o.Duration)
 	case o.cyclesSet && o.Cycles < 1:
@@ -165,8 +180,14 @@ func (o *BenchOptions) plan() (*dsn.DSN, benchkit.Plan, error) {
 	if onlySession && (o.Preset != "" || o.Table != "") {
 		return nil, p, usage("--table and --preset apply to the table strategy, not --strategy session")
 	}
-	p.Workers, p.Locks, p.HandOver = o.Workers, o.Locks, o.Wait
-	p.Cycles = o.Workers == 0 && o.Locks == 0 && !o.Wait
+	if onlySession && o.Leases > 0 {
+		return nil, p, usage("--leases holds table leases: use --strategy table, or leave --strategy out")
+	}
+	p.Workers, p.Locks, p.HandOver, p.Leases = o.Workers, o.Locks, o.Wait, o.Leases
+	p.Cycles = o.Workers == 0 && o.Locks == 0 && !o.Wait && o.Leases == 0
+	if o.Leases > 0 && o.durationSet {
+		p.LeaseHold = o.Duration
+	}
 	if o.cyclesSet {
 		p.Budget.Cycles = o.Cycles
 	} else {
@@ -225,7 +246,10 @@ func benchRun(ctx context.Context, o *BenchOptions) error {
 // benchError is the command's error for err: bad tables and strategies the
 // database lacks are usage errors, --timeout says so.
 func (o *BenchOptions) benchError(ctx context.Context, err error, target *dsn.DSN) error {
+	var tooMany *benchkit.LeaseLimitError
 	switch {
+	case errors.As(err, &tooMany):
+		return &UsageError{Err: fmt.Errorf("--leases %d is above what %s can hold: at most %d (%s)", tooMany.Asked, backendName(target), tooMany.Most, tooMany.Limit), Command: o.Command}
 	case errors.Is(err, dialects.ErrInvalid), errors.Is(err, dialects.ErrUnsupported), errors.Is(err, dialects.ErrNoTable):
 		return &UsageError{Err: target.Scrub(err), Command: o.Command}
 	case errors.Is(err, context.DeadlineExceeded) && o.Global.Timeout > 0 && ctx.Err() != nil:
@@ -234,9 +258,12 @@ func (o *BenchOptions) benchError(ctx context.Context, err error, target *dsn.DS
 	return target.Scrub(err)
 }
 
+// backendName is the DSN's family as the bench names its database.
+func backendName(target *dsn.DSN) string { return target.Family }
+
 // measuredAnything reports whether r holds at least one measurement.
 func measuredAnything(r *benchkit.Report) bool {
-	return r != nil && (r.RoundTrip != nil || len(r.Cycles) > 0 || len(r.Contention) > 0 || r.HeldLocks != nil || len(r.HandOver) > 0)
+	return r != nil && (r.RoundTrip != nil || len(r.Cycles) > 0 || len(r.Contention) > 0 || r.HeldLocks != nil || r.Leases != nil || len(r.HandOver) > 0)
 }
 
 // render writes the report to stdout and, for tables, its notes to stderr.
@@ -318,6 +345,24 @@ func benchTable(r *benchkit.Report) output.TableData {
 			row(what, h.Strategy, "error", *h.Error, "")
 		}
 	}
+	if l := r.Leases; l != nil {
+		what := fmt.Sprintf("%d leases of %s", l.Leases, seconds(l.AtMostSeconds))
+		row(what, l.Strategy, "take all", fmt.Sprintf("%d of %d in %s", l.Acquired, l.Leases, seconds(l.TakeAllSeconds)), rateOf(l.Acquired, l.TakeAllSeconds, "leases"))
+		row(what, l.Strategy, "held after "+seconds(l.HoldSeconds), fmt.Sprintf("%d held, %d lost", l.Held, l.Lost), "lost must be 0")
+		statements := "not counted"
+		if l.RefreshStatementsPerSecond != nil {
+			statements = smallRate(*l.RefreshStatementsPerSecond, "statements")
+		}
+		row(what, l.Strategy, "refreshes", perSecond(l.RefreshesPerSecond, "refreshes"), statements)
+		if l.MaxConnections != nil {
+			row(what, l.Strategy, "connections", fmt.Sprintf("at most %d open", *l.MaxConnections), fmt.Sprintf("limit %d (x-max-conns)", *l.ConnectionLimit))
+		}
+		row(what, l.Strategy, "release all", seconds(l.ReleaseAllSeconds), rateOf(l.Acquired, l.ReleaseAllSeconds, "leases"))
+		row(what, l.Strategy, "extra client memory", "heap "+bytesText(l.ExtraHeapAllocBytes), "from the OS "+bytesText(l.ExtraSysBytes))
+		if l.Error != nil {
+			row(what, l.Strategy, "error", *l.Error, "")
+		}
+	}
 	for _, h := range r.HandOver {
 		row("hand-over", h.Strategy, fmt.Sprintf("release to waiter, %d times", h.HandOvers),
 			fmt.Sprintf("median %s ms, p90 %s ms, p99 %s ms", ms(h.MedianMS), ms(h.P90MS), ms(h.P99MS)),
@@ -348,6 +393,14 @@ func rateOf(n int, secs float64, unit string) string {
 		return ""
 	}
 	return perSecond(float64(n)/secs, unit)
+}
+
+// smallRate is perSecond with one decimal below 100 a second.
+func smallRate(v float64, unit string) string {
+	if v < 100 {
+		return fmt.Sprintf("%.1f %s/s", v, unit)
+	}
+	return perSecond(v, unit)
 }
 
 func perSecond(v float64, unit string) string {

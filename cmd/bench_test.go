@@ -17,7 +17,7 @@ import (
 )
 
 // benchReportKeys are the top-level fields of `bench -o json`, in order.
-var benchReportKeys = []string{"target", "database", "dialect", "duration_seconds", "cycles_per_measurement", "round_trip", "cycles", "contention", "held_locks", "hand_over", "notes"}
+var benchReportKeys = []string{"target", "database", "dialect", "duration_seconds", "cycles_per_measurement", "round_trip", "cycles", "contention", "held_locks", "leases", "hand_over", "notes"}
 
 func TestBenchBadInput(t *testing.T) {
 	sqlite := emptySQLiteFile(t, "bench.db")
@@ -43,6 +43,10 @@ func TestBenchBadInput(t *testing.T) {
 		{"junit output", []string{"-o", "junit"}, `unknown output format "junit"`},
 		{"an argument", []string{"extra"}, "unknown command"},
 		{"not a number", []string{"--workers", "many"}, "invalid argument"},
+		{"zero leases", []string{"--leases", "0"}, "--leases must be between 1 and"},
+		{"negative leases", []string{"--leases", "-5"}, "--leases must be between 1 and"},
+		{"leases on the session strategy", []string{"--strategy", "session", "--leases", "10"}, "--leases holds table leases"},
+		{"more leases than one handle renews", []string{"--leases", "200001"}, "--leases 200001 is above what sqlite can hold: at most 200000 (one handle renews at most 20000 leases a second"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -226,6 +230,22 @@ func TestBenchLiveSQLite(t *testing.T) {
 	checkHandOver(t, rep, 10, "table")
 	if rep.RoundTrip != nil || len(rep.Cycles) != 0 || rep.HeldLocks != nil {
 		t.Errorf("--workers --wait also measured cycles or held locks: %+v", rep)
+	}
+	assertNoBenchTables(t, dsn)
+
+	rep = benchJSON(t, dsn, "--leases", "40", "--duration", "1s")
+	l := rep.Leases
+	if l == nil || l.Leases != 40 || l.Acquired != 40 || l.Held != 40 || l.Lost != 0 || l.Error != nil {
+		t.Fatalf("--leases 40: %+v, want 40 taken and held, none lost", l)
+	}
+	if l.MaxConnections == nil || l.ConnectionLimit == nil || *l.MaxConnections < 1 || *l.MaxConnections > *l.ConnectionLimit {
+		t.Errorf("--leases 40: connections %v of limit %v, want at least one and within the limit", l.MaxConnections, l.ConnectionLimit)
+	}
+	if l.RefreshStatements == nil || l.AtMostSeconds != 30 || l.HoldSeconds != 1 {
+		t.Errorf("--leases 40: %+v, want counted refresh statements, 30 s leases held 1 s", l)
+	}
+	if rep.RoundTrip != nil || len(rep.Cycles) != 0 {
+		t.Errorf("--leases also measured cycles: %+v", rep)
 	}
 	assertNoBenchTables(t, dsn)
 }

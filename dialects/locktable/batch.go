@@ -342,3 +342,12 @@ func unwrapLease(x dialects.Lease) (*lease, bool) {
 	}
 	return nil, false
 }
+
+// BatchSize is the most leases one refresh statement renews: the
+// builder's MaxBatch, or 1 when it renews one lease per statement.
+func (l *Locker) BatchSize() int {
+	if _, n := l.batchRefresher(); n > 1 {
+		return n
+	}
+	return 1
+}

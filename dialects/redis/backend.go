@@ -10,6 +10,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/internal/batch"
 )
 
 // Backend is one opened Redis deployment (a server, a Sentinel-managed
@@ -160,7 +161,9 @@ func (b *Backend) LeaseLocker(t dialects.Table) (dialects.LeaseLocker, error) {
 	if r := b.facts.evictionRisk(); r != "" {
 		return nil, dialects.Wrap(Name, "table locker", unsupportedf("%s: set maxmemory-policy to noeviction (CONFIG SET maxmemory-policy noeviction) or use another Redis for locks", r))
 	}
-	return &Locker{b: b, layout: l}, nil
+	lk := &Locker{b: b, layout: l, refreshes: &refreshQueue{}}
+	lk.refreshes.q = batch.New(RefreshWindow, lk.sendRefreshes)
+	return lk, nil
 }
 
 // Recommend implements dialects.Backend.

@@ -265,6 +265,17 @@ func (c *config) limitPool(n int) {
 	}
 }
 
+// poolSize is the client's pool limit (per node).
+func (c *config) poolSize() int {
+	switch {
+	case c.cluster != nil:
+		return c.cluster.PoolSize
+	case c.failover != nil:
+		return c.failover.PoolSize
+	}
+	return c.single.PoolSize
+}
+
 // newClient builds the client c describes.
 func (c *config) newClient() goredis.UniversalClient {
 	switch {

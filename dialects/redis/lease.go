@@ -67,31 +67,41 @@ func (s *lease) Token() (int64, bool) {
 // keeping its locked-at.
 func (s *lease) Refresh(ctx context.Context) error {
 	s.opMu.Lock()
-	defer s.opMu.Unlock()
 	if err := s.endedErr("refresh"); err != nil {
+		s.opMu.Unlock()
 		return err
 	}
-	start := time.Now()
-	var res any
-	var err error
-	b, keys, native := s.locker.b, s.keys, s.locker.layout.native
-	switch {
-	case s.ident != "" && native:
-		res, err = b.runScript(ctx, refreshValue, keys, s.ident, ms(s.atMost))
-	case s.ident != "":
-		res, err = b.runScript(ctx, refreshExact, keys, s.ident, ms(s.atMost))
-	case native:
-		res, err = b.runScript(ctx, refreshNative, keys, s.owner, strconv.FormatInt(s.token, 10), ms(s.atMost))
-	default:
-		res, err = b.runScript(ctx, refreshShedlock, keys, s.owner, ms(s.atMost))
+	it := s.locker.refreshes.q.Add(s.refreshCall())
+	select {
+	case r := <-it.Outcome():
+		defer s.opMu.Unlock()
+		return s.refreshed(r)
+	case <-ctx.Done():
 	}
-	if err != nil {
-		return s.RefreshFailed(dialects.Wrap(Name, "refresh", s.locker.explain(err)))
-	}
-	if err := s.judge("refresh", res); err != nil {
+	err := s.RefreshFailed(dialects.Wrap(Name, "refresh", ctx.Err()))
+	if it.Withdraw() {
+		s.opMu.Unlock()
 		return err
 	}
-	return s.Extend(leaseEnd(start, s.atMost))
+	// A pipeline in flight holds the refresh and may extend the key: the
+	// lease stays locked until its answer, so that no Release is
+	// overtaken by it.
+	go func() {
+		defer s.opMu.Unlock()
+		_ = s.refreshed(<-it.Outcome())
+	}()
+	return err
+}
+
+// refreshed finishes a refresh from its script run's answer.
+func (s *lease) refreshed(r refreshReply) error {
+	if r.err != nil {
+		return s.RefreshFailed(dialects.Wrap(Name, "refresh", s.locker.explain(r.err)))
+	}
+	if err := s.judge("refresh", r.res); err != nil {
+		return err
+	}
+	return s.Extend(leaseEnd(r.start, s.atMost))
 }
 
 // Release implements dialects.Lease: one script run that checks the key

@@ -17,8 +17,9 @@ import (
 // dialects.LeaseLocker and TableDropper; it is safe for
 // concurrent use and holds no state between calls.
 type Locker struct {
-	b      *Backend
-	layout layout
+	b         *Backend
+	layout    layout
+	refreshes *refreshQueue
 }
 
 var (

@@ -32,6 +32,11 @@ type Plan struct {
 	Locks int
 	// HandOver measures the latency from a release to a waiter's acquire.
 	HandOver bool
+	// Leases > 0 holds Leases table leases (a store's leases) at once
+	// through WithLock for LeaseHold (default DefaultLeaseHold), kept
+	// alive by their refreshes (HoldLeases).
+	Leases    int
+	LeaseHold time.Duration
 
 	// Budget bounds each measurement.
 	Budget Budget
@@ -55,6 +60,7 @@ type Report struct {
 	Cycles     []CycleResult    `json:"cycles"`
 	Contention []ContentionRun  `json:"contention"`
 	HeldLocks  *Held            `json:"held_locks"`
+	Leases     *Leases          `json:"leases"`
 	HandOver   []HandOver       `json:"hand_over"`
 	// Notes say what was skipped and why.
 	Notes []string `json:"notes"`
@@ -150,6 +156,7 @@ func Run(ctx context.Context, backend dialects.Backend, p Plan) (*Report, error)
 		{p.Workers > 0, func(ctx context.Context) error { return m.contention(ctx, p.Workers) }},
 		{p.HandOver, m.handOver},
 		{p.Locks > 0, func(ctx context.Context) error { return m.held(ctx, p.Locks) }},
+		{p.Leases > 0, func(ctx context.Context) error { return m.leases(ctx, p.Leases, p.LeaseHold) }},
 	} {
 		if !measure.asked {
 			continue
@@ -216,6 +223,43 @@ func (m *measurement) held(ctx context.Context, locks int) error {
 	h, err := HoldMany(ctx, m.t.backend, l, m.prefix+"-held", locks, m.opts)
 	m.r.HeldLocks = &h
 	return err
+}
+
+// leases holds n leases at once through WithLock on the table strategy's
+// locker (a store's first).
+func (m *measurement) leases(ctx context.Context, n int, hold time.Duration) error {
+	l := leaseLocker(m.t, m.lockers)
+	if l == nil {
+		return nil
+	}
+	if hold <= 0 {
+		hold = DefaultLeaseHold
+	}
+	most, limit, limited, err := leaseLimit(ctx, l)
+	if err != nil {
+		return err
+	}
+	if limited && n > most {
+		return &LeaseLimitError{Asked: n, Most: most, Limit: limit}
+	}
+	m.step(fmt.Sprintf("%s: %d leases held for %s", l.Strategy(), n, hold))
+	res, err := HoldLeases(ctx, m.t.backend, l, m.prefix+"-lease", n, m.opts.Owner, hold)
+	m.r.Leases = &res
+	return err
+}
+
+// leaseLocker is the locker whose leases --leases holds: the table
+// strategy's, or on a store the first.
+func leaseLocker(t *target, lockers []dialects.Locker) dialects.Locker {
+	for _, l := range lockers {
+		if l.Strategy() == dialects.StrategyTable {
+			return l
+		}
+	}
+	if t.db == nil && len(lockers) > 0 {
+		return lockers[0]
+	}
+	return nil
 }
 
 // heldLocker is the locker whose locks are held at once: the session
@@ -445,6 +489,9 @@ func openLockers(ctx context.Context, t *target, p Plan, r *Report) ([]dialects.
 	for _, s := range strategies {
 		switch s {
 		case dialects.StrategySession:
+			if t.db != nil && p.Leases > 0 && p.Locks == 0 && !p.Cycles && p.Workers == 0 && !p.HandOver {
+				continue // only table leases are held through WithLock on a SQL database
+			}
 			l, err := t.backend.Locker(dialects.StrategySession, dialects.Table{})
 			if err != nil {
 				if !explicit && errors.Is(err, dialects.ErrUnsupported) {
@@ -455,7 +502,7 @@ func openLockers(ctx context.Context, t *target, p Plan, r *Report) ([]dialects.
 			}
 			lockers = append(lockers, l)
 		case dialects.StrategyTable:
-			if t.db != nil && p.Locks > 0 && !p.Cycles && p.Workers == 0 && !p.HandOver {
+			if t.db != nil && p.Locks > 0 && p.Leases == 0 && !p.Cycles && p.Workers == 0 && !p.HandOver {
 				continue // only session locks are held at once on a SQL database
 			}
 			l, drop, err := tableLocker(ctx, t.backend, p.Table)
