@@ -11,14 +11,14 @@ var supportRows = []dialects.ProductSupport{
 		Name:     "Redis (`redis://`, `rediss://`; Sentinel, Cluster)",
 		Versions: "5+ (tested on 7.0)",
 		Session:  dialects.Feature{Status: dialects.FeatureNo, Detail: "no session locks: a connection's end frees nothing"},
-		Table: dialects.Feature{Status: dialects.FeatureYes, Detail: "leases as keys with an expiry: one EVALSHA per acquire, refresh and release, " +
+		Table: dialects.Feature{Status: dialects.FeatureYes, Detail: "leases as keys with an expiry: one script (EVAL once, then EVALSHA) per acquire, refresh and release, waiters woken by the release (Pub/Sub), " +
 			"TIME and PEXPIRE on the server's clock, fencing token from a counter in the same script with the server's clock (µs) as its floor, so it grows across a restart without persistence; presets `schedlock` (native) and `shedlock` (ShedLock's `job-lock:<env>:<name>`, the namespace as `<env>`)"},
 		Recommended:    dialects.StrategyTable,
 		Claim:          dialects.ClaimOptimistic,
 		ClaimNote:      "no rows to claim",
 		Listing:        dialects.Feature{Status: dialects.FeatureYes, Detail: "SCAN by key prefix (never KEYS), every master of a Cluster"},
 		Kill:           dialects.Feature{Status: dialects.FeatureNo, Detail: "no sessions to end; a lease is released under the owner check by script, or by " + string(dialects.TermForceRelease)},
-		Privileges:     []string{"EVALSHA, SCRIPT LOAD, SCAN, INFO, TIME (CONFIG GET optional: persistence check)"},
+		Privileges:     []string{"EVAL, EVALSHA, SCRIPT LOAD, SCAN, INFO, TIME (CONFIG GET optional: persistence check; SUBSCRIBE and PUBLISH on the lock keys' channels: waiting without polling)"},
 		Verified:       dialects.VerifiedLive,
 		VerifiedDetail: "the conformance suite, the ShedLock race and the fault tests run on a throwaway redis-server when `SCHEDLOCK_TEST_REDIS_DSN` is set",
 		Notes: []string{
