@@ -447,6 +447,12 @@ type ListOptions struct {
 	// Strategy keeps only table locks (StrategyTable) or only session locks
 	// (StrategySession); empty: both.
 	Strategy Strategy
+	// Resolved says Tables are the Tables of an earlier Listing: a SQL
+	// backend reads them as they are, without looking for tables or
+	// checking their columns again, so that a listing repeated every few
+	// seconds (the exporter) costs one query per table. A table dropped
+	// since fails the listing.
+	Resolved bool
 }
 
 // Listing is what ListLocks found.

@@ -131,7 +131,11 @@ func (db *DB) ListLocks(ctx context.Context, opts dialects.ListOptions) (*dialec
 	}
 	var tables []dialects.Table
 	var notes []string
-	if opts.Strategy != dialects.StrategySession {
+	switch {
+	case opts.Strategy == dialects.StrategySession:
+	case opts.Resolved && len(opts.Tables) > 0:
+		tables = opts.Tables
+	default:
 		var err error
 		if tables, notes, err = db.resolveTables(ctx, opts.Tables); err != nil {
 			return nil, err

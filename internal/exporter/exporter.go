@@ -65,12 +65,21 @@ type Exporter struct {
 	snap *Snapshot
 }
 
+// Rediscover is how often a target's lock tables are looked for again;
+// between, each read reads the tables found last (ListOptions.Resolved):
+// one query per table or lock view.
+const Rediscover = 5 * time.Minute
+
 // targetState is a target with its open source and counters.
 type targetState struct {
 	Target
 	src    Source
 	reads  uint64
 	errors uint64
+	// tables are the tables the last full listing found, at found; nil
+	// until one succeeded, and again after a failure.
+	tables []dialects.Table
+	found  time.Time
 }
 
 // Snapshot is one read of every target.
@@ -172,10 +181,18 @@ func (e *Exporter) read(ctx context.Context, t *targetState) (ts TargetSnapshot)
 		}
 		t.src = src
 	}
-	listing, err := t.src.ListLocks(ctx, t.List)
+	opts := t.List
+	if t.tables != nil && time.Since(t.found) < Rediscover {
+		opts.Tables, opts.Resolved = t.tables, true
+	}
+	listing, err := t.src.ListLocks(ctx, opts)
 	if err != nil {
+		t.tables = nil
 		ts.Err, ts.Reason = err, reasonOf(err, "error")
 		return ts
+	}
+	if !opts.Resolved && len(listing.Tables) > 0 {
+		t.tables, t.found = listing.Tables, time.Now()
 	}
 	ts.Up = true
 	ts.Locks = dialects.ApplyNamespace(listing.Locks, "")
