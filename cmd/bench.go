@@ -313,7 +313,7 @@ func benchTable(r *benchkit.Report) output.TableData {
 	}
 	for _, c := range r.Cycles {
 		if c.Raw != nil {
-			row("lock cycles", c.Strategy, "raw statements, one connection", perSecond(c.Raw.CyclesPerSecond, "cycles"), times(ratioOf(c.Raw.CyclesPerSecond, c.LimitCyclesPerSecond), "limit"))
+			row("lock cycles", c.Strategy, "raw statements, one driver connection", perSecond(c.Raw.CyclesPerSecond, "cycles"), times(ratioOf(c.Raw.CyclesPerSecond, c.LimitCyclesPerSecond), "limit"))
 		}
 		if c.Engine.Seconds == 0 {
 			continue // stopped before the engine was measured
@@ -330,7 +330,10 @@ func benchTable(r *benchkit.Report) output.TableData {
 			row(what, c.Strategy, "raw statements", contended(*c.Raw), "")
 		}
 		row(what, c.Strategy, "engine, try", contended(c.Engine), times(c.EngineToRaw, "raw"))
-		row(what, c.Strategy, "engine, waiting", contended(c.EngineWaiting), "")
+		if c.RawWaiting != nil {
+			row(what, c.Strategy, "raw statements, waiting", contended(*c.RawWaiting), "")
+		}
+		row(what, c.Strategy, "engine, waiting", contended(c.EngineWaiting), times(c.EngineWaitingToRawWaiting, "raw waiting"))
 	}
 	if h := r.HeldLocks; h != nil {
 		what := fmt.Sprintf("%d locks held", h.Locks)

@@ -12,9 +12,10 @@
 // without linking the harness, and a program that links the backend for
 // its locks does not link the bench either.
 //
-// The SQL baseline of session locks (SessionBaseline in internal/benchkit)
-// returns the kit's session statements (sqlkit.SessionOps) and is declared
-// by the harness; the interfaces here need no kit.
+// Every raw baseline is the database's or store's own statements or
+// commands on its driver's or client's own connection (a *pgx.Conn, a
+// go-sql-driver connection, a go-redis client, …), written in the
+// backend's package apart from the engine: never the engine's code.
 package benchops
 
 import (
@@ -30,6 +31,37 @@ import (
 // store's round trip is reported as "round trip".
 type RoundTripper interface {
 	RoundTripSQL() string
+}
+
+// SessionBaseline is implemented by an opened SQL backend with session
+// locks: the raw lock statements its session locker competes with, on a
+// connection of the database's driver of its own (not database/sql, not
+// the engine's statements), opened with the settings the backend's pool
+// uses.
+type SessionBaseline interface {
+	// RawSession opens one driver connection with the raw statements.
+	// The harness opens one per contending worker and closes each with
+	// SessionOps.Close.
+	RawSession(ctx context.Context) (SessionOps, error)
+}
+
+// SessionOps are a database's raw session-lock statements on one driver
+// connection, one statement each. Every field but Lock is required.
+type SessionOps struct {
+	// RoundTrip runs the trivial statement (SELECT 1) on the connection.
+	RoundTrip func(ctx context.Context) error
+	// TryLock takes name without waiting: true when taken, false when
+	// another session holds it.
+	TryLock func(ctx context.Context, name string) (bool, error)
+	// Unlock frees name, which this connection holds: false when it did
+	// not hold it.
+	Unlock func(ctx context.Context, name string) (bool, error)
+	// Lock waits on the server up to wait for name (pg_advisory_lock
+	// under lock_timeout, GET_LOCK(name, seconds)): false when the wait
+	// ran out. nil when the database has no server-side wait.
+	Lock func(ctx context.Context, name string, wait time.Duration) (bool, error)
+	// Close closes the connection.
+	Close func() error
 }
 
 // StoreBaseline is implemented by an opened lock store (Redis, etcd,

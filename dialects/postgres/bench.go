@@ -3,28 +3,117 @@ package postgres
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/benchops"
-	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
-var _ benchops.HoldingCounter = (*Backend)(nil)
+var (
+	_ benchops.HoldingCounter  = (*Backend)(nil)
+	_ benchops.SessionBaseline = (*Backend)(nil)
+)
 
 // The Backend gives `schedlock bench` its raw baselines as methods, which
 // the harness finds on the opened backend (the contract of package
-// dialects/benchops, and benchkit.SessionBaseline): the raw advisory-lock
-// statements the session locker competes with, a count of the backends
+// dialects/benchops): the raw advisory-lock statements the session locker
+// competes with, on a pgx connection of their own, a count of the backends
 // holding a set of advisory locks from pg_locks, and the claim a
 // developer writes by hand (claimbench.go).
 
-// RawSessionOps returns SessionOps on the catalog detection found:
-// pg_try_advisory_lock and pg_advisory_unlock (or their sys_ names), one
-// statement each, on scoped names.
-func (b *Backend) RawSessionOps() sqlkit.SessionOps {
+// RawSession implements benchops.SessionBaseline: one pgx connection of
+// its own (a *pgx.Conn, not database/sql), opened with the configuration
+// of the backend's pool, running the advisory-lock statements a developer
+// writes by hand: pg_try_advisory_lock($1) and pg_advisory_unlock($1) on
+// the key of each (scoped) name, pg_advisory_lock($1) under a
+// lock_timeout for a wait, and SELECT 1, each with pgx's default query
+// mode (prepared once and cached). The catalog is the one detection
+// found (sys_ names on KingbaseES).
+func (b *Backend) RawSession(ctx context.Context) (benchops.SessionOps, error) {
+	cfg, err := b.pgxConfig(ctx)
+	if err != nil {
+		return benchops.SessionOps{}, err
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return benchops.SessionOps{}, dialects.Wrap(Name, "raw session", err)
+	}
 	c := b.catalog()
-	return SessionOps{Catalog: &c}
+	try, unlock := "SELECT "+c.TryLock+"($1)", "SELECT "+c.Unlock+"($1)"
+	lock := "SELECT " + strings.Replace(c.TryLock, "try_", "", 1) + "($1)"
+	one := func(ctx context.Context, sql string, key int64) (bool, error) {
+		var ok bool
+		err := conn.QueryRow(ctx, sql, key).Scan(&ok)
+		return ok, err
+	}
+	return benchops.SessionOps{
+		RoundTrip: func(ctx context.Context) error {
+			var n int
+			return conn.QueryRow(ctx, "SELECT 1").Scan(&n)
+		},
+		TryLock: func(ctx context.Context, name string) (bool, error) { return one(ctx, try, Key(name)) },
+		Unlock:  func(ctx context.Context, name string) (bool, error) { return one(ctx, unlock, Key(name)) },
+		Lock: func(ctx context.Context, name string, wait time.Duration) (bool, error) {
+			// The session's lock_timeout bounds the wait; it was set
+			// for the connection's life, once (rawLockTimeout).
+			if err := rawLockTimeout(ctx, conn, wait); err != nil {
+				return false, err
+			}
+			_, err := conn.Exec(ctx, lock, Key(name))
+			var pgErr *pgconn.PgError
+			if errors.As(err, &pgErr) && pgErr.Code == codeLockNotAvailable {
+				return false, nil
+			}
+			return err == nil, err
+		},
+		Close: func() error { return conn.Close(context.Background()) },
+	}, nil
+}
+
+// rawLockTimeout sets lock_timeout to wait on conn when it is not set to
+// it already: a raw waiting loop sets it once and then only waits.
+func rawLockTimeout(ctx context.Context, conn *pgx.Conn, wait time.Duration) error {
+	ms := strconv.FormatInt(max(wait.Milliseconds(), 1), 10) + "ms"
+	if conn.PgConn().CustomData()["lock_timeout"] == ms {
+		return nil
+	}
+	if _, err := conn.Exec(ctx, "SELECT set_config('lock_timeout', $1, false)", ms); err != nil {
+		return err
+	}
+	conn.PgConn().CustomData()["lock_timeout"] = ms
+	return nil
+}
+
+// pgxConfig is the pgx configuration of the backend's pool: read from a
+// pooled connection, so that it holds whatever the pool was opened with.
+func (b *Backend) pgxConfig(ctx context.Context) (*pgx.ConnConfig, error) {
+	conn, err := b.SQL.Conn(ctx)
+	if err != nil {
+		return nil, dialects.Wrap(Name, "raw session", err)
+	}
+	defer conn.Close()
+	var cfg *pgx.ConnConfig
+	err = conn.Raw(func(dc any) error {
+		c, ok := dc.(*stdlib.Conn)
+		if !ok {
+			return fmt.Errorf("%w: the pool's driver is %T, not pgx", dialects.ErrUnsupported, dc)
+		}
+		cfg = c.Conn().Config()
+		return nil
+	})
+	if err != nil {
+		return nil, dialects.Wrap(Name, "raw session", err)
+	}
+	cfg.Tracer = nil
+	return cfg, nil
 }
 
 // CountHoldingSessions counts the distinct backend pids holding a granted

@@ -2,14 +2,12 @@ package benchkit
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
-	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // Contended is one contended measurement: workers loop on one name, each
@@ -148,41 +146,31 @@ func EngineWaitingContention(ctx context.Context, lockers []dialects.Locker, nam
 	})
 }
 
-// RawContention measures workers connections of db looping on the raw
-// TryLock of name, and Unlock after each success.
-func RawContention(ctx context.Context, db *sql.DB, ops sqlkit.SessionOps, name string, workers int, b Budget) (Contended, error) {
-	conns := make([]*sql.Conn, 0, workers)
-	defer func() {
-		for _, c := range conns {
-			_ = c.Close()
-		}
-	}()
-	for i := 0; i < workers; i++ {
-		c, err := pin(ctx, db)
-		if err != nil {
-			return Contended{}, err
-		}
-		conns = append(conns, c)
+// RawContention measures workers driver connections (open gives each
+// its raw statements) looping on the raw TryLock of name, and Unlock
+// after each success.
+func RawContention(ctx context.Context, open func(ctx context.Context) (SessionOps, error), name string, workers int, b Budget) (Contended, error) {
+	conns, closeAll, err := openRaw(ctx, open, workers)
+	defer closeAll()
+	if err != nil {
+		return Contended{}, err
 	}
 	return contend(ctx, workers, b, false, func(mctx context.Context, worker int, t *tally) {
-		conn := conns[worker]
+		ops := conns[worker]
 		for t.m.more() && mctx.Err() == nil {
-			ok, err := ops.TryLock(mctx, conn, name)
+			ok, err := ops.TryLock(mctx, name)
 			switch {
 			case err != nil && mctx.Err() != nil:
-				discardOnEnd(conn)
 				return
 			case err != nil:
-				discardOnEnd(conn)
 				t.fail(fmt.Errorf("raw try-lock: %w", err))
 				return
 			case !ok:
 				t.refusals.Add(1)
 				continue
 			}
-			ok, err = ops.Unlock(context.WithoutCancel(mctx), conn, name)
+			ok, err = ops.Unlock(context.WithoutCancel(mctx), name)
 			if err != nil || !ok {
-				discardOnEnd(conn)
 				t.fail(fmt.Errorf("raw unlock: released %v: %v", ok, err))
 				return
 			}
@@ -191,15 +179,69 @@ func RawContention(ctx context.Context, db *sql.DB, ops sqlkit.SessionOps, name 
 	})
 }
 
+// RawWaitingContention measures workers driver connections each waiting
+// on the server for name (SessionOps.Lock, up to handOverWait) and
+// freeing it at once: the raw blocking loop (GET_LOCK(name, 10), a
+// pg_advisory_lock under lock_timeout) that waiting engine workers
+// compete with. The waits still running when the budget is spent are cut
+// off and not counted; one that runs out is a refusal.
+func RawWaitingContention(ctx context.Context, open func(ctx context.Context) (SessionOps, error), name string, workers int, b Budget) (Contended, error) {
+	conns, closeAll, err := openRaw(ctx, open, workers)
+	defer closeAll()
+	if err != nil {
+		return Contended{}, err
+	}
+	for _, ops := range conns {
+		if ops.Lock == nil {
+			return Contended{}, fmt.Errorf("%w: no raw server-side wait", dialects.ErrUnsupported)
+		}
+	}
+	return contend(ctx, workers, b, true, func(mctx context.Context, worker int, t *tally) {
+		ops := conns[worker]
+		for t.m.more() && mctx.Err() == nil {
+			ok, err := ops.Lock(mctx, name, handOverWait)
+			switch {
+			case err != nil && mctx.Err() != nil:
+				return
+			case err != nil:
+				t.fail(fmt.Errorf("raw lock: %w", err))
+				return
+			case !ok:
+				t.refusals.Add(1)
+				continue
+			}
+			ok, err = ops.Unlock(context.WithoutCancel(mctx), name)
+			if err != nil || !ok {
+				t.fail(fmt.Errorf("raw unlock: released %v: %v", ok, err))
+				return
+			}
+			t.success()
+		}
+	})
+}
+
+// openRaw opens n raw connections; closeAll closes those it opened (a
+// waiting statement cut off on one ends with its connection).
+func openRaw(ctx context.Context, open func(ctx context.Context) (SessionOps, error), n int) ([]SessionOps, func(), error) {
+	conns := make([]SessionOps, 0, n)
+	closeAll := func() {
+		for _, c := range conns {
+			closeSession(c)
+		}
+	}
+	for range n {
+		ops, err := open(ctx)
+		if err != nil {
+			return conns, closeAll, err
+		}
+		conns = append(conns, ops)
+	}
+	return conns, closeAll, nil
+}
+
 // workerOptions gives each worker an owner of its own, as separate
 // processes would have.
 func workerOptions(opts dialects.Options, worker int) dialects.Options {
 	opts.Owner = fmt.Sprintf("%s-w%d", opts.Owner, worker)
 	return opts
-}
-
-// discardOnEnd marks conn so that closing it closes its physical
-// connection: its state (a try-lock cut off mid-way) is unknown.
-func discardOnEnd(conn *sql.Conn) {
-	_ = conn.Raw(func(any) error { return errBadConn })
 }

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
-	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // RoundTrip measures the physical limit: one trivial statement after the
@@ -40,12 +39,12 @@ func RoundTrip(ctx context.Context, conn *sql.Conn, statement string, b Budget) 
 	return statement, r, err
 }
 
-// rawSessionCycle is one raw cycle: TryLock then Unlock of name with ops
-// on conn, the raw statements a session locker competes with. A refused
-// TryLock is an error: name must be free.
-func rawSessionCycle(ctx context.Context, conn *sql.Conn, ops sqlkit.SessionOps, name string) func() error {
+// rawSessionCycle is one raw cycle: TryLock then Unlock of name on the
+// driver connection of ops, the raw statements a session locker competes
+// with. A refused TryLock is an error: name must be free.
+func rawSessionCycle(ctx context.Context, ops SessionOps, name string) func() error {
 	return func() error {
-		ok, err := ops.TryLock(ctx, conn, name)
+		ok, err := ops.TryLock(ctx, name)
 		if err != nil {
 			return fmt.Errorf("raw try-lock: %w", err)
 		}
@@ -53,8 +52,8 @@ func rawSessionCycle(ctx context.Context, conn *sql.Conn, ops sqlkit.SessionOps,
 			return fmt.Errorf("raw try-lock of %q was refused: another session holds it", name)
 		}
 		// The unlock runs even when ctx has just ended, so that the
-		// connection never goes back to the pool holding the lock.
-		ok, err = ops.Unlock(context.WithoutCancel(ctx), conn, name)
+		// connection never keeps the lock.
+		ok, err = ops.Unlock(context.WithoutCancel(ctx), name)
 		if err != nil {
 			return fmt.Errorf("raw unlock: %w", err)
 		}

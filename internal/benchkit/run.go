@@ -103,6 +103,12 @@ type ContentionRun struct {
 	EngineToRaw *float64 `json:"engine_to_raw"`
 	// EngineWaiting: every worker waits (Options.Wait) instead of retrying.
 	EngineWaiting Contended `json:"engine_waiting"`
+	// RawWaiting: the raw blocking loop, each worker waiting on the
+	// server (benchops.SessionOps.Lock) on a driver connection of its
+	// own, where the database has one; EngineWaitingToRawWaiting is
+	// EngineWaiting over it, successes per second.
+	RawWaiting                *Contended `json:"raw_waiting"`
+	EngineWaitingToRawWaiting *float64   `json:"engine_waiting_to_raw_waiting"`
 }
 
 // handOverWait is the waiter's Options.Wait: far longer than any sane
@@ -293,6 +299,14 @@ func (m *measurement) cycles(ctx context.Context) error {
 	}
 	defer finishCycles(r)
 	var raw rawClient = sqlClient{t}
+	if t.db != nil && t.session != nil {
+		ops, err := t.sessionOps(ctx)
+		if err != nil {
+			return err
+		}
+		defer closeSession(ops)
+		raw = sessionClient{ops: ops, statement: t.roundTripStatement()}
+	}
 	if t.store != nil {
 		ops, err := t.storeOps(ctx)
 		if err != nil {
@@ -367,12 +381,27 @@ func (c sqlClient) roundTrip(ctx context.Context, b Budget) (string, Rate, error
 	return s, rate, err
 }
 
-func (c sqlClient) cycle(ctx context.Context, name string) (func() error, func(bool), error) {
-	conn, err := pin(ctx, c.t.db.SQL)
+func (c sqlClient) cycle(context.Context, string) (func() error, func(bool), error) {
+	return nil, nil, fmt.Errorf("%w: no raw session statements of %s", dialects.ErrUnsupported, c.t.dialect)
+}
+
+// sessionClient runs the raw figures of a SQL database on one connection
+// of its driver (benchops.SessionBaseline) for all turns.
+type sessionClient struct {
+	ops       SessionOps
+	statement string
+}
+
+func (c sessionClient) roundTrip(ctx context.Context, b Budget) (string, Rate, error) {
+	rate, err := loop(b, func() error { return c.ops.RoundTrip(ctx) })
 	if err != nil {
-		return nil, nil, err
+		err = fmt.Errorf("round trip (%s): %w", c.statement, err)
 	}
-	return rawSessionCycle(ctx, conn, c.t.session, name), func(failed bool) { unpin(conn, failed) }, nil
+	return c.statement, rate, err
+}
+
+func (c sessionClient) cycle(ctx context.Context, name string) (func() error, func(bool), error) {
+	return rawSessionCycle(ctx, c.ops, name), func(bool) {}, nil
 }
 
 type storeClient struct {
@@ -411,9 +440,16 @@ func measureContention(ctx context.Context, t *target, l dialects.Locker, name s
 	if t.hasRaw(l) {
 		c.Raw = &Contended{}
 	}
+	rawWait := t.db != nil && c.Raw != nil && t.session != nil
+	if rawWait {
+		c.RawWaiting = &Contended{}
+	}
 	defer func() {
 		if c.Raw != nil {
 			c.EngineToRaw = ratio(c.Engine.SuccessesPerSecond, c.Raw.SuccessesPerSecond)
+		}
+		if c.RawWaiting != nil {
+			c.EngineWaitingToRawWaiting = ratio(c.EngineWaiting.SuccessesPerSecond, c.RawWaiting.SuccessesPerSecond)
 		}
 	}()
 	lockers, closeLockers, err := t.workerLockers(l, workers)
@@ -433,7 +469,7 @@ func measureContention(ctx context.Context, t *target, l dialects.Locker, name s
 			var raw Contended
 			var err error
 			if t.db != nil {
-				raw, err = RawContention(ctx, t.db.SQL, t.session, name, workers, slice)
+				raw, err = RawContention(ctx, t.sessionOps, name, workers, slice)
 			} else {
 				raw, err = RawStoreContention(ctx, t.storeOps, name, workers, slice)
 			}
@@ -456,6 +492,22 @@ func measureContention(ctx context.Context, t *target, l dialects.Locker, name s
 		c.EngineWaiting.add(waiting)
 		if err != nil {
 			return fmt.Errorf("%s contention with waiting workers: %w", st, err)
+		}
+		if rawWait {
+			step(turn + "raw waiting workers on one name")
+			// A name of its own: a wait cut off at the end of the
+			// engine's turn leaves nothing behind, but the raw one must
+			// not meet the engine's last holders.
+			raw, err := RawWaitingContention(ctx, t.sessionOps, name+"-raw-wait", workers, slice)
+			if errors.Is(err, dialects.ErrUnsupported) {
+				c.RawWaiting = nil
+				rawWait = false
+				continue
+			}
+			c.RawWaiting.add(raw)
+			if err != nil {
+				return fmt.Errorf("%s raw contention with waiting workers: %w", st, err)
+			}
 		}
 	}
 	return nil

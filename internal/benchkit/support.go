@@ -9,17 +9,25 @@ import (
 	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
+// closeSession closes o's connection.
+func closeSession(o SessionOps) {
+	if o.Close != nil {
+		_ = o.Close()
+	}
+}
+
 // RoundTripper is implemented by an opened backend whose trivial round
 // trip is not "SELECT 1"; see benchops.RoundTripper.
 type RoundTripper = benchops.RoundTripper
 
-// SessionBaseline is implemented by an opened SQL backend (its own type)
-// that gives the raw session-lock statements the engine competes with:
-// TryLock and Unlock of the
-// returned ops run one statement each on one connection.
-type SessionBaseline interface {
-	RawSessionOps() sqlkit.SessionOps
-}
+// SessionBaseline is implemented by an opened SQL backend that gives the
+// raw session-lock statements the engine competes with, on its driver's
+// own connection; see benchops.SessionBaseline.
+type SessionBaseline = benchops.SessionBaseline
+
+// SessionOps are a database's raw session-lock statements on one driver
+// connection; see benchops.SessionOps.
+type SessionOps = benchops.SessionOps
 
 // HoldingCounter is implemented by an opened SQL backend that counts the
 // sessions holding locks; see benchops.HoldingCounter.

@@ -17,18 +17,16 @@ import (
 type target struct {
 	backend dialects.Backend
 	dialect string
-	db      *sqlkit.DB             // nil unless a SQL database
-	session sqlkit.SessionOps      // raw session statements of a SQL database, or nil
-	store   benchops.StoreBaseline // raw commands of a store, or nil
+	db      *sqlkit.DB               // nil unless a SQL database
+	session benchops.SessionBaseline // raw session statements of a SQL database, or nil
+	store   benchops.StoreBaseline   // raw commands of a store, or nil
 }
 
 func newTarget(b dialects.Backend) *target {
 	t := &target{backend: b, dialect: b.Detected().Dialect}
 	if db, ok := sqlkit.Of(b); ok {
 		t.db = db
-		if raw, ok := b.(SessionBaseline); ok {
-			t.session = raw.RawSessionOps()
-		}
+		t.session, _ = b.(SessionBaseline)
 		return t
 	}
 	t.store, _ = b.(benchops.StoreBaseline)
@@ -49,6 +47,15 @@ func (t *target) hasRaw(l dialects.Locker) bool {
 // a SQL database, on a store when its support gives raw commands.
 func (t *target) hasRoundTrip() bool { return t.db != nil || t.store != nil }
 
+// roundTripStatement is the trivial statement of a SQL database's round
+// trip, for the report.
+func (t *target) roundTripStatement() string {
+	if rt, ok := roundTripper(t.backend); ok {
+		return rt.RoundTripSQL()
+	}
+	return DefaultRoundTripSQL
+}
+
 // roundTripName is the command a store's round trip runs, for the report.
 func (t *target) roundTripName() string {
 	if rt, ok := roundTripper(t.backend); ok {
@@ -66,6 +73,19 @@ func (t *target) storeOps(ctx context.Context) (StoreOps, error) {
 	if ops.RoundTrip == nil || ops.TryLock == nil || ops.Unlock == nil {
 		closeOps(ops)
 		return StoreOps{}, fmt.Errorf("%w: the raw commands of %s are incomplete", dialects.ErrUnsupported, t.dialect)
+	}
+	return ops, nil
+}
+
+// sessionOps opens one driver connection with the raw session statements.
+func (t *target) sessionOps(ctx context.Context) (SessionOps, error) {
+	ops, err := t.session.RawSession(ctx)
+	if err != nil {
+		return SessionOps{}, fmt.Errorf("open a raw connection: %w", err)
+	}
+	if ops.RoundTrip == nil || ops.TryLock == nil || ops.Unlock == nil {
+		closeSession(ops)
+		return SessionOps{}, fmt.Errorf("%w: the raw statements of %s are incomplete", dialects.ErrUnsupported, t.dialect)
 	}
 	return ops, nil
 }
