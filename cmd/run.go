@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"strconv"
@@ -266,6 +267,11 @@ func runRun(ctx context.Context, o *RunOptions) (err error) {
 	locker, err := o.locker(ctx, db, target, table)
 	if err != nil {
 		return err
+	}
+	// The lock connections close with the run, not when they have idled
+	// for a while (a session locker's).
+	if c, ok := locker.(io.Closer); ok {
+		defer func() { _ = c.Close() }()
 	}
 	o.warnRisks(db)
 	switch {

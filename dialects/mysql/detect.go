@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -29,19 +30,57 @@ const (
 // it then probes SELECT AURORA_VERSION(): success marks Variant "aurora",
 // an error means a plain MySQL.
 func Detect(ctx context.Context, db *sql.DB) (info dialects.Info, database string, err error) {
+	info, database, _, _, err = DetectTable(ctx, db, "")
+	return info, database, err
+}
+
+// tableCountSQL counts the tables called table (a plain identifier,
+// optionally schema.table, checked by dialects.Table.Schema, so it is
+// written into the text as a literal) in its schema or the current
+// database: information_schema compares names without letter case, so a
+// count of 0 proves that no table of that name exists whatever the
+// server's lower_case_table_names.
+func tableCountSQL(table string) string {
+	schema, name := "DATABASE()", table
+	if i := strings.IndexByte(table, '.'); i >= 0 {
+		schema, name = "'"+table[:i]+"'", table[i+1:]
+	}
+	return "(SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = " + schema + " AND TABLE_NAME = '" + name + "')"
+}
+
+// DetectTable is Detect, and in the same statement whether the lease
+// table called table (sqlkit.OptionsTable; "" for none) exists; seen
+// reports whether it could look.
+func DetectTable(ctx context.Context, db *sql.DB, table string) (info dialects.Info, database string, exists, seen bool, err error) {
 	var version, comment, current sql.NullString
-	err = db.QueryRowContext(ctx, "SELECT VERSION(), @@version_comment, DATABASE()").Scan(&version, &comment, &current)
+	var count sql.NullInt64
+	if table != "" && !identRE.MatchString(table) {
+		table = ""
+	}
+	if table != "" {
+		err = db.QueryRowContext(ctx, "SELECT VERSION(), @@version_comment, DATABASE(), "+tableCountSQL(table)).Scan(&version, &comment, &current, &count)
+		var me *mysql.MySQLError
+		if errors.As(err, &me) {
+			table = "" // a proxy or fork that cannot read information_schema or @@version_comment
+		} else {
+			seen = err == nil
+		}
+	}
+	if table == "" {
+		err = db.QueryRowContext(ctx, "SELECT VERSION(), @@version_comment, DATABASE()").Scan(&version, &comment, &current)
+	}
 	var me *mysql.MySQLError
 	if errors.As(err, &me) && me.Number == errUnknownSystemVariable {
 		// A proxy or fork without @@version_comment: the version alone.
 		err = db.QueryRowContext(ctx, "SELECT VERSION(), DATABASE()").Scan(&version, &current)
 	}
 	if err != nil {
-		return dialects.Info{}, "", fmt.Errorf("read server version: %w", ClassifyError(err))
+		return dialects.Info{}, "", false, false, fmt.Errorf("read server version: %w", ClassifyError(err))
 	}
+	exists = count.Int64 > 0
 	info = ParseVersion(version.String, comment.String)
 	if info.Product != dialects.ProductMySQL {
-		return info, current.String, nil
+		return info, current.String, exists, seen, nil
 	}
 	var aurora sql.NullString
 	err = db.QueryRowContext(ctx, "SELECT AURORA_VERSION()").Scan(&aurora)
@@ -49,10 +88,14 @@ func Detect(ctx context.Context, db *sql.DB) (info dialects.Info, database strin
 	case err == nil:
 		info.Variant = VariantAurora
 	case ctx.Err() != nil:
-		return dialects.Info{}, "", fmt.Errorf("probe AURORA_VERSION(): %w", ctx.Err())
+		return dialects.Info{}, "", false, false, fmt.Errorf("probe AURORA_VERSION(): %w", ctx.Err())
 	}
-	return info, current.String, nil
+	return info, current.String, exists, seen, nil
 }
+
+// identRE is a plain table name, optionally schema.table (as
+// dialects.Table.Schema accepts it).
+var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_$]{0,62}(\.[A-Za-z_][A-Za-z0-9_$]{0,62})?$`)
 
 // ParseVersion turns the results of VERSION() and @@version_comment into an
 // Info. It is pure, so it is tested against banners of every product:

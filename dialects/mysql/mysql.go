@@ -91,12 +91,16 @@ func Open(ctx context.Context, t dialects.Target) (dialects.Backend, error) {
 // New detects the server behind pool (Detect) and returns its backend,
 // which owns pool. options are the DSN's x- options (nil for none).
 func New(ctx context.Context, pool *sql.DB, options map[string]string) (*Backend, error) {
-	info, database, err := Detect(ctx, pool)
+	table := sqlkit.OptionsTable(options)
+	info, database, exists, seen, err := DetectTable(ctx, pool, table)
 	if err != nil {
 		return nil, dialects.Wrap(Name, "detect", err)
 	}
 	b := &Backend{Database: database}
 	b.DB = sqlkit.New(pool, info, options, b)
+	if seen {
+		b.SawTable(table, exists)
+	}
 	return b, nil
 }
 

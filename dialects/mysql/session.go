@@ -103,7 +103,7 @@ const (
 	unlockSQL = "SELECT RELEASE_LOCK(?)"
 	holdsSQL  = "SELECT IS_USED_LOCK(?) = CONNECTION_ID()"
 	lockSQL   = "SELECT GET_LOCK(?, ?)"
-	guardSQL  = "SET SESSION wait_timeout = ?"
+	guardSQL  = "SET SESSION wait_timeout = "
 )
 
 // Unlock runs SELECT RELEASE_LOCK(name): true when this session held the

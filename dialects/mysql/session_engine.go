@@ -7,6 +7,7 @@ import (
 	"math"
 	"net"
 	"reflect"
+	"strconv"
 	"time"
 	"unsafe"
 
@@ -55,7 +56,10 @@ func (o *SessionOps) Lock(ctx context.Context, conn *sql.Conn, name string, wait
 // often.
 func (o *SessionOps) Guard(ctx context.Context, conn *sql.Conn, bound time.Duration) error {
 	secs := max(1, int64(math.Ceil(bound.Seconds())))
-	if _, err := conn.ExecContext(ctx, guardSQL, secs); err != nil {
+	// The number is schedlock's own, written into the text: one command
+	// whether or not the DSN interpolates parameters (a bound one would
+	// cost a prepare, an execute and a close without interpolation).
+	if _, err := conn.ExecContext(ctx, guardSQL+strconv.FormatInt(secs, 10)); err != nil {
 		return fmt.Errorf("set wait_timeout: %w", err)
 	}
 	return nil
@@ -87,10 +91,15 @@ func (o *SessionOps) NetConn(driverConn any) (net.Conn, bool) {
 	return nil, false
 }
 
-// Prepare prepares the three lock statements on conn: one command each
-// per operation with the driver's defaults (server-side prepared
-// statements) as with interpolateParams.
+// Prepare makes the lock statements of conn: on the driver's connection
+// directly (driverSession: text queries with interpolateParams, else each
+// statement prepared on its first use); where the driver connection cannot
+// be reached, the three lock statements prepared now through database/sql.
+// Either way an operation is one command.
 func (o *SessionOps) Prepare(ctx context.Context, conn *sql.Conn) (sqlkit.SessionStatements, error) {
+	if s, ok := newDriverSession(conn, *o); ok {
+		return s, nil
+	}
 	s := &preparedSession{ops: *o}
 	var err error
 	for _, p := range []struct {

@@ -3,6 +3,10 @@ package postgres
 import (
 	"context"
 	"database/sql"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/sqlkit"
@@ -35,8 +39,51 @@ var (
 // whose cause is classified as New's are: an *AuthMethodError for a
 // password method pgx cannot answer, a *dialects.ConnLimitError for a
 // connection limit reached (ClassifyError).
+//
+// The pool is pgx's stdlib pool on the parsed connection string; its first
+// connection is made without a statement (sqlkit.Reach), and a connection
+// the pool hands out again is pinged first only when it has been idle for
+// over a second since it was made or last handed out (OpenPool).
 func Open(ctx context.Context, t dialects.Target) (dialects.Backend, error) {
-	return sqlkit.Open(ctx, t, DriverName, classifyConnect, New)
+	cfg, err := pgx.ParseConfig(t.Conn)
+	if err != nil {
+		return nil, dialects.Unreachable(classifyConnect(err))
+	}
+	pool := OpenPool(*cfg)
+	sqlkit.LimitConns(pool, t.Options)
+	if err := sqlkit.Reach(ctx, pool, classifyConnect); err != nil {
+		_ = pool.Close()
+		return nil, err
+	}
+	return sqlkit.OpenPool(ctx, pool, t.Options, New)
+}
+
+// reuseIdle is how long a pooled connection may have been unused before
+// the pool pings it on its way out: pgx's own default.
+const reuseIdle = time.Second
+
+// bornKey is where a connection's start time is kept in its CustomData.
+const bornKey = "schedlock.born"
+
+// OpenPool opens pgx's database/sql pool on cfg. Like pgx's default it
+// pings a connection it hands out again when that connection has been idle
+// for over reuseIdle, counting from when it was made as well as from when
+// it was last handed out: pgx alone counts only the latter, so it pings a
+// connection made a moment ago on its first reuse (detection, then the
+// lock connection, would cost a ping each process).
+func OpenPool(cfg pgx.ConnConfig) *sql.DB {
+	return stdlib.OpenDB(cfg,
+		stdlib.OptionAfterConnect(func(_ context.Context, c *pgx.Conn) error {
+			c.PgConn().CustomData()[bornKey] = time.Now()
+			return nil
+		}),
+		stdlib.OptionShouldPing(func(_ context.Context, p stdlib.ShouldPingParams) bool {
+			if p.IdleDuration <= reuseIdle {
+				return false
+			}
+			born, ok := p.Conn.PgConn().CustomData()[bornKey].(time.Time)
+			return !ok || time.Since(born) > reuseIdle
+		}))
 }
 
 // classifyConnect classifies the error of a failed connection.
@@ -46,11 +93,13 @@ func classifyConnect(err error) error { return ClassifyError(explainAuthError(er
 // owns pool (its Close closes it). options are the DSN's x- options (nil
 // for none).
 //
-// Detection is one SELECT version(), parsed by ParseBanner, and for
-// PostgreSQL one SELECT aurora_version(), whose success marks Aurora
-// (Info.Variant "aurora"). A server error from that probe means "not
-// Aurora"; it runs in autocommit on a pooled connection, so it leaves
-// nothing behind.
+// Detection is one statement: SELECT version(), parsed by ParseBanner,
+// whether a function aurora_version() exists, which marks Aurora
+// (Info.Variant "aurora"), and whether the lease table the options name
+// exists (sqlkit.SawTable, for the pause check). A server of the family
+// that cannot run it (no pg_proc or to_regclass) is detected by SELECT
+// version() and, when it says PostgreSQL, SELECT aurora_version(), whose
+// server error means "not Aurora".
 //
 // KingbaseES and openGauss are not taken on trust: on KingbaseES New
 // reads the compatibility mode (SHOW database_mode, else
@@ -67,12 +116,16 @@ func classifyConnect(err error) error { return ClassifyError(explainAuthError(er
 // or SM3 password method gives an *AuthMethodError that says how to fix
 // it.
 func New(ctx context.Context, pool *sql.DB, options map[string]string) (*Backend, error) {
-	info, facts, err := detect(ctx, pool)
+	table := sqlkit.OptionsTable(options)
+	info, facts, exists, seen, err := detect(ctx, pool, table)
 	if err != nil {
 		return nil, err
 	}
 	b := &Backend{facts: facts}
 	b.DB = sqlkit.New(pool, info, options, b)
+	if seen {
+		b.SawTable(table, exists)
+	}
 	return b, nil
 }
 

@@ -68,6 +68,7 @@ func sessionSections(c Catalog) []goldenSection {
 		{"alive", c.aliveSQL()},
 		{"lock", c.lockSQL()},
 		{"guard", guardSQL},
+		{"guard-all", guardAllSQL(5)},
 	}
 }
 

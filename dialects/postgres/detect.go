@@ -16,21 +16,43 @@ import (
 // VariantAurora marks Amazon Aurora PostgreSQL in Info.Variant.
 const VariantAurora = "aurora"
 
+// detectSQL reads, in one statement, the banner, whether a function
+// aurora_version() exists (Amazon Aurora's; a PostgreSQL without it is not
+// Aurora, which a probe calling it would prove only by failing) and
+// whether the relation $1 (the lease table the DSN names, resolved as the
+// lockers' SQL resolves it; NULL for none) exists, for the pause check.
+const detectSQL = "SELECT version(), EXISTS (SELECT 1 FROM pg_catalog.pg_proc WHERE proname = 'aurora_version'), to_regclass($1) IS NOT NULL"
+
 // detect identifies the product behind db and proves what New keeps
 // beyond its Info (see New): facts is nil on every product but KingbaseES
-// and openGauss.
-func detect(ctx context.Context, db *sql.DB) (dialects.Info, *serverFacts, error) {
+// and openGauss. table is the lease table to look for ("" for none); seen
+// reports whether detection could look for it.
+func detect(ctx context.Context, db *sql.DB, table string) (info dialects.Info, facts *serverFacts, exists, seen bool, err error) {
 	var banner string
-	if err := db.QueryRowContext(ctx, "SELECT version()").Scan(&banner); err != nil {
-		return dialects.Info{}, nil, dialects.Wrap(Name, "detect", fmt.Errorf("read version(): %w", classifyConnect(err)))
+	var aurora bool
+	err = db.QueryRowContext(ctx, detectSQL, once(db, sql.NullString{String: table, Valid: table != ""})...).Scan(&banner, &aurora, &exists)
+	var pgErr *pgconn.PgError
+	switch {
+	case err == nil:
+		seen = table != ""
+	case errors.As(err, &pgErr) && ctx.Err() == nil:
+		// A server of the family without pg_proc or to_regclass (an
+		// older fork): the banner alone, Aurora by its probe.
+		if err := db.QueryRowContext(ctx, "SELECT version()").Scan(&banner); err != nil {
+			return dialects.Info{}, nil, false, false, dialects.Wrap(Name, "detect", fmt.Errorf("read version(): %w", classifyConnect(err)))
+		}
+		aurora = false
+		if ParseBanner(banner).Product == dialects.ProductPostgreSQL {
+			if aurora, err = isAurora(ctx, db); err != nil {
+				return dialects.Info{}, nil, false, false, dialects.Wrap(Name, "detect", err)
+			}
+		}
+	default:
+		return dialects.Info{}, nil, false, false, dialects.Wrap(Name, "detect", fmt.Errorf("read version(): %w", classifyConnect(err)))
 	}
-	info := ParseBanner(banner)
-	var facts *serverFacts
-	var err error
+	info = ParseBanner(banner)
 	switch info.Product {
 	case dialects.ProductPostgreSQL:
-		var aurora bool
-		aurora, err = isAurora(ctx, db)
 		if aurora {
 			info.Variant = VariantAurora
 		}
@@ -40,9 +62,9 @@ func detect(ctx context.Context, db *sql.DB) (dialects.Info, *serverFacts, error
 		facts, err = detectOpenGauss(ctx, db)
 	}
 	if err != nil {
-		return dialects.Info{}, nil, dialects.Wrap(Name, "detect", err)
+		return dialects.Info{}, nil, false, false, dialects.Wrap(Name, "detect", err)
 	}
-	return info, facts, nil
+	return info, facts, exists, seen, nil
 }
 
 // isAurora runs SELECT aurora_version(): an answer means Aurora, a server

@@ -11,7 +11,7 @@ import (
 func TestDetectLive(t *testing.T) {
 	db := liveDB(t)
 	ctx := testCtx(t)
-	info, facts, err := detect(ctx, db)
+	info, facts, _, _, err := detect(ctx, db, "")
 	if err != nil {
 		t.Fatalf("detect: %v", err)
 	}
@@ -61,6 +61,35 @@ func TestKeyMatchesDocumentedSQL(t *testing.T) {
 		}
 		if got != Key(name) {
 			t.Errorf("SQL key of %q = %d, Key = %d", name, got, Key(name))
+		}
+	}
+}
+
+// Detection looks for the lease table the options name in its one
+// statement: a table that exists is seen, one that does not is known not
+// to exist, and the pause check learns both without a read of its own.
+func TestDetectSeesTheLeaseTableLive(t *testing.T) {
+	db := liveDB(t)
+	ctx := testCtx(t)
+	name := strings.ReplaceAll(unique("seen_"), "-", "_")
+	if _, err := db.ExecContext(ctx, "CREATE TABLE "+name+" (x int)"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = db.ExecContext(context.Background(), "DROP TABLE "+name) })
+	for _, c := range []struct {
+		table  string
+		exists bool
+	}{{name, true}, {name + "_missing", false}} {
+		b, err := New(ctx, db, map[string]string{"table": c.table})
+		if err != nil {
+			t.Fatal(err)
+		}
+		exists, known := b.LeaseTableExists(dialects.Table{Name: c.table})
+		if !known || exists != c.exists {
+			t.Errorf("LeaseTableExists(%s) = %v, known %v; want %v, known", c.table, exists, known, c.exists)
+		}
+		if _, known := b.LeaseTableExists(dialects.Table{Name: "other_table"}); known {
+			t.Errorf("a table detection did not look for is known")
 		}
 	}
 }

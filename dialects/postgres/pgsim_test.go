@@ -302,6 +302,12 @@ func (s *pgSim) Handle(fs *fakesql.Session, query string, args []driver.NamedVal
 	switch query {
 	case "SELECT version()":
 		return one([]string{"version"}, s.cfg.Banner), nil
+	case detectSQL:
+		// The banner, no aurora_version(), and the lease table's
+		// existence from the simulator's tables.
+		name, _ := args[0].Value.(string)
+		_, exists := s.tables[name]
+		return one([]string{"version", "exists", "?column?"}, s.cfg.Banner, false, exists), nil
 	case "SELECT aurora_version()":
 		return fakesql.Response{}, pgErr(codeUndefinedFunction, "function aurora_version() does not exist")
 	case "SELECT current_user":
@@ -375,6 +381,12 @@ func (s *pgSim) Handle(fs *fakesql.Session, query string, args []driver.NamedVal
 		return one([]string{"ok"}, true), nil
 	case "session.guard":
 		return one([]string{"set_config"}, args[1].Value), nil
+	case "session.guard-all":
+		cols, vals := make([]string, len(args)/2), make([]any, len(args)/2)
+		for i := range cols {
+			cols[i], vals[i] = "set_config", args[2*i+1].Value
+		}
+		return one(cols, vals...), nil
 	case "session.alive":
 		victim := s.sessions[arg(0).(int64)]
 		return one([]string{"exists"}, victim != nil && !victim.killed), nil

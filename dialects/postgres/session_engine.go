@@ -70,13 +70,28 @@ func (o SessionOps) Lock(ctx context.Context, conn *sql.Conn, name string, wait 
 // guardSQL sets one setting of the session guard for the session.
 const guardSQL = "SELECT set_config($1, $2, false)"
 
+// guardAllSQL sets the n settings of the session guard in one statement,
+// the settings and values as $1..$2n.
+func guardAllSQL(n int) string {
+	var b strings.Builder
+	b.WriteString("SELECT ")
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "set_config($%d, $%d, false)", 2*i+1, 2*i+2)
+	}
+	return b.String()
+}
+
 // Guard asks the server to end the lock connection within bound of its
 // client going silent: TCP keepalives after bound/3 idle, probes every
 // bound/9, three of them (a vanished host), tcp_user_timeout = bound
 // (unacknowledged data), and idle_session_timeout = bound (PostgreSQL 14+:
 // a client whose packets no longer arrive, the SessionLocker pinging every
-// idle connection far more often). Settings the server lacks (older
-// versions) are skipped; keepalives do not apply to a Unix socket.
+// idle connection far more often). The settings go in one statement; on a
+// server that lacks one of them (older versions) they are set one by one,
+// the missing ones skipped. Keepalives do not apply to a Unix socket.
 func (o SessionOps) Guard(ctx context.Context, conn *sql.Conn, bound time.Duration) error {
 	secs := func(d time.Duration) string { return strconv.FormatInt(max(1, int64(d/time.Second)), 10) }
 	settings := [][2]string{
@@ -86,9 +101,20 @@ func (o SessionOps) Guard(ctx context.Context, conn *sql.Conn, bound time.Durati
 		{"tcp_user_timeout", strconv.FormatInt(max(1, bound.Milliseconds()), 10)},
 		{"idle_session_timeout", strconv.FormatInt(max(1, bound.Milliseconds()), 10)},
 	}
+	args := make([]any, 0, 2*len(settings))
+	for _, s := range settings {
+		args = append(args, s[0], s[1])
+	}
+	_, err := conn.ExecContext(ctx, guardAllSQL(len(settings)), onceOn(conn, args...)...)
+	var pgErr *pgconn.PgError
+	if err == nil || !(errors.As(err, &pgErr) && pgErr.Code == codeUnknownSetting) {
+		if err != nil {
+			return fmt.Errorf("set the session guard: %w", err)
+		}
+		return nil
+	}
 	for _, s := range settings {
 		_, err := conn.ExecContext(ctx, guardSQL, s[0], s[1])
-		var pgErr *pgconn.PgError
 		if err != nil && !(errors.As(err, &pgErr) && pgErr.Code == codeUnknownSetting) {
 			return fmt.Errorf("set %s: %w", s[0], err)
 		}
@@ -126,11 +152,17 @@ func (o SessionOps) Ping(ctx context.Context, conn *sql.Conn) error {
 	return err
 }
 
-// Prepare prepares the three lock statements on conn.
+// Prepare makes the lock statements of conn: on a pgx connection they go
+// through pgx itself and are prepared on their second use (pgxSession);
+// on a pool of another driver the three lock statements and the two batch
+// ones are prepared now through database/sql.
 func (o SessionOps) Prepare(ctx context.Context, conn *sql.Conn) (sqlkit.SessionStatements, error) {
 	c := o.names()
 	if err := o.checkDerivation(ctx, conn); err != nil {
 		return nil, err
+	}
+	if s, ok := newPgxSession(conn, c, o.key); ok {
+		return s, nil
 	}
 	s := &preparedSession{keyOf: o.key}
 	var err error

@@ -23,6 +23,7 @@ type DB struct {
 	// options are the DSN's x- options (Target.Options).
 	options map[string]string
 	engine  Engine
+	tables  tablesSeen
 
 	closeOnce sync.Once
 	closeErr  error
@@ -60,31 +61,51 @@ func Of(b dialects.Backend) (*DB, bool) {
 	return k.Kit(), true
 }
 
-// Connect opens the database/sql pool of t with driver and pings it. The
-// pool never opens more connections than t's x-max-conns
-// (dialects.MaxConnsOf; default dialects.DefaultMaxConns): an operation
-// that finds them all busy waits for one, as long as its context allows.
-// A failed open or ping is an *UnreachableError, its cause first passed
-// through classify (nil: unchanged).
+// Connect opens the database/sql pool of t with driver and makes its
+// first connection (Reach). The pool never opens more connections than
+// t's x-max-conns (LimitConns): an operation that finds them all busy
+// waits for one, as long as its context allows. A failed open or
+// connection is an *UnreachableError, its cause first passed through
+// classify (nil: unchanged).
 func Connect(ctx context.Context, t dialects.Target, driver string, classify func(error) error) (*sql.DB, error) {
 	pool, err := sql.Open(driver, t.Conn)
 	if err != nil {
 		return nil, dialects.Unreachable(err)
 	}
-	limit := dialects.MaxConnsOf(t.Options)
-	pool.SetMaxOpenConns(limit)
-	pool.SetMaxIdleConns(limit)
-	if err := pool.PingContext(ctx); err != nil {
+	LimitConns(pool, t.Options)
+	if err := Reach(ctx, pool, classify); err != nil {
 		_ = pool.Close()
-		if classify != nil {
-			err = classify(err)
-		}
-		if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
-			err = fmt.Errorf("%w (%v)", ctxErr, err)
-		}
-		return nil, dialects.Unreachable(err)
+		return nil, err
 	}
 	return pool, nil
+}
+
+// LimitConns bounds pool to the x-max-conns of options
+// (dialects.MaxConnsOf; default dialects.DefaultMaxConns), open and idle.
+func LimitConns(pool *sql.DB, options map[string]string) {
+	limit := dialects.MaxConnsOf(options)
+	pool.SetMaxOpenConns(limit)
+	pool.SetMaxIdleConns(limit)
+}
+
+// Reach makes the first connection of pool and leaves it in the pool for
+// the statements that follow. It sends no statement: the connection's own
+// start-up (authentication included) proves the server answers, where a
+// ping would cost a round trip of its own. A failure is an
+// *UnreachableError, its cause first passed through classify (nil:
+// unchanged).
+func Reach(ctx context.Context, pool *sql.DB, classify func(error) error) error {
+	conn, err := pool.Conn(ctx)
+	if err == nil {
+		return conn.Close()
+	}
+	if classify != nil {
+		err = classify(err)
+	}
+	if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
+		err = fmt.Errorf("%w (%v)", ctxErr, err)
+	}
+	return dialects.Unreachable(err)
 }
 
 // Open is a SQL backend's Open: Connect with driver and classify, then
@@ -96,7 +117,15 @@ func Open[B dialects.Backend](ctx context.Context, t dialects.Target, driver str
 	if err != nil {
 		return nil, err
 	}
-	b, err := newBackend(ctx, pool, t.Options)
+	return OpenPool(ctx, pool, t.Options, newBackend)
+}
+
+// OpenPool is Open on a pool the backend opened itself (with its driver's
+// connector and options) and reached (Reach): newBackend on pool and
+// options. On an error the pool is closed.
+func OpenPool[B dialects.Backend](ctx context.Context, pool *sql.DB, options map[string]string,
+	newBackend func(ctx context.Context, pool *sql.DB, options map[string]string) (B, error)) (dialects.Backend, error) {
+	b, err := newBackend(ctx, pool, options)
 	if err != nil {
 		_ = pool.Close()
 		return nil, err

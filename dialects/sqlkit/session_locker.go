@@ -229,6 +229,17 @@ func (l *SessionLocker) Acquire(ctx context.Context, name string, opts dialects.
 // waits for it on the server. It returns (nil, nil) when the lock was
 // refused, the wait is not over and the database has no server-side wait.
 func (l *SessionLocker) take(ctx context.Context, entry *heldEntry, key, name string, opts dialects.Options, deadline time.Time) (dialects.Lease, error) {
+	// A waiting acquire with a lock connection to spare (holding no lock,
+	// nothing queued) goes straight to the server's wait on it, which
+	// grants a free lock at once: one statement, where a try first would
+	// cost a refused try and then the wait. A wait shorter than a server
+	// may round it to (whole seconds) tries first, as does an acquire
+	// that would need a new connection for its wait.
+	if waiter, canWait := l.Ops.(SessionWaiter); canWait && time.Until(deadline) >= waitRounding {
+		if wc := l.spareConn(); wc != nil {
+			return l.waitOn(ctx, wc, waiter, entry, key, name, opts, deadline)
+		}
+	}
 	c, err := l.route(ctx)
 	if err != nil {
 		l.unreserve(key, entry)
@@ -242,9 +253,8 @@ func (l *SessionLocker) take(ctx context.Context, entry *heldEntry, key, name st
 	if granted {
 		return l.grant(c, entry, key, name, opts), nil
 	}
-	remaining := time.Until(deadline)
 	waiter, canWait := l.Ops.(SessionWaiter)
-	if remaining <= 0 {
+	if time.Until(deadline) <= 0 {
 		l.unreserve(key, entry)
 		return nil, dialects.Wrap(l.Dialect, "acquire", &dialects.HeldError{Name: name})
 	}
@@ -257,7 +267,13 @@ func (l *SessionLocker) take(ctx context.Context, entry *heldEntry, key, name st
 		l.unreserve(key, entry)
 		return nil, dialects.Wrap(l.Dialect, "acquire", err)
 	}
-	granted, err = wc.wait(ctx, waiter, name, remaining)
+	return l.waitOn(ctx, wc, waiter, entry, key, name, opts, deadline)
+}
+
+// waitOn waits on the server for key on wc, a connection taken out of
+// routing for the wait (waitConn, spareConn), until deadline.
+func (l *SessionLocker) waitOn(ctx context.Context, wc *lockConn, waiter SessionWaiter, entry *heldEntry, key, name string, opts dialects.Options, deadline time.Time) (dialects.Lease, error) {
+	granted, err := wc.wait(ctx, waiter, name, time.Until(deadline))
 	l.endWait(wc, granted && err == nil)
 	switch {
 	case err != nil:
@@ -373,19 +389,9 @@ func (l *SessionLocker) route(ctx context.Context) (*lockConn, error) {
 // holds no lock and has nothing queued, else a new one. It is taken out of
 // routing until endWait.
 func (l *SessionLocker) waitConn(ctx context.Context) (*lockConn, error) {
-	l.mu.Lock()
-	if l.waiting == nil {
-		l.waiting = map[*lockConn]bool{}
+	if c := l.spareConn(); c != nil {
+		return c, nil
 	}
-	for i, c := range l.conns {
-		if len(c.leases) == 0 && c.load() == 0 && c.lostErr() == nil {
-			l.conns = append(l.conns[:i], l.conns[i+1:]...)
-			l.waiting[c] = true
-			l.mu.Unlock()
-			return c, nil
-		}
-	}
-	l.mu.Unlock()
 	c, err := l.openConn(ctx)
 	if err != nil {
 		return nil, err
@@ -398,6 +404,24 @@ func (l *SessionLocker) waitConn(ctx context.Context) (*lockConn, error) {
 	}
 	l.waiting[c] = true
 	return c, nil
+}
+
+// spareConn takes a routed connection that holds no lock and has nothing
+// queued out of routing for a wait, or returns nil when there is none.
+func (l *SessionLocker) spareConn() *lockConn {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.waiting == nil {
+		l.waiting = map[*lockConn]bool{}
+	}
+	for i, c := range l.conns {
+		if len(c.leases) == 0 && c.load() == 0 && c.lostErr() == nil {
+			l.conns = append(l.conns[:i], l.conns[i+1:]...)
+			l.waiting[c] = true
+			return c
+		}
+	}
+	return nil
 }
 
 // endWait puts a wait connection back into routing (a connection holding
