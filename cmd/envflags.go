@@ -50,7 +50,7 @@ var exclusiveFlags = []struct {
 	{"for", []string{"until"}, "--for and --until exclude each other: give one"}, // pause
 	{"duration", []string{"cycles"}, "give --duration or --cycles, not both"},    // bench
 	{"key", []string{"name"}, "give --name or --key, not both"},                  // run, locks ls
-	{"claims", []string{"locks", "wait", "preset", "table"}, "--claims measures claims on a task table of its own: --locks, --wait, --preset and --table measure locks"},
+	{"claims", []string{"locks", "leases", "wait", "preset", "table"}, "--claims measures claims on a task table of its own: --locks, --leases, --wait, --preset and --table measure locks"},
 }
 
 // excludedBy lists the flags that exclude the flag called name.
