@@ -24,6 +24,9 @@ type Backend struct {
 	acl   []zk.ACL
 	info  dialects.Info
 	facts *facts // what detect learned beyond info
+	// factsMu guards info and facts once opened: the member count is
+	// read when first needed (members).
+	factsMu sync.Mutex
 
 	mu     sync.Mutex
 	leases map[*lease]struct{}
@@ -261,8 +264,14 @@ func (b *Backend) untrack(l *lease) {
 	b.mu.Unlock()
 }
 
-// Detected implements dialects.Backend.
-func (b *Backend) Detected() dialects.Info { return b.info }
+// Detected implements dialects.Backend: the version and mode srvr gave
+// at open; an ensemble's mode names its member count once Probe read it
+// (before, the modes srvr reported: "ensemble (leader, follower)").
+func (b *Backend) Detected() dialects.Info {
+	b.factsMu.Lock()
+	defer b.factsMu.Unlock()
+	return b.info
+}
 
 // Config is the parsed DSN (its Password included: never print it).
 func (b *Backend) Config() Config { return b.cfg }

@@ -26,18 +26,24 @@ type facts struct {
 	// srvrRefused is true when no server answered the srvr four-letter
 	// word (not in 4lw.commands.whitelist).
 	srvrRefused bool
+	// built is the build date srvr reported.
+	built string
+	// membersRead is true once members was read (or is not needed: a
+	// standalone server).
+	membersRead bool
 }
 
 // fourLetterTimeout bounds one four-letter-word exchange.
 const fourLetterTimeout = 2 * time.Second
 
 // detect identifies the servers: version and mode from the srvr
-// four-letter word (whitelisted by default since 3.5), members from
-// /zookeeper/config.
+// four-letter word (whitelisted by default since 3.5; its own connection,
+// not a request of the session). An ensemble's member count is read from
+// /zookeeper/config by Probe (members): a lock operation does not need
+// it.
 func (b *Backend) detect(ctx context.Context) (dialects.Info, *facts) {
 	info := dialects.Info{Dialect: Name, Product: Product}
 	f := &facts{}
-	var built string
 	for _, s := range b.cfg.Servers {
 		out, err := fourLetterWord(ctx, s, "srvr")
 		if err != nil {
@@ -48,20 +54,20 @@ func (b *Backend) detect(ctx context.Context) (dialects.Info, *facts) {
 			continue
 		}
 		if info.Version == "" {
-			info.Version, built = version, date
+			info.Version, f.built = version, date
 		}
 		if mode != "" {
 			f.modes = append(f.modes, mode)
 		}
 	}
 	f.srvrRefused = info.Version == ""
-	if data, _, err := b.get(ctx, "/zookeeper/config"); err == nil {
-		for _, line := range strings.Split(string(data), "\n") {
-			if strings.HasPrefix(line, "server.") && !strings.Contains(line, ":observer") {
-				f.members++
-			}
-		}
-	}
+	f.membersRead = len(f.modes) > 0 && f.modes[0] == "standalone" // no members to count
+	setMode(&info, f)
+	return info, f
+}
+
+// setMode writes info's mode and banner from f.
+func setMode(info *dialects.Info, f *facts) {
 	switch {
 	case len(f.modes) > 0 && f.modes[0] == "standalone":
 		info.Mode = "standalone"
@@ -71,9 +77,34 @@ func (b *Backend) detect(ctx context.Context) (dialects.Info, *facts) {
 		info.Mode = "ensemble (" + strings.Join(f.modes, ", ") + ")"
 	}
 	if info.Version != "" {
-		info.Banner = banner(info.Version, info.Mode, built)
+		info.Banner = banner(info.Version, info.Mode, f.built)
 	}
-	return info, f
+}
+
+// members reads the ensemble's voting members from /zookeeper/config
+// once (Probe; Detected and Risks show what is known), and writes the
+// mode they give into the Info. A failed read is tried again next time.
+func (b *Backend) members(ctx context.Context) {
+	b.factsMu.Lock()
+	read := b.facts == nil || b.facts.membersRead
+	b.factsMu.Unlock()
+	if read {
+		return
+	}
+	data, _, err := b.get(ctx, "/zookeeper/config")
+	if err != nil && !errors.Is(err, zk.ErrNoNode) {
+		return
+	}
+	n := 0
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(line, "server.") && !strings.Contains(line, ":observer") {
+			n++
+		}
+	}
+	b.factsMu.Lock()
+	defer b.factsMu.Unlock()
+	b.facts.members, b.facts.membersRead = n, true
+	setMode(&b.info, b.facts)
 }
 
 // banner is detect's product line: "ZooKeeper 3.8.4, ensemble of 3,
@@ -142,8 +173,12 @@ func fourLetterWord(ctx context.Context, server, word string) (string, error) {
 // Risks implements dialects.RiskReporter: what an operator should know
 // about this ensemble before trusting its locks (never nil). None of them
 // hands a lock to two holders: ZooKeeper logs every write on a quorum.
+//
+// The member count is known once Probe read it.
 func (b *Backend) Risks() []dialects.Risk {
 	out := []dialects.Risk{}
+	b.factsMu.Lock()
+	defer b.factsMu.Unlock()
 	f := b.facts
 	if f == nil {
 		return out
@@ -171,6 +206,7 @@ func (b *Backend) Risks() []dialects.Risk {
 // this session may create and delete nodes under the chroot.
 func (b *Backend) Probe(ctx context.Context, opts dialects.ProbeOptions) (dialects.Capabilities, error) {
 	no := func(what string) dialects.Capability { return dialects.CapNo(what, "") }
+	b.members(ctx)
 	caps := dialects.Capabilities{
 		SessionLocks: no("ZooKeeper locks are Curator's ephemeral sequential nodes, offered as the table strategy"),
 		SkipLocked:   no("ZooKeeper has no rows to lock"),
