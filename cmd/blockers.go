@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -11,29 +12,37 @@ import (
 )
 
 // blockerTimeout bounds the lookup of the sessions that block a lock
-// table (MariaDB's lookup may wait a second per table).
-const blockerTimeout = 10 * time.Second
+// table by locks ls and detect (MariaDB's lookup may wait a second per
+// table); runBlockerTimeout the one of a run that gave up, which delays its
+// exit, on its one table.
+const (
+	blockerTimeout    = 10 * time.Second
+	runBlockerTimeout = 3 * time.Second
+)
 
 // blockerQueryWidth is how much of a blocker's statement a message quotes.
 const blockerQueryWidth = 120
 
 // findBlockers asks backend b for the sessions blocking tables (none: the
 // known lock tables), on a context of its own detached from ctx, which may
-// have ended: a run that gave up asks after its timeout. It is nil when
-// the backend cannot tell or the lookup fails (the caller's own error is
-// what matters then).
-func findBlockers(ctx context.Context, b dialects.Backend, tables []dialects.Table) []dialects.Blocker {
+// have ended: a run that gave up asks after its timeout. It is nil, nil
+// when the backend cannot tell; a lookup that failed (a missing privilege,
+// most often) gives its error, which callers mention only where it
+// explains a failure of their own.
+func findBlockers(ctx context.Context, b dialects.Backend, tables []dialects.Table, bound time.Duration) ([]dialects.Blocker, error) {
 	lb, ok := b.(dialects.LockBreaker)
 	if b == nil || !ok {
-		return nil
+		return nil, nil
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), blockerTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), bound)
 	defer cancel()
-	found, err := dialects.FindBlockers(ctx, lb.LockAdmin(), dialects.KnownTableNames(tables))
-	if err != nil {
-		return nil
-	}
-	return found
+	return dialects.FindBlockers(ctx, lb.LockAdmin(), dialects.KnownTableNames(tables))
+}
+
+// lookupFailed is the clause that says the blocking sessions could not be
+// looked up, and why.
+func lookupFailed(err error) string {
+	return "the sessions that may block it could not be looked up: " + err.Error()
 }
 
 // blockersOnTables are the blockers that hold a lock on a table, or on a
@@ -116,13 +125,20 @@ func blockersText(bs []dialects.Blocker) string {
 // runBlockers is what `run` says, when it gives up, about the sessions
 // keeping lock table t (the known tables when t is the session strategy's
 // zero Table) from it: "session 4242 (…) holds …; end it with: …", or ""
-// when nobody blocks it.
+// when nobody blocks it; why it cannot tell when the lookup fails.
 func runBlockers(db dialects.Backend, t dialects.Table) func(context.Context) string {
 	return func(ctx context.Context) string {
 		var tables []dialects.Table
 		if t != (dialects.Table{}) {
 			tables = []dialects.Table{t}
 		}
-		return blockersText(findBlockers(ctx, db, tables))
+		found, err := findBlockers(ctx, db, tables, runBlockerTimeout)
+		switch {
+		case errors.Is(err, context.DeadlineExceeded):
+			return "" // a database that does not answer: the run's own message says enough
+		case err != nil:
+			return lookupFailed(err)
+		}
+		return blockersText(found)
 	}
 }

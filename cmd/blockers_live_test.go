@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	mysqldriver "github.com/go-sql-driver/mysql"
+
 	"github.com/schedlock/schedlock/internal/livetest"
 )
 
@@ -169,5 +171,53 @@ func TestDetectNamesBlockerLive(t *testing.T) {
 	id := strconv.FormatInt(pid, 10)
 	if r.err != nil || !strings.Contains(r.stderr, "schedlock: warning: session "+id+" (") || !strings.Contains(r.stderr, "holds ExclusiveLock on shedlock") || !strings.Contains(r.stderr, "end it with: SELECT pg_terminate_backend("+id+")") {
 		t.Errorf("detect while session %s holds EXCLUSIVE on shedlock: %v\n%s", id, r.err, r.stderr)
+	}
+}
+
+// A user who may not read InnoDB's transaction views (no PROCESS) gets
+// run's timeout with the reason the blocking session could not be named.
+func TestBlockerLookupRefusedMariaDBLive(t *testing.T) {
+	dsn := livetest.DSN(t, livetest.MySQL)
+	cfg, err := mysqldriver.ParseDSN(dsn)
+	if err != nil {
+		t.Skipf("not a go-sql-driver DSN: %v", err)
+	}
+	db, err := sql.Open("mysql", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	table := blockerTable(t, dsn, db, "job")
+	user := "noproc_" + table[len("blk_"):]
+	for _, q := range []string{"CREATE USER '" + user + "'@'%' IDENTIFIED BY 'pw'", "GRANT ALL ON `" + cfg.DBName + "`.* TO '" + user + "'@'%'"} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer func() { _, _ = db.Exec("DROP USER '" + user + "'@'%'") }()
+	cfg.User, cfg.Passwd = user, "pw"
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	holder, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	for _, q := range []string{"START TRANSACTION", "SELECT * FROM " + table + " WHERE name = 'job' FOR UPDATE"} {
+		if _, err := holder.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer func() { _, _ = holder.ExecContext(ctx, "ROLLBACK") }()
+	r := execRun(t, context.Background(), "", "run", "--dsn", cfg.FormatDSN(), "--strategy", "table", "--table", table, "--timeout", "2s", "--name", "job", "--", "true")
+	msg := ""
+	if r.err != nil {
+		msg = r.err.Error()
+	}
+	if r.code != CodeError || !strings.Contains(msg, `gave up on lock "job" after --timeout 2s: the sessions that may block it could not be looked up: `) || !strings.Contains(msg, "PROCESS") {
+		t.Errorf("run as a user without PROCESS: exit %d, %q", r.code, msg)
+	}
+	if strings.Contains(msg, "pw@") || strings.Contains(msg, ":pw") {
+		t.Errorf("the password is in the message: %q", msg)
 	}
 }

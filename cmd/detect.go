@@ -127,7 +127,11 @@ func detectRun(ctx context.Context, o *DetectOptions) error {
 	}
 	_, err = io.Out.Write([]byte(f.Scrubber.String(buf.String())))
 	if !g.Quiet {
-		for _, b := range findBlockers(ctx, db, nil) {
+		found, err := findBlockers(ctx, db, nil, blockerTimeout)
+		if err != nil && g.Verbose {
+			fmt.Fprintln(io.ErrOut, f.Scrubber.String("schedlock: note: "+cliText(lookupFailed(err))))
+		}
+		for _, b := range found {
 			fmt.Fprintln(io.ErrOut, f.Scrubber.String("schedlock: warning: "+cliText(blockerText(b))))
 		}
 	}

@@ -21,9 +21,13 @@ const maxTableRead = 3 * time.Second
 // of what is left of ctx, if less); when their read does not end within
 // it, the server's own lock views are listed alone, with a note saying so.
 func listNamingBlockers(ctx context.Context, db dialects.Backend, lister dialects.LockLister, opts dialects.ListOptions) (*dialects.Listing, error) {
-	blockers := findBlockers(ctx, db, opts.Tables)
+	blockers, lookupErr := findBlockers(ctx, db, opts.Tables, blockerTimeout)
 	if len(blockers) == 0 {
-		return lister.ListLocks(ctx, opts)
+		listing, err := lister.ListLocks(ctx, opts)
+		if err != nil && lookupErr != nil && ctx.Err() != nil {
+			err = fmt.Errorf("%w (%s)", err, lookupFailed(lookupErr))
+		}
+		return listing, err
 	}
 	bound := maxTableRead
 	if deadline, ok := ctx.Deadline(); ok && time.Until(deadline)/2 < bound {

@@ -22,13 +22,12 @@ import (
 var _ dialects.BlockerFinder = (*LockAdmin)(nil)
 
 // blockerColumns are the columns every blocker statement returns, %s being
-// the views they read: the blocking connection, its user, client,
-// program name, command and state, transaction start and statement; the
+// the views they read: the blocking connection, its user, client, an empty
+// program name (programNamesSQL reads it apart: performance_schema may be
+// closed to a user who may read InnoDB's views), command and state, transaction start and statement; the
 // waiting connection (NULL for a holder nobody waits for yet), the table
 // as `schema`.`table`, the lock mode; the database's now.
-const blockerColumns = `SELECT b.trx_mysql_thread_id, COALESCE(p.USER, ''), COALESCE(p.HOST, ''),
-  COALESCE((SELECT c.ATTR_VALUE FROM performance_schema.session_connect_attrs c
-            WHERE c.PROCESSLIST_ID = b.trx_mysql_thread_id AND c.ATTR_NAME = 'program_name' LIMIT 1), ''),
+const blockerColumns = `SELECT b.trx_mysql_thread_id, COALESCE(p.USER, ''), COALESCE(p.HOST, ''), '',
   COALESCE(p.COMMAND, ''), COALESCE(p.STATE, ''),
   TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', CONVERT_TZ(b.trx_started, @@session.time_zone, '+00:00')) DIV 1000,
   COALESCE(b.trx_query, p.INFO, ''), %s, %s, %s,
@@ -86,7 +85,7 @@ const probeTimeout = 3 * time.Second
 // "innodb_waits" (MariaDB, MySQL 5.7), "data_locks" (MySQL 8) and "probe"
 // (MariaDB, for table schedlock).
 func BlockerStatements() map[string]string {
-	return map[string]string{"innodb_waits": innodbWaitsSQL, "data_locks": dataLocksSQL, "probe": fmt.Sprintf(probeSQL, "schedlock")}
+	return map[string]string{"innodb_waits": innodbWaitsSQL, "data_locks": dataLocksSQL, "probe": fmt.Sprintf(probeSQL, "schedlock"), "program_names": fmt.Sprintf(programNamesSQL, "42")}
 }
 
 // identPattern is a plain, optionally schema-qualified table name.
@@ -138,6 +137,7 @@ func (a *LockAdmin) Blockers(ctx context.Context, tables []string) ([]dialects.B
 			}
 		}
 	}
+	a.programNames(ctx, found)
 	out := make([]dialects.Blocker, 0, len(found))
 	for _, b := range found {
 		sort.Strings(b.Waiters)
@@ -287,4 +287,35 @@ func isLockWaitTimeout(err error) bool {
 func isMissingOrDenied(err error) bool {
 	var me *mysql.MySQLError
 	return errors.As(err, &me) && (me.Number == errNoSuchTable || me.Number == errTableAccessDenied)
+}
+
+// programNamesSQL reads the program names the clients of the connections
+// in %s announced.
+const programNamesSQL = `SELECT PROCESSLIST_ID, ATTR_VALUE FROM performance_schema.session_connect_attrs
+WHERE ATTR_NAME = 'program_name' AND PROCESSLIST_ID IN (%s)`
+
+// programNames fills the Application of the blockers in found from
+// performance_schema, where the server keeps connection attributes and
+// the user may read them; otherwise they stay empty.
+func (a *LockAdmin) programNames(ctx context.Context, found map[string]*dialects.Blocker) {
+	if len(found) == 0 {
+		return
+	}
+	ids := make([]string, 0, len(found))
+	for id := range found {
+		if _, err := strconv.ParseInt(id, 10, 64); err == nil {
+			ids = append(ids, id)
+		}
+	}
+	rows, err := a.DB.QueryContext(ctx, fmt.Sprintf(programNamesSQL, strings.Join(ids, ", ")))
+	if err != nil {
+		return
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, name string
+		if rows.Scan(&id, &name) == nil && found[id] != nil {
+			found[id].Application = name
+		}
+	}
 }
