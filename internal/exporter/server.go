@@ -23,12 +23,15 @@ func (e *Exporter) Handler() http.Handler {
 	reg.MustRegister(e.Collector(), collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: slogErrorLog{e.opts.Logger}, ErrorHandling: promhttp.ContinueOnError}))
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		_, _ = w.Write([]byte("ok\n"))
-	})
+	mux.HandleFunc("GET /healthz", healthz)
 	mux.Handle("GET /{$}", e.statusPage())
 	return mux
+}
+
+// healthz answers "ok" while the process serves.
+func healthz(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, _ = w.Write([]byte("ok\n"))
 }
 
 // slogErrorLog lets promhttp log through slog.
@@ -40,7 +43,8 @@ func (s slogErrorLog) Println(v ...any) { s.l.Error("serving metrics failed", "e
 // its context ends.
 const ShutdownGrace = 15 * time.Second
 
-// Serve serves e.Handler on l until ctx ends, then shuts down gracefully:
+// Serve serves e.Handler on l (behind web's basic auth, but for /healthz)
+// until ctx ends, then shuts down gracefully:
 // no new connections, requests in flight finished (within
 // ShutdownGrace), the databases' connections closed. web is the loaded
 // web configuration (TLS, basic auth; nil: plain HTTP). It returns nil
@@ -50,7 +54,12 @@ func (e *Exporter) Serve(ctx context.Context, l net.Listener, web *webconfig.Con
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: web.Wrap(e.Handler()), ReadHeaderTimeout: 10 * time.Second, TLSConfig: tlsConfig}
+	// /healthz answers without a password, for liveness probes: it tells
+	// nothing but that the process serves.
+	mux := http.NewServeMux()
+	mux.Handle("/", web.Wrap(e.Handler()))
+	mux.HandleFunc("GET /healthz", healthz)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, TLSConfig: tlsConfig}
 	scheme := "http"
 	if tlsConfig != nil {
 		scheme = "https"

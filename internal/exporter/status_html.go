@@ -18,7 +18,7 @@ func esc(s string) string { return html.EscapeString(s) }
 // statusCSS styles the page; below 700px each lock becomes a card.
 const statusCSS = `body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 0 auto; padding: 1em; max-width: 80em; color: #1d1d1f; background: #fff; }
 h1 { font-size: 1.4em; margin: 0 0 .2em; }
-h2 { font-size: 1.1em; margin: 1.5em 0 .4em; word-break: break-all; }
+h2 { font-size: 1.1em; margin: 1.5em 0 .4em; overflow-wrap: anywhere; }
 .meta { color: #666; font-size: .9em; }
 .badge { display: inline-block; padding: .1em .5em; border-radius: .8em; font-size: .8em; font-weight: 600; vertical-align: middle; }
 .up { background: #d7f5dd; color: #135e26; }
@@ -27,7 +27,7 @@ h2 { font-size: 1.1em; margin: 1.5em 0 .4em; word-break: break-all; }
 table { border-collapse: collapse; width: 100%; font-size: .92em; }
 th, td { text-align: left; padding: .35em .6em; border-bottom: 1px solid #e3e3e3; vertical-align: top; }
 th { background: #f5f5f7; font-weight: 600; }
-td.name { font-weight: 600; word-break: break-all; }
+td.name { font-weight: 600; overflow-wrap: anywhere; min-width: 8em; }
 .state { font-weight: 600; }
 .state-held { color: #135e26; }
 .state-paused, .state-waiting { color: #6b4e00; }
