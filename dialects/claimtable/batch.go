@@ -256,7 +256,7 @@ func (cl *Claimer) finishChunk(ctx context.Context, fin Finisher, owner string, 
 		case ReportRows:
 			return cl.finishReturning(ctx, st.Text, args, changed)
 		case ReportMask:
-			res, err := cl.db.ExecContext(ctx, st.Text, args...)
+			res, err := cl.exec(ctx, st.Text, args...)
 			if err != nil {
 				return err
 			}
@@ -291,7 +291,7 @@ func (cl *Claimer) finishChunk(ctx context.Context, fin Finisher, owner string, 
 
 // finishReturning runs a finish that returns the changed ids.
 func (cl *Claimer) finishReturning(ctx context.Context, text string, args []any, changed map[int64]bool) error {
-	rs, err := cl.db.QueryContext(ctx, text, args...)
+	rs, err := cl.statement(ctx, text).QueryContext(ctx, text, args...)
 	if err != nil {
 		return err
 	}

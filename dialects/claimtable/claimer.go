@@ -113,8 +113,9 @@ type Claimer struct {
 	prepared atomic.Int32
 }
 
-// maxPrepared bounds the claim statements a Claimer keeps prepared.
-const maxPrepared = 32
+// maxPrepared bounds the statements a Claimer keeps prepared: its claims,
+// completions and batch finishes, each by text.
+const maxPrepared = 64
 
 // New returns the claimer of table t on db with builder b and strategy
 // (required here: Open picks it from the probe). A strategy b cannot run
@@ -413,22 +414,40 @@ func (cl *Claimer) claimOptimistic(ctx context.Context, r Request) ([]Task, erro
 // on every claim); the pool itself when preparing fails or maxPrepared
 // texts are kept already.
 func (cl *Claimer) statement(ctx context.Context, text string) queryer {
+	if st := cl.prepare(ctx, text); st != nil {
+		return preparedQuery{st}
+	}
+	return cl.db
+}
+
+// execer runs text as prepared by prepare, else on the pool.
+func (cl *Claimer) exec(ctx context.Context, text string, args ...any) (sql.Result, error) {
+	if st := cl.prepare(ctx, text); st != nil {
+		return st.ExecContext(ctx, args...)
+	}
+	return cl.db.ExecContext(ctx, text, args...)
+}
+
+// prepare is text prepared on the pool, kept by text, at most maxPrepared
+// of them; nil when preparing fails or the Claimer keeps maxPrepared
+// already.
+func (cl *Claimer) prepare(ctx context.Context, text string) *sql.Stmt {
 	if st, ok := cl.stmts.Load(text); ok {
-		return preparedQuery{st.(*sql.Stmt)}
+		return st.(*sql.Stmt)
 	}
 	if cl.prepared.Load() >= maxPrepared {
-		return cl.db
+		return nil
 	}
 	st, err := cl.db.PrepareContext(ctx, text)
 	if err != nil {
-		return cl.db
+		return nil
 	}
 	if prev, loaded := cl.stmts.LoadOrStore(text, st); loaded {
 		_ = st.Close()
-		return preparedQuery{prev.(*sql.Stmt)}
+		return prev.(*sql.Stmt)
 	}
 	cl.prepared.Add(1)
-	return preparedQuery{st}
+	return st
 }
 
 // Close frees the prepared claim statements; the Claimer prepares them

@@ -110,7 +110,7 @@ func (cl *Claimer) owned(ctx context.Context, op string, t *Task, set func(q *qu
 		col.Version + " = " + q.arg(t.Version) + " AND " + col.Status + " = " + q.arg(cl.c.t.Statuses.Claimed)
 	var n int64
 	err := cl.retrying(ctx, func() error {
-		res, err := cl.db.ExecContext(ctx, "UPDATE "+cl.c.t.Name+" SET "+join(parts)+" WHERE "+where, q.args...)
+		res, err := cl.exec(ctx, "UPDATE "+cl.c.t.Name+" SET "+join(parts)+" WHERE "+where, q.args...)
 		if err != nil {
 			return err
 		}

@@ -136,22 +136,28 @@ func (b ClaimBuilder) FinishSQL(f *claimtable.Finish) claimtable.FinishStatement
 	c, s := f.Columns, f.Statuses
 	done, back, failed := f.IDs(claimtable.Completed), f.IDs(claimtable.GivenBack), f.IDs(claimtable.Failed)
 	var w strings.Builder
-	w.WriteString("UPDATE " + f.Table + " SET\n  " + c.Status + " = CASE")
-	if len(done) > 0 {
-		w.WriteString(" WHEN " + f.In(c.ID, done) + " THEN " + f.Arg(s.Done))
+	w.WriteString("UPDATE " + f.Table + " SET\n  ")
+	if len(done) == len(f.Rows) {
+		// Every row completes: done, the owner kept.
+		w.WriteString(c.Status + " = " + f.Arg(s.Done) + ",\n  ")
+	} else {
+		w.WriteString(c.Status + " = CASE")
+		if len(done) > 0 {
+			w.WriteString(" WHEN " + f.In(c.ID, done) + " THEN " + f.Arg(s.Done))
+		}
+		if len(back) > 0 {
+			w.WriteString(" WHEN " + f.In(c.ID, back) + " THEN " + f.Arg(s.Ready))
+		}
+		w.WriteString(" WHEN " + c.Retries + " + 1 > " + f.MaxRetriesExpr() + " THEN " + f.Arg(s.Failed) + " ELSE " + f.Arg(s.Ready) + " END,\n  ")
+		w.WriteString(c.Owner + " = CASE")
+		if len(done) > 0 {
+			w.WriteString(" WHEN " + f.In(c.ID, done) + " THEN " + c.Owner)
+		}
+		if len(back) > 0 {
+			w.WriteString(" WHEN " + f.In(c.ID, back) + " THEN NULL")
+		}
+		w.WriteString(" WHEN " + c.Retries + " + 1 > " + f.MaxRetriesExpr() + " THEN " + c.Owner + " ELSE NULL END,\n  ")
 	}
-	if len(back) > 0 {
-		w.WriteString(" WHEN " + f.In(c.ID, back) + " THEN " + f.Arg(s.Ready))
-	}
-	w.WriteString(" WHEN " + c.Retries + " + 1 > " + f.MaxRetriesExpr() + " THEN " + f.Arg(s.Failed) + " ELSE " + f.Arg(s.Ready) + " END,\n  ")
-	w.WriteString(c.Owner + " = CASE")
-	if len(done) > 0 {
-		w.WriteString(" WHEN " + f.In(c.ID, done) + " THEN " + c.Owner)
-	}
-	if len(back) > 0 {
-		w.WriteString(" WHEN " + f.In(c.ID, back) + " THEN NULL")
-	}
-	w.WriteString(" WHEN " + c.Retries + " + 1 > " + f.MaxRetriesExpr() + " THEN " + c.Owner + " ELSE NULL END,\n  ")
 	if len(failed) > 0 {
 		w.WriteString(c.DueAt + " = CASE WHEN " + c.Retries + " + 1 > " + f.MaxRetriesExpr() + " THEN " + c.DueAt)
 		for _, g := range f.Backoffs() {

@@ -20,12 +20,12 @@ func (s *suite) finishMany(t *testing.T) {
 	ctx := ctxFor(t)
 	// Priorities fix which worker claims which row.
 	add(t, cl,
-		claimtable.NewTask{Type: "t", Priority: 90}, // complete
-		claimtable.NewTask{Type: "t", Priority: 80}, // fail, retries left
+		claimtable.NewTask{Type: "t", Priority: 90},                 // complete
+		claimtable.NewTask{Type: "t", Priority: 80},                 // fail, retries left
 		claimtable.NewTask{Type: "t", Priority: 70, MaxRetries: -1}, // fail, none left
-		claimtable.NewTask{Type: "t", Priority: 60}, // give back
-		claimtable.NewTask{Type: "t", Priority: 50}, // stale version
-		claimtable.NewTask{Type: "t", Priority: 10}, // the other worker's
+		claimtable.NewTask{Type: "t", Priority: 60},                 // give back
+		claimtable.NewTask{Type: "t", Priority: 50},                 // stale version
+		claimtable.NewTask{Type: "t", Priority: 10},                 // the other worker's
 	)
 	mine, err := cl.Claim(ctx, claimtable.Request{Owner: "batcher", Max: 5})
 	if err != nil || len(mine) != 5 {
