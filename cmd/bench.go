@@ -47,6 +47,10 @@ type BenchOptions struct {
 	Cycles   int64
 	Claims   bool // --claims: task-row claims instead of locks (bench_claims.go)
 	Batch    int
+	// NoComplete (--no-complete): with --claims, the claim alone.
+	NoComplete bool
+	// Peers (--peers): with --claims, run the peer (River) beside.
+	Peers bool
 
 	// Which of the flags were given, for checks that tell "0" from
 	// "not asked for".
@@ -135,8 +139,10 @@ docs/bench.md for the JSON fields.`,
 	fl.BoolVar(&opts.Wait, "wait", false, "measure the hand-over latency from a release to a waiting acquire")
 	durationVar(fl, &opts.Duration, "duration", benchkit.DefaultDuration, "length of each measurement, e.g. 500ms or 10s")
 	fl.Int64Var(&opts.Cycles, "cycles", 0, "run each measurement for this many cycles (hand-overs with --wait) instead of --duration")
-	fl.BoolVar(&opts.Claims, "claims", false, "measure task-row claims: rows claimed per second per claim strategy, beside the raw SQL that claims the same rows")
+	fl.BoolVar(&opts.Claims, "claims", false, "measure task-row claim work: rows claimed and completed per second per claim strategy, per row and as a batch, beside the hand-written SQL of the same work")
 	fl.IntVar(&opts.Batch, "batch", 10, "rows per claim (with --claims)")
+	fl.BoolVar(&opts.NoComplete, "no-complete", false, "with --claims: measure the claim alone (rows come back after a 1 ms lease), not the completion")
+	fl.BoolVar(&opts.Peers, "peers", false, "with --claims on PostgreSQL: run River beside, on the same database (needs the schedlock-peer-river program: see docs/bench.md)")
 	_ = c.RegisterFlagCompletionFunc("strategy", locksCompletion([]string{string(dialects.StrategySession), string(dialects.StrategyTable), dialects.StrategyLeaseAlias, strategyAll}))
 	_ = c.RegisterFlagCompletionFunc("preset", locksCompletion(dialects.Presets()))
 	return c
@@ -204,6 +210,9 @@ func (o *BenchOptions) onlyTable(p benchkit.Plan) bool {
 func benchRun(ctx context.Context, o *BenchOptions) error {
 	if o.Claims {
 		return benchClaimsRun(ctx, o)
+	}
+	if o.NoComplete || o.Peers {
+		return usageErrorf(o.Command, "--no-complete and --peers apply to --claims")
 	}
 	target, p, err := o.plan()
 	if err != nil {

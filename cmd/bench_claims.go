@@ -28,7 +28,10 @@ func (o *BenchOptions) claimPlan() (*dsn.DSN, benchkit.ClaimPlan, error) {
 		return nil, p, usage("--duration must be positive, got %s", o.Duration)
 	case o.cyclesSet && o.Cycles < 1:
 		return nil, p, usage("--cycles must be at least 1, got %d", o.Cycles)
+	case o.locksSet || o.Wait:
+		return nil, p, usage("--locks and --wait measure locks, not --claims")
 	}
+	p.NoComplete = o.NoComplete
 	if o.workersSet {
 		p.Workers = o.Workers
 	}
@@ -58,6 +61,14 @@ func benchClaimsRun(ctx context.Context, o *BenchOptions) error {
 		return err
 	}
 	defer backend.Close()
+	if o.Peers {
+		// One line when the peer cannot run; the rest of the bench runs.
+		if peer, err := benchkit.RiverPeer(backend, target.String()); err != nil {
+			fmt.Fprintf(o.IO.ErrOut, "schedlock: --peers: %s; the rest of the bench runs\n", o.Factory.Scrubber.String(err.Error()))
+		} else {
+			p.Peer, p.PeerName = peer, benchkit.RiverPeerName
+		}
+	}
 	var progress *benchProgress
 	if o.IO.IsStderrTTY() && !o.Global.Quiet {
 		progress = &benchProgress{w: o.IO.ErrOut}
@@ -71,6 +82,10 @@ func benchClaimsRun(ctx context.Context, o *BenchOptions) error {
 		return o.benchError(ctx, runErr, target)
 	}
 	r.Target, r.Database = target.Redacted(), o.Factory.Scrubber.String(output.DescribeDatabase(backend.Detected()))
+	if r.Peer != nil && r.Peer.Error != "" {
+		r.Peer.Error = o.Factory.Scrubber.String(r.Peer.Error)
+		fmt.Fprintf(o.IO.ErrOut, "schedlock: --peers: %s did not run: %s\n", r.Peer.Name, r.Peer.Error)
+	}
 	header := fmt.Sprintf("%s on %s: %d workers, %d rows per claim", r.Target, r.Database, r.Workers, r.Batch)
 	if err := o.writeReport(r, header, func() output.TableData { return claimsBenchTable(r) }, r.Notes); err != nil {
 		return err
@@ -81,24 +96,42 @@ func benchClaimsRun(ctx context.Context, o *BenchOptions) error {
 	return nil
 }
 
-// claimsBenchTable is the claims report as one table: the raw statement,
-// each strategy beside it, then the published anchors.
+// claimWorkWords are the words of each kind of claim work in the table.
+var claimWorkWords = map[string]string{
+	benchkit.WorkClaim:         "claim alone",
+	benchkit.WorkComplete:      "claim + complete each row",
+	benchkit.WorkCompleteBatch: "claim + complete the batch",
+}
+
+// claimsBenchTable is the claims report as one table: for each kind of
+// work the raw SQL, then each strategy beside it; the peer run beside;
+// then the published figures with their conditions (never a ratio).
 func claimsBenchTable(r *benchkit.ClaimsReport) output.TableData {
 	t := output.TableData{Header: []string{"MEASUREMENT", "STRATEGY", "WHAT", "RESULT", "COMPARED"}}
 	what := fmt.Sprintf("%d workers × %d rows", r.Workers, r.Batch)
-	if r.Raw != nil {
-		t.Rows = append(t.Rows, []string{"claims", "-", "raw SQL, " + what, perSecond(r.Raw.RowsPerSecond, "rows"), errorsCell(r.Raw.Errors)})
+	for _, w := range r.Work {
+		words := claimWorkWords[w.Work]
+		if w.Raw != nil {
+			t.Rows = append(t.Rows, []string{words, "-", "raw SQL, " + what, perSecond(w.Raw.RowsPerSecond, "rows"), errorsCell(w.Raw.Errors, w.Raw.Lost)})
+		}
+		for _, s := range w.Strategies {
+			label := s.Strategy
+			if s.Strategy == r.Recommended {
+				label += " (recommended)"
+			}
+			compared := times(s.EngineToRaw, "raw")
+			if e := errorsCell(s.Engine.Errors, s.Engine.Lost); e != "" {
+				compared = strings.TrimPrefix(compared+", "+e, ", ")
+			}
+			t.Rows = append(t.Rows, []string{words, label, "engine, " + what, perSecond(s.Engine.RowsPerSecond, "rows"), compared})
+		}
 	}
-	for _, s := range r.Strategies {
-		label := s.Strategy
-		if s.Strategy == r.Recommended {
-			label += " (recommended)"
+	if p := r.Peer; p != nil {
+		result := perSecond(p.JobsPerSecond, "jobs")
+		if p.Error != "" {
+			result = "did not run"
 		}
-		compared := times(s.EngineToRaw, "raw")
-		if e := errorsCell(s.Engine.Errors); e != "" {
-			compared = strings.TrimPrefix(compared+", "+e, ", ")
-		}
-		t.Rows = append(t.Rows, []string{"claims", label, "engine, " + what, perSecond(s.Engine.RowsPerSecond, "rows"), compared})
+		t.Rows = append(t.Rows, []string{"peer", "-", fmt.Sprintf("%s, %d job goroutines", p.Name, r.Workers*r.Batch), result, "same database and machine, in the same rounds; its own no-op jobs, fetched and completed its way"})
 	}
 	for _, a := range r.Anchors {
 		t.Rows = append(t.Rows, []string{"published", "-", a.System, perSecond(a.Figure, a.Unit), a.Setup})
@@ -106,9 +139,13 @@ func claimsBenchTable(r *benchkit.ClaimsReport) output.TableData {
 	return t
 }
 
-func errorsCell(n int64) string {
-	if n == 0 {
-		return ""
+func errorsCell(errs, lost int64) string {
+	var parts []string
+	if errs > 0 {
+		parts = append(parts, fmt.Sprintf("%d failed", errs))
 	}
-	return fmt.Sprintf("%d claims failed", n)
+	if lost > 0 {
+		parts = append(parts, fmt.Sprintf("%d rows lost", lost))
+	}
+	return strings.Join(parts, ", ")
 }

@@ -100,13 +100,46 @@ type HoldingCounter interface {
 	CountHoldingSessions(ctx context.Context, conn *sql.Conn, names []string) (int, error)
 }
 
-// ClaimBaseline is implemented by an opened SQL backend with a claim a
-// developer writes by hand, to measure the engine's claims against
-// (`bench --claims`): written in the backend's package apart from the
-// engine, so that the engine is measured against SQL it did not produce.
-// claim takes batch due rows of the default task table named table (rows
-// claimed for lease, by owner) on the backend's pool db and returns how
-// many it claimed; text is its statement for the report.
-type ClaimBaseline interface {
-	RawClaim(table string, lease time.Duration) (claim func(ctx context.Context, db *sql.DB, owner string, batch int) (int, error), text string)
+// ClaimWork is implemented by an opened SQL backend with the claim work a
+// developer writes by hand — claim a batch with SKIP LOCKED (or what the
+// database has instead), then complete each row, or the whole batch in one
+// statement, owner- and version-checked — to measure the engine's claims
+// and completions against (`bench --claims`). It is written in the
+// backend's package apart from the engine, so that the engine is measured
+// against SQL it did not produce, and runs on the driver's own connection:
+// pgx's Conn on PostgreSQL, the driver's connection through a pinned
+// *sql.Conn where database/sql is the driver's only API.
+type ClaimWork interface {
+	// RawClaimWork runs run with the raw work on table (the default task
+	// table's layout), rows claimed for lease, on conn — one connection of
+	// the backend's pool, pinned by the caller for the whole run — and
+	// returns run's error.
+	RawClaimWork(ctx context.Context, conn *sql.Conn, table string, lease time.Duration, run func(ClaimOps) error) error
+	// RawClaimTexts are the statements of the raw work on table, for the
+	// report.
+	RawClaimTexts(table string) ClaimTexts
+}
+
+// ClaimTexts are the statements of a raw claim work.
+type ClaimTexts struct {
+	Claim, Complete, CompleteBatch string
+}
+
+// ClaimedRow is one row a raw claim took: its id and the version it
+// holds.
+type ClaimedRow struct {
+	ID, Version int64
+}
+
+// ClaimOps are the raw claim work on one connection. Every field is
+// required.
+type ClaimOps struct {
+	// Claim claims up to batch due rows for owner.
+	Claim func(ctx context.Context, owner string, batch int) ([]ClaimedRow, error)
+	// Complete marks one row done where owner holds it at its version,
+	// and reports whether it did.
+	Complete func(ctx context.Context, owner string, row ClaimedRow) (bool, error)
+	// CompleteBatch marks rows done in one statement, each where owner
+	// holds it at its version, and returns how many it marked.
+	CompleteBatch func(ctx context.Context, owner string, rows []ClaimedRow) (int64, error)
 }

@@ -14,7 +14,7 @@ import (
 var (
 	_ benchkit.SessionBaseline = (*Backend)(nil)
 	_ benchops.HoldingCounter  = (*Backend)(nil)
-	_ benchops.ClaimBaseline   = (*Backend)(nil)
+	_ benchops.ClaimWork       = (*Backend)(nil)
 )
 
 // CountHoldingSessions counts the distinct connections holding the
@@ -70,20 +70,22 @@ func TestBenchUsesTheBackendsBaselinesLive(t *testing.T) {
 	}
 }
 
-// benchkit.RunClaims compares the engine's claims with the backend's
-// hand-written transaction, which claims rows without errors.
+// benchkit.RunClaims compares the engine's claim work with the backend's
+// hand-written SQL, which claims and completes rows without errors.
 func TestBenchClaimsUseTheBackendsRawClaimLive(t *testing.T) {
 	d := openDetected(t)
 	r, err := benchkit.RunClaims(testContext(t), d, benchkit.ClaimPlan{Workers: 2, Batch: 5, Budget: benchkit.Budget{Cycles: 20}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Raw == nil || r.Raw.Rows == 0 || r.Raw.Errors != 0 || !strings.Contains(r.RawStatement, "FOR UPDATE SKIP LOCKED") {
-		t.Fatalf("raw claim %+v (%q): want rows claimed by the hand-written transaction", r.Raw, r.RawStatement)
-	}
-	for _, s := range r.Strategies {
-		if s.Engine.Rows == 0 || s.FirstError != "" {
-			t.Errorf("%s: %+v", s.Strategy, s)
+	for _, w := range r.Work {
+		if w.Raw == nil || w.Raw.Rows == 0 || w.Raw.Errors != 0 || w.Raw.Lost != 0 || !strings.Contains(w.RawStatements[0], "FOR UPDATE SKIP LOCKED") {
+			t.Fatalf("raw %s %+v (%q): want rows done by the hand-written transaction", w.Work, w.Raw, w.RawStatements)
+		}
+		for _, s := range w.Strategies {
+			if s.Engine.Rows == 0 || s.Engine.Lost != 0 || s.FirstError != "" {
+				t.Errorf("%s %s: %+v", w.Work, s.Strategy, s)
+			}
 		}
 	}
 }

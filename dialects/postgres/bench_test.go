@@ -50,8 +50,13 @@ func TestBenchBaselinesLive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Raw == nil || r.Raw.Rows == 0 || r.Raw.Errors != 0 || !strings.Contains(r.RawStatement, "FOR UPDATE SKIP LOCKED") {
-		t.Errorf("raw claim: %+v (%q); want rows claimed by the hand-written statement", r.Raw, r.RawStatement)
+	for _, w := range r.Work {
+		if w.Raw == nil || w.Raw.Rows == 0 || w.Raw.Errors != 0 || w.Raw.Lost != 0 || !strings.Contains(w.RawStatements[0], "FOR UPDATE SKIP LOCKED") {
+			t.Errorf("raw %s: %+v (%q); want rows done by the hand-written statements", w.Work, w.Raw, w.RawStatements)
+		}
+		if s := w.Strategies[0]; s.Engine.Rows == 0 || s.Engine.Lost != 0 || s.FirstError != "" {
+			t.Errorf("engine %s: %+v", w.Work, s)
+		}
 	}
 	locker, err := db.SessionLocker()
 	if err != nil {

@@ -10,7 +10,7 @@
 // trivial round trip, a server-side count of lock-holding sessions — comes
 // from the backend's own package: optional interfaces of the opened
 // backend — the contract of package dialects/benchops (StoreBaseline,
-// RoundTripper, HoldingCounter, ClaimBaseline) and SessionBaseline — or,
+// RoundTripper, HoldingCounter, ClaimWork) and SessionBaseline — or,
 // for a SQL database not yet giving them itself, of the support it gives
 // Register; a backend with neither is measured without them.
 //

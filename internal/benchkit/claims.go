@@ -3,6 +3,7 @@ package benchkit
 import (
 	"context"
 	"crypto/rand"
+	"database/sql"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -11,25 +12,49 @@ import (
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/benchops"
 	"github.com/schedlock/schedlock/dialects/claimtable"
 	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
 
 // ClaimPlan is what RunClaims measures: Workers goroutines, each claiming
 // Batch rows per call, with every claim strategy of Strategies (empty:
-// every one the dialect runs), beside the raw SQL of the same claim.
+// every one the dialect runs), beside the raw SQL of the same work. The
+// work is a claim and a completion of every row claimed, per row and in
+// one batch statement; with NoComplete, the claim alone.
 type ClaimPlan struct {
 	Strategies []dialects.ClaimStrategy
 	Workers    int
 	Batch      int
+	NoComplete bool
 	Budget     Budget
 	Progress   func(step string)
+	// Peer, when set, runs another claiming system on the same database
+	// for one slice and returns its rate (PeerRate); it runs in the same
+	// rounds as the rest.
+	Peer func(ctx context.Context, workers, batch int, slice Budget) (PeerRate, error)
+	// PeerName names the peer in the report.
+	PeerName string
 }
 
-// claimLease is the claim lease of the measurement: rows come back as
-// soon as they are claimed, so a table of a few thousand rows never runs
-// dry, for the engine and the raw statement alike.
-const claimLease = time.Millisecond
+// The work a claims measurement does per claimed row.
+const (
+	// WorkClaim is the claim alone: rows come back after a 1 ms lease.
+	WorkClaim = "claim"
+	// WorkComplete is a claim, then a completion of each row.
+	WorkComplete = "claim+complete"
+	// WorkCompleteBatch is a claim, then one completion of the whole batch.
+	WorkCompleteBatch = "claim+complete-batch"
+)
+
+// claimOnlyLease is the claim lease of the claim-alone measurement: rows
+// come back as soon as they are claimed, so a table of a few thousand rows
+// never runs dry, for the engine and the raw statement alike.
+const claimOnlyLease = time.Millisecond
+
+// completeLease is the claim lease when rows are completed: long enough
+// that no row is claimed again before its worker completes it.
+const completeLease = time.Minute
 
 // ClaimsReport is what RunClaims measured. Its JSON field names are a
 // stable interface (docs/claims.md).
@@ -39,26 +64,40 @@ type ClaimsReport struct {
 	Dialect  string `json:"dialect"`
 	Workers  int    `json:"workers"`
 	Batch    int    `json:"batch"`
-	// Rows is how many rows the task table held.
+	// Rows is how many rows the task table was given over the run.
 	Rows            int      `json:"rows"`
 	DurationSeconds *float64 `json:"duration_seconds"`
 	// Recommended is the claim strategy the probe recommends.
 	Recommended string `json:"recommended"`
-	// Raw is the hand-written single statement on the same table, null
-	// where the database has none (Oracle, Dameng).
-	Raw          *ClaimRate            `json:"raw"`
-	RawStatement string                `json:"raw_statement"`
-	Strategies   []ClaimStrategyResult `json:"strategies"`
-	// Anchors are published figures of other claiming systems, for scale;
-	// they come from other hardware and other work per job.
+	// Work is one entry per kind of work measured, in order.
+	Work []ClaimWorkResult `json:"work"`
+	// Peer is the other claiming system run beside, null without one.
+	Peer *PeerResult `json:"peer"`
+	// Anchors are published figures of other claiming systems, with their
+	// conditions; other hardware and other work per job, so never a ratio.
 	Anchors []Anchor `json:"anchors"`
 	Notes   []string `json:"notes"`
 }
 
-// ClaimRate is claimed rows per second over one measurement.
+// ClaimWorkResult is one kind of work, raw and through the engine.
+type ClaimWorkResult struct {
+	// Work is WorkClaim, WorkComplete or WorkCompleteBatch.
+	Work string `json:"work"`
+	// Raw is the hand-written SQL on the driver's own connections, null
+	// where the backend has none (Oracle, Dameng).
+	Raw *ClaimRate `json:"raw"`
+	// RawStatements are the raw SQL's statements.
+	RawStatements []string              `json:"raw_statements"`
+	Strategies    []ClaimStrategyResult `json:"strategies"`
+}
+
+// ClaimRate is rows of work per second over one measurement: rows claimed
+// (WorkClaim) or completed (the others).
 type ClaimRate struct {
-	Rows          int64   `json:"rows"`
-	Claims        int64   `json:"claims"`
+	Rows   int64 `json:"rows"`
+	Claims int64 `json:"claims"`
+	// Lost is rows claimed whose completion found them no longer held.
+	Lost          int64   `json:"lost"`
 	Errors        int64   `json:"errors"`
 	Seconds       float64 `json:"seconds"`
 	RowsPerSecond float64 `json:"rows_per_second"`
@@ -67,6 +106,7 @@ type ClaimRate struct {
 func (r *ClaimRate) add(o ClaimRate) {
 	r.Rows += o.Rows
 	r.Claims += o.Claims
+	r.Lost += o.Lost
 	r.Errors += o.Errors
 	r.Seconds = round(r.Seconds+o.Seconds, 6)
 	if r.Seconds > 0 {
@@ -80,11 +120,29 @@ type ClaimStrategyResult struct {
 	Engine   ClaimRate `json:"engine"`
 	// EngineToRaw is Engine.RowsPerSecond over Raw's, null without Raw.
 	EngineToRaw *float64 `json:"engine_to_raw"`
-	// FirstError is the first claim that failed, when any did.
+	// FirstError is the first claim or completion that failed, when any
+	// did.
 	FirstError string `json:"first_error,omitempty"`
 }
 
-// Anchor is one published throughput figure.
+// PeerRate is what a peer did in one slice.
+type PeerRate struct {
+	Jobs    int64
+	Seconds float64
+}
+
+// PeerResult is the peer run beside: its own jobs per second on the same
+// database, workers and batch, claim and completion included.
+type PeerResult struct {
+	Name          string  `json:"name"`
+	Jobs          int64   `json:"jobs"`
+	Seconds       float64 `json:"seconds"`
+	JobsPerSecond float64 `json:"jobs_per_second"`
+	// Error is why it did not run, "" when it did.
+	Error string `json:"error,omitempty"`
+}
+
+// Anchor is one published throughput figure with its conditions.
 type Anchor struct {
 	System string  `json:"system"`
 	Figure float64 `json:"per_second"`
@@ -93,7 +151,7 @@ type Anchor struct {
 	Source string  `json:"source"`
 }
 
-// ClaimAnchors are the published figures issue 11 names, as their
+// ClaimAnchors are published figures of other claiming systems, as their
 // projects publish them.
 var ClaimAnchors = []Anchor{
 	{"River", 46000, "jobs", "river bench, 1M no-op jobs burned down, 2,000 goroutines, 8-core M2 MacBook Air, local PostgreSQL", "riverqueue.com/docs/benchmarks; riverqueue/river#278, PR #258"},
@@ -101,10 +159,11 @@ var ClaimAnchors = []Anchor{
 	{"graphile-worker", 183000, "jobs", "concurrentJobs 24, maxPoolSize 25, batched complete, a well-specced database", "worker.graphile.org/docs/performance"},
 }
 
-// RunClaims measures claims on backend: it makes a task table of its own
-// (dropped at the end), fills it, and runs the raw SQL and
-// each strategy in turns (Rounds slices each), Workers goroutines
-// claiming Batch rows per call.
+// RunClaims measures claim work on backend: it makes a task table of its
+// own (dropped at the end), fills it (and tops it up between slices when
+// rows are completed), and runs the raw SQL, each strategy and the peer in
+// turns (Rounds slices each), Workers goroutines claiming Batch rows per
+// call.
 func RunClaims(ctx context.Context, backend dialects.Backend, p ClaimPlan) (*ClaimsReport, error) {
 	if p.Workers < 1 || p.Batch < 1 || p.Batch > claimtable.MaxBatch {
 		return nil, fmt.Errorf("%w: claims bench needs workers >= 1 and a batch of 1 to %d", dialects.ErrInvalid, claimtable.MaxBatch)
@@ -130,8 +189,7 @@ func RunClaims(ctx context.Context, backend dialects.Backend, p ClaimPlan) (*Cla
 	var suffix [4]byte
 	_, _ = rand.Read(suffix[:])
 	table := claimtable.Table{Name: "sl_bench_" + hex.EncodeToString(suffix[:])}
-	rows := min(max(1000, p.Workers*p.Batch*8), 100000)
-	r := &ClaimsReport{Dialect: db.Info.Dialect, Workers: p.Workers, Batch: p.Batch, Rows: rows, Recommended: string(rec), Anchors: ClaimAnchors, Notes: []string{}}
+	r := &ClaimsReport{Dialect: db.Info.Dialect, Workers: p.Workers, Batch: p.Batch, Recommended: string(rec), Anchors: ClaimAnchors, Notes: []string{}}
 	if p.Budget.Cycles == 0 {
 		d := p.Budget.Duration
 		if d <= 0 {
@@ -152,57 +210,167 @@ func RunClaims(ctx context.Context, backend dialects.Backend, p ClaimPlan) (*Cla
 		defer cancel()
 		_ = setup.DropTable(cleanup)
 	}()
-	fill := make([]claimtable.NewTask, rows)
-	for i := range fill {
-		fill[i] = claimtable.NewTask{Type: "bench", Payload: []byte("payload"), Priority: int64(i % 4)}
+	works := []string{WorkComplete, WorkCompleteBatch}
+	lease := completeLease
+	if p.NoComplete {
+		works, lease = []string{WorkClaim}, claimOnlyLease
 	}
-	if err := setup.Add(ctx, fill...); err != nil {
+	f := &filler{cl: setup, need: min(max(1000, p.Workers*p.Batch*8), 100000)}
+	if err := f.topUp(ctx); err != nil {
 		return nil, err
 	}
-	raw, rawSQL := rawClaim(backend, db, table.Name)
-	r.RawStatement = rawSQL
+	raw, _ := backend.(ClaimWork)
 	if raw == nil {
-		r.Notes = append(r.Notes, fmt.Sprintf("%s has no single claim statement to compare with (no row limit beside FOR UPDATE): the engine's figures stand alone", db.Info.Dialect))
-	} else {
-		r.Raw = &ClaimRate{}
+		r.Notes = append(r.Notes, fmt.Sprintf("%s has no hand-written claim to compare with (no row limit beside FOR UPDATE): the engine's figures stand alone", db.Info.Dialect))
 	}
 	claimers := make([]*claimtable.Claimer, len(strategies))
 	for i, s := range strategies {
-		if claimers[i], err = claimtable.New(db.SQL, b, table, s, claimtable.Options{Lease: claimLease}); err != nil {
+		if claimers[i], err = claimtable.New(db.SQL, b, table, s, claimtable.Options{Lease: lease}); err != nil {
 			return nil, err
 		}
-		r.Strategies = append(r.Strategies, ClaimStrategyResult{Strategy: string(s)})
 	}
-	for round, slice := range p.Budget.slices() {
+	for _, w := range works {
+		res := ClaimWorkResult{Work: w}
 		if raw != nil {
-			step(p, fmt.Sprintf("raw SQL, round %d of %d", round+1, Rounds))
-			rate, _ := measureClaims(ctx, p.Workers, slice, func(ctx context.Context, owner string) (int, error) {
-				return raw(ctx, db, owner, p.Batch)
-			})
-			r.Raw.add(rate)
+			res.Raw = &ClaimRate{}
+			texts := raw.RawClaimTexts(table.Name)
+			res.RawStatements = []string{texts.Claim}
+			switch w {
+			case WorkComplete:
+				res.RawStatements = append(res.RawStatements, texts.Complete)
+			case WorkCompleteBatch:
+				res.RawStatements = append(res.RawStatements, texts.CompleteBatch)
+			}
 		}
-		for i, cl := range claimers {
-			step(p, fmt.Sprintf("%s claims, round %d of %d", strategies[i], round+1, Rounds))
-			rate, first := measureClaims(ctx, p.Workers, slice, func(ctx context.Context, owner string) (int, error) {
-				tasks, err := cl.Claim(ctx, claimtable.Request{Owner: owner, Max: p.Batch})
-				return len(tasks), err
-			})
-			r.Strategies[i].Engine.add(rate)
-			if first != nil && r.Strategies[i].FirstError == "" {
-				r.Strategies[i].FirstError = first.Error()
+		for _, s := range strategies {
+			res.Strategies = append(res.Strategies, ClaimStrategyResult{Strategy: string(s)})
+		}
+		r.Work = append(r.Work, res)
+	}
+	if p.Peer != nil {
+		r.Peer = &PeerResult{Name: p.PeerName}
+	}
+	for rd, slice := range p.Budget.slices() {
+		for wi, w := range works {
+			res := &r.Work[wi]
+			// The raw SQL and each strategy take turns, the first of one
+			// round the last of the next: the task table grows done rows as
+			// the run goes on, which must not weigh on one side only.
+			var turns []func() error
+			if raw != nil {
+				turns = append(turns, func() error {
+					if err := f.topUp(ctx); err != nil {
+						return err
+					}
+					step(p, fmt.Sprintf("raw SQL, %s, round %d of %d", w, rd+1, Rounds))
+					rate, first := measureClaims(ctx, p.Workers, slice, rawWorker(db.SQL, raw, table.Name, lease, w, p.Batch))
+					res.Raw.add(rate)
+					f.used(rate)
+					if first != nil {
+						r.Notes = appendOnce(r.Notes, fmt.Sprintf("raw SQL, %s: %v", w, first))
+					}
+					return nil
+				})
+			}
+			for i, cl := range claimers {
+				turns = append(turns, func() error {
+					if err := f.topUp(ctx); err != nil {
+						return err
+					}
+					step(p, fmt.Sprintf("%s, %s, round %d of %d", strategies[i], w, rd+1, Rounds))
+					rate, first := measureClaims(ctx, p.Workers, slice, engineWorker(cl, w, p.Batch))
+					res.Strategies[i].Engine.add(rate)
+					f.used(rate)
+					if first != nil && res.Strategies[i].FirstError == "" {
+						res.Strategies[i].FirstError = first.Error()
+					}
+					return nil
+				})
+			}
+			if rd%2 == 1 {
+				slices.Reverse(turns)
+			}
+			for _, turn := range turns {
+				if err := turn(); err != nil {
+					return r, err
+				}
+			}
+		}
+		if p.Peer != nil && r.Peer.Error == "" {
+			step(p, fmt.Sprintf("%s, round %d of %d", p.PeerName, rd+1, Rounds))
+			pr, err := p.Peer(ctx, p.Workers, p.Batch, slice)
+			if err != nil {
+				r.Peer.Error = err.Error()
+			} else {
+				r.Peer.Jobs += pr.Jobs
+				r.Peer.Seconds = round(r.Peer.Seconds+pr.Seconds, 6)
+				if r.Peer.Seconds > 0 {
+					r.Peer.JobsPerSecond = round(float64(r.Peer.Jobs)/r.Peer.Seconds, 1)
+				}
 			}
 		}
 		if err := ctx.Err(); err != nil {
 			return r, err
 		}
 	}
-	for i := range r.Strategies {
-		if r.Raw != nil && r.Raw.RowsPerSecond > 0 {
-			x := round(r.Strategies[i].Engine.RowsPerSecond/r.Raw.RowsPerSecond, 3)
-			r.Strategies[i].EngineToRaw = &x
+	r.Rows = f.added
+	for wi := range r.Work {
+		res := &r.Work[wi]
+		for i := range res.Strategies {
+			if res.Raw != nil && res.Raw.RowsPerSecond > 0 {
+				x := round(res.Strategies[i].Engine.RowsPerSecond/res.Raw.RowsPerSecond, 3)
+				res.Strategies[i].EngineToRaw = &x
+			}
 		}
 	}
 	return r, nil
+}
+
+func appendOnce(list []string, s string) []string {
+	if slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
+}
+
+// filler keeps enough ready rows in the task table: before each slice it
+// adds rows so that at least need are left, need growing to twice the
+// most rows one slice has used.
+type filler struct {
+	cl           *claimtable.Claimer
+	need, ready  int
+	added        int
+	mostPerSlice int
+}
+
+func (f *filler) topUp(ctx context.Context) error {
+	want := max(f.need, 2*f.mostPerSlice)
+	for f.ready < want {
+		n := min(want-f.ready, 20000)
+		rows := make([]claimtable.NewTask, n)
+		for i := range rows {
+			rows[i] = claimtable.NewTask{Type: "bench", Payload: []byte("payload"), Priority: int64((f.added + i) % 4)}
+		}
+		if err := f.cl.Add(ctx, rows...); err != nil {
+			return err
+		}
+		f.ready += n
+		f.added += n
+	}
+	return nil
+}
+
+// used counts the rows a slice completed (a claim alone uses none: its
+// rows come back).
+func (f *filler) used(r ClaimRate) {
+	if r.Claims == 0 {
+		return
+	}
+	done := int(r.Rows)
+	if r.Lost > 0 || done > 0 {
+		f.ready -= done + int(r.Lost)
+		f.mostPerSlice = max(f.mostPerSlice, done+int(r.Lost))
+	}
 }
 
 func step(p ClaimPlan, s string) {
@@ -211,43 +379,137 @@ func step(p ClaimPlan, s string) {
 	}
 }
 
-// measureClaims runs workers goroutines calling claim until the budget is
-// spent, counting rows and claims; a failed claim is counted and the
-// worker goes on.
-func measureClaims(ctx context.Context, workers int, b Budget, claim func(ctx context.Context, owner string) (int, error)) (ClaimRate, error) {
+// stepResult is one step of a worker: rows of work done, rows lost.
+type stepResult struct{ rows, lost int }
+
+// worker runs one worker's loop: it calls loop once, with the step that
+// does one claim's work, and returns loop's error (or its own).
+type worker func(ctx context.Context, owner string, loop func(step func() (stepResult, error)) error) error
+
+// engineWorker is the engine's work w with cl.
+func engineWorker(cl *claimtable.Claimer, w string, batch int) worker {
+	return func(ctx context.Context, owner string, loop func(func() (stepResult, error)) error) error {
+		return loop(func() (stepResult, error) {
+			tasks, err := cl.Claim(ctx, claimtable.Request{Owner: owner, Max: batch})
+			if err != nil || w == WorkClaim {
+				return stepResult{rows: len(tasks)}, err
+			}
+			var res stepResult
+			if w == WorkCompleteBatch {
+				if len(tasks) == 0 {
+					return res, nil
+				}
+				items := make([]claimtable.Finished, len(tasks))
+				for i := range tasks {
+					items[i] = claimtable.Finished{Task: &tasks[i], Outcome: claimtable.Completed}
+				}
+				lost, err := cl.FinishMany(ctx, items)
+				return stepResult{rows: len(tasks) - len(lost), lost: len(lost)}, err
+			}
+			for i := range tasks {
+				switch err := cl.Complete(ctx, &tasks[i]); {
+				case errors.Is(err, claimtable.ErrNotClaimed):
+					res.lost++
+				case err != nil:
+					return res, err
+				default:
+					res.rows++
+				}
+			}
+			return res, nil
+		})
+	}
+}
+
+// rawWorker is the raw work w of raw on table, on a connection of db
+// pinned for the worker's run.
+func rawWorker(db *sql.DB, raw ClaimWork, table string, lease time.Duration, w string, batch int) worker {
+	return func(ctx context.Context, owner string, loop func(func() (stepResult, error)) error) error {
+		conn, err := db.Conn(ctx)
+		if err != nil {
+			return err
+		}
+		defer conn.Close()
+		return raw.RawClaimWork(ctx, conn, table, lease, func(ops benchops.ClaimOps) error {
+			return loop(func() (stepResult, error) {
+				rows, err := ops.Claim(ctx, owner, batch)
+				if err != nil || w == WorkClaim {
+					return stepResult{rows: len(rows)}, err
+				}
+				var res stepResult
+				if w == WorkCompleteBatch {
+					if len(rows) == 0 {
+						return res, nil
+					}
+					n, err := ops.CompleteBatch(ctx, owner, rows)
+					return stepResult{rows: int(n), lost: len(rows) - int(n)}, err
+				}
+				for _, row := range rows {
+					ok, err := ops.Complete(ctx, owner, row)
+					if err != nil {
+						return res, err
+					}
+					if ok {
+						res.rows++
+					} else {
+						res.lost++
+					}
+				}
+				return res, nil
+			})
+		})
+	}
+}
+
+// measureClaims runs workers goroutines of work until the budget is
+// spent, counting rows, claims and lost rows; a failed step is counted
+// and the worker goes on.
+func measureClaims(ctx context.Context, workers int, b Budget, work worker) (ClaimRate, error) {
 	m := b.begin()
 	ctx, cancel := context.WithTimeout(ctx, m.remaining()+30*time.Second)
 	defer cancel()
 	var mu sync.Mutex
 	var rate ClaimRate
 	var first error
+	fail := func(err error) {
+		mu.Lock()
+		if first == nil && !errors.Is(err, context.Canceled) {
+			first = err
+		}
+		mu.Unlock()
+	}
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			owner := fmt.Sprintf("bench-%d", w)
-			var rows, claims, errs int64
-			for m.more() && ctx.Err() == nil {
-				n, err := claim(ctx, owner)
-				claims++
-				if err != nil {
-					errs++
-					mu.Lock()
-					if first == nil && !errors.Is(err, context.Canceled) {
-						first = err
+			var rows, claims, lost, errs int64
+			err := work(ctx, owner, func(step func() (stepResult, error)) error {
+				for m.more() && ctx.Err() == nil {
+					res, err := step()
+					claims++
+					rows += int64(res.rows)
+					lost += int64(res.lost)
+					if err != nil {
+						errs++
+						fail(err)
+						continue
 					}
-					mu.Unlock()
-					continue
+					if m.add() {
+						break
+					}
 				}
-				rows += int64(n)
-				if m.add() {
-					break
-				}
+				return nil
+			})
+			if err != nil {
+				errs++
+				fail(err)
 			}
 			mu.Lock()
 			rate.Rows += rows
 			rate.Claims += claims
+			rate.Lost += lost
 			rate.Errors += errs
 			mu.Unlock()
 		}()

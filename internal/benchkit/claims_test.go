@@ -11,8 +11,10 @@ import (
 	"github.com/schedlock/schedlock/internal/benchkit"
 )
 
-// TestRunClaimsOnSQLite measures a few claims of the engine and the raw
-// statement on a SQLite file: both claim rows, and the table is dropped.
+// TestRunClaimsOnSQLite measures a little claim work of the engine and of
+// the raw SQL on a SQLite file — claim and complete per row, claim and
+// complete the batch, and the claim alone: every one does rows of work and
+// loses none, and the table is dropped.
 func TestRunClaimsOnSQLite(t *testing.T) {
 	sqlDB, err := sql.Open(sqlite.DriverName, sqlite.DSN(filepath.Join(t.TempDir(), "bench.db")))
 	if err != nil {
@@ -27,12 +29,12 @@ func TestRunClaimsOnSQLite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Raw == nil || r.Raw.Rows == 0 || r.Raw.Errors != 0 {
-		t.Fatalf("raw: %+v", r.Raw)
+	checkWork(t, r, benchkit.WorkComplete, benchkit.WorkCompleteBatch)
+	only, err := benchkit.RunClaims(t.Context(), db, benchkit.ClaimPlan{Workers: 2, Batch: 5, NoComplete: true, Budget: benchkit.Budget{Cycles: 20}})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if len(r.Strategies) != 1 || r.Strategies[0].Engine.Rows == 0 || r.Strategies[0].EngineToRaw == nil || r.Strategies[0].FirstError != "" {
-		t.Fatalf("strategies: %+v", r.Strategies)
-	}
+	checkWork(t, only, benchkit.WorkClaim)
 	if len(r.Anchors) != 3 || r.Recommended != string(dialects.ClaimOptimistic) {
 		t.Fatalf("anchors %d, recommended %q", len(r.Anchors), r.Recommended)
 	}
@@ -45,5 +47,22 @@ func TestRunClaimsOnSQLite(t *testing.T) {
 	}
 	if _, err := benchkit.RunClaims(t.Context(), db, benchkit.ClaimPlan{Workers: 1, Batch: 0}); !errors.Is(err, dialects.ErrInvalid) {
 		t.Fatalf("batch 0: %v; want ErrInvalid", err)
+	}
+}
+
+// checkWork: the report has works, in order, each raw and through the
+// engine with rows done, none lost and no error.
+func checkWork(t *testing.T, r *benchkit.ClaimsReport, works ...string) {
+	t.Helper()
+	if len(r.Work) != len(works) {
+		t.Fatalf("work %+v; want %v", r.Work, works)
+	}
+	for i, w := range r.Work {
+		if w.Work != works[i] || w.Raw == nil || w.Raw.Rows == 0 || w.Raw.Errors != 0 || w.Raw.Lost != 0 || len(w.RawStatements) == 0 {
+			t.Errorf("%s: raw %+v", works[i], w.Raw)
+		}
+		if len(w.Strategies) != 1 || w.Strategies[0].Engine.Rows == 0 || w.Strategies[0].Engine.Lost != 0 || w.Strategies[0].EngineToRaw == nil || w.Strategies[0].FirstError != "" {
+			t.Errorf("%s: strategies %+v", works[i], w.Strategies)
+		}
 	}
 }

@@ -33,9 +33,9 @@ type SessionOps = benchops.SessionOps
 // sessions holding locks; see benchops.HoldingCounter.
 type HoldingCounter = benchops.HoldingCounter
 
-// ClaimBaseline is implemented by an opened SQL backend with a claim a
-// developer writes by hand; see benchops.ClaimBaseline.
-type ClaimBaseline = benchops.ClaimBaseline
+// ClaimWork is implemented by an opened SQL backend with the claim work a
+// developer writes by hand; see benchops.ClaimWork.
+type ClaimWork = benchops.ClaimWork
 
 // StoreOps are a store's raw lock commands on one client; see
 // benchops.StoreOps and benchops.StoreBaseline, which an opened store
