@@ -68,7 +68,16 @@ func (o *RunOptions) prepareHistory(db dialects.Backend, locker dialects.Locker,
 	if rh, ok := locker.(dialects.RunHistorian); ok {
 		h, err = rh.RunHistory()
 	} else {
-		h, err = runHistoryOf(db, dialects.Table{Preset: dialects.PresetSchedlock})
+		native := dialects.Table{Preset: dialects.PresetSchedlock}
+		// Detection saw no native table: no run table beside it either,
+		// and no failing INSERT in the server's log at every run.
+		if w, ok := db.(dialects.LeaseTableWitness); ok {
+			if exists, known := w.LeaseTableExists(native); known && !exists {
+				o.historyNote("the session strategy records runs in %s beside the native lock table, which does not exist; create both with a run --strategy table --create-table", dialects.RunsTable(dialects.KnownTables()[0].Name))
+				return
+			}
+		}
+		h, err = runHistoryOf(db, native)
 	}
 	if err != nil {
 		o.historyNote("%v", err)

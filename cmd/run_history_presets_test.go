@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/schedlock/schedlock/internal/livetest"
 )
@@ -122,5 +123,34 @@ func deleteRuns(t *testing.T, env, raw, name string) {
 		if _, err := db.Exec("DELETE FROM "+table+" WHERE name LIKE "+mark, name+"%"); err != nil {
 			t.Log(err)
 		}
+	}
+}
+
+// A session-strategy run where detection saw no native lock table records
+// nothing and tries nothing; with --history it says why.
+func TestRunHistorySessionNoTableLive(t *testing.T) {
+	raw := livetest.DSN(t, livetest.Postgres)
+	db, err := sql.Open("pgx", raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	schema := "nohist_" + strings.ToLower(strings.ReplaceAll(time.Now().Format("150405.000000"), ".", "_"))
+	if _, err := db.Exec("CREATE SCHEMA " + schema); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _, _ = db.Exec("DROP SCHEMA " + schema + " CASCADE") }()
+	sep := "?"
+	if strings.Contains(raw, "?") {
+		sep = "&"
+	}
+	dsn := raw + sep + "search_path=" + schema
+	r := execRun(t, context.Background(), "", "run", "--dsn", dsn, "--strategy", "session", "--name", "job", "--", "true")
+	if r.code != 0 || r.stderr != "" {
+		t.Errorf("session run, no tables, --history not given: exit %d, stderr %q; want silence", r.code, r.stderr)
+	}
+	r = execRun(t, context.Background(), "", "run", "--dsn", dsn, "--strategy", "session", "--name", "job", "--history", "5", "--", "true")
+	if r.code != 0 || strings.Count(r.stderr, "warning") != 1 || !strings.Contains(r.stderr, "runs are not recorded: the session strategy records runs in schedlock_runs beside the native lock table, which does not exist") {
+		t.Errorf("session run, no tables, --history 5: exit %d, stderr %q", r.code, r.stderr)
 	}
 }
