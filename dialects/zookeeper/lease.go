@@ -24,6 +24,10 @@ type lease struct {
 	atMost, atLeast time.Duration
 	grantedBy       time.Time // host clock once the answer that granted the lock had arrived
 	handle          bool
+	// childWatch, when set, is a watch on the name's children that the
+	// acquire's judgement set: watch waits for it before it watches the
+	// node itself.
+	childWatch <-chan zk.Event
 
 	mu        sync.Mutex
 	version   int32
@@ -82,9 +86,27 @@ func (s *lease) expire() {
 }
 
 // watch tells the lease at once when its node is deleted by someone else
-// (a force release, a takeover) or the watch ends with the session.
+// (a force release, a takeover) or the watch ends with the session. While
+// the acquire's watch on the name's children has not fired, nothing can
+// have deleted the node unseen, so it waits for that first (an
+// uncontended lock sends no request for its watch); then it watches the
+// node itself.
 func (s *lease) watch() {
 	conn := s.locker.b.conn
+	if s.childWatch != nil {
+		select {
+		case ev := <-s.childWatch:
+			if s.isEnding() {
+				return
+			}
+			if ev.Type == zk.EventNotWatching {
+				s.lose(fmt.Errorf("%w: the watch on the lock node %s ended: %v", dialects.ErrLeaseLost, s.path, ev.Err), true)
+				return
+			}
+		case <-s.done:
+			return
+		}
+	}
 	for {
 		exists, _, ch, err := conn.ExistsW(s.path)
 		if s.isEnding() {

@@ -182,6 +182,11 @@ type attempt struct {
 	// node was there, and got the lock only once it had ended; its
 	// creation time may be before that end.
 	afterAtLeast bool
+	// childWatch is the watch on the name's children that the first
+	// judgement set: the lease it grants watches its node through it
+	// until it fires (lease.watch), so an uncontended acquire sets no
+	// watch of its own.
+	childWatch   <-chan zk.Event
 	lastNow      time.Time // the server clock when last read through our node
 	hostSent     time.Time // the host clock just before lastNow was asked for
 	hostThen     time.Time // the host clock just after lastNow was read
@@ -327,7 +332,15 @@ func (a *attempt) createNode(ctx context.Context, prefix string) (string, error)
 func (a *attempt) judge(ctx context.Context) (*dialects.HeldError, time.Time, error) {
 	conn := a.l.b.conn
 	for {
-		children, err := call(ctx, func() ([]string, error) { ch, _, err := conn.Children(a.dir); return ch, err })
+		var children []string
+		var err error
+		if a.childWatch == nil {
+			var r childrenW
+			r, err = call(ctx, func() (childrenW, error) { ch, _, w, err := conn.ChildrenW(a.dir); return childrenW{ch, w}, err })
+			children, a.childWatch = r.children, r.watch
+		} else {
+			children, err = call(ctx, func() ([]string, error) { ch, _, err := conn.Children(a.dir); return ch, err })
+		}
 		if err != nil {
 			return nil, time.Time{}, fmt.Errorf("list %s: %w", a.dir, err)
 		}
@@ -391,6 +404,12 @@ func (a *attempt) judge(ctx context.Context) (*dialects.HeldError, time.Time, er
 			return nil, time.Time{}, fmt.Errorf("take over the expired lock node %s: %w", lowest.name, err)
 		}
 	}
+}
+
+// childrenW is a listing with its watch.
+type childrenW struct {
+	children []string
+	watch    <-chan zk.Event
 }
 
 // judgeAtLeast judges the at-least node left by the last holder while our
@@ -535,7 +554,7 @@ func (a *attempt) grant(ctx context.Context) (*lease, error) {
 		a.version = stat.Version
 	}
 	s := &lease{locker: a.l, name: a.name, owner: a.opts.Owner, path: a.path, seq: a.seq, data: a.data,
-		version: a.version, atMost: a.opts.AtMost, atLeast: a.opts.AtLeast, grantedBy: time.Now(),
+		version: a.version, atMost: a.opts.AtMost, atLeast: a.opts.AtLeast, grantedBy: time.Now(), childWatch: a.childWatch,
 		until: a.before.Add(a.opts.AtMost), done: make(chan struct{})}
 	if !a.l.b.track(s) {
 		return nil, fmt.Errorf("%w: the backend was closed", dialects.ErrLeaseLost)
