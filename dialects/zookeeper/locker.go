@@ -186,10 +186,10 @@ type attempt struct {
 	// judgement set: the lease it grants watches its node through it
 	// until it fires (lease.watch), so an uncontended acquire sets no
 	// watch of its own.
-	childWatch   <-chan zk.Event
-	lastNow      time.Time // the server clock when last read through our node
-	hostSent     time.Time // the host clock just before lastNow was asked for
-	hostThen     time.Time // the host clock just after lastNow was read
+	childWatch <-chan zk.Event
+	lastNow    time.Time // the server clock when last read through our node
+	hostSent   time.Time // the host clock just before lastNow was asked for
+	hostThen   time.Time // the host clock just after lastNow was read
 }
 
 func (l *Locker) acquire(ctx context.Context, name string, opts dialects.Options) (*lease, error) {
