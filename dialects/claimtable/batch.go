@@ -291,7 +291,11 @@ func (cl *Claimer) finishChunk(ctx context.Context, fin Finisher, owner string, 
 
 // finishReturning runs a finish that returns the changed ids.
 func (cl *Claimer) finishReturning(ctx context.Context, text string, args []any, changed map[int64]bool) error {
-	rs, err := cl.statement(ctx, text).QueryContext(ctx, text, args...)
+	var q queryer = cl.db
+	if cl.preparesWrites() {
+		q = cl.statement(ctx, text)
+	}
+	rs, err := q.QueryContext(ctx, text, args...)
 	if err != nil {
 		return err
 	}

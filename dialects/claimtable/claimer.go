@@ -420,10 +420,31 @@ func (cl *Claimer) statement(ctx context.Context, text string) queryer {
 	return cl.db
 }
 
-// execer runs text as prepared by prepare, else on the pool.
+// WritePreparer is implemented by a Builder whose driver parses every
+// statement it is sent unless it was prepared (SQLite's): the engine then
+// prepares its completions and batch finishes as it prepares its claims.
+// Elsewhere the driver caches the statements itself (pgx) or sends
+// unprepared ones in one round trip with their values (go-sql-driver's
+// interpolateParams), and a statement prepared through database/sql
+// would only cost a prepare per pooled connection.
+type WritePreparer interface {
+	PrepareWrites() bool
+}
+
+// preparesWrites reports whether the completions and finishes run
+// prepared.
+func (cl *Claimer) preparesWrites() bool {
+	p, ok := cl.b.(WritePreparer)
+	return ok && p.PrepareWrites()
+}
+
+// exec runs a completion or finish: prepared where the Builder asks for
+// it (WritePreparer), else on the pool.
 func (cl *Claimer) exec(ctx context.Context, text string, args ...any) (sql.Result, error) {
-	if st := cl.prepare(ctx, text); st != nil {
-		return st.ExecContext(ctx, args...)
+	if cl.preparesWrites() {
+		if st := cl.prepare(ctx, text); st != nil {
+			return st.ExecContext(ctx, args...)
+		}
 	}
 	return cl.db.ExecContext(ctx, text, args...)
 }

@@ -78,6 +78,11 @@ func (ClaimBuilder) Strategies() []dialects.ClaimStrategy {
 	return []dialects.ClaimStrategy{dialects.ClaimOptimistic}
 }
 
+// PrepareWrites is true: SQLite parses every statement it is not handed
+// prepared, so the completions and batch finishes run prepared, as the
+// claims do (claimtable.WritePreparer).
+func (ClaimBuilder) PrepareWrites() bool { return true }
+
 // TxOptions is the default.
 func (ClaimBuilder) TxOptions() *sql.TxOptions { return nil }
 
