@@ -10,6 +10,7 @@ import (
 	"github.com/schedlock/schedlock/checks"
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/dialecttest"
+	"github.com/schedlock/schedlock/dialects/locktable"
 	"github.com/schedlock/schedlock/dialects/locktable/locktabletest"
 	"github.com/schedlock/schedlock/dialects/sqlkit"
 )
@@ -242,6 +243,39 @@ func TestExpireSimulated(t *testing.T) {
 				}
 				locktabletest.CheckExpire(t, tl)
 				sim.assertUnderstood(t)
+			})
+		}
+	}
+}
+
+// TestRefreshBatchSimulated: the batch refresh statement, run from its
+// text by the simulator, renews exactly the rows still held by each lease
+// on every preset (locktabletest.CheckRefreshAll), on PostgreSQL,
+// KingbaseES and openGauss.
+func TestRefreshBatchSimulated(t *testing.T) {
+	for _, product := range []struct {
+		name string
+		cfg  pgSimConfig
+	}{
+		{"postgres", pgSimConfig{Banner: "PostgreSQL 16.3 on x86_64-pc-linux-gnu"}},
+		{"kingbase", pgSimConfig{Banner: kingbaseBanner("B0601"), Mode: "pg"}},
+		{"opengauss", pgSimConfig{Banner: openGaussBanner, OpenGauss: true}},
+	} {
+		for _, preset := range dialects.Presets() {
+			t.Run(product.name+"/"+preset, func(t *testing.T) {
+				sim, db := openPgSim(t, product.cfg)
+				tl, err := db.TableLocker(dialects.Table{Preset: preset})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := tl.CreateTable(t.Context()); err != nil {
+					t.Fatal(err)
+				}
+				locktabletest.CheckRefreshAll(t, tl.(*locktable.Locker))
+				sim.assertUnderstood(t)
+				if sim.count("table.refresh-batch") == 0 {
+					t.Error("the simulator ran no batch refresh")
+				}
 			})
 		}
 	}

@@ -187,6 +187,14 @@ func newPgSim(t testing.TB, cfg pgSimConfig) *pgSim {
 			sql, args := readStmtGolden(t, file)
 			s.stmts[sql] = pgStmt{kind: "table." + op, table: schema.Table, schema: schema, args: args, sql: sql}
 		}
+		// The batch refresh is one text whatever the batch's size: $1 the
+		// names, $2 the owner, $3 at-most, $4 the tokens.
+		batch := Builder{}.RefreshBatch(schema, 2).SQL
+		batchArgs := []string{"names", "owner", "at_most"}
+		if schema.TokenCol != "" {
+			batchArgs = append(batchArgs, "tokens")
+		}
+		s.stmts[batch] = pgStmt{kind: "table.refresh-batch", table: schema.Table, schema: schema, args: batchArgs, sql: batch}
 		s.stmts["DROP TABLE IF EXISTS "+schema.Table] = pgStmt{kind: "table.drop", table: schema.Table, schema: schema}
 	}
 	return s
@@ -525,7 +533,7 @@ func (s *pgSim) table(st pgStmt, args []driver.NamedValue) (fakesql.Response, er
 	row := tb.rows[name]
 	ms := func(t time.Time) int64 { return t.UnixMilli() }
 	switch op {
-	case "acquire", "refresh", "release", "expire", "release-delete", "sweep", "delete":
+	case "acquire", "refresh", "release", "expire", "release-delete", "sweep", "delete", "refresh-batch":
 		sql := st.sql
 		if op == "acquire" && s.cfg.TakeOverLive {
 			sql = withoutConflictWhere(sql)

@@ -41,6 +41,7 @@ func (r Result) Affected() int64 {
 // knows these forms, each optionally ending in ";":
 //
 //	UPDATE table [[AS] t] SET … WHERE … [RETURNING e]
+//	UPDATE table [AS t] SET … FROM (SELECT unnest($n::type[]) AS a, …) AS b WHERE … [RETURNING e]
 //	UPDATE t SET … OUTPUT e FROM table AS t CROSS JOIN (SELECT … AS now) AS n WHERE …
 //	DELETE FROM table [[AS] t] WHERE … [RETURNING e]
 //	DELETE t OUTPUT e FROM table AS t CROSS JOIN (SELECT … AS now) AS n WHERE …
@@ -145,6 +146,16 @@ func (t *Table) target(sql string) error {
 }
 
 func (t *Table) execUpdate(sql string, env Env) (Result, error) {
+	if from, ok := Clause(sql, "FROM", "WHERE", "RETURNING"); ok {
+		source, src, isUnnest, err := unnestSource(from, env)
+		if err != nil {
+			return Result{}, err
+		}
+		if isUnnest {
+			i := find(sql, "FROM", 0)
+			return t.execUpdateJoin(sql[:i]+sql[i+len("FROM")+strings.Index(sql[i+len("FROM"):], from)+len(from):], source, src, env)
+		}
+	}
 	if err := t.target(sql); err != nil {
 		return Result{}, err
 	}

@@ -16,9 +16,10 @@ import (
 // leases with one statement means, row by row: RefreshAll of one owner's
 // leases sends one statement per owner and renews exactly the rows that
 // are still that lease's — not a row another owner took over, not an
-// expired one, not (with a token column) a row acquired again since —
-// reporting each of those lost; the rows it does not renew keep their
-// lease end. Refreshes called at once by many goroutines share
+// expired one, not (with a token column) a row acquired again since, not
+// a live row of the same owner that was not asked for — reporting each
+// lease not renewed lost; the rows it does not renew keep their lease
+// end. Refreshes called at once by many goroutines share
 // statements.
 func CheckRefreshAll(t *testing.T, l *locktable.Locker) {
 	t.Helper()
@@ -57,6 +58,9 @@ func CheckRefreshAll(t *testing.T, l *locktable.Locker) {
 	expired := take("rb-2", a)
 	expire("rb-2")
 	other := take("rb-5", dialects.Options{Owner: "batch-c", AtMost: time.Minute})
+	// rb-6 is a's too, live, with the token the others have, but not in
+	// the batch: its row must stay as it is.
+	notAsked := take("rb-6", a)
 	leases := []dialects.Lease{kept0, takenOver, expired, kept4, other}
 	want := []error{nil, dialects.ErrLeaseLost, dialects.ErrLeaseLost, nil, nil}
 	renewed := []string{"rb-0", "rb-4", "rb-5"}
@@ -69,7 +73,7 @@ func CheckRefreshAll(t *testing.T, l *locktable.Locker) {
 		renewed = append(renewed, "rb-3")
 	}
 	before := map[string]time.Time{}
-	for _, n := range []string{"rb-0", "rb-1", "rb-2", "rb-3", "rb-4", "rb-5"} {
+	for _, n := range []string{"rb-0", "rb-1", "rb-2", "rb-3", "rb-4", "rb-5", "rb-6"} {
 		if n == "rb-3" && !hasToken {
 			continue
 		}
@@ -142,7 +146,7 @@ func CheckRefreshAll(t *testing.T, l *locktable.Locker) {
 	if sent.RefreshBatch < 1 || sent.Refresh+sent.RefreshBatch >= many {
 		t.Errorf("%d concurrent refreshes sent %d single and %d batch statements, want them to share statements", many, sent.Refresh, sent.RefreshBatch)
 	}
-	for _, lease := range append(group, leases...) {
+	for _, lease := range append(append(group, notAsked), leases...) {
 		_ = lease.Release(ctx)
 	}
 }
