@@ -51,13 +51,30 @@ const (
 // operation is sent, never the operation once sent.
 func (c *lockConn) batched(ctx context.Context, kind batchKind, name string) (bool, error) {
 	defer c.pending.Add(-1)
-	op := &batchOp{kind: kind, name: name, done: make(chan struct{})}
 	c.mu.Lock()
 	if c.lost != nil {
 		err := c.lost
 		c.mu.Unlock()
 		return false, errConnGone{err}
 	}
+	if !c.flushing && len(c.batch) == 0 {
+		// Nobody else is asking: run it at once, with nothing to
+		// allocate for a batch; what others ask meanwhile queues and is
+		// sent right after.
+		c.flushing = true
+		c.mu.Unlock()
+		ok, err := c.single(kind, name)
+		c.mu.Lock()
+		if len(c.batch) == 0 {
+			c.flushing = false
+			c.mu.Unlock()
+		} else {
+			c.mu.Unlock()
+			c.flush()
+		}
+		return ok, err
+	}
+	op := &batchOp{kind: kind, name: name, done: make(chan struct{})}
 	c.batch = append(c.batch, op)
 	flusher := !c.flushing
 	c.flushing = true
@@ -114,6 +131,32 @@ func (c *lockConn) flush() {
 		c.runBatch(unlocks, c.unlockMany)
 		c.runBatch(tries, c.tryMany)
 	}
+}
+
+// single runs one try-lock or unlock, the caller being the only one
+// asking (it set flushing); an unlock is retried as unlockMany retries.
+func (c *lockConn) single(kind batchKind, name string) (bool, error) {
+	if err := c.takeTurn(context.Background()); err != nil {
+		return false, err
+	}
+	defer c.giveTurn()
+	var ok bool
+	err := c.run(0, func(ctx context.Context) error {
+		var err error
+		if kind == batchTry {
+			ok, err = c.stmts.TryLock(ctx, name)
+			return err
+		}
+		ok, err = c.stmts.Unlock(ctx, name)
+		if err != nil && c.lostErr() == nil && ctx.Err() == nil {
+			ok, err = c.stmts.Unlock(ctx, name)
+		}
+		if err != nil && c.lostErr() == nil {
+			c.lose(fmt.Errorf("release of 1 lock failed twice, connection dropped to free it: %w", err))
+		}
+		return err
+	})
+	return ok, err
 }
 
 // failBatch ends every queued operation with err.
