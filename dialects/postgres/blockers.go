@@ -95,7 +95,7 @@ const rowLockTimeout = "250ms"
 // schedlock).
 func BlockerStatements() map[string]string {
 	a := &LockAdmin{}
-	return map[string]string{"blockers": a.blockersSQL(), "row_lockers": fmt.Sprintf(rowLockersSQL, "schedlock")}
+	return map[string]string{"blockers": a.blockersSQL(), "row_lockers": fmt.Sprintf(rowLockersSQL, "schedlock"), "existing_tables": existingTablesSQL}
 }
 
 func (a *LockAdmin) blockersSQL() string {
@@ -116,8 +116,12 @@ func (a *LockAdmin) Blockers(ctx context.Context, tables []string) ([]dialects.B
 	if len(tables) == 0 {
 		tables = dialects.KnownTableNames(nil)
 	}
+	existing, err := a.existingTables(ctx, tables)
+	if err != nil {
+		return nil, dialects.Wrap(Name, "find blockers", err)
+	}
 	var xids []string
-	for _, t := range tables {
+	for _, t := range existing {
 		ids, err := a.rowLockers(ctx, t)
 		if err != nil {
 			return nil, dialects.Wrap(Name, "find blockers", err)
@@ -160,6 +164,29 @@ func (a *LockAdmin) Blockers(ctx context.Context, tables []string) ([]dialects.B
 		return nil, dialects.Wrap(Name, "find blockers", err)
 	}
 	return out, nil
+}
+
+// existingTablesSQL keeps the names in $1 that resolve to a relation
+// (to_regclass takes no lock).
+const existingTablesSQL = `SELECT n FROM unnest($1::text[]) AS n WHERE to_regclass(n) IS NOT NULL`
+
+// existingTables keeps the tables that exist, in one round trip, so that
+// the known tables a database lacks cost no transaction each.
+func (a *LockAdmin) existingTables(ctx context.Context, tables []string) ([]string, error) {
+	rows, err := a.DB.QueryContext(ctx, existingTablesSQL, textArray(tables))
+	if err != nil {
+		return nil, fmt.Errorf("find the lock tables: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	return out, rows.Err()
 }
 
 // rowLockers reads the xmax values of table's rows in a transaction with a
