@@ -417,6 +417,14 @@ type lockView struct {
 	// heartbeat; null otherwise.
 	LastRefresh         *string  `json:"last_refresh"`
 	RefreshEverySeconds *float64 `json:"refresh_every_seconds"`
+	// Schedule … Missed judge the schedule the newest run was given
+	// (run --schedule); null (missed: false) without one. LastSuccess is
+	// the newest recorded run that exited 0.
+	Schedule                *string  `json:"schedule"`
+	ScheduleIntervalSeconds *float64 `json:"schedule_interval_seconds"`
+	LastSuccess             *runView `json:"last_success"`
+	SuccessDue              *string  `json:"success_due"`
+	Missed                  bool     `json:"missed"`
 }
 
 // holderView is the session behind a session lock; every field is null for
@@ -448,6 +456,15 @@ func lockJSON(e dialects.LockEntry) lockView {
 	if e.RefreshEvery > 0 {
 		secs := e.RefreshEvery.Seconds()
 		j.RefreshEverySeconds = &secs
+	}
+	j.Schedule, j.SuccessDue, j.Missed = optString(e.Schedule), optTime(e.SuccessDue), e.Missed
+	if e.ScheduleInterval > 0 {
+		secs := e.ScheduleInterval.Seconds()
+		j.ScheduleIntervalSeconds = &secs
+	}
+	if e.LastSuccess != nil {
+		v := runJSON(e.Name, *e.LastSuccess)
+		j.LastSuccess = &v
 	}
 	if e.HasToken {
 		tok := e.Token

@@ -117,8 +117,32 @@ func historyRun(ctx context.Context, o *HistoryOptions) error {
 				fmt.Fprintln(o.IO.ErrOut, "schedlock: warning: "+cliText(w))
 			}
 		}
+		if w := o.missed(ctx, h, ns, runs); w != "" {
+			fmt.Fprintln(o.IO.ErrOut, o.Factory.Scrubber.String("schedlock: warning: "+cliText(w)))
+		}
 	}
 	return nil
+}
+
+// missed is the warning that the job missed the schedule its newest run
+// was given, judged on this host's clock (the runs' times are the
+// database's); "" when it did not, or has no schedule. A successful run
+// that cannot be read is one note instead.
+func (o *HistoryOptions) missed(ctx context.Context, h dialects.RunHistory, ns string, runs []dialects.Run) string {
+	if len(runs) == 0 || runs[0].Schedule == "" {
+		return ""
+	}
+	successes, err := h.LastSuccesses(ctx)
+	if err != nil {
+		return fmt.Sprintf("the last successful run could not be read: %v", err)
+	}
+	e := dialects.LockEntry{Name: o.Name, DBNow: time.Now().UTC()}
+	var success *dialects.Run
+	if s, ok := successes[h.StoredName(dialects.NamespacedName(ns, o.Name))]; ok {
+		success = &s
+	}
+	e.SetRuns(&runs[0], success)
+	return missedWarning(o.Name, e)
 }
 
 // runHistoryOf returns the run table beside lock table t of backend.
@@ -188,6 +212,9 @@ type runView struct {
 	AtMostMs   int64   `json:"at_most_ms"`
 	Used       float64 `json:"used"`
 	ExitCode   int     `json:"exit_code"`
+	// Schedule is the job's schedule the run was given (run --schedule);
+	// null when none.
+	Schedule *string `json:"schedule"`
 }
 
 func runJSON(name string, r dialects.Run) runView {
@@ -196,6 +223,7 @@ func runJSON(name string, r dialects.Run) runView {
 		StartedAt: optTime(r.StartedAt), EndedAt: optTime(r.EndedAt),
 		DurationMs: r.Duration.Milliseconds(), AtMostMs: r.AtMost.Milliseconds(),
 		Used: float64(int(r.Share()*1000+0.5)) / 1000, ExitCode: r.ExitCode,
+		Schedule: optString(r.Schedule),
 	}
 }
 
@@ -213,10 +241,10 @@ func writeRuns(w io.Writer, name string, runs []dialects.Run, f output.Format, t
 		return output.WriteYAML(w, views)
 	}
 	if !tty {
-		t := output.TableData{Header: []string{"name", "token", "host", "owner", "started_at", "ended_at", "duration_ms", "at_most_ms", "used", "exit_code"}}
+		t := output.TableData{Header: []string{"name", "token", "host", "owner", "started_at", "ended_at", "duration_ms", "at_most_ms", "used", "exit_code", "schedule"}}
 		for _, v := range views {
 			t.Rows = append(t.Rows, []string{v.Name, strconv.FormatInt(v.Token, 10), v.Host, v.Owner, str(v.StartedAt), str(v.EndedAt),
-				strconv.FormatInt(v.DurationMs, 10), strconv.FormatInt(v.AtMostMs, 10), strconv.FormatFloat(v.Used, 'f', 3, 64), strconv.Itoa(v.ExitCode)})
+				strconv.FormatInt(v.DurationMs, 10), strconv.FormatInt(v.AtMostMs, 10), strconv.FormatFloat(v.Used, 'f', 3, 64), strconv.Itoa(v.ExitCode), str(v.Schedule)})
 		}
 		return output.WriteTable(w, t, false)
 	}

@@ -55,7 +55,7 @@ func TestLocksHistory(t *testing.T) {
 		fields = append(fields, k)
 	}
 	sort.Strings(fields)
-	want := []string{"at_most_ms", "duration_ms", "ended_at", "exit_code", "host", "name", "owner", "started_at", "token", "used"}
+	want := []string{"at_most_ms", "duration_ms", "ended_at", "exit_code", "host", "name", "owner", "schedule", "started_at", "token", "used"}
 	if !reflect.DeepEqual(fields, want) {
 		t.Errorf("JSON fields %v, want %v", fields, want)
 	}

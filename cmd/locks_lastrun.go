@@ -31,7 +31,7 @@ func (l *lastRunLister) ListLocks(ctx context.Context, opts dialects.ListOptions
 	if err != nil {
 		return listing, err
 	}
-	last := map[dialects.Table]map[string]dialects.Run{} // by lock table, by stored name
+	last := map[dialects.Table]tableRuns{} // by lock table
 	for i := range listing.Locks {
 		e := &listing.Locks[i]
 		t, ok := runsTableOf(*e)
@@ -43,9 +43,16 @@ func (l *lastRunLister) ListLocks(ctx context.Context, opts dialects.ListOptions
 			runs = l.lastRuns(ctx, t, listing)
 			last[t] = runs
 		}
-		if r, ok := runs[e.Name]; ok {
-			e.LastRun = &r
+		if r, ok := runs.last[e.Name]; ok {
+			var success *dialects.Run
+			if s, ok := runs.success[e.Name]; ok {
+				success = &s
+			}
+			e.SetRuns(&r, success)
 			if w := overrunWarning(e.Name, r); w != "" {
+				listing.Notes = append(listing.Notes, warningNote+w)
+			}
+			if w := missedWarning(e.Name, *e); w != "" {
 				listing.Notes = append(listing.Notes, warningNote+w)
 			}
 		}
@@ -68,22 +75,46 @@ func runsTableOf(e dialects.LockEntry) (dialects.Table, bool) {
 	return dialects.Table{}, false
 }
 
-// lastRuns reads the newest run of every name in the run table of lock
-// table t; nil when there is none.
-func (l *lastRunLister) lastRuns(ctx context.Context, t dialects.Table, listing *dialects.Listing) map[string]dialects.Run {
+// tableRuns are the newest run and the newest successful run of every
+// name of one run table, by stored name.
+type tableRuns struct {
+	last, success map[string]dialects.Run
+}
+
+// lastRuns reads the newest run and the newest successful run of every
+// name in the run table of lock table t; none when there is no run table.
+func (l *lastRunLister) lastRuns(ctx context.Context, t dialects.Table, listing *dialects.Listing) tableRuns {
 	h, err := runHistoryOf(l.backend, t)
 	if err != nil {
-		return nil
+		return tableRuns{}
 	}
 	runs, err := h.LastRuns(ctx)
 	switch {
 	case errors.Is(err, dialects.ErrNoTable):
-		return nil
+		return tableRuns{}
 	case err != nil:
 		listing.Notes = append(listing.Notes, fmt.Sprintf("the last runs in %s could not be read: %v", h.Table(), err))
-		return nil
+		return tableRuns{}
 	}
-	return runs
+	success, err := h.LastSuccesses(ctx)
+	if err != nil {
+		listing.Notes = append(listing.Notes, fmt.Sprintf("the last successful runs in %s could not be read: %v", h.Table(), err))
+	}
+	return tableRuns{last: runs, success: success}
+}
+
+// missedWarning says, in one line, that the lock's job has not succeeded
+// as its schedule asks (e.Missed); "" otherwise.
+func missedWarning(name string, e dialects.LockEntry) string {
+	if !e.Missed {
+		return ""
+	}
+	since := "no successful run is recorded"
+	if e.LastSuccess != nil {
+		since = "its last successful run started " + shortTime(e.LastSuccess.StartedAt)
+	}
+	return shortf("lock %q missed its schedule %q: %s, and one was due by %s; runs since were missed, skipped or failed",
+		name, e.Schedule, since, shortTime(e.SuccessDue))
 }
 
 // lastRunCell is a lock's last run for people: "09:58:30, 12s of 30m (1%)".
@@ -98,6 +129,9 @@ func lastRunCell(e dialects.LockEntry) string {
 	}
 	if r.ExitCode != 0 {
 		s += ", exit " + strconv.Itoa(r.ExitCode)
+	}
+	if e.Missed {
+		s += ", schedule missed"
 	}
 	return s
 }

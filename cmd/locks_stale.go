@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/internal/output"
@@ -21,11 +22,16 @@ func staleNotes(locks []dialects.LockEntry) []string {
 	return out
 }
 
-// staleTSV adds the stale reason and the holder's last refresh to the
-// piped table, after every other column.
+// staleTSV adds the stale reason, the holder's last refresh and the
+// schedule's verdict to the piped table, after every other column.
 func staleTSV(t *output.TableData, locks []dialects.LockEntry) {
-	t.Header = append(t.Header, "stale_reason", "last_refresh")
+	t.Header = append(t.Header, "stale_reason", "last_refresh", "schedule", "success_due", "missed")
 	for i := range t.Rows {
-		t.Rows[i] = append(t.Rows[i], locks[i].StaleReason, output.Time(locks[i].LastRefresh))
+		e := locks[i]
+		missed := ""
+		if e.Schedule != "" {
+			missed = strconv.FormatBool(e.Missed)
+		}
+		t.Rows[i] = append(t.Rows[i], e.StaleReason, output.Time(e.LastRefresh), e.Schedule, output.Time(e.SuccessDue), missed)
 	}
 }

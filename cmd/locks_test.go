@@ -131,7 +131,7 @@ func TestWriteLocksEmpty(t *testing.T) {
 	}{
 		{output.JSON, false, "[]\n"},
 		{output.YAML, false, "[]\n"},
-		{output.Table, false, "name\tkey\tstate\towner\ttoken\tsession_id\tuser\tclient\tapplication\tsince\tlocked_at\tlock_until\tage_seconds\tstrategy\tpreset\tsource\tnamespace\ttool\tlast_run_started_at\tlast_run_duration_ms\tlast_run_at_most_ms\tlast_run_exit_code\tstale_reason\tlast_refresh\n"},
+		{output.Table, false, "name\tkey\tstate\towner\ttoken\tsession_id\tuser\tclient\tapplication\tsince\tlocked_at\tlock_until\tage_seconds\tstrategy\tpreset\tsource\tnamespace\ttool\tlast_run_started_at\tlast_run_duration_ms\tlast_run_at_most_ms\tlast_run_exit_code\tstale_reason\tlast_refresh\tschedule\tsuccess_due\tmissed\n"},
 		{output.Table, true, "No locks found (free locks are shown with --all).\n"},
 	}
 	for _, tc := range cases {
@@ -204,7 +204,7 @@ func TestLocksLsPiped(t *testing.T) {
 	want := map[string]string{"dead-job": "expired\thost-b", "held-job": "held\thost-a", "liquibase": "held\tbuild-7 (10.0.0.5)"}
 	for _, l := range lines[1:] {
 		f := strings.Split(l, "\t")
-		if len(f) != 24 {
+		if len(f) != 27 {
 			t.Fatalf("row has %d fields: %q", len(f), l)
 		}
 		if got := f[2] + "\t" + f[3]; got != want[f[0]] {

@@ -68,7 +68,11 @@ type RunOptions struct {
 	// that 0 given is refused rather than taken as no bound.
 	MaxRuntime      time.Duration
 	maxRuntimeGiven bool
-	atMostGiven     bool
+	// Schedule is --schedule: the job's schedule, recorded with its runs
+	// (see dialects.ParseSchedule); empty when none.
+	Schedule      string
+	scheduleGiven bool
+	atMostGiven   bool
 	// PartitionBound is --partition-bound, else x-partition-bound (session
 	// strategy); 0 means the default.
 	PartitionBound time.Duration
@@ -186,6 +190,7 @@ is 30s plus --wait, so a frozen database cannot hold a cron slot for ever
 			opts.historyGiven = c.Flags().Changed("history")
 			opts.partitionBoundGiven = c.Flags().Changed("partition-bound")
 			opts.maxRuntimeGiven = c.Flags().Changed("max-runtime")
+			opts.scheduleGiven = c.Flags().Changed("schedule")
 			opts.atMostGiven = c.Flags().Changed("at-most")
 			if runF != nil {
 				return runF(c.Context(), opts)
@@ -215,6 +220,8 @@ is 30s plus --wait, so a frozen database cannot hold a cron slot for ever
 	fl.IntVar(&opts.SkippedCode, "skipped-exit-code", 0, "exit code when the lock is held elsewhere and COMMAND did not run")
 	fl.StringVar(&opts.Owner, "owner", "", "owner recorded for the lock (default host:pid:random;hb=EVERY/LEASE, which declares its refreshes so that a stopped holder shows as stale)")
 	addRunHistoryFlags(fl, opts)
+	// A cron line or @every is free text; the descriptors are a set.
+	_ = c.RegisterFlagCompletionFunc("schedule", cobra.FixedCompletions([]string{"@hourly", "@daily", "@weekly", "@monthly", "@yearly"}, cobra.ShellCompDirectiveNoFileComp))
 	fl.BoolVar(&opts.KeepEnv, "keep-env", false, "pass $SCHEDLOCK_DSN, $SCHEDLOCK_DSN_FILE and $DATABASE_URL on to COMMAND (default: removed, they may hold a password)")
 	addRunOpsFlags(c, opts)
 	return c
@@ -283,6 +290,7 @@ func runRun(ctx context.Context, o *RunOptions) (err error) {
 	o.sessionHolder = sessionHolderOf(db, locker, stored)
 	o.blockers = runBlockers(db, table)
 	o.prepareHistory(db, locker, nameNS)
+	o.warnUnrecordedSchedule()
 	return o.runLocked(ctx, dialects.WithNamespace(locker, nameNS))
 }
 
@@ -319,6 +327,9 @@ func (o *RunOptions) validate() error {
 		return &UsageError{Err: fmt.Errorf("--name: %w", err), Command: o.Command}
 	}
 	if err := o.validateHistory(); err != nil {
+		return err
+	}
+	if err := o.validateSchedule(); err != nil {
 		return err
 	}
 	if _, err := o.options().Normalize(); err != nil {

@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"time"
 
@@ -23,6 +24,7 @@ type runHistory struct {
 
 // addRunHistoryFlags adds --history to run.
 func addRunHistoryFlags(fl *pflag.FlagSet, o *RunOptions) {
+	fl.StringVar(&o.Schedule, "schedule", "", "the job's schedule, recorded with its runs so that locks ls and locks history tell when a successful run is overdue: a cron line ('*/5 * * * *'), @hourly, @daily or @every 5m")
 	fl.IntVar(&o.History, "history", dialects.DefaultKeepRuns, "record each run in schedlock's run table (schedlock_runs; TABLE_runs beside a native --table TABLE), for every preset and the session strategy, and keep this many per name; 0: record nothing")
 }
 
@@ -104,11 +106,15 @@ func (o *RunOptions) recordRun(ctx context.Context, st *runState, result error) 
 	run := dialects.Run{
 		Name: o.history.stored, Token: token, Host: host, Owner: st.lease.Owner(),
 		Duration: st.ranTo.Sub(st.ranFrom), AtMost: o.AtMost, ExitCode: runExitCode(ctx, result),
+		Schedule: o.Schedule,
 	}
 	ctx, cancel := context.WithTimeout(o.afterCtx(), historyTimeout)
 	defer cancel()
 	err := o.history.table.Record(ctx, run, o.History)
+	var nocol *dialects.NoScheduleColumnError
 	switch {
+	case errors.As(err, &nocol):
+		o.note(!o.Global.Quiet, "warning: the run was recorded in %s without its --schedule: the table has no column for it; run once with --create-table to add it (%s)", nocol.Table, nocol.AddSQL)
 	case err == nil:
 		o.note(o.Global.Verbose, "recorded the run in %s (exit code %d, %s)", o.history.table.Table(), run.ExitCode, humanDuration(run.Duration))
 	case errors.Is(err, dialects.ErrNoTable):
@@ -117,5 +123,27 @@ func (o *RunOptions) recordRun(ctx context.Context, st *runState, result error) 
 		o.note(!o.Global.Quiet, "warning: the run was not recorded in %s: interrupted", o.history.table.Table())
 	default:
 		o.note(!o.Global.Quiet, "warning: the run was not recorded in %s: %v", o.history.table.Table(), o.Factory.Scrubber.String(err.Error()))
+	}
+}
+
+// validateSchedule checks --schedule; a schedule that does not parse (or
+// an empty one given) is a usage error. It keeps the spec as parsed.
+func (o *RunOptions) validateSchedule() error {
+	if o.Schedule == "" && !o.scheduleGiven {
+		return nil
+	}
+	s, err := dialects.ParseSchedule(o.Schedule)
+	if err != nil {
+		return &UsageError{Err: fmt.Errorf("--schedule: %w", err), Command: o.Command}
+	}
+	o.Schedule = s.Spec
+	return nil
+}
+
+// warnUnrecordedSchedule warns when --schedule was given but the run is
+// recorded nowhere, so the schedule is not kept either.
+func (o *RunOptions) warnUnrecordedSchedule() {
+	if o.Schedule != "" && o.history == nil {
+		o.note(!o.Global.Quiet, "warning: --schedule is not recorded: it is kept with the run history, which this run does not write (--history 0, or no run table: --create-table creates it)")
 	}
 }

@@ -63,6 +63,9 @@ type Run struct {
 	// ExitCode is what the run exited with (CodeLeaseLost-style codes
 	// included: the code the runner reported).
 	ExitCode int
+	// Schedule is the job's schedule as the run was given it (run
+	// --schedule, see ParseSchedule); empty when none.
+	Schedule string
 }
 
 // Share is the part of its at-most the run used: 0.5 is half.
@@ -101,6 +104,9 @@ type RunHistory interface {
 	Runs(ctx context.Context, name string, limit int) ([]Run, error)
 	// LastRuns returns the newest run of every name, by stored name.
 	LastRuns(ctx context.Context) (map[string]Run, error)
+	// LastSuccesses returns the newest run of every name that exited 0,
+	// by stored name.
+	LastSuccesses(ctx context.Context) (map[string]Run, error)
 	// StoredName is name as the run and lock tables store it.
 	StoredName(name string) string
 }
@@ -111,4 +117,16 @@ type RunHistory interface {
 // matching ErrUnsupported.
 type RunHistorian interface {
 	RunHistory() (RunHistory, error)
+}
+
+// NoScheduleColumnError says a run was recorded without its schedule: the
+// run table was created before it had a column for one. CreateTable adds
+// it; AddSQL is the statement that does.
+type NoScheduleColumnError struct {
+	Table  string
+	AddSQL string
+}
+
+func (e *NoScheduleColumnError) Error() string {
+	return "run table " + e.Table + " has no schedule column, so the run was recorded without its schedule: add it with " + e.AddSQL
 }

@@ -232,6 +232,19 @@ type LockEntry struct {
 	// LastRun is the newest run recorded in the run table beside a native
 	// lock table (see RunHistory); nil when none is known.
 	LastRun *Run
+	// LastSuccess is the newest recorded run that exited 0; nil when none
+	// is recorded. See SetRuns.
+	LastSuccess *Run
+	// Schedule is the schedule the newest recorded run was given (run
+	// --schedule); empty when none. ScheduleInterval is how often it
+	// expects a run around DBNow; SuccessDue when the next successful
+	// run was due (the schedule's second time after LastSuccess started);
+	// Missed is true when that has passed with no newer success: runs were
+	// missed, skipped or failed. Zero without a Schedule.
+	Schedule         string
+	ScheduleInterval time.Duration
+	SuccessDue       time.Time
+	Missed           bool
 	// StaleReason says why a StateStale lock is stale (see StaleReason);
 	// empty in every other state.
 	StaleReason string

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
@@ -65,6 +66,10 @@ const (
 	runDuration = "duration_ms"
 	runAtMost   = "at_most_ms"
 	runExitCode = "exit_code"
+	// runSchedule is the job's schedule (run --schedule), NULL when none.
+	// Run tables created before it lack it: CreateTable adds it, and the
+	// engine reads and writes such a table without it until then.
+	runSchedule = "schedule_spec"
 )
 
 // params numbers placeholders in the order they are written.
@@ -80,16 +85,22 @@ func (p *params) next(kind ParamKind) string {
 
 // RunStatements are the run table's statements, by name: create, clear
 // (rows of a recreated lock row), insert, insert_next (a run without a
-// fencing token, given the next token of its name), prune, list, last.
-func RunStatements(r RunsSQL, table string, nameChars int) map[string]string {
+// fencing token, given the next token of its name), prune, list, last (the
+// newest run of every name), last-success (the newest run of every name
+// that exited 0) and add-schedule (the schedule column for a table created
+// without it). With schedule false they are those of a run table that
+// lacks the schedule column: they neither write nor read it (NULL).
+func RunStatements(r RunsSQL, table string, nameChars int, schedule bool) map[string]string {
 	return map[string]string{
-		"create":      runsCreate(r, table, nameChars),
-		"clear":       runsClear(r, table),
-		"insert":      runsInsert(r, table),
-		"insert_next": runsInsertNext(r, table),
-		"prune":       runsPrune(r, table),
-		"list":        runsList(r, table),
-		"last":        runsLast(r, table),
+		"create":       runsCreate(r, table, nameChars),
+		"clear":        runsClear(r, table),
+		"insert":       runsInsert(r, table, schedule),
+		"insert_next":  runsInsertNext(r, table, schedule),
+		"prune":        runsPrune(r, table),
+		"list":         runsList(r, table, schedule),
+		"last":         runsLast(r, table, schedule, false),
+		"last-success": runsLast(r, table, schedule, true),
+		"add-schedule": "ALTER TABLE " + table + " ADD " + runSchedule + " " + r.TextType,
 	}
 }
 
@@ -105,6 +116,7 @@ func runsCreate(r RunsSQL, table string, nameChars int) string {
 		runDuration + " " + r.BigIntType + " NOT NULL",
 		runAtMost + " " + r.BigIntType + " NOT NULL",
 		runExitCode + " " + r.IntType + " NOT NULL",
+		runSchedule + " " + r.TextType,
 		"PRIMARY KEY (" + runName + ", " + runToken + ")",
 	}
 	create := "CREATE TABLE " + table + " (\n  " + strings.Join(cols, ",\n  ") + "\n)"
@@ -121,12 +133,16 @@ func runsClear(r RunsSQL, table string) string {
 	return "DELETE FROM " + table + " WHERE " + runName + " = " + p.next(ParamText) + " AND " + runToken + " >= " + p.next(ParamInt)
 }
 
-func runsInsert(r RunsSQL, table string) string {
+func runsInsert(r RunsSQL, table string, schedule bool) string {
 	p := &params{sql: r}
 	cols := []string{runName, runToken, runHost, runOwner, runStarted, runEnded, runDuration, runAtMost, runExitCode}
 	name, token, host, owner := p.next(ParamText), p.next(ParamInt), p.next(ParamText), p.next(ParamText)
 	back := p.next(ParamInt)
 	vals := []string{name, token, host, owner, r.PlusMs(r.Now, back), r.Now, p.next(ParamInt), p.next(ParamInt), p.next(ParamInt)}
+	if schedule {
+		// NULLIF: no schedule is NULL, also where '' is not NULL already.
+		cols, vals = append(cols, runSchedule), append(vals, "NULLIF("+p.next(ParamText)+", '')")
+	}
 	return "INSERT INTO " + table + " (" + strings.Join(cols, ", ") + ")\nVALUES (" + strings.Join(vals, ", ") + ")"
 }
 
@@ -134,12 +150,15 @@ func runsInsert(r RunsSQL, table string) string {
 // ShedLock or sys_sched_lock row, a session lock) under the next token of
 // its name: one above the highest recorded, 1 for the first. The values
 // are bound as in insert without the token, then the name again.
-func runsInsertNext(r RunsSQL, table string) string {
+func runsInsertNext(r RunsSQL, table string, schedule bool) string {
 	p := &params{sql: r}
 	cols := []string{runName, runToken, runHost, runOwner, runStarted, runEnded, runDuration, runAtMost, runExitCode}
 	name, host, owner := p.next(ParamText), p.next(ParamText), p.next(ParamText)
 	back := p.next(ParamInt)
 	vals := []string{name, "COALESCE(MAX(" + runToken + "), 0) + 1", host, owner, r.PlusMs(r.Now, back), r.Now, p.next(ParamInt), p.next(ParamInt), p.next(ParamInt)}
+	if schedule {
+		cols, vals = append(cols, runSchedule), append(vals, "NULLIF("+p.next(ParamText)+", '')")
+	}
 	return "INSERT INTO " + table + " (" + strings.Join(cols, ", ") + ")\nSELECT " + strings.Join(vals, ", ") + "\nFROM " + table + " WHERE " + runName + " = " + p.next(ParamText)
 }
 
@@ -153,19 +172,30 @@ func runsPrune(r RunsSQL, table string) string {
 }
 
 // runColumns are the columns list and last read, times as epoch
-// milliseconds.
-func runColumns(r RunsSQL, alias string) string {
+// milliseconds; the schedule is NULL where the table has no column for
+// it.
+func runColumns(r RunsSQL, alias string, schedule bool) string {
 	c := func(col string) string { return alias + "." + col }
-	return strings.Join([]string{c(runName), c(runToken), c(runHost), c(runOwner), r.EpochMs(c(runStarted)), r.EpochMs(c(runEnded)), c(runDuration), c(runAtMost), c(runExitCode)}, ", ")
+	sched := "NULL"
+	if schedule {
+		sched = c(runSchedule)
+	}
+	return strings.Join([]string{c(runName), c(runToken), c(runHost), c(runOwner), r.EpochMs(c(runStarted)), r.EpochMs(c(runEnded)), c(runDuration), c(runAtMost), c(runExitCode), sched}, ", ")
 }
 
-func runsList(r RunsSQL, table string) string {
+func runsList(r RunsSQL, table string, schedule bool) string {
 	p := &params{sql: r}
-	return r.Limit(runColumns(r, "r"), "FROM "+table+" r WHERE r."+runName+" = "+p.next(ParamText)+" ORDER BY r."+runToken+" DESC", p.next(ParamInt))
+	return r.Limit(runColumns(r, "r", schedule), "FROM "+table+" r WHERE r."+runName+" = "+p.next(ParamText)+" ORDER BY r."+runToken+" DESC", p.next(ParamInt))
 }
 
-func runsLast(r RunsSQL, table string) string {
-	return "SELECT " + runColumns(r, "r") + " FROM " + table + " r\nWHERE r." + runToken + " = (SELECT MAX(m." + runToken + ") FROM " + table + " m WHERE m." + runName + " = r." + runName + ")\nORDER BY r." + runName
+// runsLast selects the newest run of every name (the largest token), or
+// with succeeded the newest that exited 0.
+func runsLast(r RunsSQL, table string, schedule, succeeded bool) string {
+	cond := ""
+	if succeeded {
+		cond = " AND m." + runExitCode + " = 0"
+	}
+	return "SELECT " + runColumns(r, "r", schedule) + " FROM " + table + " r\nWHERE r." + runToken + " = (SELECT MAX(m." + runToken + ") FROM " + table + " m WHERE m." + runName + " = r." + runName + cond + ")\nORDER BY r." + runName
 }
 
 // Runs is the run table beside a native lock table: a dialects.RunHistory.
@@ -173,6 +203,12 @@ type Runs struct {
 	l     *Locker
 	table string
 	stmts map[string]string
+	// legacy are the statements of a run table without the schedule
+	// column; scheduled says which set the table takes, once its columns
+	// were read (see shape).
+	legacy    map[string]string
+	mu        sync.Mutex
+	scheduled *bool
 }
 
 var (
@@ -193,7 +229,30 @@ func (l *Locker) RunHistory() (dialects.RunHistory, error) {
 	if l.schema.Preset != dialects.PresetSchedlock {
 		table = dialects.OwnRunsTable(l.schema.Table)
 	}
-	return &Runs{l: l, table: table, stmts: RunStatements(rb.RunsSQL(), table, l.maxRunes)}, nil
+	return &Runs{l: l, table: table, stmts: RunStatements(rb.RunsSQL(), table, l.maxRunes, true), legacy: RunStatements(rb.RunsSQL(), table, l.maxRunes, false)}, nil
+}
+
+// shape returns the statements the run table takes: with the schedule
+// column, or the legacy ones of a table created before it. Whether the
+// table has the column is read once, by selecting it (no row): a result
+// set's columns would do, but a driver may keep a statement's description
+// from before the table changed (pgx's cache). When the select fails and
+// the table cannot be read either, the full set is taken, and its error
+// says why; nothing is remembered then.
+func (h *Runs) shape(ctx context.Context) (stmts map[string]string, scheduled bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.scheduled == nil {
+		has, err := h.hasScheduleColumn(ctx)
+		if err != nil {
+			return h.stmts, true
+		}
+		h.scheduled = &has
+	}
+	if *h.scheduled {
+		return h.stmts, true
+	}
+	return h.legacy, false
 }
 
 // Table is the run table's name.
@@ -208,16 +267,38 @@ func (h *Runs) Statements() map[string]string { return h.stmts }
 // StoredName is name as the lock table stores it.
 func (h *Runs) StoredName(name string) string { return h.l.StoredName(name) }
 
+// hasScheduleColumn reports whether the run table has the schedule
+// column: selecting it works, or fails naming the column (every database
+// names an unknown column in its error: `column "schedule_spec" does not
+// exist`, `Unknown column 'schedule_spec'`, `ORA-00904:
+// "SCHEDULE_SPEC": invalid identifier`, …). Any other failure (a missing
+// table, a lost connection) is returned.
+func (h *Runs) hasScheduleColumn(ctx context.Context) (bool, error) {
+	rows, err := h.l.db.QueryContext(ctx, "SELECT "+runSchedule+" FROM "+h.table+" WHERE 1 = 0")
+	if err == nil {
+		return true, rows.Close()
+	}
+	if strings.Contains(strings.ToLower(err.Error()), runSchedule) && !h.l.b.IsMissingTable(err) {
+		return false, nil
+	}
+	return false, err
+}
+
 // CreateTable creates the run table unless it exists. Where the dialect
 // has no conditional CREATE, a failed one is success when the table can be
-// read.
+// read. A table created without the schedule column gets it (ALTER TABLE
+// … ADD, a NULL column: its rows stay as they are).
 func (h *Runs) CreateTable(ctx context.Context) error {
 	_, err := h.l.db.ExecContext(ctx, h.stmts["create"])
-	if err != nil {
-		if _, colErr := tableColumns(ctx, h.l.db, h.table); colErr == nil {
-			err = nil
+	if has, herr := h.hasScheduleColumn(ctx); herr == nil {
+		err = nil // the table is there
+		if !has {
+			_, err = h.l.db.ExecContext(ctx, h.stmts["add-schedule"])
 		}
 	}
+	h.mu.Lock()
+	h.scheduled = nil // read the columns again
+	h.mu.Unlock()
 	return dialects.Wrap(h.l.b.Dialect(), "create run table", dialects.Classify(h.l.b, err))
 }
 
@@ -232,31 +313,44 @@ func (h *Runs) classify(err error) error {
 // Record writes run and prunes its name to the newest keep runs: three
 // statements (clear, insert, prune), each in autocommit mode; a run
 // without a token two (insert_next, prune).
+//
+// On a run table created without the schedule column the run is
+// recorded without its schedule, and when it has one the error is a
+// *dialects.NoScheduleColumnError (CreateTable adds the column).
 func (h *Runs) Record(ctx context.Context, run dialects.Run, keep int) error {
 	if keep <= 0 {
 		keep = dialects.DefaultKeepRuns
 	}
 	db := h.l.db
+	stmts, scheduled := h.shape(ctx)
 	type step struct {
 		op   string
 		args []any
 	}
+	insert := []any{run.Name, run.Token, run.Host, run.Owner, -run.Duration.Milliseconds(), run.Duration.Milliseconds(), run.AtMost.Milliseconds(), int64(run.ExitCode)}
+	next := []any{run.Name, run.Host, run.Owner, -run.Duration.Milliseconds(), run.Duration.Milliseconds(), run.AtMost.Milliseconds(), int64(run.ExitCode)}
+	if scheduled {
+		insert, next = append(insert, run.Schedule), append(next, run.Schedule)
+	}
 	steps := []step{
 		{"clear", []any{run.Name, run.Token}},
-		{"insert", []any{run.Name, run.Token, run.Host, run.Owner, -run.Duration.Milliseconds(), run.Duration.Milliseconds(), run.AtMost.Milliseconds(), int64(run.ExitCode)}},
+		{"insert", insert},
 	}
 	if run.Token <= 0 {
-		steps = []step{{"insert_next", []any{run.Name, run.Host, run.Owner, -run.Duration.Milliseconds(), run.Duration.Milliseconds(), run.AtMost.Milliseconds(), int64(run.ExitCode), run.Name}}}
+		steps = []step{{"insert_next", append(next, run.Name)}}
 	}
 	steps = append(steps, step{"prune", []any{run.Name, run.Name, int64(keep)}})
 	for _, s := range steps {
 		err := h.l.retrying(ctx, func() error {
-			_, err := db.ExecContext(ctx, h.stmts[s.op], s.args...)
+			_, err := db.ExecContext(ctx, stmts[s.op], s.args...)
 			return err
 		})
 		if err != nil {
 			return dialects.Wrap(h.l.b.Dialect(), "record run", fmt.Errorf("%s: %w", s.op, h.classify(err)))
 		}
+	}
+	if !scheduled && run.Schedule != "" {
+		return dialects.Wrap(h.l.b.Dialect(), "record run", &dialects.NoScheduleColumnError{Table: h.table, AddSQL: stmts["add-schedule"]})
 	}
 	return nil
 }
@@ -269,15 +363,27 @@ func (h *Runs) Runs(ctx context.Context, name string, limit int) ([]dialects.Run
 	if limit <= 0 {
 		limit = dialects.DefaultKeepRuns
 	}
-	runs, err := h.query(ctx, h.stmts["list"], h.StoredName(name), int64(limit))
+	stmts, _ := h.shape(ctx)
+	runs, err := h.query(ctx, stmts["list"], h.StoredName(name), int64(limit))
 	return runs, dialects.Wrap(h.l.b.Dialect(), "list runs", err)
 }
 
 // LastRuns returns the newest run of every name, by stored name.
 func (h *Runs) LastRuns(ctx context.Context) (map[string]dialects.Run, error) {
-	runs, err := h.query(ctx, h.stmts["last"])
+	return h.lastRuns(ctx, "last", "last runs")
+}
+
+// LastSuccesses returns the newest run of every name that exited 0, by
+// stored name.
+func (h *Runs) LastSuccesses(ctx context.Context) (map[string]dialects.Run, error) {
+	return h.lastRuns(ctx, "last-success", "last successful runs")
+}
+
+func (h *Runs) lastRuns(ctx context.Context, op, what string) (map[string]dialects.Run, error) {
+	stmts, _ := h.shape(ctx)
+	runs, err := h.query(ctx, stmts[op])
 	if err != nil {
-		return nil, dialects.Wrap(h.l.b.Dialect(), "last runs", err)
+		return nil, dialects.Wrap(h.l.b.Dialect(), what, err)
 	}
 	out := make(map[string]dialects.Run, len(runs))
 	for _, r := range runs {
@@ -305,15 +411,16 @@ func (h *Runs) query(ctx context.Context, query string, args ...any) ([]dialects
 			started, ended    sql.NullInt64
 			duration, atMost  sql.NullInt64
 			exitCode          sql.NullInt64
+			schedule          sql.NullString
 		)
-		if err := rows.Scan(&name, &token, &host, &owner, &started, &ended, &duration, &atMost, &exitCode); err != nil {
+		if err := rows.Scan(&name, &token, &host, &owner, &started, &ended, &duration, &atMost, &exitCode, &schedule); err != nil {
 			return nil, err
 		}
 		out = append(out, dialects.Run{
 			Name: name.String, Token: token.Int64, Host: host.String, Owner: owner.String,
 			StartedAt: msTime(started), EndedAt: msTime(ended),
 			Duration: time.Duration(duration.Int64) * time.Millisecond, AtMost: time.Duration(atMost.Int64) * time.Millisecond,
-			ExitCode: int(exitCode.Int64),
+			ExitCode: int(exitCode.Int64), Schedule: schedule.String,
 		})
 	}
 	if err := rows.Err(); err != nil {

@@ -46,7 +46,7 @@ func TestRunsGolden(t *testing.T) {
 			if !ok {
 				t.Fatalf("%s's Builder has no run table", name)
 			}
-			stmts := locktable.RunStatements(rb.RunsSQL(), "schedlock_runs", b.MaxNameRunes(mustSchema(t, dialects.Table{})))
+			stmts := locktable.RunStatements(rb.RunsSQL(), "schedlock_runs", b.MaxNameRunes(mustSchema(t, dialects.Table{})), true)
 			keys := make([]string, 0, len(stmts))
 			for k := range stmts {
 				keys = append(keys, k)
@@ -86,10 +86,12 @@ type runsServer struct {
 	rows  []fakeRun
 	now   time.Time
 	exist bool
+	// legacy: the table was created without the schedule column.
+	legacy bool
 }
 
 type fakeRun struct {
-	name, host, owner              string
+	name, host, owner, schedule    string
 	token, back, dur, atMost, exit int64
 	ended                          time.Time
 }
@@ -120,19 +122,41 @@ func (s *runsServer) Handle(_ *fakesql.Session, q string, args []driver.NamedVal
 		return fakesql.Response{}, nil
 	case !s.exist:
 		return fakesql.Response{}, errors.New("no such table: schedlock_runs")
+	case s.legacy && strings.HasPrefix(q, "SELECT schedule_spec "):
+		return fakesql.Response{}, errors.New("no such column: schedule_spec")
+	case strings.Contains(q, "WHERE 1 = 0"):
+		cols := runCols
+		if s.legacy {
+			cols = cols[:len(cols)-1]
+		}
+		return fakesql.Response{Columns: cols}, nil
+	case strings.HasPrefix(q, "ALTER TABLE schedlock_runs ADD schedule_spec "):
+		s.legacy = false
+		return fakesql.Response{}, nil
+	case s.legacy && strings.Contains(q, ".schedule_spec"), s.legacy && strings.Contains(q, "schedule_spec)"):
+		return fakesql.Response{}, errors.New("no such column: schedule_spec")
 	case strings.HasPrefix(q, "DELETE") && strings.Contains(q, "token >="):
 		s.filter(func(r fakeRun) bool { return !(r.name == str(0) && r.token >= num(1)) })
 	case strings.HasPrefix(q, "INSERT") && strings.Contains(q, "MAX("):
-		if str(0) != str(7) {
+		last := len(args) - 1 // the name again, after the schedule where there is one
+		if str(0) != str(last) {
 			return fakesql.Response{}, fmt.Errorf("insert_next binds two names: %v", args)
 		}
 		next := int64(1)
 		if newest := s.newest(str(0), 1); len(newest) > 0 {
 			next = newest[0].token + 1
 		}
-		s.rows = append(s.rows, fakeRun{name: str(0), token: next, host: str(1), owner: str(2), back: num(3), dur: num(4), atMost: num(5), exit: num(6), ended: s.now})
+		r := fakeRun{name: str(0), token: next, host: str(1), owner: str(2), back: num(3), dur: num(4), atMost: num(5), exit: num(6), ended: s.now}
+		if last == 8 {
+			r.schedule = str(7)
+		}
+		s.rows = append(s.rows, r)
 	case strings.HasPrefix(q, "INSERT"):
-		s.rows = append(s.rows, fakeRun{name: str(0), token: num(1), host: str(2), owner: str(3), back: num(4), dur: num(5), atMost: num(6), exit: num(7), ended: s.now})
+		r := fakeRun{name: str(0), token: num(1), host: str(2), owner: str(3), back: num(4), dur: num(5), atMost: num(6), exit: num(7), ended: s.now}
+		if len(args) == 9 {
+			r.schedule = str(8)
+		}
+		s.rows = append(s.rows, r)
 	case strings.HasPrefix(q, "DELETE"):
 		if str(0) != str(1) {
 			return fakesql.Response{}, fmt.Errorf("prune binds two names: %v", args)
@@ -148,8 +172,14 @@ func (s *runsServer) Handle(_ *fakesql.Session, q string, args []driver.NamedVal
 		for _, r := range s.rows {
 			names[r.name] = true
 		}
+		succeeded := strings.Contains(q, "exit_code = 0")
 		for n := range names {
-			out = append(out, s.row(s.newest(n, 1)[0]))
+			for _, r := range s.newest(n, len(s.rows)) {
+				if !succeeded || r.exit == 0 {
+					out = append(out, s.row(r))
+					break
+				}
+			}
 		}
 		return fakesql.Response{Columns: runCols, Rows: out}, nil
 	case strings.HasPrefix(q, "SELECT"):
@@ -164,10 +194,14 @@ func (s *runsServer) Handle(_ *fakesql.Session, q string, args []driver.NamedVal
 	return fakesql.Response{RowsAffected: 1}, nil
 }
 
-var runCols = []string{"name", "token", "hostname", "locked_by", "started", "ended", "duration_ms", "at_most_ms", "exit_code"}
+var runCols = []string{"name", "token", "hostname", "locked_by", "started", "ended", "duration_ms", "at_most_ms", "exit_code", "schedule_spec"}
 
 func (s *runsServer) row(r fakeRun) []any {
-	return []any{r.name, r.token, r.host, r.owner, r.ended.Add(time.Duration(r.back) * time.Millisecond).UnixMilli(), r.ended.UnixMilli(), r.dur, r.atMost, r.exit}
+	var sched any // NULLIF(?, ''): no schedule is NULL
+	if r.schedule != "" {
+		sched = r.schedule
+	}
+	return []any{r.name, r.token, r.host, r.owner, r.ended.Add(time.Duration(r.back) * time.Millisecond).UnixMilli(), r.ended.UnixMilli(), r.dur, r.atMost, r.exit, sched}
 }
 
 func (s *runsServer) filter(keep func(fakeRun) bool) {
@@ -242,6 +276,18 @@ func TestRunsFakeDriver(t *testing.T) {
 			if err != nil || last["job"].Token != 4 {
 				t.Errorf("LastRuns = %v, %v", last, err)
 			}
+			checkSchedules(t, h, srv, func() dialects.RunHistory { // a new process: columns not read yet
+				t.Helper()
+				l, err := locktable.New(db, b, dialects.Table{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				rh, err := l.RunHistory()
+				if err != nil {
+					t.Fatal(err)
+				}
+				return rh
+			})
 		})
 	}
 }
@@ -293,5 +339,56 @@ func TestRunsOtherPresetsFakeDriver(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// checkSchedules records scheduled runs, reads them and the newest success
+// back, then does the same on a run table created before the schedule
+// column: the run is recorded without it (NoScheduleColumnError) until
+// CreateTable adds the column.
+func checkSchedules(t *testing.T, h dialects.RunHistory, srv *runsServer, fresh func() dialects.RunHistory) {
+	t.Helper()
+	ctx := t.Context()
+	for i, exit := range []int{0, 0, 3} { // tokens 5, 6, 7
+		run := dialects.Run{Name: "sched", Token: int64(5 + i), Host: "h", Owner: "o", ExitCode: exit, Schedule: "*/5 * * * *"}
+		if err := h.Record(ctx, run, 10); err != nil {
+			t.Fatalf("Record %d: %v", run.Token, err)
+		}
+	}
+	last, err := h.LastRuns(ctx)
+	if err != nil || last["sched"].Token != 7 || last["sched"].Schedule != "*/5 * * * *" || last["job"].Schedule != "" {
+		t.Errorf("LastRuns = %+v, %v", last, err)
+	}
+	ok, err := h.LastSuccesses(ctx)
+	if err != nil || ok["sched"].Token != 6 || ok["sched"].ExitCode != 0 {
+		t.Errorf("LastSuccesses = %+v, %v", ok, err)
+	}
+
+	srv.mu.Lock()
+	srv.rows, srv.legacy = nil, true
+	srv.mu.Unlock()
+	old := fresh()
+	err = old.Record(ctx, dialects.Run{Name: "sched", Token: 1, Schedule: "@every 5m"}, 10)
+	var nocol *dialects.NoScheduleColumnError
+	if !errors.As(err, &nocol) || !strings.Contains(nocol.AddSQL, "ADD schedule_spec") {
+		t.Fatalf("Record on a table without the schedule column = %v", err)
+	}
+	if runs, err := old.Runs(ctx, "sched", 10); err != nil || len(runs) != 1 || runs[0].Schedule != "" {
+		t.Fatalf("runs of the old table %+v, %v", runs, err)
+	}
+	if err := old.Record(ctx, dialects.Run{Name: "sched", Token: 2}, 10); err != nil {
+		t.Fatalf("Record without a schedule on the old table: %v", err)
+	}
+	if err := old.CreateTable(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if srv.legacy {
+		t.Fatal("CreateTable did not add the schedule column")
+	}
+	if err := old.Record(ctx, dialects.Run{Name: "sched", Token: 3, Schedule: "@every 5m"}, 10); err != nil {
+		t.Fatalf("Record after the column was added: %v", err)
+	}
+	if last, err := old.LastRuns(ctx); err != nil || last["sched"].Schedule != "@every 5m" {
+		t.Errorf("LastRuns after the column was added = %+v, %v", last, err)
 	}
 }
