@@ -138,7 +138,7 @@ func Open(ctx context.Context, conn string) (*Backend, error) {
 }
 
 // detect reads the server version and the leader (one Status call: the
-// member list is read when first needed, by members).
+// member list is read by Probe, through members).
 func (b *Backend) detect(ctx context.Context) error {
 	var st *clientv3.StatusResponse
 	var errs []error
@@ -166,11 +166,8 @@ func (b *Backend) detect(ctx context.Context) error {
 	return nil
 }
 
-// membersWait bounds the member-list read of Detected and Facts.
-const membersWait = 5 * time.Second
-
-// members reads the member list once (Detected, Facts, Probe and Risks
-// use it; a lock operation does not) and completes the Info's mode and
+// members reads the member list once (Probe; Detected and Risks show
+// it from then on; a lock operation does not need it) and completes the Info's mode and
 // banner with it. A failed read is tried again next time.
 func (b *Backend) members(ctx context.Context) error {
 	b.membersMu.Lock()
@@ -197,13 +194,6 @@ func (b *Backend) members(ctx context.Context) error {
 	return nil
 }
 
-// membersNow is members bounded by membersWait, for the calls that take
-// no context.
-func (b *Backend) membersNow() {
-	ctx, cancel := context.WithTimeout(b.bg, membersWait)
-	defer cancel()
-	_ = b.members(ctx)
-}
 
 // describeDialError says in one line why the cluster did not answer; a
 // refused login keeps the server's error so connectHint can name the fix.
@@ -353,10 +343,9 @@ func firstNonEmpty(values ...string) string {
 }
 
 // Detected implements dialects.Backend: the version and leader found at
-// open, with the cluster's mode from its member list (read on the first
-// call).
+// open, with the cluster's mode once Probe read its member list (no
+// round trip here: run names the backend in its messages).
 func (b *Backend) Detected() dialects.Info {
-	b.membersNow()
 	b.membersMu.Lock()
 	defer b.membersMu.Unlock()
 	return b.info

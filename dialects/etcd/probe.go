@@ -62,7 +62,7 @@ func (b *Backend) Probe(ctx context.Context, _ dialects.ProbeOptions) (dialects.
 
 // Risks implements dialects.RiskReporter: what the cluster's shape means
 // for its locks (never nil), as far as it is known without a round trip:
-// the member count once the member list was read (Detected, Probe). None
+// the member count once Probe read the member list. None
 // of them hands a lock to two holders: etcd commits every write to a
 // quorum's log.
 func (b *Backend) Risks() []dialects.Risk {
