@@ -24,8 +24,8 @@ const (
 const blockerQueryWidth = 120
 
 // findBlockers asks backend b for the sessions blocking tables (none: the
-// known lock tables), on a context of its own detached from ctx, which may
-// have ended: a run that gave up asks after its timeout. It is nil, nil
+// known lock tables), within bound, on ctx, or detached from it when it
+// has ended already: a run that gave up asks after its timeout. It is nil, nil
 // when the backend cannot tell; a lookup that failed (a missing privilege,
 // most often) gives its error, which callers mention only where it
 // explains a failure of their own.
@@ -34,7 +34,10 @@ func findBlockers(ctx context.Context, b dialects.Backend, tables []dialects.Tab
 	if b == nil || !ok {
 		return nil, nil
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), bound)
+	if ctx.Err() != nil {
+		ctx = context.WithoutCancel(ctx) // a run that gave up asks afterwards
+	}
+	ctx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
 	return dialects.FindBlockers(ctx, lb.LockAdmin(), dialects.KnownTableNames(tables))
 }

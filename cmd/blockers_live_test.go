@@ -63,6 +63,10 @@ func checkBlockerNamed(t *testing.T, dsn, table, name, id, terminate string, tab
 	if !tableRead && !strings.Contains(ls.stderr, "the lock tables could not be read within") {
 		t.Errorf("locks ls does not say the table could not be read:\n%s", ls.stderr)
 	}
+	w := runCmd(t, false, nil, "locks", "ls", "--dsn", dsn, "--table", table, "--watch", "1s", "--timeout", "15s")
+	if w.err != nil || !strings.Contains(w.stderr, "schedlock: warning: session "+id+" (") {
+		t.Errorf("locks ls --watch does not name session %s: %v\n%s", id, w.err, w.stderr)
+	}
 }
 
 // A session holding ACCESS EXCLUSIVE on the lock table in an open

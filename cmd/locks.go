@@ -294,15 +294,15 @@ func locksRun(ctx context.Context, o *LocksOptions) error {
 		}
 		return o.render(q.namespaced(listing), "")
 	}
-	return o.watch(ctx, lister, q)
+	return o.watch(ctx, db, lister, q)
 }
 
 // watch lists every o.Watch until ctx ends (Ctrl-C or --timeout), which is
 // a normal end: it returns nil.
-func (o *LocksOptions) watch(ctx context.Context, db dialects.LockLister, q *locksQuery) error {
+func (o *LocksOptions) watch(ctx context.Context, backend dialects.Backend, db dialects.LockLister, q *locksQuery) error {
 	tty := o.IO.IsStdoutTTY()
 	for {
-		listing, err := db.ListLocks(ctx, q.list)
+		listing, err := listNamingBlockers(ctx, backend, db, q.list)
 		if ctx.Err() != nil {
 			return nil
 		}
