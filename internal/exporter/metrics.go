@@ -24,6 +24,8 @@ type descs struct {
 	state, waiters, leaseRemaining, heldSeconds, token, holder, lastRefresh, refreshEvery *prometheus.Desc
 
 	runStart, runDuration, runExit, runAtMost, runShare, runToken *prometheus.Desc
+
+	sinceSuccess, expectedInterval *prometheus.Desc
 }
 
 func newDescs(extra []string) descs {
@@ -50,12 +52,14 @@ func newDescs(extra []string) descs {
 		refreshEvery:   d("lock_refresh_interval_seconds", "How often the holder promised to refresh the lease; stale once it is two intervals late.", lock),
 		holder:         d("lock_holder", "The holder of a held, paused, stale or expired lock (1); the series with owner \"_folded\" counts the holders past --max-holders.", lock, "owner", "host", "application"),
 
-		runStart:    d("lock_last_run_start_timestamp_seconds", "When the newest recorded run started (Unix time, database clock).", lock),
-		runDuration: d("lock_last_run_duration_seconds", "How long the newest recorded run took.", lock),
-		runExit:     d("lock_last_run_exit_code", "The exit code of the newest recorded run.", lock),
-		runAtMost:   d("lock_last_run_at_most_seconds", "The at-most the newest recorded run held its lock with.", lock),
-		runShare:    d("lock_last_run_at_most_share", "The share of its at-most the newest recorded run used (0.5: half).", lock),
-		runToken:    d("lock_last_run_fencing_token", "The fencing token of the newest recorded run, for locks with fencing tokens: below schedlock_lock_fencing_token, the lease taken since has not recorded its run (it runs, or its holder died).", lock),
+		runStart:         d("lock_last_run_start_timestamp_seconds", "When the newest recorded run started (Unix time, database clock).", lock),
+		runDuration:      d("lock_last_run_duration_seconds", "How long the newest recorded run took.", lock),
+		runExit:          d("lock_last_run_exit_code", "The exit code of the newest recorded run.", lock),
+		runAtMost:        d("lock_last_run_at_most_seconds", "The at-most the newest recorded run held its lock with.", lock),
+		runShare:         d("lock_last_run_at_most_share", "The share of its at-most the newest recorded run used (0.5: half).", lock),
+		sinceSuccess:     d("lock_seconds_since_last_success", "Seconds since the newest recorded run that exited 0 started (database clock), for jobs whose schedule is recorded with their runs (run --schedule).", lock),
+		expectedInterval: d("lock_expected_interval_seconds", "How often the job's recorded schedule expects a run; locks ls calls a run missed once the last success is about two intervals old (the schedule's second time after it started).", lock),
+		runToken:         d("lock_last_run_fencing_token", "The fencing token of the newest recorded run, for locks with fencing tokens: below schedlock_lock_fencing_token, the lease taken since has not recorded its run (it runs, or its holder died).", lock),
 	}
 }
 
@@ -74,7 +78,8 @@ func (e *Exporter) Collector() prometheus.Collector {
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.d.up, c.d.readDuration, c.d.reads, c.d.readErrors, c.d.errorReason, c.d.locks, c.d.folded,
 		c.d.state, c.d.waiters, c.d.leaseRemaining, c.d.heldSeconds, c.d.token, c.d.holder, c.d.lastRefresh, c.d.refreshEvery,
-		c.d.runStart, c.d.runDuration, c.d.runExit, c.d.runAtMost, c.d.runShare, c.d.runToken} {
+		c.d.runStart, c.d.runDuration, c.d.runExit, c.d.runAtMost, c.d.runShare, c.d.runToken,
+		c.d.sinceSuccess, c.d.expectedInterval} {
 		ch <- d
 	}
 }
@@ -155,6 +160,12 @@ func (c *collector) collectTarget(ch chan<- prometheus.Metric, t TargetSnapshot)
 			if r.AtMost > 0 {
 				gauge(c.d.runAtMost, r.AtMost.Seconds(), ll)
 				gauge(c.d.runShare, r.Share(), ll)
+			}
+		}
+		if l.ScheduleInterval > 0 {
+			gauge(c.d.expectedInterval, l.ScheduleInterval.Seconds(), ll)
+			if s := l.LastSuccess; s != nil && !s.StartedAt.IsZero() && !l.DBNow.IsZero() {
+				gauge(c.d.sinceSuccess, l.DBNow.Sub(s.StartedAt).Seconds(), ll)
 			}
 		}
 	}
