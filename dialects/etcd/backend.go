@@ -194,7 +194,6 @@ func (b *Backend) members(ctx context.Context) error {
 	return nil
 }
 
-
 // describeDialError says in one line why the cluster did not answer; a
 // refused login keeps the server's error so connectHint can name the fix.
 func describeDialError(cfg config, tlsCfg *tls.Config, dial time.Duration, err error) error {
