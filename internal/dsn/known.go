@@ -43,6 +43,7 @@ var knownBackends = []knownBackend{
 	{name: "redis", schemes: []string{"redis", "rd", "rediss", "rt"}},
 	{name: "etcd", schemes: []string{"etcd", "et", "etcds"}},
 	{name: "zookeeper", schemes: []string{"zk", "zookeeper"}},
+	{name: "nats", schemes: []string{"nats", "na", "tls"}},
 	{name: "memory", schemes: []string{"memory", "mm"}},
 }
 

@@ -1,0 +1,154 @@
+package nats
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/schedlock/schedlock/dialects"
+)
+
+// Backend is an open connection to a NATS server (or cluster) with
+// JetStream. It implements dialects.Backend.
+type Backend struct {
+	cfg  config
+	nc   *nats.Conn
+	js   jetstream.JetStream
+	info dialects.Info
+
+	mu     sync.Mutex
+	leases map[*lease]struct{} // live leases, ended by Close
+	closed bool
+}
+
+var _ dialects.Backend = (*Backend)(nil)
+
+// Open connects to the servers conn names and checks that JetStream
+// answers. An unreachable server or a refused login is a
+// *dialects.UnreachableError.
+func Open(ctx context.Context, conn string) (*Backend, error) {
+	cfg, err := parseConfig(conn)
+	if err != nil {
+		return nil, err
+	}
+	tlsCfg, err := cfg.tlsConfig()
+	if err != nil {
+		return nil, err
+	}
+	opts := []nats.Option{nats.Name("schedlock"), nats.Timeout(cfg.dialTimeout), nats.MaxReconnects(-1)}
+	if cfg.user != "" {
+		opts = append(opts, nats.UserInfo(cfg.user, cfg.pass))
+	}
+	if cfg.creds != "" {
+		opts = append(opts, nats.UserCredentials(cfg.creds))
+	}
+	if tlsCfg != nil {
+		opts = append(opts, nats.Secure(tlsCfg))
+	}
+	nc, err := nats.Connect(cfg.urls(), opts...)
+	if err != nil {
+		return nil, dialects.Unreachable(fmt.Errorf("nats %s: connect: %w", cfg.where(), err))
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("nats %s: %w", cfg.where(), err)
+	}
+	actx, cancel := context.WithTimeout(ctx, cfg.dialTimeout)
+	defer cancel()
+	if _, err := js.AccountInfo(actx); err != nil {
+		nc.Close()
+		if errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) {
+			return nil, dialects.Invalidf("nats %s: JetStream is not enabled on the server (start it with -js)", cfg.where())
+		}
+		return nil, dialects.Unreachable(fmt.Errorf("nats %s: JetStream: %w", cfg.where(), err))
+	}
+	b := &Backend{cfg: cfg, nc: nc, js: js, leases: map[*lease]struct{}{}}
+	b.info = dialects.Info{Dialect: Name, Product: Product, Version: nc.ConnectedServerVersion(),
+		Banner: "nats-server " + nc.ConnectedServerVersion()}
+	return b, nil
+}
+
+// Detected implements dialects.Backend.
+func (b *Backend) Detected() dialects.Info { return b.info }
+
+// Locker implements dialects.Backend: the table strategy only.
+func (b *Backend) Locker(strategy dialects.Strategy, t dialects.Table) (dialects.Locker, error) {
+	switch strategy {
+	case dialects.StrategyTable:
+		return b.LeaseLocker(t)
+	case dialects.StrategySession:
+		return nil, dialects.Wrap(Name, "session locker", dialects.WithRemedy(
+			fmt.Errorf("%w: NATS has no session locks; its locks are leases (the table strategy)", dialects.ErrUnsupported), dialects.UseTableStrategy))
+	}
+	return nil, dialects.Invalidf("unknown strategy %q: use session or table", strategy)
+}
+
+// LeaseLocker returns the locker on the bucket t names: the DSN's bucket
+// for the default name, else the table name.
+func (b *Backend) LeaseLocker(t dialects.Table) (dialects.LeaseLocker, error) {
+	preset := t.Preset
+	if preset == "" {
+		preset = dialects.PresetSchedlock
+	}
+	if preset != dialects.PresetSchedlock {
+		return nil, dialects.Invalidf("the NATS backend has the schedlock layout only, not the %s preset", preset)
+	}
+	s, err := dialects.Table{Preset: preset, Name: t.Name}.Schema()
+	if err != nil {
+		return nil, err
+	}
+	bucket := s.Table
+	if bucket == "schedlock" {
+		bucket = b.cfg.bucket
+	}
+	if !validBucket(bucket) {
+		return nil, dialects.Invalidf("the NATS bucket %q may hold only letters, digits, _ and -", bucket)
+	}
+	return &Locker{b: b, bucket: bucket, schema: s}, nil
+}
+
+// Recommend implements dialects.Backend.
+func (b *Backend) Recommend() (dialects.Strategy, string) {
+	return dialects.StrategyTable, "NATS KV locks are keys written under revision checks (the table strategy)"
+}
+
+// Close implements dialects.Backend: live leases end, the connection closes.
+func (b *Backend) Close() error {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return nil
+	}
+	b.closed = true
+	live := make([]*lease, 0, len(b.leases))
+	for l := range b.leases {
+		live = append(live, l)
+	}
+	b.mu.Unlock()
+	for _, l := range live {
+		l.end(fmt.Errorf("%w: the backend was closed", dialects.ErrLeaseLost))
+	}
+	b.nc.Close()
+	return nil
+}
+
+func (b *Backend) track(l *lease) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return false
+	}
+	b.leases[l] = struct{}{}
+	return true
+}
+
+func (b *Backend) untrack(l *lease) {
+	b.mu.Lock()
+	delete(b.leases, l)
+	b.mu.Unlock()
+}

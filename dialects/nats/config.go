@@ -1,0 +1,154 @@
+package nats
+
+import (
+	"crypto/tls"
+	"net"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/internal/duration"
+)
+
+// DefaultPort is the client port dialled when a server names none.
+const DefaultPort = "4222"
+
+// DefaultBucket is the bucket of a DSN that names none.
+const DefaultBucket = "schedlock"
+
+// DefaultDialTimeout bounds connecting when the DSN sets no dial-timeout.
+const DefaultDialTimeout = 5 * time.Second
+
+// config is what a NATS DSN says. It holds the password: never print it.
+type config struct {
+	servers     []string // host:port
+	tls         bool
+	user, pass  string
+	bucket      string
+	creds       string
+	dialTimeout time.Duration
+	files       dialects.TLSFiles
+	serverName  string
+}
+
+// parseConfig reads nats://[user:pass@]host[:4222][,host2...][/BUCKET][?opts]
+// (tls:// for TLS). Options: creds (a NATS credentials file), dial-timeout
+// (default 5s); with tls://, cacert, cert, key and server-name.
+func parseConfig(conn string) (config, error) {
+	scheme, rest, ok := strings.Cut(conn, "://")
+	if !ok {
+		return config{}, dialects.Invalidf("a NATS DSN is nats://host:4222/BUCKET")
+	}
+	var c config
+	switch scheme {
+	case "nats":
+	case "tls":
+		c.tls = true
+	default:
+		return config{}, dialects.Invalidf("unknown NATS scheme %q: use nats:// or tls://", scheme)
+	}
+	rest, query, _ := strings.Cut(rest, "?")
+	hosts, path, _ := strings.Cut(rest, "/")
+	if at := strings.LastIndex(hosts, "@"); at >= 0 {
+		u, p, _ := strings.Cut(hosts[:at], ":")
+		hosts = hosts[at+1:]
+		var err error
+		if c.user, err = url.PathUnescape(u); err != nil {
+			return config{}, dialects.Invalidf("the user name of the DSN is not valid URL escaping")
+		}
+		if c.pass, err = url.PathUnescape(p); err != nil {
+			return config{}, dialects.Invalidf("the password of the DSN is not valid URL escaping")
+		}
+	}
+	for _, h := range strings.Split(hosts, ",") {
+		if h == "" {
+			continue
+		}
+		if _, _, err := net.SplitHostPort(h); err != nil {
+			h = net.JoinHostPort(strings.Trim(h, "[]"), DefaultPort)
+		}
+		c.servers = append(c.servers, h)
+	}
+	if len(c.servers) == 0 {
+		c.servers = []string{net.JoinHostPort("localhost", DefaultPort)}
+	}
+	c.bucket = strings.Trim(path, "/")
+	if c.bucket == "" {
+		c.bucket = DefaultBucket
+	}
+	if !validBucket(c.bucket) {
+		return config{}, dialects.Invalidf("the NATS bucket %q may hold only letters, digits, _ and -", c.bucket)
+	}
+	c.dialTimeout = DefaultDialTimeout
+	values, err := url.ParseQuery(query)
+	if err != nil {
+		return config{}, dialects.Invalidf("the options of the DSN are not a valid query string")
+	}
+	for k, vs := range values {
+		v := vs[len(vs)-1]
+		switch k {
+		case "creds":
+			c.creds = v
+		case "dial-timeout":
+			d, err := duration.Parse(v)
+			if err != nil || d <= 0 {
+				return config{}, dialects.Invalidf("dial-timeout=%q is not a positive duration such as 5s or PT5S", v)
+			}
+			c.dialTimeout = d
+		case "cacert":
+			c.files.CA = v
+		case "cert":
+			c.files.Cert = v
+		case "key":
+			c.files.Key = v
+		case "server-name":
+			c.serverName = v
+		default:
+			return config{}, dialects.Invalidf("unknown NATS DSN option %q: use creds, dial-timeout, and with tls:// cacert, cert, key or server-name", k)
+		}
+	}
+	if !c.tls && (c.files != dialects.TLSFiles{} || c.serverName != "") {
+		return config{}, dialects.Invalidf("cacert, cert, key and server-name are TLS options: use tls://")
+	}
+	if err := c.files.Check(); err != nil {
+		return config{}, err
+	}
+	return c, nil
+}
+
+// validBucket reports whether s is a JetStream KV bucket name.
+func validBucket(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// tlsConfig builds the TLS configuration of a tls:// DSN, nil otherwise.
+func (c config) tlsConfig() (*tls.Config, error) {
+	if !c.tls {
+		return nil, nil
+	}
+	return c.files.Apply(&tls.Config{MinVersion: tls.VersionTLS12, ServerName: c.serverName})
+}
+
+// urls is the server list for nats.Connect, without credentials.
+func (c config) urls() string {
+	scheme := "nats://"
+	if c.tls {
+		scheme = "tls://"
+	}
+	out := make([]string, len(c.servers))
+	for i, s := range c.servers {
+		out[i] = scheme + s
+	}
+	return strings.Join(out, ",")
+}
+
+func (c config) where() string { return strings.Join(c.servers, ",") }

@@ -1,0 +1,236 @@
+package nats
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/schedlock/schedlock/dialects"
+)
+
+// Locker is the lease locker on one bucket. It implements
+// dialects.LeaseLocker, TableCreator and TableDropper.
+type Locker struct {
+	b      *Backend
+	bucket string
+	schema dialects.Schema
+
+	kvMu sync.Mutex
+	kv   jetstream.KeyValue
+}
+
+var (
+	_ dialects.LeaseLocker  = (*Locker)(nil)
+	_ dialects.TableCreator = (*Locker)(nil)
+	_ dialects.TableDropper = (*Locker)(nil)
+)
+
+// Strategy reports StrategyTable.
+func (l *Locker) Strategy() dialects.Strategy { return dialects.StrategyTable }
+
+// Schema implements dialects.LeaseLocker.
+func (l *Locker) Schema() dialects.Schema { return l.schema }
+
+// CreateTable creates the bucket (history 1, no TTL) when it does not exist.
+func (l *Locker) CreateTable(ctx context.Context) error {
+	_, err := l.b.js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: l.bucket, History: 1})
+	if err != nil && !errors.Is(err, jetstream.ErrBucketExists) {
+		return dialects.Wrap(Name, "create bucket", fmt.Errorf("bucket %s: %w", l.bucket, err))
+	}
+	return nil
+}
+
+// DropTable deletes the bucket; leases on it end at their next call.
+func (l *Locker) DropTable(ctx context.Context) error {
+	l.kvMu.Lock()
+	l.kv = nil
+	l.kvMu.Unlock()
+	err := l.b.js.DeleteKeyValue(ctx, l.bucket)
+	if err != nil && !errors.Is(err, jetstream.ErrBucketNotFound) {
+		return dialects.Wrap(Name, "drop bucket", fmt.Errorf("bucket %s: %w", l.bucket, err))
+	}
+	return nil
+}
+
+// store returns the bucket, checked once: missing is a
+// *dialects.MissingTableError, one whose entries expire is refused.
+func (l *Locker) store(ctx context.Context) (jetstream.KeyValue, error) {
+	l.kvMu.Lock()
+	defer l.kvMu.Unlock()
+	if l.kv != nil {
+		return l.kv, nil
+	}
+	kv, err := l.b.js.KeyValue(ctx, l.bucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		return nil, &dialects.MissingTableError{Table: l.bucket, CreateSQL: "(NATS KV bucket " + l.bucket + ", history 1, no TTL)"}
+	}
+	if err != nil {
+		return nil, dialects.Unreachable(fmt.Errorf("bucket %s: %w", l.bucket, err))
+	}
+	st, err := kv.Status(ctx)
+	if err != nil {
+		return nil, dialects.Unreachable(fmt.Errorf("bucket %s: %w", l.bucket, err))
+	}
+	if st.TTL() != 0 {
+		return nil, dialects.Invalidf("the NATS bucket %s expires its entries after %s, which would free held locks: use a bucket without a TTL", l.bucket, st.TTL())
+	}
+	l.kv = kv
+	return kv, nil
+}
+
+// unavailable tells a store that is down for now from other failures.
+func unavailable(err error) bool {
+	var u *dialects.UnreachableError
+	return errors.As(err, &u)
+}
+
+// Acquire implements dialects.Locker.
+func (l *Locker) Acquire(ctx context.Context, name string, opts dialects.Options) (dialects.Lease, error) {
+	if err := dialects.CheckName(name); err != nil {
+		return nil, err
+	}
+	opts, err := opts.Normalize()
+	if err != nil {
+		return nil, err
+	}
+	lease, err := dialects.RetryAcquire(ctx, opts, func() (dialects.Lease, error) { return l.try(ctx, name, opts) }, unavailable)
+	return lease, dialects.Wrap(Name, "acquire", err)
+}
+
+// netErr wraps a failed request as unreachable unless it is a revision
+// conflict or a missing key.
+func netErr(op string, err error) error {
+	if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyNotFound) {
+		return err
+	}
+	return dialects.Unreachable(fmt.Errorf("%s: %w", op, err))
+}
+
+func (l *Locker) try(ctx context.Context, name string, opts dialects.Options) (dialects.Lease, error) {
+	kv, err := l.store(ctx)
+	if err != nil {
+		return nil, err
+	}
+	key := keyOf(name)
+	start := time.Now()
+	v := value{Owner: opts.Owner, LockedAt: start.UnixMilli(), LeaseMS: opts.AtMost.Milliseconds()}
+	rev, err := kv.Create(ctx, key, v.encode())
+	if errors.Is(err, jetstream.ErrKeyExists) {
+		e, gerr := kv.Get(ctx, key)
+		switch {
+		case errors.Is(gerr, jetstream.ErrKeyNotFound) || errors.Is(gerr, jetstream.ErrKeyDeleted):
+			return nil, &dialects.HeldError{Name: name} // released between the two calls: the next try takes it
+		case gerr != nil:
+			return nil, netErr("read "+key, gerr)
+		}
+		cur, derr := decode(e)
+		if derr != nil {
+			return nil, dialects.Invalidf("%v", derr)
+		}
+		if cur.until.After(time.Now()) {
+			return nil, &dialects.HeldError{Name: name, Holder: cur.v.Owner, Until: cur.until}
+		}
+		start = time.Now()
+		v.LockedAt = start.UnixMilli()
+		rev, err = kv.Update(ctx, key, v.encode(), e.Revision())
+		if errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyExists) {
+			return nil, &dialects.HeldError{Name: name}
+		}
+	}
+	if err != nil {
+		return nil, netErr("create "+key, err)
+	}
+	s := &lease{l: l, name: name, key: key, owner: opts.Owner, token: rev, rev: rev, lockedAt: start,
+		atMost: opts.AtMost, atLeast: opts.AtLeast, until: start.Add(opts.AtMost), done: make(chan struct{})}
+	if !l.b.track(s) {
+		return nil, fmt.Errorf("%w: the backend is closed", dialects.ErrLeaseLost)
+	}
+	s.timer = time.AfterFunc(opts.AtMost, s.expire)
+	return s, nil
+}
+
+// Inspect implements dialects.LeaseLocker.
+func (l *Locker) Inspect(ctx context.Context, name string) (dialects.Row, bool, error) {
+	if err := dialects.CheckName(name); err != nil {
+		return dialects.Row{}, false, err
+	}
+	kv, err := l.store(ctx)
+	if err != nil {
+		return dialects.Row{}, false, err
+	}
+	e, err := kv.Get(ctx, keyOf(name))
+	if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
+		return dialects.Row{}, false, nil
+	}
+	if err != nil {
+		return dialects.Row{}, false, dialects.Wrap(Name, "inspect", netErr("read", err))
+	}
+	cur, err := decode(e)
+	if err != nil {
+		return dialects.Row{}, false, dialects.Invalidf("%v", err)
+	}
+	return dialects.Row{Name: name, Owner: cur.v.Owner, Token: int64(cur.token), HasToken: true,
+		LockedAt: time.UnixMilli(cur.v.LockedAt).UTC(), Until: cur.until.UTC(), DBNow: time.Now().UTC(), HostTimes: true}, true, nil
+}
+
+// Handle implements dialects.LeaseLocker.
+func (l *Locker) Handle(name, owner string, token int64, opts dialects.Options) (dialects.Lease, error) {
+	opts, err := dialects.HandleOptions(name, owner, token, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &lease{l: l, name: name, key: keyOf(name), owner: owner, token: uint64(token), atMost: opts.AtMost,
+		atLeast: opts.AtLeast, handle: true, done: make(chan struct{})}, nil
+}
+
+// Expire implements dialects.LeaseLocker: it deletes a live lease's key
+// under the revision read.
+func (l *Locker) Expire(ctx context.Context, name string) (bool, error) {
+	if err := dialects.CheckName(name); err != nil {
+		return false, err
+	}
+	kv, err := l.store(ctx)
+	if err != nil {
+		return false, err
+	}
+	key := keyOf(name)
+	for {
+		e, err := kv.Get(ctx, key)
+		if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
+			return false, nil
+		}
+		if err != nil {
+			return false, dialects.Wrap(Name, "expire", netErr("read", err))
+		}
+		cur, err := decode(e)
+		if err != nil {
+			return false, dialects.Invalidf("%v", err)
+		}
+		if !cur.until.After(time.Now()) {
+			return false, nil
+		}
+		err = kv.Delete(ctx, key, jetstream.LastRevision(e.Revision()))
+		if errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyExists) {
+			continue // written meanwhile: judge again
+		}
+		if err != nil {
+			return false, dialects.Wrap(Name, "expire", netErr("delete", err))
+		}
+		l.b.mu.Lock()
+		var ended []*lease
+		for s := range l.b.leases {
+			if s.l.bucket == l.bucket && s.key == key {
+				ended = append(ended, s)
+			}
+		}
+		l.b.mu.Unlock()
+		for _, s := range ended {
+			s.end(fmt.Errorf("%w: lock %q was force-released", dialects.ErrLeaseLost, name))
+		}
+		return true, nil
+	}
+}
