@@ -21,6 +21,8 @@
 #              connection attributes:  SCHEDLOCK_TEST_MYSQL_DSN
 #   redis      redis-server, no persistence:  SCHEDLOCK_TEST_REDIS_DSN
 #   etcd       one-member etcd:  SCHEDLOCK_TEST_ETCD_DSN
+#   nats       nats-server with JetStream, its store in the service
+#              directory:  SCHEDLOCK_TEST_NATS_DSN
 #   zookeeper  standalone ZooKeeper:  SCHEDLOCK_TEST_ZK_DSN (and Apache
 #              Curator's jars and a JDK for the Curator test)
 #
@@ -336,6 +338,33 @@ start_etcd() {
 	log "etcd $(etcd --version | awk '/^etcd Version/ {print $3}') on 127.0.0.1:$port"
 }
 
+# ---- NATS -----------------------------------------------------------------
+
+start_nats() {
+	command -v nats-server >/dev/null 2>&1 || apt_install nats-server
+	local dir=$SERVICES_DIR/nats port attempt pid
+	mkdir -p "$dir"
+	for attempt in 1 2 3; do
+		pick_port port
+		rm -rf "$dir/data"
+		nats-server -a 127.0.0.1 -p "$port" -js -sd "$dir/data" </dev/null >"$dir/server.log" 2>&1 &
+		pid=$!
+		if wait_ready "NATS" "$pid" "$dir/server.log" grep -q "Server is ready" "$dir/server.log"; then
+			break
+		fi
+		if [[ $attempt -lt 3 ]] && port_clash "$dir/server.log"; then
+			log "NATS: port $port was taken meanwhile; trying another"
+			continue
+		fi
+		show_log "NATS" "$dir/server.log"
+		die "nats-server exited before answering on 127.0.0.1:$port"
+	done
+	services_nats_pid=$pid
+	at_exit 'stop_pid NATS "$services_nats_pid"'
+	export SCHEDLOCK_TEST_NATS_DSN="nats://127.0.0.1:$port/schedlock-test"
+	log "NATS $(nats-server --version | awk '{print $2}') on 127.0.0.1:$port"
+}
+
 # ---- ZooKeeper ------------------------------------------------------------
 
 zk_jar=/usr/share/java/zookeeper.jar
@@ -403,6 +432,7 @@ services_dsn_var() {
 	redis) echo SCHEDLOCK_TEST_REDIS_DSN ;;
 	etcd) echo SCHEDLOCK_TEST_ETCD_DSN ;;
 	zookeeper) echo SCHEDLOCK_TEST_ZK_DSN ;;
+	nats) echo SCHEDLOCK_TEST_NATS_DSN ;;
 	*) die "unknown service $1" ;;
 	esac
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The one test command (README and .ci/run call it):
-#   1. throwaway PostgreSQL, MariaDB, Redis, etcd and ZooKeeper servers
+#   1. throwaway PostgreSQL, MariaDB, Redis, etcd, ZooKeeper and NATS servers
 #      started in a temporary directory on free loopback ports (binaries
 #      installed from Debian packages when missing), their DSNs exported,
 #      all of them stopped and removed when this script exits; the
@@ -19,7 +19,7 @@ cd "$(dirname "$0")/.."
 source scripts/services.sh
 
 ensure_go
-start_services postgres mysql redis etcd zookeeper
+start_services postgres mysql redis etcd zookeeper nats
 
 # The monitoring tests need Prometheus (promtool, and a real server for the
 # live alert test) and headless Chromium for the status page.
