@@ -38,10 +38,14 @@ const (
 	// RiskAsyncReplication: writes reach replicas asynchronously (no
 	// WAIT), so a failover can promote one that never saw a lock.
 	RiskAsyncReplication = "async-replication"
+	// RiskAsyncFsync: the store acknowledges writes before they reach
+	// disk (NATS JetStream's default sync every 2 minutes), so losing the
+	// machine can lose a lock taken since the last sync.
+	RiskAsyncFsync = "async-fsync"
 )
 
 // twoHolderRisks are the IDs above, sorted.
-var twoHolderRisks = []string{RiskAsyncReplication, RiskEviction, RiskEvictionPolicy, RiskNoPersistence, RiskPersistenceUnknown, RiskRDBOnly}
+var twoHolderRisks = []string{RiskAsyncFsync, RiskAsyncReplication, RiskEviction, RiskEvictionPolicy, RiskNoPersistence, RiskPersistenceUnknown, RiskRDBOnly}
 
 // TwoHolderRiskIDs lists the IDs of the risks that can hand a lock to
 // two holders (RiskEviction, …), sorted: the names selfcheck accepts.

@@ -21,11 +21,20 @@ type Backend struct {
 	info dialects.Info
 
 	mu     sync.Mutex
+	facts  facts
 	leases map[*lease]struct{} // live leases, ended by Close
 	closed bool
 }
 
-var _ dialects.Backend = (*Backend)(nil)
+var (
+	_ dialects.Backend      = (*Backend)(nil)
+	_ dialects.LockLister   = (*Backend)(nil)
+	_ dialects.LockBreaker  = (*Backend)(nil)
+	_ dialects.Prober       = (*Backend)(nil)
+	_ dialects.RiskReporter = (*Backend)(nil)
+	_ dialects.Pauser       = (*Backend)(nil)
+	_ dialects.KeyDeleter   = (*Backend)(nil)
+)
 
 // Open connects to the servers conn names and checks that JetStream
 // answers. An unreachable server or a refused login is a
@@ -68,8 +77,18 @@ func Open(ctx context.Context, conn string) (*Backend, error) {
 		return nil, dialects.Unreachable(fmt.Errorf("nats %s: JetStream: %w", cfg.where(), err))
 	}
 	b := &Backend{cfg: cfg, nc: nc, js: js, leases: map[*lease]struct{}{}}
-	b.info = dialects.Info{Dialect: Name, Product: Product, Version: nc.ConnectedServerVersion(),
-		Banner: "nats-server " + nc.ConnectedServerVersion()}
+	b.facts = facts{version: nc.ConnectedServerVersion(), cluster: nc.ConnectedClusterName(), buckets: map[string]bucketFacts{}}
+	mode := "single server"
+	if b.facts.cluster != "" {
+		mode = "cluster " + b.facts.cluster
+	}
+	b.info = dialects.Info{Dialect: Name, Product: Product, Version: b.facts.version, Mode: mode,
+		Banner: "nats-server " + b.facts.version + " (" + mode + ")"}
+	// The DSN's bucket, for Risks (its storage); missing is no error.
+	if _, _, err := b.readBucket(actx, cfg.bucket); err != nil {
+		nc.Close()
+		return nil, err
+	}
 	return b, nil
 }
 
@@ -88,28 +107,46 @@ func (b *Backend) Locker(strategy dialects.Strategy, t dialects.Table) (dialects
 	return nil, dialects.Invalidf("unknown strategy %q: use session or table", strategy)
 }
 
-// LeaseLocker returns the locker on the bucket t names: the DSN's bucket
-// for the default name, else the table name.
+// LeaseLocker returns the locker on the bucket t names, in the layout of
+// its preset: schedlock (default) in the DSN's bucket for the default
+// table name, else in the bucket named as the table; shedlock (ShedLock's
+// layout, shedlock.go) in the bucket named as the table, else the DSN's
+// bucket when the DSN names one, else ShedLock's "shedlock-locks".
 func (b *Backend) LeaseLocker(t dialects.Table) (dialects.LeaseLocker, error) {
 	preset := t.Preset
 	if preset == "" {
 		preset = dialects.PresetSchedlock
 	}
-	if preset != dialects.PresetSchedlock {
-		return nil, dialects.Invalidf("the NATS backend has the schedlock layout only, not the %s preset", preset)
+	if preset != dialects.PresetSchedlock && preset != dialects.PresetShedlock {
+		return nil, dialects.Invalidf("the NATS backend has the schedlock and shedlock layouts, not the %s preset", preset)
 	}
 	s, err := dialects.Table{Preset: preset, Name: t.Name}.Schema()
 	if err != nil {
 		return nil, err
 	}
-	bucket := s.Table
-	if bucket == "schedlock" {
-		bucket = b.cfg.bucket
-	}
+	bucket := b.bucketOf(preset, t.Name)
 	if !validBucket(bucket) {
 		return nil, dialects.Invalidf("the NATS bucket %q may hold only letters, digits, _ and -", bucket)
 	}
-	return &Locker{b: b, bucket: bucket, schema: s}, nil
+	if preset == dialects.PresetShedlock {
+		s.TokenCol = hdrToken // the token rides in a header ShedLock ignores
+	}
+	return &Locker{b: b, bucket: bucket, schema: s, shed: preset == dialects.PresetShedlock}, nil
+}
+
+// bucketOf is the bucket of a table of preset named name ("" or the
+// preset's default: the default bucket).
+func (b *Backend) bucketOf(preset, name string) string {
+	switch {
+	case preset == dialects.PresetShedlock && (name == "" || name == dialects.PresetShedlock):
+		if b.cfg.bucketSet {
+			return b.cfg.bucket
+		}
+		return ShedlockBucket
+	case name == "" || name == dialects.PresetSchedlock:
+		return b.cfg.bucket
+	}
+	return name
 }
 
 // Recommend implements dialects.Backend.

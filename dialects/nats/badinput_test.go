@@ -7,10 +7,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	natsgo "github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/nats"
+	"github.com/schedlock/schedlock/internal/testnet"
 )
 
 // TestBucketWithTTLRefused checks that a bucket whose entries expire is
@@ -47,5 +50,80 @@ func TestBucketWithTTLRefused(t *testing.T) {
 	var missing *dialects.MissingTableError
 	if !errors.As(err, &missing) {
 		t.Fatalf("acquire on a missing bucket: got %v, want a *MissingTableError", err)
+	}
+}
+
+// A stream with the bucket's name that would drop or keep lock values
+// against the lock contract is refused in one line, nothing written: one
+// that discards its oldest messages when full (an old lock key dropped),
+// and one without a per-key history limit (not a KV bucket).
+func TestBucketSettingsRefused(t *testing.T) {
+	dsn := embedded(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	nc, err := natsgo.Connect(strings.TrimSuffix(dsn, "/schedlock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	for _, c := range []struct {
+		bucket string
+		cfg    jetstream.StreamConfig
+		want   string
+	}{
+		{"evicting", jetstream.StreamConfig{MaxMsgsPerSubject: 1, MaxMsgs: 100, Discard: jetstream.DiscardOld}, "oldest"},
+		{"unbounded", jetstream.StreamConfig{MaxMsgsPerSubject: -1}, "history"},
+	} {
+		c.cfg.Name, c.cfg.Subjects = "KV_"+c.bucket, []string{"$KV." + c.bucket + ".>"}
+		if _, err := js.CreateStream(ctx, c.cfg); err != nil {
+			t.Fatal(err)
+		}
+		b := open(t, dsn)
+		for _, preset := range []string{dialects.PresetSchedlock, dialects.PresetShedlock} {
+			l, err := b.LeaseLocker(dialects.Table{Preset: preset, Name: c.bucket})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = l.Acquire(ctx, "job", dialects.Options{AtMost: time.Minute})
+			if !errors.Is(err, dialects.ErrInvalid) || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("%s, %s: got %v, want one line matching ErrInvalid that says %q", c.bucket, preset, err, c.want)
+			}
+		}
+		if s, _ := js.Stream(ctx, "KV_"+c.bucket); s == nil || s.CachedInfo().State.Msgs != 0 {
+			t.Errorf("%s: a refused acquire wrote", c.bucket)
+		}
+	}
+}
+
+// An unreachable server and a refused login are one line each, matching
+// *dialects.UnreachableError, and the password is not in it.
+func TestUnreachableAndRefusedLogin(t *testing.T) {
+	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true,
+		Username: "locks", Password: "right-secret"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		t.Fatal("embedded nats-server did not start")
+	}
+	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
+	free := testnet.FreeAddr(t)
+	for _, dsn := range []string{
+		"nats://locks:wrong-secret@" + s.Addr().String() + "/schedlock",
+		"nats://" + free + "/schedlock?dial-timeout=1s",
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		_, err := nats.Open(ctx, dsn)
+		cancel()
+		var u *dialects.UnreachableError
+		if !errors.As(err, &u) || strings.Contains(err.Error(), "\n") || strings.Contains(err.Error(), "wrong-secret") {
+			t.Errorf("open %s: %v, want one line matching *UnreachableError, without the password", strings.Replace(dsn, "wrong-secret", "***", 1), err)
+		}
+	}
+	b := open(t, "nats://locks:right-secret@"+s.Addr().String()+"/schedlock")
+	if b.Detected().Version == "" {
+		t.Error("no server version detected")
 	}
 }

@@ -26,6 +26,7 @@ type config struct {
 	tls         bool
 	user, pass  string
 	bucket      string
+	bucketSet   bool // the DSN names the bucket
 	creds       string
 	dialTimeout time.Duration
 	files       dialects.TLSFiles
@@ -74,6 +75,7 @@ func parseConfig(conn string) (config, error) {
 		c.servers = []string{net.JoinHostPort("localhost", DefaultPort)}
 	}
 	c.bucket = strings.Trim(path, "/")
+	c.bucketSet = c.bucket != ""
 	if c.bucket == "" {
 		c.bucket = DefaultBucket
 	}

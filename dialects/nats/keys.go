@@ -2,6 +2,7 @@ package nats
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -42,3 +43,6 @@ func nameOf(key string) (string, bool) {
 	}
 	return b.String(), true
 }
+
+// sortStrings sorts s in place.
+func sortStrings(s []string) { slices.Sort(s) }

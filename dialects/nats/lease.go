@@ -7,8 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/schedlock/schedlock/dialects"
 )
 
@@ -96,7 +94,7 @@ func (s *lease) expire() {
 // current reads the key and checks it is still this lease's: the
 // revision to write under, and the value. A lease from Acquire also
 // checks its last revision.
-func (s *lease) current(ctx context.Context, kv jetstream.KeyValue, op string) (state, error) {
+func (s *lease) current(ctx context.Context, kv ops, op string) (state, error) {
 	lost := func(why string) error {
 		err := fmt.Errorf("%w: %s of %q: %s", dialects.ErrLeaseLost, op, s.name, why)
 		if !s.handle {
@@ -104,16 +102,15 @@ func (s *lease) current(ctx context.Context, kv jetstream.KeyValue, op string) (
 		}
 		return err
 	}
-	e, err := kv.Get(ctx, s.key)
-	if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
+	cur, err := kv.get(ctx, s.key)
+	if absent(err) {
 		return state{}, lost("the lock is free")
+	}
+	if errors.Is(err, errForeign) {
+		return state{}, lost(err.Error())
 	}
 	if err != nil {
 		return state{}, netErr("read", err)
-	}
-	cur, err := decode(e)
-	if err != nil {
-		return state{}, lost(err.Error())
 	}
 	switch {
 	case cur.v.Owner != s.owner:
@@ -161,14 +158,14 @@ func (s *lease) refresh(ctx context.Context) error {
 	if s.token == 0 { // a handle without a token keeps the one stored
 		v.Token = cur.token
 	}
-	nrev, err := kv.Update(ctx, s.key, v.encode(), rev)
-	for try := 0; try < 3 && errors.Is(err, jetstream.ErrKeyRevisionMismatch); try++ {
+	nrev, err := kv.update(ctx, s.key, v, rev)
+	for try := 0; try < 3 && conflict(err); try++ {
 		// Rewritten since our last write: still ours (a Handle of the
 		// same owner refreshed it) is written again under the new revision.
 		if cur, err = s.current(ctx, kv, "refresh"); err != nil {
 			return err
 		}
-		nrev, err = kv.Update(ctx, s.key, v.encode(), cur.revision)
+		nrev, err = kv.update(ctx, s.key, v, cur.revision)
 	}
 	if err != nil {
 		return netErr("update", err)
@@ -209,13 +206,13 @@ func (s *lease) release(ctx context.Context) error {
 	write := func(rev uint64) error {
 		if keep := time.Until(lockedAt.Add(s.atLeast)); keep > 0 {
 			v := value{Owner: s.owner, LockedAt: lockedAt.UnixMilli(), LeaseMS: keep.Milliseconds() + 1, Token: token}
-			_, err := kv.Update(ctx, s.key, v.encode(), rev)
+			_, err := kv.update(ctx, s.key, v, rev)
 			return err
 		}
-		return kv.Delete(ctx, s.key, jetstream.LastRevision(rev))
+		return kv.del(ctx, s.key, rev)
 	}
 	err = write(rev)
-	for try := 0; try < 3 && (errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyExists)); try++ {
+	for try := 0; try < 3 && conflict(err); try++ {
 		// Rewritten since our last write: still ours (a Handle of the
 		// same owner refreshed it) is released under the new revision.
 		cur, cerr := s.current(ctx, kv, "release")

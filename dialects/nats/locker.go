@@ -18,9 +18,10 @@ type Locker struct {
 	b      *Backend
 	bucket string
 	schema dialects.Schema
+	shed   bool // ShedLock's layout (shedlock.go)
 
 	kvMu sync.Mutex
-	kv   jetstream.KeyValue
+	ops  ops
 }
 
 var (
@@ -47,7 +48,7 @@ func (l *Locker) CreateTable(ctx context.Context) error {
 // DropTable deletes the bucket; leases on it end at their next call.
 func (l *Locker) DropTable(ctx context.Context) error {
 	l.kvMu.Lock()
-	l.kv = nil
+	l.ops = nil
 	l.kvMu.Unlock()
 	err := l.b.js.DeleteKeyValue(ctx, l.bucket)
 	if err != nil && !errors.Is(err, jetstream.ErrBucketNotFound) {
@@ -56,30 +57,46 @@ func (l *Locker) DropTable(ctx context.Context) error {
 	return nil
 }
 
-// store returns the bucket, checked once: missing is a
-// *dialects.MissingTableError, one whose entries expire is refused.
-func (l *Locker) store(ctx context.Context) (jetstream.KeyValue, error) {
+// store returns the bucket's operations in the locker's layout, the
+// bucket checked once (checkBucket): missing is a
+// *dialects.MissingTableError, one whose settings would free held locks
+// is refused.
+func (l *Locker) store(ctx context.Context) (ops, error) {
 	l.kvMu.Lock()
 	defer l.kvMu.Unlock()
-	if l.kv != nil {
-		return l.kv, nil
+	if l.ops != nil {
+		return l.ops, nil
+	}
+	stream, err := l.b.js.Stream(ctx, streamOf(l.bucket))
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil, &dialects.MissingTableError{Table: l.bucket, CreateSQL: "(NATS KV bucket " + l.bucket + ", history 1, no TTL: schedlock init, or nats kv add " + l.bucket + ")"}
+	}
+	if err != nil {
+		return nil, dialects.Unreachable(fmt.Errorf("bucket %s: %w", l.bucket, err))
+	}
+	info := stream.CachedInfo()
+	if err := checkBucket(l.bucket, info); err != nil {
+		return nil, err
+	}
+	l.b.noteBucket(l.bucket, info)
+	if l.shed {
+		l.ops = newShedOps(l.b.js, stream, l.bucket)
+		return l.ops, nil
 	}
 	kv, err := l.b.js.KeyValue(ctx, l.bucket)
-	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		return nil, &dialects.MissingTableError{Table: l.bucket, CreateSQL: "(NATS KV bucket " + l.bucket + ", history 1, no TTL)"}
-	}
 	if err != nil {
 		return nil, dialects.Unreachable(fmt.Errorf("bucket %s: %w", l.bucket, err))
 	}
-	st, err := kv.Status(ctx)
-	if err != nil {
-		return nil, dialects.Unreachable(fmt.Errorf("bucket %s: %w", l.bucket, err))
+	l.ops = kvOps{kv}
+	return l.ops, nil
+}
+
+// key is the key of the lock name in the locker's layout.
+func (l *Locker) key(name string) (string, error) {
+	if l.shed {
+		return shedlockKey(name)
 	}
-	if st.TTL() != 0 {
-		return nil, dialects.Invalidf("the NATS bucket %s expires its entries after %s, which would free held locks: use a bucket without a TTL", l.bucket, st.TTL())
-	}
-	l.kv = kv
-	return kv, nil
+	return keyOf(name), nil
 }
 
 // unavailable tells a store that is down for now from other failures.
@@ -104,40 +121,41 @@ func (l *Locker) Acquire(ctx context.Context, name string, opts dialects.Options
 // netErr wraps a failed request as unreachable unless it is a revision
 // conflict or a missing key.
 func netErr(op string, err error) error {
-	if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyNotFound) {
+	if conflict(err) || absent(err) {
 		return err
 	}
 	return dialects.Unreachable(fmt.Errorf("%s: %w", op, err))
 }
 
 func (l *Locker) try(ctx context.Context, name string, opts dialects.Options) (dialects.Lease, error) {
+	key, err := l.key(name)
+	if err != nil {
+		return nil, err
+	}
 	kv, err := l.store(ctx)
 	if err != nil {
 		return nil, err
 	}
-	key := keyOf(name)
 	start := time.Now()
 	v := value{Owner: opts.Owner, LockedAt: start.UnixMilli(), LeaseMS: opts.AtMost.Milliseconds()}
-	rev, err := kv.Create(ctx, key, v.encode())
-	if errors.Is(err, jetstream.ErrKeyExists) {
-		e, gerr := kv.Get(ctx, key)
+	rev, err := kv.create(ctx, key, v)
+	if conflict(err) {
+		cur, gerr := kv.get(ctx, key)
 		switch {
-		case errors.Is(gerr, jetstream.ErrKeyNotFound) || errors.Is(gerr, jetstream.ErrKeyDeleted):
+		case absent(gerr):
 			return nil, &dialects.HeldError{Name: name} // released between the two calls: the next try takes it
+		case errors.Is(gerr, errForeign):
+			return nil, dialects.Invalidf("%v", gerr)
 		case gerr != nil:
 			return nil, netErr("read "+key, gerr)
-		}
-		cur, derr := decode(e)
-		if derr != nil {
-			return nil, dialects.Invalidf("%v", derr)
 		}
 		if cur.until.After(time.Now()) {
 			return nil, &dialects.HeldError{Name: name, Holder: cur.v.Owner, Until: cur.until}
 		}
 		start = time.Now()
 		v.LockedAt = start.UnixMilli()
-		rev, err = kv.Update(ctx, key, v.encode(), e.Revision())
-		if errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyExists) {
+		rev, err = kv.update(ctx, key, v, cur.revision)
+		if conflict(err) {
 			return nil, &dialects.HeldError{Name: name}
 		}
 	}
@@ -158,23 +176,25 @@ func (l *Locker) Inspect(ctx context.Context, name string) (dialects.Row, bool, 
 	if err := dialects.CheckName(name); err != nil {
 		return dialects.Row{}, false, err
 	}
+	key, err := l.key(name)
+	if err != nil {
+		return dialects.Row{}, false, err
+	}
 	kv, err := l.store(ctx)
 	if err != nil {
 		return dialects.Row{}, false, err
 	}
-	e, err := kv.Get(ctx, keyOf(name))
-	if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
+	cur, err := kv.get(ctx, key)
+	if absent(err) {
 		return dialects.Row{}, false, nil
+	}
+	if errors.Is(err, errForeign) {
+		return dialects.Row{}, false, dialects.Invalidf("%v", err)
 	}
 	if err != nil {
 		return dialects.Row{}, false, dialects.Wrap(Name, "inspect", netErr("read", err))
 	}
-	cur, err := decode(e)
-	if err != nil {
-		return dialects.Row{}, false, dialects.Invalidf("%v", err)
-	}
-	return dialects.Row{Name: name, Owner: cur.v.Owner, Token: int64(cur.token), HasToken: true,
-		LockedAt: time.UnixMilli(cur.v.LockedAt).UTC(), Until: cur.until.UTC(), DBNow: time.Now().UTC(), HostTimes: true}, true, nil
+	return cur.row(name, time.Now(), false), true, nil
 }
 
 // Handle implements dialects.LeaseLocker.
@@ -183,7 +203,11 @@ func (l *Locker) Handle(name, owner string, token int64, opts dialects.Options) 
 	if err != nil {
 		return nil, err
 	}
-	return &lease{l: l, name: name, key: keyOf(name), owner: owner, token: uint64(token), atMost: opts.AtMost,
+	key, err := l.key(name)
+	if err != nil {
+		return nil, err
+	}
+	return &lease{l: l, name: name, key: key, owner: owner, token: uint64(token), atMost: opts.AtMost,
 		atLeast: opts.AtLeast, handle: true, done: make(chan struct{})}, nil
 }
 
@@ -193,28 +217,30 @@ func (l *Locker) Expire(ctx context.Context, name string) (bool, error) {
 	if err := dialects.CheckName(name); err != nil {
 		return false, err
 	}
+	key, err := l.key(name)
+	if err != nil {
+		return false, err
+	}
 	kv, err := l.store(ctx)
 	if err != nil {
 		return false, err
 	}
-	key := keyOf(name)
 	for {
-		e, err := kv.Get(ctx, key)
-		if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
+		cur, err := kv.get(ctx, key)
+		if absent(err) {
 			return false, nil
+		}
+		if errors.Is(err, errForeign) {
+			return false, dialects.Invalidf("%v", err)
 		}
 		if err != nil {
 			return false, dialects.Wrap(Name, "expire", netErr("read", err))
 		}
-		cur, err := decode(e)
-		if err != nil {
-			return false, dialects.Invalidf("%v", err)
-		}
 		if !cur.until.After(time.Now()) {
 			return false, nil
 		}
-		err = kv.Delete(ctx, key, jetstream.LastRevision(e.Revision()))
-		if errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyExists) {
+		err = kv.del(ctx, key, cur.revision)
+		if conflict(err) {
 			continue // written meanwhile: judge again
 		}
 		if err != nil {

@@ -34,7 +34,15 @@
 // at-most after it sent the write, on its own clock, which is never later
 // than the server's view.
 //
-// Only the schedlock preset is offered (the ShedLock layout is not yet).
+// The shedlock preset (x-preset=shedlock) is ShedLock's layout
+// (shedlock.go): bucket shedlock-locks, the lock name as the key, the
+// lease end as 8 big-endian bytes of epoch milliseconds, schedlock's
+// owner, token and lock time in message headers ShedLock ignores.
+//
+// Listing (list.go) reads a bucket in four requests whatever its size;
+// detection (detect.go) reports the fsync, storage, replica, history and
+// per-key TTL risks; bench (bench.go) measures the engine beside raw
+// Create and Delete(LastRevision) on the same client.
 package nats
 
 import (

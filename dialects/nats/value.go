@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/schedlock/schedlock/dialects"
 )
 
 // value is a lock key's value: who holds it, since when (the acquiring
@@ -29,19 +31,36 @@ type state struct {
 	v        value
 	revision uint64
 	token    uint64
-	until    time.Time // the server's write time plus LeaseMS
+	until    time.Time // the server's write time plus LeaseMS (ShedLock's layout: the lease end written)
+	written  time.Time // the server's time of the write
+	// hostTimes: until is a writer's host clock (ShedLock's layout), not
+	// the server's.
+	hostTimes bool
 }
 
-// decode reads an entry; a value that is not schedlock's is an error.
+// decode reads an entry; a value that is not schedlock's is errForeign.
 func decode(e jetstream.KeyValueEntry) (state, error) {
+	return decodeValue(e.Bucket(), e.Key(), e.Value(), e.Revision(), e.Created())
+}
+
+// decodeValue reads the value of key written at revision rev at the
+// server's time written.
+func decodeValue(bucket, key string, data []byte, rev uint64, written time.Time) (state, error) {
 	var v value
-	if err := json.Unmarshal(e.Value(), &v); err != nil || v.Owner == "" {
-		return state{}, fmt.Errorf("key %q of bucket %s holds no schedlock lock value (%d bytes)", e.Key(), e.Bucket(), len(e.Value()))
+	if err := json.Unmarshal(data, &v); err != nil || v.Owner == "" {
+		return state{}, fmt.Errorf("key %q of bucket %s holds no schedlock lock value (%d bytes): %w", key, bucket, len(data), errForeign)
 	}
-	s := state{v: v, revision: e.Revision(), token: v.Token}
+	s := state{v: v, revision: rev, token: v.Token, written: written}
 	if s.token == 0 {
-		s.token = e.Revision()
+		s.token = rev
 	}
-	s.until = e.Created().Add(time.Duration(v.LeaseMS) * time.Millisecond)
+	s.until = leaseEnd(written, v.LeaseMS)
 	return s, nil
+}
+
+// row is the lease row of s for the lock name, read at now; serverNow
+// says now is the server's clock (else this host's).
+func (s state) row(name string, now time.Time, serverNow bool) dialects.Row {
+	return dialects.Row{Name: name, Owner: s.v.Owner, Token: int64(s.token), HasToken: true,
+		LockedAt: time.UnixMilli(s.v.LockedAt).UTC(), Until: s.until.UTC(), DBNow: now.UTC(), HostTimes: s.hostTimes || !serverNow}
 }
