@@ -50,6 +50,8 @@ type lockConn struct {
 	busyUntil atomic.Int64
 	busyFor   atomic.Int64 // the patience of the statement running now
 	watchdog  *time.Timer
+	// rounds counts the watcher's turns of its loop (serve).
+	rounds atomic.Int64
 
 	mu       sync.Mutex // guards peeking, lost, batch, flushing
 	peeking  bool       // serve is in the blocking read of sock
@@ -210,6 +212,7 @@ func (c *lockConn) serve() {
 	every := c.l.checkEvery()
 	emptySince := time.Now()
 	for {
+		c.rounds.Add(1)
 		if c.lostErr() != nil {
 			c.turn <- struct{}{} // the statement running now, if any, ends first
 			c.shutdown()
@@ -218,7 +221,14 @@ func (c *lockConn) serve() {
 		}
 		lastUsed := time.Unix(0, c.lastUsed.Load())
 		idle := time.Since(lastUsed)
-		if c.load() > 0 || idle < quietBeforeWatch {
+		if c.load() > 0 {
+			// A statement runs (a wait on the server may run for
+			// minutes): its answer proves the connection; look again
+			// after the quiet delay, not in a spin.
+			c.pause(quietBeforeWatch)
+			continue
+		}
+		if idle < quietBeforeWatch {
 			c.pause(max(quietBeforeWatch-idle, time.Millisecond))
 			continue
 		}
