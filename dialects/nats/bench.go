@@ -39,7 +39,14 @@ func (b *Backend) RawStoreOps(ctx context.Context) (benchops.StoreOps, error) {
 	value := []byte("schedlock-bench-raw")
 	key := func(name string) string { return "schedlock-bench-raw_" + keyOf(name) }
 	return benchops.StoreOps{
-		RoundTrip: func(ctx context.Context) error { return b.nc.FlushWithContext(ctx) },
+		RoundTrip: func(ctx context.Context) error {
+			if _, ok := ctx.Deadline(); !ok { // nats.go's flush needs one
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, b.cfg.dialTimeout)
+				defer cancel()
+			}
+			return b.nc.FlushWithContext(ctx)
+		},
 		TryLock: func(ctx context.Context, name string) (bool, error) {
 			rev, err := kv.Create(ctx, key(name), value)
 			if errors.Is(err, jetstream.ErrKeyExists) {

@@ -1,0 +1,232 @@
+//go:build unix
+
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	natsgo "github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/nats"
+	"github.com/schedlock/schedlock/internal/tcpproxy"
+)
+
+// natsServer is a nats-server of the test's own, embedded, with
+// JetStream on a file store in dir, on port (0: a free one); stopped when
+// the test ends. A server started again on the same port and dir finds
+// its buckets.
+type natsServer struct {
+	port int
+	dir  string
+	s    *server.Server
+}
+
+func startNATS(t *testing.T) *natsServer {
+	t.Helper()
+	n := &natsServer{dir: t.TempDir()}
+	n.start(t)
+	t.Cleanup(n.stop)
+	return n
+}
+
+func (n *natsServer) start(t *testing.T) {
+	t.Helper()
+	port := n.port
+	if port == 0 {
+		port = -1
+	}
+	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: port, JetStream: true, StoreDir: n.dir, NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		t.Fatal("embedded nats-server did not start")
+	}
+	n.s, n.port = s, s.Addr().(*net.TCPAddr).Port
+}
+
+func (n *natsServer) stop() {
+	if n.s != nil {
+		n.s.Shutdown()
+		n.s.WaitForShutdown()
+		n.s = nil
+	}
+}
+
+func (n *natsServer) addr() string { return "127.0.0.1:" + strconv.Itoa(n.port) }
+
+// bucket creates the KV bucket name (history 1) and returns the DSN of it.
+func (n *natsServer) bucket(t *testing.T, name string) string {
+	t.Helper()
+	nc, err := natsgo.Connect("nats://" + n.addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	if _, err := js.CreateKeyValue(context.Background(), jetstream.KeyValueConfig{Bucket: name, History: 1}); err != nil {
+		t.Fatal(err)
+	}
+	return "nats://" + n.addr() + "/" + name
+}
+
+// Every command on NATS: selfcheck passes once --allow-risk accepts
+// JetStream's default fsync, detect names the server and its risks, run
+// holds the lock while locks ls shows it with its key, owner and token,
+// unlock's owner guard refuses and --force frees it (run then stops), and
+// bench measures the engine beside the raw KV operations.
+func TestNATSCommands(t *testing.T) {
+	dsn := startNATS(t).bucket(t, "locks")
+	r := runCmd(t, false, nil, "selfcheck", "--dsn", dsn, "-o", "json", "--allow-risk", dialects.RiskAsyncFsync)
+	if r.err != nil {
+		t.Fatalf("selfcheck: %v\n%s", r.err, r.stdout)
+	}
+	if st := checkStatuses(t, r.stdout); st["probe.risks"] != "pass" || st["probe.two-holders"] != "warn" {
+		t.Errorf("selfcheck: probe.risks %q, probe.two-holders %q; want passed, and a warning of the accepted risk", st["probe.risks"], st["probe.two-holders"])
+	}
+	r = runCmd(t, false, nil, "selfcheck", "--dsn", dsn, "-o", "json")
+	if ExitCode(r.err) != CodeNegative {
+		t.Errorf("selfcheck without accepting async-fsync: exit %d, want %d", ExitCode(r.err), CodeNegative)
+	}
+	r = runCmd(t, false, nil, "detect", "--dsn", dsn, "-o", "json")
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	var det struct {
+		Dialect, Version string
+		Risks            []struct{ ID string }
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &det); err != nil {
+		t.Fatal(err)
+	}
+	if det.Dialect != "nats" || det.Version == "" || len(det.Risks) == 0 || det.Risks[0].ID != dialects.RiskAsyncFsync {
+		t.Errorf("detect: %+v, want nats, its version and async-fsync", det)
+	}
+
+	started := filepath.Join(t.TempDir(), "started")
+	done := make(chan result, 1)
+	go func() {
+		done <- runCmd(t, false, nil, "run", "--dsn", dsn, "--name", "nightly.report", "--at-most", "3s", "--kill-grace", "500ms", "--", "sh", "-c", "touch "+started+"; sleep 30")
+	}()
+	waitStarted(t, started, done)
+	r = runCmd(t, false, nil, "locks", "ls", "--dsn", dsn, "-o", "json", "--name", "nightly.report")
+	var listed []struct {
+		Name, Key, State, Owner string
+		Token                   *int64
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &listed); err != nil || len(listed) != 1 {
+		t.Fatalf("locks ls: %v %v\n%s", err, r.err, r.stdout)
+	}
+	if l := listed[0]; l.State != "held" || l.Key != "nightly=2Ereport" || l.Token == nil || *l.Token < 1 || l.Owner == "" {
+		t.Errorf("locks ls: %+v", l)
+	}
+	r = runCmd(t, false, nil, "unlock", "nightly.report", "--dsn", dsn, "--yes")
+	if ExitCode(r.err) != CodeNegative {
+		t.Errorf("unlock without the owner: exit %d (%v), want %d", ExitCode(r.err), r.err, CodeNegative)
+	}
+	r = runCmd(t, false, nil, "unlock", "nightly.report", "--dsn", dsn, "--force", "--yes")
+	if r.err != nil {
+		t.Fatalf("unlock --force: %v %s", r.err, r.stderr)
+	}
+	select {
+	case res := <-done:
+		if ExitCode(res.err) == 0 {
+			t.Errorf("run went on after its lock was freed: %v", res.err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("run did not stop after its lock was freed")
+	}
+	rep := benchJSON(t, dsn, "--cycles", "20")
+	if rep.RoundTrip == nil || len(rep.Cycles) != 1 || rep.Cycles[0].Raw == nil || rep.Cycles[0].EngineToRaw == nil {
+		t.Errorf("bench: %+v %+v, want the raw KV operations beside the engine", rep.RoundTrip, rep.Cycles)
+	}
+}
+
+// natsContend acquires name on dsn, retrying until it gets the lock, and
+// reports when it did and its token.
+func natsContend(t *testing.T, dsn, name string, limit time.Duration) (time.Time, int64) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit+5*time.Second)
+	defer cancel()
+	b, err := nats.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	l, err := b.Locker(dialects.StrategyTable, dialects.Table{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lease, err := l.Acquire(ctx, name, dialects.Options{AtMost: time.Minute, Wait: limit, RetryEvery: 20 * time.Millisecond, Owner: "contender"})
+	if err != nil {
+		t.Fatalf("the contender never got the lock: %v", err)
+	}
+	at := time.Now()
+	tok, _ := lease.Token()
+	_ = lease.Release(ctx)
+	return at, tok
+}
+
+// checkStoppedFirst checks that run's command was stopped before the
+// contender got the lock, with a higher token.
+func checkStoppedFirst(t *testing.T, started, stopped string, gotAt time.Time, token int64, what string, at time.Time) {
+	t.Helper()
+	stoppedAt := readNanos(t, stopped)
+	if !stoppedAt.Before(gotAt) {
+		t.Fatalf("the command was stopped at %s, after the contender got the lock at %s", stoppedAt.Format(time.StampMilli), gotAt.Format(time.StampMilli))
+	}
+	held, _ := os.ReadFile(started)
+	if old, _ := strconv.ParseInt(strings.TrimSpace(string(held)), 10, 64); token <= old {
+		t.Errorf("the contender's token %d is not above the lost holder's %d", token, old)
+	}
+	t.Logf("%s at +0; command stopped at +%s; contender got the lock at +%s", what, stoppedAt.Sub(at).Round(time.Millisecond), gotAt.Sub(at).Round(time.Millisecond))
+}
+
+// The NATS server stops while run holds a lock and comes back on the
+// same store: run cannot refresh and stops its command at its lease's end
+// on its own clock; the key survived the restart, so the contender gets
+// the lock only once the lease written on the server has ended, after
+// the command stopped.
+func TestNATSRunServerRestartedStopsChildFirst(t *testing.T) {
+	n := startNATS(t)
+	dsn := n.bucket(t, "locks")
+	started, stopped, done := faultRun(t, dsn, "restart-job")
+	n.stop()
+	at := time.Now()
+	expectLost(t, done)
+	n.start(t)
+	gotAt, token := natsContend(t, dsn, "restart-job", 30*time.Second)
+	checkStoppedFirst(t, started, stopped, gotAt, token, "server stopped", at)
+}
+
+// The connection of run to NATS is cut (an in-test proxy) while it
+// holds: run stops its command at its lease's end, before a contender
+// connected directly can take the lock.
+func TestNATSRunConnectionCutStopsChildFirst(t *testing.T) {
+	n := startNATS(t)
+	dsn := n.bucket(t, "locks")
+	p, err := tcpproxy.Start(n.addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	t.Cleanup(p.Restore)
+	started, stopped, done := faultRun(t, "nats://"+p.Addr()+"/locks", "cut-job")
+	p.Cut()
+	at := time.Now()
+	gotAt, token := natsContend(t, dsn, "cut-job", 30*time.Second)
+	expectLost(t, done)
+	checkStoppedFirst(t, started, stopped, gotAt, token, "connection cut", at)
+}
