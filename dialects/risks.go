@@ -42,10 +42,14 @@ const (
 	// disk (NATS JetStream's default sync every 2 minutes), so losing the
 	// machine can lose a lock taken since the last sync.
 	RiskAsyncFsync = "async-fsync"
+	// RiskNonAtomicUpdates: the server carries out a conditional update
+	// as a read and a separate write (FerretDB 1.x), so two contenders
+	// can both take one expired lock.
+	RiskNonAtomicUpdates = "non-atomic-updates"
 )
 
 // twoHolderRisks are the IDs above, sorted.
-var twoHolderRisks = []string{RiskAsyncFsync, RiskAsyncReplication, RiskEviction, RiskEvictionPolicy, RiskNoPersistence, RiskPersistenceUnknown, RiskRDBOnly}
+var twoHolderRisks = []string{RiskAsyncFsync, RiskAsyncReplication, RiskEviction, RiskEvictionPolicy, RiskNoPersistence, RiskNonAtomicUpdates, RiskPersistenceUnknown, RiskRDBOnly}
 
 // TwoHolderRiskIDs lists the IDs of the risks that can hand a lock to
 // two holders (RiskEviction, …), sorted: the names selfcheck accepts.

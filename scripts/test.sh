@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The one test command (README and .ci/run call it):
 #   1. throwaway PostgreSQL, MariaDB, Redis, etcd, ZooKeeper and NATS servers
-#      started in a temporary directory on free loopback ports (binaries
-#      installed from Debian packages when missing), their DSNs exported,
+#      and FerretDB (MongoDB's protocol; built once from its Go module into
+#      ~/.cache/schedlock) started in a temporary directory on free loopback
+#      ports (binaries installed from Debian packages when missing), their
+#      DSNs exported,
 #      all of them stopped and removed when this script exits; the
 #      machine's own servers are never used or changed (scripts/services.sh);
 #   2. promtool check rules and test rules on deploy/monitoring (Debian's
@@ -19,7 +21,7 @@ cd "$(dirname "$0")/.."
 source scripts/services.sh
 
 ensure_go
-start_services postgres mysql redis etcd zookeeper nats
+start_services postgres mysql redis etcd zookeeper nats mongodb
 
 # The monitoring tests need Prometheus (promtool, and a real server for the
 # live alert test) and headless Chromium for the status page.

@@ -44,6 +44,7 @@ var knownBackends = []knownBackend{
 	{name: "etcd", schemes: []string{"etcd", "et", "etcds"}},
 	{name: "zookeeper", schemes: []string{"zk", "zookeeper"}},
 	{name: "nats", schemes: []string{"nats", "na", "tls"}},
+	{name: "mongodb", schemes: []string{"mongodb", "mo", "mongodb+srv", "mongo"}},
 	{name: "memory", schemes: []string{"memory", "mm"}},
 }
 

@@ -1,0 +1,5 @@
+//go:build !no_mongodb
+
+package all
+
+import _ "github.com/schedlock/schedlock/dialects/mongodb" // registers the MongoDB backend

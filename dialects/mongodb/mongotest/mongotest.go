@@ -1,0 +1,192 @@
+// Package mongotest gives tests a MongoDB wire-protocol server whose
+// commands are atomic, as MongoDB's single-document writes are.
+//
+// FerretDB 1.24, the server the tests run, carries out a findAndModify or
+// an update as a read and then a separate write by _id (handler/common
+// UpdateDocument and the SQLite backend's UpdateAll, in
+// github.com/FerretDB/FerretDB v1.24.2), so two clients whose
+// conditional updates match the same document at once both succeed:
+// such a server cannot hold a lock, and detection reports it
+// (dialects/mongodb, the risk non-atomic-updates). MongoDB applies each
+// single-document write atomically. Serialize puts FerretDB behind a
+// proxy that lets one command at a time through (the next request is
+// sent once the reply to the last has come back), which gives its
+// commands that atomicity, so the tests prove the lock protocol on the
+// wire against the semantics MongoDB promises.
+package mongotest
+
+import (
+	"encoding/binary"
+	"errors"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// Serialize starts a proxy to the server of dsn (a mongodb:// DSN with
+// one host) that forwards one command at a time, and returns dsn with the
+// proxy's address. The proxy stops when tb ends.
+func Serialize(tb testing.TB, dsn string) string {
+	tb.Helper()
+	p, err := Start(hostOf(dsn))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = p.Close() })
+	return strings.Replace(dsn, hostOf(dsn), p.Addr(), 1)
+}
+
+// hostOf is the host:port of a mongodb:// DSN.
+func hostOf(dsn string) string {
+	rest := dsn[strings.Index(dsn, "://")+3:]
+	if i := strings.IndexAny(rest, "/?"); i >= 0 {
+		rest = rest[:i]
+	}
+	if i := strings.LastIndex(rest, "@"); i >= 0 {
+		rest = rest[i+1:]
+	}
+	return rest
+}
+
+// Proxy is a serializing proxy.
+type Proxy struct {
+	ln     net.Listener
+	target string
+	turn   sync.Mutex // held from a request's first byte to its reply's last
+
+	mu    sync.Mutex
+	conns map[net.Conn]struct{}
+	wg    sync.WaitGroup
+}
+
+// Start listens on a free loopback port for connections to target.
+func Start(target string) (*Proxy, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	p := &Proxy{ln: ln, target: target, conns: map[net.Conn]struct{}{}}
+	p.wg.Add(1)
+	go p.accept()
+	return p, nil
+}
+
+// Addr is the proxy's address.
+func (p *Proxy) Addr() string { return p.ln.Addr().String() }
+
+// Close stops the proxy and closes its connections.
+func (p *Proxy) Close() error {
+	err := p.ln.Close()
+	p.mu.Lock()
+	for c := range p.conns {
+		_ = c.Close()
+	}
+	p.mu.Unlock()
+	p.wg.Wait()
+	return err
+}
+
+func (p *Proxy) track(c net.Conn) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.conns == nil {
+		return false
+	}
+	p.conns[c] = struct{}{}
+	return true
+}
+
+func (p *Proxy) accept() {
+	defer p.wg.Done()
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		s, err := net.Dial("tcp", p.target)
+		if err != nil {
+			_ = c.Close()
+			continue
+		}
+		p.track(c)
+		p.track(s)
+		p.wg.Add(1)
+		go p.serve(c, s)
+	}
+}
+
+// serve forwards the requests of client c one at a time: a whole
+// request, then the whole reply (and the replies that follow while the
+// server sets moreToCome), under p.turn.
+func (p *Proxy) serve(c, s net.Conn) {
+	defer p.wg.Done()
+	defer func() {
+		_ = c.Close()
+		_ = s.Close()
+		p.mu.Lock()
+		delete(p.conns, c)
+		delete(p.conns, s)
+		p.mu.Unlock()
+	}()
+	for {
+		req, err := readMessage(c)
+		if err != nil {
+			return
+		}
+		p.turn.Lock()
+		err = p.exchange(req, c, s)
+		p.turn.Unlock()
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (p *Proxy) exchange(req []byte, c, s net.Conn) error {
+	if _, err := s.Write(req); err != nil {
+		return err
+	}
+	if moreToCome(req) {
+		return nil // the client expects no reply
+	}
+	for {
+		rep, err := readMessage(s)
+		if err != nil {
+			return err
+		}
+		if _, err := c.Write(rep); err != nil {
+			return err
+		}
+		if !moreToCome(rep) {
+			return nil
+		}
+	}
+}
+
+// opMsg is the OP_MSG op code; its flag bit 1 is moreToCome.
+const opMsg = 2013
+
+func moreToCome(m []byte) bool {
+	return len(m) >= 20 && binary.LittleEndian.Uint32(m[12:16]) == opMsg && binary.LittleEndian.Uint32(m[16:20])&2 != 0
+}
+
+// readMessage reads one wire-protocol message (its length is its first
+// four bytes, little-endian).
+func readMessage(r io.Reader) ([]byte, error) {
+	var h [4]byte
+	if _, err := io.ReadFull(r, h[:]); err != nil {
+		return nil, err
+	}
+	n := int(binary.LittleEndian.Uint32(h[:]))
+	if n < 16 || n > 64<<20 {
+		return nil, errors.New("mongotest: bad message length")
+	}
+	m := make([]byte, n)
+	copy(m, h[:])
+	if _, err := io.ReadFull(r, m[4:]); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
