@@ -230,3 +230,79 @@ func TestNATSRunConnectionCutStopsChildFirst(t *testing.T) {
 	expectLost(t, done)
 	checkStoppedFirst(t, started, stopped, gotAt, token, "connection cut", at)
 }
+
+// A pause on the shedlock preset is the lock's own key in ShedLock's
+// layout: a ShedLock node reads its value as a lease end ahead and skips
+// the job, run skips it too, and resume frees it.
+func TestNATSPauseShedlock(t *testing.T) {
+	n := startNATS(t)
+	dsn := n.bucket(t, "shedlock-locks") + "?x-preset=shedlock"
+	r := runCmd(t, false, nil, "pause", "cleanup.job", "--dsn", dsn, "--create", "--for", "1h", "--yes")
+	if r.err != nil {
+		t.Fatalf("pause: %v %s", r.err, r.stderr)
+	}
+	nc, err := natsgo.Connect("nats://" + n.addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	kv, err := js.KeyValue(context.Background(), "shedlock-locks")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := kv.Get(context.Background(), "cleanup.job")
+	if err != nil || len(e.Value()) != 8 {
+		t.Fatalf("the pause's key: %v %v, want ShedLock's 8-byte value", e, err)
+	}
+	if end := time.UnixMilli(int64(binaryBigEndian(e.Value()))); end.Before(time.Now().Add(59 * time.Minute)) {
+		t.Errorf("ShedLock reads the pause as ending at %s, want an hour from now", end)
+	}
+	r = runCmd(t, false, nil, "run", "--dsn", dsn, "--name", "cleanup.job", "--", "true")
+	if r.err == nil || !strings.Contains(r.err.Error(), "is paused by") {
+		t.Errorf("run of a paused job: %v, want it skipped as paused", r.err)
+	}
+	r = runCmd(t, false, nil, "resume", "cleanup.job", "--dsn", dsn, "--yes")
+	if r.err != nil {
+		t.Fatalf("resume: %v %s", r.err, r.stderr)
+	}
+	if _, err := kv.Get(context.Background(), "cleanup.job"); err == nil {
+		t.Error("the key is still there after resume")
+	}
+}
+
+// A bucket whose entries expire is refused by run in one line with exit
+// 2, nothing written; an unreachable server is one line with exit 1.
+func TestNATSBadInput(t *testing.T) {
+	n := startNATS(t)
+	nc, err := natsgo.Connect("nats://" + n.addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	kv, err := js.CreateKeyValue(context.Background(), jetstream.KeyValueConfig{Bucket: "expiring", TTL: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := runCmd(t, false, nil, "run", "-q", "--dsn", "nats://"+n.addr()+"/expiring", "--name", "job", "--", "true")
+	if ExitCode(r.err) != CodeUsage || r.err == nil || strings.Contains(r.err.Error(), "\n") || !strings.Contains(r.err.Error(), "TTL") {
+		t.Errorf("run on a bucket with a TTL: exit %d, %v; want exit %d and one line naming the TTL", ExitCode(r.err), r.err, CodeUsage)
+	}
+	if st, _ := kv.Status(context.Background()); st.Values() != 0 {
+		t.Errorf("the refused run wrote %d values", st.Values())
+	}
+	n.stop()
+	r = runCmd(t, false, nil, "run", "-q", "--dsn", "nats://"+n.addr()+"/locks?dial-timeout=1s", "--name", "job", "--", "true")
+	if ExitCode(r.err) != CodeError || r.err == nil || strings.Contains(r.err.Error(), "\n") {
+		t.Errorf("run on a stopped server: exit %d, %v; want exit %d in one line", ExitCode(r.err), r.err, CodeError)
+	}
+}
+
+func binaryBigEndian(b []byte) uint64 {
+	var v uint64
+	for _, c := range b {
+		v = v<<8 | uint64(c)
+	}
+	return v
+}

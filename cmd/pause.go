@@ -69,6 +69,9 @@ when the pause does, on the database clock. What each runner does with it:
                     Without that table there is no pause to honour.
   Redis             the pause is the lock's own key; ShedLock nodes on that
                     Redis skip the job too.
+  NATS              the pause is the lock's own key in its KV bucket; with
+                    --preset shedlock ShedLock nodes on that bucket skip
+                    the job too.
   etcd, ZooKeeper   cannot hold a pause: pause refuses (exit 2).
 
 A pause lasts at most 366 days (8784h); pause again before it ends to go

@@ -2,14 +2,12 @@ package nats
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
-	natsgo "github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/schedlock/schedlock/dialects"
@@ -33,21 +31,16 @@ const (
 // configures none (the file store's defaultSyncInterval).
 const DefaultSyncInterval = 2 * time.Minute
 
-// facts are what detection found: from the server's INFO at connect, the
-// buckets read since, and, when the user may read it (the system
-// account), the server's JetStream configuration.
+// facts are what detection found: from the server's INFO at connect and
+// the buckets read since. The server's fsync setting (jetstream
+// sync_interval) is not among them: only its varz shows it, which answers
+// users of the system account alone, and that account has no JetStream,
+// so no connection that can lock can read it.
 type facts struct {
 	version string
 	cluster string // the server's cluster name; "" when it is alone
-	domain  string
 
 	buckets map[string]bucketFacts // guarded by Backend.mu
-	// syncRead: the JetStream configuration was read (varz); syncAlways
-	// and syncInterval are its settings.
-	syncRead     bool
-	syncAlways   bool
-	syncInterval time.Duration
-	syncWhy      string // why it could not be read
 }
 
 // noteBucket records the settings of a bucket read by a locker or a
@@ -84,56 +77,12 @@ func perKeyTTL(version string) bool {
 	return major > 2 || major == 2 && minor >= 11
 }
 
-// varz is the part of the server's varz this backend reads.
-type varz struct {
-	Data struct {
-		JetStream struct {
-			Config *struct {
-				SyncInterval time.Duration `json:"sync_interval"`
-				SyncAlways   bool          `json:"sync_always"`
-			} `json:"config"`
-		} `json:"jetstream"`
-	} `json:"data"`
-	Error *struct {
-		Description string `json:"description"`
-	} `json:"error"`
-}
-
-// readSync asks the server for its JetStream configuration
-// ($SYS.REQ.SERVER.PING.VARZ, answered to users of the system account
-// only) and records the fsync settings, or why they are unknown.
-func (b *Backend) readSync(ctx context.Context) {
-	ctx, cancel := context.WithTimeout(ctx, time.Second)
-	defer cancel()
-	msg, err := b.nc.RequestWithContext(ctx, "$SYS.REQ.SERVER.PING.VARZ", nil)
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	f := &b.facts
-	switch {
-	case errors.Is(err, natsgo.ErrNoResponders), errors.Is(err, context.DeadlineExceeded), errors.Is(err, natsgo.ErrTimeout):
-		f.syncWhy = "the server's JetStream configuration is readable by the system account only"
-		return
-	case err != nil:
-		f.syncWhy = "reading the server's JetStream configuration failed: " + err.Error()
-		return
-	}
-	var v varz
-	if err := json.Unmarshal(msg.Data, &v); err != nil || v.Error != nil || v.Data.JetStream.Config == nil {
-		f.syncWhy = "the server's varz has no JetStream configuration"
-		return
-	}
-	f.syncRead, f.syncAlways, f.syncInterval = true, v.Data.JetStream.Config.SyncAlways, v.Data.JetStream.Config.SyncInterval
-	if f.syncInterval == 0 {
-		f.syncInterval = DefaultSyncInterval
-	}
-}
-
 // Risks implements dialects.RiskReporter: what detection found, as Probe
 // reports it, without a round trip (never nil). A bucket of memory
 // storage forgets its locks on a restart; a file bucket's writes are
-// acknowledged before they reach disk unless the server syncs every
-// write (async-fsync, assumed where the configuration cannot be read:
-// it is the server's default); neither is reported for a bucket not read
+// acknowledged before they reach disk unless the servers sync every
+// write (async-fsync: the server's default, and reported always, since
+// no client that can lock can read the setting); neither is reported for a bucket not read
 // yet but for the DSN's, read when the backend opened.
 func (b *Backend) Risks() []dialects.Risk {
 	b.mu.Lock()
@@ -160,17 +109,9 @@ func (b *Backend) Risks() []dialects.Risk {
 			Remedy: "recreate the bucket with file storage (a KV bucket of history 1 on file storage) before the nodes start"})
 	}
 	if len(file) > 0 || len(names) == 0 {
-		switch {
-		case f.syncRead && f.syncAlways:
-		case f.syncRead:
-			out = append(out, dialects.Risk{ID: dialects.RiskAsyncFsync,
-				Detail: fmt.Sprintf("JetStream acknowledges writes before they reach disk (sync_interval %s): a server machine lost (power, kernel) within that interval loses the locks taken meanwhile, and a second holder can take them", f.syncInterval),
-				Remedy: "set jetstream { sync_interval: always } on every server (each write then waits for its fsync); replicas alone do not help when the machines fail together"})
-		default:
-			out = append(out, dialects.Risk{ID: dialects.RiskAsyncFsync,
-				Detail: fmt.Sprintf("JetStream acknowledges writes before they reach disk by default (every %s unless sync_interval is set; %s): a server machine lost within that interval loses the locks taken meanwhile, and a second holder can take them", DefaultSyncInterval, f.syncWhy),
-				Remedy: "set jetstream { sync_interval: always } on every server (each write then waits for its fsync), then accept this risk by name where its configuration cannot be read"})
-		}
+		out = append(out, dialects.Risk{ID: dialects.RiskAsyncFsync,
+			Detail: fmt.Sprintf("JetStream acknowledges writes before they reach disk unless its servers set sync_interval: always (the default syncs every %s; a client cannot read the setting: only the system account's varz shows it): a server machine lost (power, kernel) within that interval loses the locks taken meanwhile, and a second holder can take them", DefaultSyncInterval),
+			Remedy: "set jetstream { sync_interval: always } on every server (each write then waits for its fsync) and accept this risk by name; replicas alone do not help when the machines fail together"})
 	}
 	if !perKeyTTL(f.version) {
 		out = append(out, dialects.Risk{ID: RiskNoPerKeyTTL,

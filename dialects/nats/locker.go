@@ -69,7 +69,7 @@ func (l *Locker) store(ctx context.Context) (ops, error) {
 	}
 	stream, err := l.b.js.Stream(ctx, streamOf(l.bucket))
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		return nil, &dialects.MissingTableError{Table: l.bucket, CreateSQL: "(NATS KV bucket " + l.bucket + ", history 1, no TTL: schedlock init, or nats kv add " + l.bucket + ")"}
+		return nil, &dialects.MissingTableError{Table: l.bucket, CreateSQL: "nats kv add " + l.bucket + " (history 1, no TTL, file storage: the defaults)"}
 	}
 	if err != nil {
 		return nil, dialects.Unreachable(fmt.Errorf("bucket %s: %w", l.bucket, err))

@@ -10,9 +10,8 @@ import (
 
 // Probe implements dialects.Prober: JetStream's account (one request),
 // the server's clock (the stream info of the DSN's bucket carries it from
-// server 2.10), a listing of the DSN's bucket and ShedLock's, the
-// server's fsync settings where the user may read them (the system
-// account's varz), and the deployment's risks. It writes no key.
+// server 2.10), a listing of the DSN's bucket and ShedLock's, and the
+// deployment's risks. It writes no key.
 func (b *Backend) Probe(ctx context.Context, _ dialects.ProbeOptions) (dialects.Capabilities, error) {
 	no := func(what string) dialects.Capability { return dialects.CapNo("NATS has no "+what, "") }
 	caps := dialects.Capabilities{
@@ -31,7 +30,6 @@ func (b *Backend) Probe(ctx context.Context, _ dialects.ProbeOptions) (dialects.
 		}
 		return caps, dialects.Wrap(Name, "probe", dialects.Unreachable(fmt.Errorf("JetStream account: %w", err)))
 	}
-	b.readSync(ctx)
 	before := time.Now()
 	info, found, err := b.readBucket(ctx, b.cfg.bucket)
 	after := time.Now()

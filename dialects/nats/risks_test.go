@@ -3,7 +3,6 @@ package nats
 import (
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/schedlock/schedlock/dialects"
 )
@@ -18,11 +17,11 @@ func TestRisksOfFacts(t *testing.T) {
 		want  []string
 	}{
 		{"2.9 defaults", facts{version: "2.9.10", buckets: file}, []string{dialects.RiskAsyncFsync, RiskNoPerKeyTTL}},
-		{"2.11 sync always", facts{version: "2.11.0", buckets: file, syncRead: true, syncAlways: true}, nil},
-		{"2.12 sync read", facts{version: "2.12.1", buckets: file, syncRead: true, syncInterval: time.Minute}, []string{dialects.RiskAsyncFsync}},
-		{"memory", facts{version: "2.11.0", syncRead: true, syncAlways: true, buckets: map[string]bucketFacts{"shedlock-locks": {history: 1, memory: true}}}, []string{dialects.RiskNoPersistence}},
-		{"cluster R1", facts{version: "2.11.0", cluster: "c1", syncRead: true, syncAlways: true, buckets: file}, []string{RiskSingleReplica}},
-		{"cluster R3 history", facts{version: "2.11.0", cluster: "c1", syncRead: true, syncAlways: true, buckets: map[string]bucketFacts{"l": {history: 5, replicas: 3}}}, []string{RiskHistory}},
+		{"2.11", facts{version: "2.11.0", buckets: file}, []string{dialects.RiskAsyncFsync}},
+		{"no bucket yet", facts{version: "v2.12.1", buckets: map[string]bucketFacts{}}, []string{dialects.RiskAsyncFsync}},
+		{"memory", facts{version: "2.11.0", buckets: map[string]bucketFacts{"shedlock-locks": {history: 1, memory: true}}}, []string{dialects.RiskNoPersistence}},
+		{"cluster R1", facts{version: "2.11.0", cluster: "c1", buckets: file}, []string{dialects.RiskAsyncFsync, RiskSingleReplica}},
+		{"cluster R3 history", facts{version: "2.11.0", cluster: "c1", buckets: map[string]bucketFacts{"l": {history: 5, replicas: 3}}}, []string{dialects.RiskAsyncFsync, RiskHistory}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			b := &Backend{facts: c.facts}
