@@ -1,0 +1,267 @@
+//go:build unix
+
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/schedlock/schedlock/checks"
+	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/mongodb"
+	"github.com/schedlock/schedlock/dialects/mongodb/mongotest"
+	"github.com/schedlock/schedlock/internal/livetest"
+	"github.com/schedlock/schedlock/internal/tcpproxy"
+	"github.com/schedlock/schedlock/internal/testnet"
+)
+
+// ferretdbBin is the FerretDB that scripts/services.sh builds into the
+// user's cache (start_mongodb).
+func ferretdbBin(t *testing.T) string {
+	t.Helper()
+	cache := os.Getenv("XDG_CACHE_HOME")
+	if cache == "" {
+		home, _ := os.UserHomeDir()
+		cache = filepath.Join(home, ".cache")
+	}
+	bin := filepath.Join(cache, "schedlock", "ferretdb-v1.24.2", "ferretdb")
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatalf("the MongoDB fault tests need FerretDB, which scripts/services.sh builds: %v", err)
+	}
+	return bin
+}
+
+// ferretDB is a FerretDB of the test's own over SQLite in a directory of
+// its own, on a fixed free port, so that a restart finds its data.
+type ferretDB struct {
+	bin, dir string
+	port     int
+	cmd      *exec.Cmd
+}
+
+func startFerretDB(t *testing.T) *ferretDB {
+	t.Helper()
+	livetest.DSN(t, livetest.MongoDB)
+	f := &ferretDB{bin: ferretdbBin(t), dir: t.TempDir(), port: testnet.FreePort(t)}
+	_ = os.MkdirAll(filepath.Join(f.dir, "data"), 0o755)
+	f.start(t)
+	t.Cleanup(f.stop)
+	return f
+}
+
+func (f *ferretDB) addr() string { return fmt.Sprintf("127.0.0.1:%d", f.port) }
+
+func (f *ferretDB) start(t *testing.T) {
+	t.Helper()
+	f.cmd = exec.Command(f.bin, "--listen-addr="+f.addr(), "--handler=sqlite", "--sqlite-url=file:"+f.dir+"/data/",
+		"--state-dir="+f.dir, "--telemetry=disable", "--debug-addr=-", "--log-level=ERROR")
+	if err := f.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 20*time.Second, "FerretDB answers", func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		b, err := mongodb.Open(ctx, "mongodb://"+f.addr()+"/schedlock_fault?serverSelectionTimeoutMS=500")
+		if err == nil {
+			_ = b.Close()
+		}
+		return err == nil
+	})
+}
+
+func (f *ferretDB) stop() {
+	if f.cmd != nil && f.cmd.Process != nil {
+		_ = f.cmd.Process.Kill()
+		_ = f.cmd.Wait()
+		f.cmd = nil
+	}
+}
+
+// createCollection creates the default lock collection on dsn.
+func createCollection(t *testing.T, dsn string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	b, err := mongodb.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	l, err := b.LeaseLocker(dialects.Table{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.(dialects.TableCreator).CreateTable(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Every command on MongoDB (FerretDB behind the serializing proxy):
+// selfcheck passes once --allow-risk accepts FerretDB's non-atomic
+// updates and fails without, detect names the server and its risks, run
+// holds the lock while locks ls shows it with its owner and token,
+// unlock's owner guard refuses and --force frees it (run then stops), and
+// bench measures the engine beside the raw driver operations.
+func TestMongoDBCommands(t *testing.T) {
+	live := livetest.DSN(t, livetest.MongoDB)
+	// A database of the test's own, dropped at the end.
+	db := "cmd_" + strings.TrimPrefix(checks.NewPrefix(), "schedlock_selfcheck_")
+	dsn := mongotest.Serialize(t, "mongodb://"+hostOf(live)+"/"+db)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if b, err := mongodb.Open(ctx, dsn); err == nil {
+			_ = b.Database().Drop(ctx)
+			_ = b.Close()
+		}
+	})
+	r := runCmd(t, false, nil, "selfcheck", "--dsn", dsn, "-o", "json", "--allow-risk", dialects.RiskNonAtomicUpdates)
+	if r.err != nil {
+		t.Fatalf("selfcheck: %v\n%s", r.err, r.stdout)
+	}
+	if st := checkStatuses(t, r.stdout); st["probe.two-holders"] != "warn" {
+		t.Errorf("selfcheck: probe.two-holders %q; want a warning of the accepted risk", st["probe.two-holders"])
+	}
+	r = runCmd(t, false, nil, "selfcheck", "--dsn", dsn, "-o", "json", "--check", "probe.two-holders")
+	if ExitCode(r.err) != CodeNegative {
+		t.Errorf("selfcheck without accepting non-atomic-updates: exit %d, want %d", ExitCode(r.err), CodeNegative)
+	}
+	r = runCmd(t, false, nil, "detect", "--dsn", dsn, "-o", "json")
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	var det struct {
+		Dialect, Version, Banner string
+		Risks                    []struct{ ID string }
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &det); err != nil {
+		t.Fatal(err)
+	}
+	ids := fmt.Sprint(det.Risks)
+	if det.Dialect != "mongodb" || det.Version == "" || !strings.Contains(ids, dialects.RiskNonAtomicUpdates) || !strings.Contains(ids, "standalone") {
+		t.Errorf("detect: %+v, want mongodb, its version, non-atomic-updates and standalone", det)
+	}
+	createCollection(t, dsn)
+
+	started := filepath.Join(t.TempDir(), "started")
+	done := make(chan result, 1)
+	go func() {
+		done <- runCmd(t, false, nil, "run", "--dsn", dsn, "--name", "nightly.report$eu", "--at-most", "3s", "--kill-grace", "500ms", "--", "sh", "-c", "touch "+started+"; sleep 30")
+	}()
+	waitStarted(t, started, done)
+	r = runCmd(t, false, nil, "locks", "ls", "--dsn", dsn, "-o", "json", "--name", "nightly.report$eu")
+	var listed []struct {
+		Name, State, Owner string
+		Token              *int64
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &listed); err != nil || len(listed) != 1 {
+		t.Fatalf("locks ls: %v %v\n%s", err, r.err, r.stdout)
+	}
+	if l := listed[0]; l.State != "held" || l.Name != "nightly.report$eu" || l.Token == nil || *l.Token < 1 || l.Owner == "" {
+		t.Errorf("locks ls: %+v", l)
+	}
+	r = runCmd(t, false, nil, "unlock", "nightly.report$eu", "--dsn", dsn, "--yes")
+	if ExitCode(r.err) != CodeNegative {
+		t.Errorf("unlock without the owner: exit %d (%v), want %d", ExitCode(r.err), r.err, CodeNegative)
+	}
+	r = runCmd(t, false, nil, "unlock", "nightly.report$eu", "--dsn", dsn, "--force", "--yes")
+	if r.err != nil {
+		t.Fatalf("unlock --force: %v %s", r.err, r.stderr)
+	}
+	select {
+	case res := <-done:
+		if ExitCode(res.err) == 0 {
+			t.Errorf("run went on after its lock was freed: %v", res.err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("run did not stop after its lock was freed")
+	}
+	rep := benchJSON(t, dsn, "--cycles", "20")
+	if rep.RoundTrip == nil || len(rep.Cycles) != 1 || rep.Cycles[0].Raw == nil || rep.Cycles[0].EngineToRaw == nil {
+		t.Errorf("bench: %+v %+v, want the raw driver operations beside the engine", rep.RoundTrip, rep.Cycles)
+	}
+}
+
+// hostOf is the host:port of a mongodb:// DSN.
+func hostOf(dsn string) string {
+	rest := dsn[strings.Index(dsn, "://")+3:]
+	if i := strings.IndexAny(rest, "/?"); i >= 0 {
+		rest = rest[:i]
+	}
+	if i := strings.LastIndex(rest, "@"); i >= 0 {
+		rest = rest[i+1:]
+	}
+	return rest
+}
+
+// mongoContend acquires name on dsn, retrying until it gets the lock,
+// and reports when it did and its token.
+func mongoContend(t *testing.T, dsn, name string, limit time.Duration) (time.Time, int64) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit+5*time.Second)
+	defer cancel()
+	b, err := mongodb.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	l, err := b.Locker(dialects.StrategyTable, dialects.Table{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lease, err := l.Acquire(ctx, name, dialects.Options{AtMost: time.Minute, Wait: limit, RetryEvery: 20 * time.Millisecond, Owner: "contender"})
+	if err != nil {
+		t.Fatalf("the contender never got the lock: %v", err)
+	}
+	at := time.Now()
+	tok, _ := lease.Token()
+	_ = lease.Release(ctx)
+	return at, tok
+}
+
+// FerretDB stops while run holds a lock and comes back on the same
+// files: run cannot refresh and stops its command at its lease's end on
+// its own clock; the document survived the restart, so the contender
+// gets the lock only once the lease written on the server has ended,
+// after the command stopped.
+func TestMongoDBRunServerRestartedStopsChildFirst(t *testing.T) {
+	f := startFerretDB(t)
+	dsn := mongotest.Serialize(t, "mongodb://"+f.addr()+"/schedlock_fault?serverSelectionTimeoutMS=1000")
+	createCollection(t, dsn)
+	started, stopped, done := faultRun(t, dsn, "restart-job")
+	f.stop()
+	at := time.Now()
+	expectLost(t, done)
+	f.start(t)
+	gotAt, token := mongoContend(t, dsn, "restart-job", 30*time.Second)
+	checkStoppedFirst(t, started, stopped, gotAt, token, "server stopped", at)
+}
+
+// The connection of run to the server is cut (internal/tcpproxy) while
+// it holds: run stops its command at its lease's end, before a contender
+// connected directly can take the lock.
+func TestMongoDBRunConnectionCutStopsChildFirst(t *testing.T) {
+	f := startFerretDB(t)
+	direct := mongotest.Serialize(t, "mongodb://"+f.addr()+"/schedlock_fault?serverSelectionTimeoutMS=1000")
+	createCollection(t, direct)
+	serial := strings.TrimPrefix(strings.Split(direct, "/schedlock_fault")[0], "mongodb://")
+	p, err := tcpproxy.Start(serial)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	t.Cleanup(p.Restore)
+	started, stopped, done := faultRun(t, "mongodb://"+p.Addr()+"/schedlock_fault?serverSelectionTimeoutMS=1000", "cut-job")
+	p.Cut()
+	at := time.Now()
+	gotAt, token := mongoContend(t, direct, "cut-job", 30*time.Second)
+	expectLost(t, done)
+	checkStoppedFirst(t, started, stopped, gotAt, token, "connection cut", at)
+}
