@@ -26,6 +26,9 @@
 #   mongodb    FerretDB (MongoDB's wire protocol) over SQLite, built once
 #              from its Go module into ${XDG_CACHE_HOME:-~/.cache}/schedlock:
 #              SCHEDLOCK_TEST_MONGODB_DSN
+#   dynamodb   dynalite (DynamoDB's API in Node.js, in memory; npm package
+#              cached under ~/.cache/schedlock):  SCHEDLOCK_TEST_DYNAMODB_DSN
+#              (and SCHEDLOCK_TEST_DYNALITE, its cli.js, for the restart test)
 #   zookeeper  standalone ZooKeeper:  SCHEDLOCK_TEST_ZK_DSN (and Apache
 #              Curator's jars and a JDK for the Curator test)
 #
@@ -432,6 +435,57 @@ start_mongodb() {
 	log "FerretDB $ferretdb_version (MongoDB wire protocol, SQLite) on 127.0.0.1:$port"
 }
 
+# ---- DynamoDB (dynalite) ----------------------------------------------------
+
+# dynalite is a DynamoDB implementation in Node.js, run in memory; there
+# is no DynamoDB server here. Installed once per version into the cache
+# (its install scripts skipped: only its optional LevelDB store builds
+# native code, and the in-memory store needs none), and again when missing.
+dynalite_version=4.0.0
+
+dynalite_cli() {
+	local cache=${XDG_CACHE_HOME:-$HOME/.cache}/schedlock/dynalite-$dynalite_version tmp
+	if [[ ! -f $cache/node_modules/dynalite/cli.js ]]; then
+		command -v node >/dev/null 2>&1 || apt_install nodejs
+		command -v npm >/dev/null 2>&1 || apt_install npm
+		tmp=$cache.tmp.$$
+		rm -rf "$tmp" && mkdir -p "$tmp" || die "cannot create $tmp"
+		log "dynalite: installing $dynalite_version into $cache"
+		(cd "$tmp" && npm install --ignore-scripts --no-audit --no-fund --loglevel=error "dynalite@$dynalite_version" >&2) ||
+			die "npm install dynalite@$dynalite_version failed"
+		rm -rf "$cache" && mv "$tmp" "$cache" || die "cannot move dynalite into $cache"
+	fi
+	echo "$cache/node_modules/dynalite/cli.js"
+}
+
+start_dynamodb() {
+	local cli dir=$SERVICES_DIR/dynamodb port attempt pid
+	cli=$(dynalite_cli) || exit 1
+	mkdir -p "$dir"
+	for attempt in 1 2 3; do
+		pick_port port
+		node "$cli" --host 127.0.0.1 --port "$port" --createTableMs 20 --deleteTableMs 20 --updateTableMs 20 \
+			</dev/null >"$dir/server.log" 2>&1 &
+		pid=$!
+		if wait_ready "dynalite" "$pid" "$dir/server.log" grep -q "listening" "$dir/server.log"; then
+			break
+		fi
+		if [[ $attempt -lt 3 ]] && port_clash "$dir/server.log"; then
+			log "dynalite: port $port was taken meanwhile; trying another"
+			continue
+		fi
+		show_log "dynalite" "$dir/server.log"
+		die "dynalite exited before answering on 127.0.0.1:$port"
+	done
+	services_dynamodb_pid=$pid
+	at_exit 'stop_pid dynalite "$services_dynamodb_pid"'
+	# dynalite checks that requests are signed, not by whom: any static
+	# credentials do.
+	export SCHEDLOCK_TEST_DYNAMODB_DSN="dynamodb://schedlock:schedlock@us-east-1?endpoint=http://127.0.0.1:$port"
+	export SCHEDLOCK_TEST_DYNALITE=$cli
+	log "dynalite $dynalite_version (DynamoDB API, in memory) on 127.0.0.1:$port"
+}
+
 # ---- ZooKeeper ------------------------------------------------------------
 
 zk_jar=/usr/share/java/zookeeper.jar
@@ -501,6 +555,7 @@ services_dsn_var() {
 	zookeeper) echo SCHEDLOCK_TEST_ZK_DSN ;;
 	nats) echo SCHEDLOCK_TEST_NATS_DSN ;;
 	mongodb) echo SCHEDLOCK_TEST_MONGODB_DSN ;;
+	dynamodb) echo SCHEDLOCK_TEST_DYNAMODB_DSN ;;
 	*) die "unknown service $1" ;;
 	esac
 }

@@ -2,9 +2,10 @@
 # The one test command (README and .ci/run call it):
 #   1. throwaway PostgreSQL, MariaDB, Redis, etcd, ZooKeeper and NATS servers
 #      and FerretDB (MongoDB's protocol; built once from its Go module into
-#      ~/.cache/schedlock) started in a temporary directory on free loopback
-#      ports (binaries installed from Debian packages when missing), their
-#      DSNs exported,
+#      ~/.cache/schedlock) and dynalite (DynamoDB's API, npm, cached there
+#      too) started in a temporary directory on free loopback ports
+#      (binaries installed from Debian packages when missing), their DSNs
+#      exported,
 #      all of them stopped and removed when this script exits; the
 #      machine's own servers are never used or changed (scripts/services.sh);
 #   2. promtool check rules and test rules on deploy/monitoring (Debian's
@@ -21,7 +22,7 @@ cd "$(dirname "$0")/.."
 source scripts/services.sh
 
 ensure_go
-start_services postgres mysql redis etcd zookeeper nats mongodb
+start_services postgres mysql redis etcd zookeeper nats mongodb dynamodb
 
 # The monitoring tests need Prometheus (promtool, and a real server for the
 # live alert test) and headless Chromium for the status page.

@@ -11,7 +11,7 @@
 //
 // Each backend can be left out with a build tag, goose-style: -tags
 // no_postgres, no_mysql, no_sqlite, no_oracle, no_sqlserver, no_dameng,
-// no_redis, no_etcd, no_zookeeper or no_memory. (The schedlock command
-// keeps SQLite regardless: selfcheck without a DSN runs on an embedded
-// SQLite file.)
+// no_redis, no_etcd, no_zookeeper, no_nats, no_dynamodb or no_memory.
+// (The schedlock command keeps SQLite regardless: selfcheck without a DSN
+// runs on an embedded SQLite file.)
 package all

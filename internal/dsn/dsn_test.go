@@ -275,7 +275,9 @@ func TestParseRefusesHugeDSNs(t *testing.T) {
 	}
 	under := "nosuch://ops:s3cr3t-pw@db1/" + strings.Repeat("y", MaxBytes-100)
 	_, err = Parse(under)
-	if err == nil || len(err.Error()) > 500 || strings.Contains(err.Error(), "s3cr3t") || !strings.Contains(err.Error(), "…") {
+	// The message lists every linked scheme, so its length grows with the
+	// backends; the DSN's own part must stay short.
+	if err == nil || len(err.Error()) > 600 || strings.Contains(err.Error(), strings.Repeat("y", 64)) || strings.Contains(err.Error(), "s3cr3t") || !strings.Contains(err.Error(), "…") {
 		t.Errorf("Parse of a %d-byte bad DSN: %.400v", len(under), err)
 	}
 }

@@ -45,6 +45,7 @@ var knownBackends = []knownBackend{
 	{name: "zookeeper", schemes: []string{"zk", "zookeeper"}},
 	{name: "nats", schemes: []string{"nats", "na", "tls"}},
 	{name: "mongodb", schemes: []string{"mongodb", "mo", "mongodb+srv", "mongo"}},
+	{name: "dynamodb", schemes: []string{"dynamodb", "dy", "dyn", "dynamo"}},
 	{name: "memory", schemes: []string{"memory", "mm"}},
 }
 

@@ -25,11 +25,12 @@ const (
 	Dameng    = "SCHEDLOCK_TEST_DAMENG_DSN"
 	NATS      = "SCHEDLOCK_TEST_NATS_DSN"
 	MongoDB   = "SCHEDLOCK_TEST_MONGODB_DSN"
+	DynamoDB  = "SCHEDLOCK_TEST_DYNAMODB_DSN"
 )
 
 // known are the variables DSN accepts.
 var known = map[string]bool{Postgres: true, MySQL: true, Redis: true, Etcd: true, ZooKeeper: true,
-	Oracle: true, SQLServer: true, Kingbase: true, Dameng: true, NATS: true, MongoDB: true}
+	Oracle: true, SQLServer: true, Kingbase: true, Dameng: true, NATS: true, MongoDB: true, DynamoDB: true}
 
 // DSN returns the value of env, one of the variables above, and skips tb
 // ("SCHEDLOCK_TEST_…_DSN is not set") when it is unset or empty. Another

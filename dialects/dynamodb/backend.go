@@ -1,0 +1,290 @@
+package dynamodb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
+	"github.com/aws/smithy-go/middleware"
+
+	"github.com/schedlock/schedlock/dialects"
+)
+
+// Backend is an open DynamoDB client of one region (or endpoint). It
+// implements dialects.Backend, LockLister, LockBreaker, Prober,
+// RiskReporter and Pauser.
+type Backend struct {
+	cfg    config
+	client *dynamodb.Client
+	info   dialects.Info
+	facts  Facts
+
+	// requests counts the HTTP requests sent, retries included.
+	requests atomic.Int64
+
+	mu     sync.Mutex
+	leases map[*lease]struct{} // live leases, ended by Close and Expire
+	closed bool
+}
+
+var (
+	_ dialects.Backend      = (*Backend)(nil)
+	_ dialects.LockLister   = (*Backend)(nil)
+	_ dialects.LockBreaker  = (*Backend)(nil)
+	_ dialects.Prober       = (*Backend)(nil)
+	_ dialects.RiskReporter = (*Backend)(nil)
+	_ dialects.Pauser       = (*Backend)(nil)
+)
+
+// Open builds the client conn names and detects the DSN's table (or the
+// default one) with one DescribeTable, which also proves that the
+// endpoint answers and accepts the credentials. An endpoint that does not
+// answer, missing credentials and refused ones are a
+// *dialects.UnreachableError; a missing table is not an error here (the
+// lockers report it).
+func Open(ctx context.Context, conn string) (*Backend, error) {
+	cfg, err := parseConfig(conn)
+	if err != nil {
+		return nil, err
+	}
+	b := &Backend{cfg: cfg, leases: map[*lease]struct{}{}}
+	opts := []func(*awsconfig.LoadOptions) error{
+		awsconfig.WithRegion(cfg.region),
+		awsconfig.WithHTTPClient(awshttp.NewBuildableClient().WithTimeout(cfg.timeout).
+			WithDialerOptions(func(d *net.Dialer) { d.Timeout = cfg.timeout })),
+		awsconfig.WithAPIOptions([]func(*middleware.Stack) error{b.countRequests}),
+	}
+	if cfg.profile != "" {
+		opts = append(opts, awsconfig.WithSharedConfigProfile(cfg.profile))
+	}
+	if cfg.keyID != "" {
+		opts = append(opts, awsconfig.WithCredentialsProvider(credentials.NewStaticCredentialsProvider(cfg.keyID, cfg.secret, "")))
+	}
+	ac, err := awsconfig.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return nil, dialects.Unreachable(fmt.Errorf("dynamodb %s: AWS configuration: %w", cfg.where(), err))
+	}
+	b.client = dynamodb.NewFromConfig(ac, func(o *dynamodb.Options) {
+		if cfg.endpoint != "" {
+			o.BaseEndpoint = aws.String(cfg.endpoint)
+		}
+	})
+	dctx, cancel := context.WithTimeout(ctx, cfg.timeout)
+	defer cancel()
+	table := cfg.table
+	if table == "" {
+		table = dialects.PresetSchedlock
+	}
+	b.facts = Facts{Region: cfg.region, Endpoint: cfg.endpoint, Table: table}
+	out, err := b.client.DescribeTable(dctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)})
+	var missing *types.ResourceNotFoundException
+	switch {
+	case errors.As(err, &missing):
+		b.facts.TableStatus = "missing"
+	case isAccessDenied(err):
+		b.facts.TableStatus = "unknown (DescribeTable refused)"
+		b.facts.describeRefused = true
+	case err != nil:
+		return nil, b.classify("open", err)
+	default:
+		b.facts.fromTable(out.Table)
+	}
+	b.info = b.facts.info()
+	return b, nil
+}
+
+// countRequests adds the middleware that counts every request sent (each
+// retry too), after the retry step.
+func (b *Backend) countRequests(stack *middleware.Stack) error {
+	return stack.Finalize.Add(middleware.FinalizeMiddlewareFunc("SchedlockRequestCount",
+		func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
+			b.requests.Add(1)
+			return next.HandleFinalize(ctx, in)
+		}), middleware.After)
+}
+
+// Requests is the number of HTTP requests the backend's client has sent
+// so far, retries included: what a lock cycle costs in DynamoDB requests.
+func (b *Backend) Requests() int64 { return b.requests.Load() }
+
+// Client is the backend's SDK client, for tests and tools that need the
+// raw API; the backend owns it.
+func (b *Backend) Client() *dynamodb.Client { return b.client }
+
+// Facts is what detection found.
+func (b *Backend) Facts() Facts { return b.facts }
+
+// Detected implements dialects.Backend.
+func (b *Backend) Detected() dialects.Info { return b.info }
+
+// Locker implements dialects.Backend: the table strategy only.
+func (b *Backend) Locker(strategy dialects.Strategy, t dialects.Table) (dialects.Locker, error) {
+	switch strategy {
+	case dialects.StrategyTable:
+		return b.LeaseLocker(t)
+	case dialects.StrategySession:
+		return nil, dialects.Wrap(Name, "session locker", dialects.WithRemedy(
+			fmt.Errorf("%w: DynamoDB has no session locks; its locks are leases (the table strategy)", dialects.ErrUnsupported), dialects.UseTableStrategy))
+	}
+	return nil, dialects.Invalidf("unknown strategy %q: use session or table", strategy)
+}
+
+// LeaseLocker returns the locker on the table t names: Preset schedlock
+// (default) or shedlock; Name the table, else the DSN's, else the
+// preset's own ("schedlock", "Shedlock").
+func (b *Backend) LeaseLocker(t dialects.Table) (dialects.LeaseLocker, error) {
+	l, err := b.layoutOf(t)
+	if err != nil {
+		return nil, err
+	}
+	return &Locker{b: b, layout: l}, nil
+}
+
+// layoutOf resolves t to a layout and table.
+func (b *Backend) layoutOf(t dialects.Table) (layout, error) {
+	preset := t.Preset
+	if preset == "" {
+		preset = dialects.PresetSchedlock
+	}
+	if preset != dialects.PresetSchedlock && preset != dialects.PresetShedlock {
+		return layout{}, dialects.Invalidf("the DynamoDB backend has the schedlock and shedlock layouts, not the %s preset", preset)
+	}
+	if t.TimeZone != "" && !strings.EqualFold(t.TimeZone, "UTC") {
+		return layout{}, dialects.Invalidf("DynamoDB lock items keep instants in UTC (ISO-8601 with a Z): a writer time zone does not apply")
+	}
+	table := t.Name
+	switch {
+	case table == "" && b.cfg.table != "":
+		table = b.cfg.table
+	case table == "":
+		table = defaultTable(preset)
+	}
+	if !tableRE.MatchString(table) {
+		return layout{}, dialects.Invalidf("the DynamoDB table name %q must be 3 to 255 letters, digits, _, - and .", table)
+	}
+	return newLayout(preset, table), nil
+}
+
+// Recommend implements dialects.Backend.
+func (b *Backend) Recommend() (dialects.Strategy, string) {
+	return dialects.StrategyTable, "DynamoDB locks are items written by conditional updates (the table strategy); it has no session locks"
+}
+
+// Liquibase implements dialects.LockBreaker: DynamoDB has no Liquibase
+// table.
+func (b *Backend) Liquibase(string) (dialects.LiquibaseLock, error) {
+	return nil, fmt.Errorf("%w: DynamoDB has no Liquibase lock table", dialects.ErrUnsupported)
+}
+
+// LockAdmin implements dialects.LockBreaker: nil, DynamoDB has no
+// session locks.
+func (b *Backend) LockAdmin() dialects.LockAdmin { return nil }
+
+// Close implements dialects.Backend: live leases end; the SDK client
+// holds only idle HTTP connections.
+func (b *Backend) Close() error {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return nil
+	}
+	b.closed = true
+	live := make([]*lease, 0, len(b.leases))
+	for l := range b.leases {
+		live = append(live, l)
+	}
+	b.mu.Unlock()
+	for _, l := range live {
+		_ = l.End(dialects.Wrap(Name, "lease", fmt.Errorf("%w: the backend was closed", dialects.ErrLeaseLost)))
+	}
+	return nil
+}
+
+func (b *Backend) track(l *lease) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return false
+	}
+	b.leases[l] = struct{}{}
+	return true
+}
+
+func (b *Backend) untrack(l *lease) {
+	b.mu.Lock()
+	delete(b.leases, l)
+	b.mu.Unlock()
+}
+
+// endLeases ends this process's leases of name in table with err.
+func (b *Backend) endLeases(table, name string, err error) {
+	b.mu.Lock()
+	var ended []*lease
+	for l := range b.leases {
+		if l.locker.layout.table == table && l.name == name {
+			ended = append(ended, l)
+		}
+	}
+	b.mu.Unlock()
+	for _, l := range ended {
+		_ = l.End(err)
+	}
+}
+
+// classify turns an SDK error into the backend's: a service that cannot
+// be reached or that refuses the credentials is unreachable (a waiting
+// acquire rides it out), a refused action a missing privilege, and
+// throttling is unreachable too (the request may be tried again).
+func (b *Backend) classify(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	err = fmt.Errorf("dynamodb %s: %s: %w", b.cfg.where(), op, err)
+	var ae smithy.APIError
+	if errors.As(err, &ae) {
+		switch ae.ErrorCode() {
+		case "UnrecognizedClientException", "InvalidSignatureException", "IncompleteSignatureException",
+			"MissingAuthenticationTokenException", "ExpiredTokenException", "InvalidClientTokenId":
+			return dialects.Unreachable(fmt.Errorf("%w (the credentials were refused: check the access key, its secret and the region)", err))
+		case "AccessDeniedException":
+			return &dialects.PrivilegeError{Privilege: "the DynamoDB actions on the lock table", Grant: iamGrant, Err: err}
+		case "ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded",
+			"InternalServerError", "ServiceUnavailable", "LimitExceededException":
+			return dialects.Unreachable(err)
+		}
+		return err
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		var ne net.Error
+		if !errors.As(err, &ne) {
+			return err
+		}
+	}
+	return dialects.Unreachable(err)
+}
+
+// iamGrant is the IAM policy statement a lock user needs.
+const iamGrant = `allow dynamodb:GetItem, dynamodb:UpdateItem, dynamodb:Scan and dynamodb:DescribeTable on the lock table (dynamodb:CreateTable and dynamodb:DeleteTable to create and drop it)`
+
+// isAccessDenied reports an action the credentials may not take.
+func isAccessDenied(err error) bool {
+	var ae smithy.APIError
+	return errors.As(err, &ae) && ae.ErrorCode() == "AccessDeniedException"
+}
+
+// unavailable tells a store that is down for now from other failures.
+func unavailable(err error) bool {
+	var u *dialects.UnreachableError
+	return errors.As(err, &u)
+}

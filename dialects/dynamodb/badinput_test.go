@@ -1,0 +1,184 @@
+package dynamodb_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	sdk "github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/schedlock/schedlock/checks"
+	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/dynamodb"
+	"github.com/schedlock/schedlock/internal/testnet"
+)
+
+// oneLine fails t unless err is one line.
+func oneLine(t *testing.T, what string, err error) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("%s: no error", what)
+	}
+	if strings.Contains(err.Error(), "\n") {
+		t.Errorf("%s: the error spans lines: %q", what, err)
+	}
+}
+
+// An endpoint nothing listens on is unreachable, in one line naming it.
+func TestUnreachableEndpoint(t *testing.T) {
+	port := testnet.FreePort(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := dynamodb.Open(ctx, fmt.Sprintf("dynamodb://AKID:secret-key@us-east-1/locks?endpoint=http://127.0.0.1:%d&dial-timeout=1s", port))
+	oneLine(t, "open", err)
+	var u *dialects.UnreachableError
+	if !errors.As(err, &u) || !strings.Contains(err.Error(), fmt.Sprintf("127.0.0.1:%d", port)) || strings.Contains(err.Error(), "secret-key") {
+		t.Fatalf("open of a closed port: %v; want an unreachable error naming the endpoint, without the secret", err)
+	}
+}
+
+// Refused credentials, answered as DynamoDB answers a key it does not
+// know (dynalite checks that requests are signed, not by whom, so this
+// is an HTTP server of the test's own that answers as DynamoDB does),
+// are an unreachable error that names the credentials.
+func TestRefusedCredentials(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+		w.Header().Set("x-amzn-RequestId", "TEST")
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = w.Write([]byte(`{"__type":"com.amazon.coral.service#UnrecognizedClientException","message":"The security token included in the request is invalid."}`))
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := dynamodb.Open(ctx, "dynamodb://AKIDWRONG:wrong-secret@us-east-1/locks?endpoint="+srv.URL)
+	oneLine(t, "open", err)
+	var u *dialects.UnreachableError
+	if !errors.As(err, &u) || !strings.Contains(err.Error(), "credentials were refused") || strings.Contains(err.Error(), "wrong-secret") {
+		t.Fatalf("open with refused credentials: %v; want an unreachable error about the credentials", err)
+	}
+}
+
+// A table whose key is not the layout's is refused in one line naming
+// the key it needs, and nothing is written to it.
+func TestTableWithOtherKeyRefused(t *testing.T) {
+	b := openLive(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	table := checks.NewPrefix() + "_otherkey"
+	_, err := b.Client().CreateTable(ctx, &sdk.CreateTableInput{
+		TableName: aws.String(table),
+		KeySchema: []types.KeySchemaElement{{AttributeName: aws.String("id"), KeyType: types.KeyTypeHash}, {AttributeName: aws.String("at"), KeyType: types.KeyTypeRange}},
+		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String("id"), AttributeType: types.ScalarAttributeTypeS},
+			{AttributeName: aws.String("at"), AttributeType: types.ScalarAttributeTypeN}},
+		BillingMode: types.BillingModePayPerRequest,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_, _ = b.Client().DeleteTable(context.Background(), &sdk.DeleteTableInput{TableName: aws.String(table)})
+	})
+	waitActive(t, b, table)
+	for _, preset := range []string{dialects.PresetSchedlock, dialects.PresetShedlock} {
+		l, err := b.LeaseLocker(dialects.Table{Preset: preset, Name: table})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = l.Acquire(ctx, "job", dialects.Options{AtMost: time.Minute})
+		oneLine(t, preset, err)
+		want := map[string]string{dialects.PresetSchedlock: "name (S, HASH)", dialects.PresetShedlock: "_id (S, HASH)"}[preset]
+		if !errors.Is(err, dialects.ErrInvalid) || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "id (S, HASH), at (N, RANGE)") {
+			t.Errorf("%s: acquire on a table keyed id+at: %v; want ErrInvalid naming its key and %s", preset, err, want)
+		}
+		if err := l.(dialects.TableCreator).CreateTable(ctx); !errors.Is(err, dialects.ErrInvalid) {
+			t.Errorf("%s: create table over it: %v; want the same refusal", preset, err)
+		}
+	}
+	out, err := b.Client().Scan(ctx, &sdk.ScanInput{TableName: aws.String(table), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Count != 0 {
+		t.Fatalf("the refused acquires wrote %d items", out.Count)
+	}
+}
+
+// waitActive waits until table is active.
+func waitActive(t *testing.T, b *dynamodb.Backend, table string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		d, err := b.Client().DescribeTable(context.Background(), &sdk.DescribeTableInput{TableName: aws.String(table)})
+		if err == nil && d.Table.TableStatus == types.TableStatusActive {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("table %s is not active: %v", table, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// nativeTable creates a native-layout table of the test's own, dropped at
+// its end, and returns its locker.
+func nativeTable(t *testing.T, b *dynamodb.Backend, suffix string) dialects.LeaseLocker {
+	t.Helper()
+	l, err := b.LeaseLocker(dialects.Table{Name: checks.NewPrefix() + suffix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := l.(dialects.TableCreator).CreateTable(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.(dialects.TableDropper).DropTable(context.Background()) })
+	return l
+}
+
+// Names are data: the characters of DynamoDB's expression syntax (#, :,
+// ., quotes, brackets) and its reserved words are locks like any other,
+// each its own item under its exact name; a name longer than a key may
+// be (2048 bytes) is refused with the limit, and writes nothing.
+func TestSpecialNames(t *testing.T) {
+	b := openLive(t)
+	l := nativeTable(t, b, "_names")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	names := []string{"#u", ":now", "a.b[0]", "name", "TOKEN", `"quoted" 'x'`, "attribute_not_exists(lock_until)", "日本語 ✓", strings.Repeat("é", 1024)}
+	for _, name := range names {
+		lease, err := l.Acquire(ctx, name, dialects.Options{AtMost: time.Minute, Owner: "names"})
+		if err != nil {
+			t.Fatalf("%q: %v", name, err)
+		}
+		row, found, err := l.Inspect(ctx, name)
+		if err != nil || !found || row.Name != name || row.Owner != "names" {
+			t.Fatalf("%q: inspect %+v, %v, %v", name, row, found, err)
+		}
+		if err := lease.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	long := strings.Repeat("x", dynamodb.MaxNameBytes+1)
+	_, err := l.Acquire(ctx, long, dialects.Options{AtMost: time.Minute})
+	oneLine(t, "long name", err)
+	var tooLong *dialects.NameTooLongError
+	if !errors.As(err, &tooLong) || !strings.Contains(err.Error(), "2048") {
+		t.Fatalf("a %d-byte name: %v; want a *NameTooLongError naming 2048", len(long), err)
+	}
+	listing, err := b.ListLocks(ctx, dialects.ListOptions{Tables: []dialects.Table{{Name: l.Schema().Table}}, All: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(listing.Locks) != len(names) {
+		t.Fatalf("listed %d locks, want the %d names (and nothing of the refused one)", len(listing.Locks), len(names))
+	}
+}
