@@ -78,8 +78,9 @@ next scrape: the others are exported as usual, and it comes back by itself.
 
 TLS and basic authentication follow Prometheus' web configuration file
 (--web.config.file, node_exporter's format: tls_server_config with
-cert_file, key_file, client_ca_file, client_auth_type, min_version and
-max_version; basic_auth_users with bcrypt hashes); a file that does not
+cert_file, key_file, client_ca_file, client_auth_type, min_version,
+max_version, cipher_suites and curve_preferences; http_server_config with
+http2 and headers; basic_auth_users with bcrypt hashes); a file that does not
 load (a bad password hash, a missing certificate) is refused at start.
 SIGTERM or Ctrl-C shuts down gracefully. Metrics, alert rules and the
 Grafana dashboard: docs/monitoring.md.

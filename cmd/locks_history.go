@@ -45,8 +45,9 @@ runs per name (default 100).
 
 USED is the part of its --at-most the run took. A run that used more than
 70% of it is too close to losing its lease: by the sizing rule of the
-design articles the sys_sched_lock preset comes from, the lock timeout
-must be at least the queue wait plus the run time plus 30%. history warns
+design articles on multi-database job scheduling (not a rule of
+ShedLock's), the lock timeout must be at least the queue wait plus the
+run time plus 30%. history warns
 on stderr about each such run.
 
 Exit codes: 0 listed (also when no run is recorded), 1 error, 2 usage

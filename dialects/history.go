@@ -78,9 +78,9 @@ func (r Run) Share() float64 {
 
 // RunShareWarning is the share of at-most past which a run is too close
 // to its lease. The sizing rule comes from the design articles on
-// multi-database job scheduling that schedlock's sys_sched_lock preset
-// follows: the lock timeout should be at least the queue wait plus the run
-// time plus 30%, and 1/1.3 is about 0.77; 0.7 leaves room for the wait.
+// multi-database job scheduling, not from ShedLock: the lock timeout
+// should be at least the queue wait plus the run time plus 30%, and 1/1.3
+// is about 0.77; 0.7 leaves room for the wait.
 const RunShareWarning = 0.7
 
 // RunHistory reads and writes the run table of one lock table.

@@ -50,16 +50,16 @@ const ShutdownGrace = 15 * time.Second
 // web configuration (TLS, basic auth; nil: plain HTTP). It returns nil
 // after a shutdown that ctx asked for.
 func (e *Exporter) Serve(ctx context.Context, l net.Listener, web *webconfig.Config) error {
-	tlsConfig, err := web.TLS()
-	if err != nil {
-		return err
-	}
 	// /healthz answers without a password, for liveness probes: it tells
 	// nothing but that the process serves.
 	mux := http.NewServeMux()
 	mux.Handle("/", web.Wrap(e.Handler()))
 	mux.HandleFunc("GET /healthz", healthz)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, TLSConfig: tlsConfig}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	if err := web.Configure(srv); err != nil {
+		return err
+	}
+	tlsConfig := srv.TLSConfig
 	scheme := "http"
 	if tlsConfig != nil {
 		scheme = "https"
@@ -82,7 +82,7 @@ func (e *Exporter) Serve(ctx context.Context, l net.Listener, web *webconfig.Con
 	e.opts.Logger.Info("shutting down")
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ShutdownGrace)
 	defer cancel()
-	err = srv.Shutdown(sctx)
+	err := srv.Shutdown(sctx)
 	if serr := <-done; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
 		err = errors.Join(err, serr)
 	}

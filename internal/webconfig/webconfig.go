@@ -8,10 +8,11 @@
 // exporter-toolkit's web package imports prometheus/common/config, which
 // links golang.org/x/net/trace and with it html/template, whose
 // method-by-name evaluation keeps every exported method of the binary
-// (12.5 MB more on schedlock, main_test.go's TestBinary refuses it). The
-// keys it does not implement (cipher_suites, curve_preferences,
-// client_allowed_sans, rate_limit, http2, headers) are refused, by name,
-// rather than silently ignored.
+// (11.6 MB more on schedlock, docs/monitoring.md; main_test.go's TestBinary
+// refuses it). toolkit_test.go holds it to exporter-toolkit's own loading
+// and serving, file by file. The keys it does not implement (the inline
+// cert, key and client_ca, client_allowed_sans, rate_limit) are refused,
+// by name, rather than silently ignored.
 package webconfig
 
 import (
@@ -25,6 +26,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	"go.yaml.in/yaml/v3"
@@ -54,20 +56,39 @@ type TLSServerConfig struct {
 	ClientAuthType string `yaml:"client_auth_type"`
 	MinVersion     string `yaml:"min_version"`
 	MaxVersion     string `yaml:"max_version"`
+	// CipherSuites are Go's names of its secure suites (tls.CipherSuites);
+	// empty: Go's default. TLS 1.3 suites are not configurable.
+	CipherSuites []string `yaml:"cipher_suites"`
+	// CurvePreferences: CurveP256, CurveP384, CurveP521, X25519.
+	CurvePreferences []string `yaml:"curve_preferences"`
+	// PreferServerCipherSuites is read and ignored, as exporter-toolkit
+	// does: Go has chosen the suite itself since Go 1.17.
+	PreferServerCipherSuites bool `yaml:"prefer_server_cipher_suites"`
 
-	Cert                     any `yaml:"cert"`
-	Key                      any `yaml:"key"`
-	ClientCA                 any `yaml:"client_ca"`
-	CipherSuites             any `yaml:"cipher_suites"`
-	CurvePreferences         any `yaml:"curve_preferences"`
-	PreferServerCipherSuites any `yaml:"prefer_server_cipher_suites"`
-	ClientAllowedSans        any `yaml:"client_allowed_sans"`
+	Cert              any `yaml:"cert"`
+	Key               any `yaml:"key"`
+	ClientCA          any `yaml:"client_ca"`
+	ClientAllowedSans any `yaml:"client_allowed_sans"`
 }
 
-// HTTPServerConfig is http_server_config; none of its keys is supported.
+// HTTPServerConfig is http_server_config.
 type HTTPServerConfig struct {
-	HTTP2   any `yaml:"http2"`
-	Headers any `yaml:"headers"`
+	// HTTP2 false serves HTTP/1.1 only over TLS; default true.
+	HTTP2 *bool `yaml:"http2"`
+	// Headers are set on every response behind the file; only the
+	// headers (and, where listed, values) of allowedHeaders.
+	Headers map[string]string `yaml:"headers"`
+}
+
+// allowedHeaders are the response headers http_server_config.headers may
+// set, with the values allowed (nil: any), as exporter-toolkit allows
+// them (web/handler.go, extraHTTPHeaders).
+var allowedHeaders = map[string][]string{
+	"Strict-Transport-Security": nil,
+	"X-Content-Type-Options":    {"nosniff"},
+	"X-Frame-Options":           {"deny", "sameorigin"},
+	"X-XSS-Protection":          nil,
+	"Content-Security-Policy":   nil,
 }
 
 // maxFile bounds a web configuration file.
@@ -110,8 +131,16 @@ func (c *Config) check() error {
 	if c.RateLimit != nil {
 		return errors.New("rate_limit is not supported")
 	}
-	if h := c.HTTPServerConfig; h != nil && (h.HTTP2 != nil || h.Headers != nil) {
-		return errors.New("http_server_config is not supported")
+	if h := c.HTTPServerConfig; h != nil {
+		for k, v := range h.Headers {
+			values, ok := allowedHeaders[k]
+			switch {
+			case !ok:
+				return fmt.Errorf("http_server_config: headers: %q cannot be set (only Strict-Transport-Security, X-Content-Type-Options, X-Frame-Options, X-XSS-Protection, Content-Security-Policy)", k)
+			case values != nil && !slices.Contains(values, v):
+				return fmt.Errorf("http_server_config: headers: %s %q is not one of %q", k, v, values)
+			}
+		}
 	}
 	for user, hash := range c.BasicAuthUsers {
 		if _, err := bcrypt.Cost([]byte(hash)); err != nil {
@@ -122,10 +151,9 @@ func (c *Config) check() error {
 		return nil
 	}
 	t := c.TLSServerConfig
-	for key, v := range map[string]any{"cert": t.Cert, "key": t.Key, "client_ca": t.ClientCA, "cipher_suites": t.CipherSuites,
-		"curve_preferences": t.CurvePreferences, "prefer_server_cipher_suites": t.PreferServerCipherSuites, "client_allowed_sans": t.ClientAllowedSans} {
+	for key, v := range map[string]any{"cert": t.Cert, "key": t.Key, "client_ca": t.ClientCA, "client_allowed_sans": t.ClientAllowedSans} {
 		if v != nil {
-			return fmt.Errorf("tls_server_config: %s is not supported (use cert_file, key_file, client_ca_file, client_auth_type, min_version, max_version)", key)
+			return fmt.Errorf("tls_server_config: %s is not supported (use cert_file, key_file, client_ca_file, client_auth_type, min_version, max_version, cipher_suites, curve_preferences)", key)
 		}
 	}
 	switch {
@@ -164,6 +192,20 @@ func (c *Config) TLS() (*tls.Config, error) {
 	if cfg.MaxVersion, err = tlsVersion("max_version", t.MaxVersion, tls.VersionTLS13); err != nil {
 		return nil, err
 	}
+	for _, name := range t.CipherSuites {
+		i := slices.IndexFunc(tls.CipherSuites(), func(s *tls.CipherSuite) bool { return s.Name == name })
+		if i < 0 {
+			return nil, fmt.Errorf("tls_server_config: cipher_suites: %q is not one of Go's secure cipher suites", name)
+		}
+		cfg.CipherSuites = append(cfg.CipherSuites, tls.CipherSuites()[i].ID)
+	}
+	for _, name := range t.CurvePreferences {
+		id, ok := curves[name]
+		if !ok {
+			return nil, fmt.Errorf("tls_server_config: curve_preferences: %q is not one of CurveP256, CurveP384, CurveP521, X25519", name)
+		}
+		cfg.CurvePreferences = append(cfg.CurvePreferences, id)
+	}
 	if t.ClientCAFile != "" {
 		pem, err := os.ReadFile(c.path(t.ClientCAFile))
 		if err != nil {
@@ -179,14 +221,17 @@ func (c *Config) TLS() (*tls.Config, error) {
 	switch {
 	case !ok:
 		return nil, fmt.Errorf("tls_server_config: client_auth_type %q is not one of NoClientCert, RequestClientCert, RequireAnyClientCert, VerifyClientCertIfGiven, RequireAndVerifyClientCert", t.ClientAuthType)
-	case t.ClientCAFile != "" && t.ClientAuthType == "":
+	case t.ClientCAFile != "" && auth == tls.NoClientCert:
 		return nil, errors.New("tls_server_config: client_ca_file is set without a client_auth_type")
-	case (auth == tls.VerifyClientCertIfGiven || auth == tls.RequireAndVerifyClientCert) && t.ClientCAFile == "":
-		return nil, fmt.Errorf("tls_server_config: client_auth_type %s needs a client_ca_file", t.ClientAuthType)
 	}
+	// VerifyClientCertIfGiven and RequireAndVerifyClientCert without a
+	// client_ca_file verify client certificates against the system's
+	// roots, as exporter-toolkit does (its own example files rely on it).
 	cfg.ClientAuth = auth
 	return cfg, nil
 }
+
+var curves = map[string]tls.CurveID{"CurveP256": tls.CurveP256, "CurveP384": tls.CurveP384, "CurveP521": tls.CurveP521, "X25519": tls.X25519}
 
 var clientAuthTypes = map[string]tls.ClientAuthType{
 	"": tls.NoClientCert, "NoClientCert": tls.NoClientCert, "RequestClientCert": tls.RequestClientCert,
@@ -210,13 +255,48 @@ func (c *Config) path(p string) string {
 	return filepath.Join(c.dir, p)
 }
 
-// Wrap asks for basic authentication before h when the file lists users;
-// else it returns h.
+// HTTP2 reports whether HTTP/2 is offered over TLS: true unless
+// http_server_config.http2 is false.
+func (c *Config) HTTP2() bool {
+	return c == nil || c.HTTPServerConfig == nil || c.HTTPServerConfig.HTTP2 == nil || *c.HTTPServerConfig.HTTP2
+}
+
+// Configure applies the file to srv: its TLS configuration (nil without
+// tls_server_config) and, with http2: false, HTTP/1.1 only.
+func (c *Config) Configure(srv *http.Server) error {
+	cfg, err := c.TLS()
+	if err != nil {
+		return err
+	}
+	srv.TLSConfig = cfg
+	if cfg != nil && !c.HTTP2() {
+		srv.TLSNextProto = map[string]func(*http.Server, *tls.Conn, http.Handler){}
+	}
+	return nil
+}
+
+// Wrap sets the file's http_server_config.headers on every response of h
+// and asks for basic authentication before h when the file lists users;
+// without either it returns h.
 func (c *Config) Wrap(h http.Handler) http.Handler {
-	if c == nil || len(c.BasicAuthUsers) == 0 {
+	if c == nil {
+		return h
+	}
+	var headers map[string]string
+	if c.HTTPServerConfig != nil {
+		headers = c.HTTPServerConfig.Headers
+	}
+	if len(c.BasicAuthUsers) == 0 && len(headers) == 0 {
 		return h
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for k, v := range headers {
+			w.Header().Set(k, v)
+		}
+		if len(c.BasicAuthUsers) == 0 {
+			h.ServeHTTP(w, r)
+			return
+		}
 		user, pass, ok := r.BasicAuth()
 		if ok && c.authorized(user, pass) {
 			h.ServeHTTP(w, r)

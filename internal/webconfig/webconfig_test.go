@@ -27,12 +27,12 @@ func writeConfig(t *testing.T, body string) string {
 func TestLoadRefuses(t *testing.T) {
 	pki := testpki.New(t)
 	cases := map[string]string{
-		"basic_auth_users:\n  prometheus: plain-text\n":                                                                                                "not a bcrypt hash",
-		"tls_server_config:\n  cert_file: /nonexistent/c.pem\n  key_file: /nonexistent/k.pem\n":                                                        "cannot load cert_file",
-		"tls_server_config:\n  key_file: " + pki.ServerKey + "\n":                                                                                      "cert_file is missing",
-		"tls_server_config:\n  cert_file: " + pki.ServerCert + "\n  key_file: " + pki.ServerKey + "\n  min_version: TLS9\n":                            "min_version",
-		"tls_server_config:\n  cert_file: " + pki.ServerCert + "\n  key_file: " + pki.ServerKey + "\n  cipher_suites: [TLS_AES_128_GCM_SHA256]\n":      "cipher_suites is not supported",
-		"tls_server_config:\n  cert_file: " + pki.ServerCert + "\n  key_file: " + pki.ServerKey + "\n  client_auth_type: RequireAndVerifyClientCert\n": "needs a client_ca_file",
+		"basic_auth_users:\n  prometheus: plain-text\n":                                                                                            "not a bcrypt hash",
+		"tls_server_config:\n  cert_file: /nonexistent/c.pem\n  key_file: /nonexistent/k.pem\n":                                                    "cannot load cert_file",
+		"tls_server_config:\n  key_file: " + pki.ServerKey + "\n":                                                                                  "cert_file is missing",
+		"tls_server_config:\n  cert_file: " + pki.ServerCert + "\n  key_file: " + pki.ServerKey + "\n  min_version: TLS9\n":                        "min_version",
+		"tls_server_config:\n  cert_file: " + pki.ServerCert + "\n  key_file: " + pki.ServerKey + "\n  cipher_suites: [TLS_AES_512_GCM_SHA1024]\n": "cipher_suites",
+		"tls_server_config:\n  cert_file: " + pki.ServerCert + "\n  key_file: " + pki.ServerKey + "\n  client_ca_file: " + pki.CA + "\n":           "without a client_auth_type",
 		"basic_auth_user:\n  a: b\n": "field basic_auth_user not found",
 		"rate_limit:\n  burst: 1\n":  "rate_limit is not supported",
 	}
