@@ -6,8 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,69 +17,14 @@ import (
 	"github.com/schedlock/schedlock/dialects/mongodb/mongotest"
 	"github.com/schedlock/schedlock/internal/livetest"
 	"github.com/schedlock/schedlock/internal/tcpproxy"
-	"github.com/schedlock/schedlock/internal/testnet"
 )
 
-// ferretdbBin is the FerretDB that scripts/services.sh builds into the
-// user's cache (start_mongodb).
-func ferretdbBin(t *testing.T) string {
-	t.Helper()
-	cache := os.Getenv("XDG_CACHE_HOME")
-	if cache == "" {
-		home, _ := os.UserHomeDir()
-		cache = filepath.Join(home, ".cache")
-	}
-	bin := filepath.Join(cache, "schedlock", "ferretdb-v1.24.2", "ferretdb")
-	if _, err := os.Stat(bin); err != nil {
-		t.Fatalf("the MongoDB fault tests need FerretDB, which scripts/services.sh builds: %v", err)
-	}
-	return bin
-}
-
-// ferretDB is a FerretDB of the test's own over SQLite in a directory of
-// its own, on a fixed free port, so that a restart finds its data.
-type ferretDB struct {
-	bin, dir string
-	port     int
-	cmd      *exec.Cmd
-}
-
-func startFerretDB(t *testing.T) *ferretDB {
+// startFerretDB starts a FerretDB of the test's own (the live tests'
+// DSN variable must be set: without it the test skips).
+func startFerretDB(t *testing.T) *mongotest.FerretDB {
 	t.Helper()
 	livetest.DSN(t, livetest.MongoDB)
-	f := &ferretDB{bin: ferretdbBin(t), dir: t.TempDir(), port: testnet.FreePort(t)}
-	_ = os.MkdirAll(filepath.Join(f.dir, "data"), 0o755)
-	f.start(t)
-	t.Cleanup(f.stop)
-	return f
-}
-
-func (f *ferretDB) addr() string { return fmt.Sprintf("127.0.0.1:%d", f.port) }
-
-func (f *ferretDB) start(t *testing.T) {
-	t.Helper()
-	f.cmd = exec.Command(f.bin, "--listen-addr="+f.addr(), "--handler=sqlite", "--sqlite-url=file:"+f.dir+"/data/",
-		"--state-dir="+f.dir, "--telemetry=disable", "--debug-addr=-", "--log-level=ERROR")
-	if err := f.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, 20*time.Second, "FerretDB answers", func() bool {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		b, err := mongodb.Open(ctx, "mongodb://"+f.addr()+"/schedlock_fault?serverSelectionTimeoutMS=500")
-		if err == nil {
-			_ = b.Close()
-		}
-		return err == nil
-	})
-}
-
-func (f *ferretDB) stop() {
-	if f.cmd != nil && f.cmd.Process != nil {
-		_ = f.cmd.Process.Kill()
-		_ = f.cmd.Wait()
-		f.cmd = nil
-	}
+	return mongotest.StartFerretDB(t)
 }
 
 // createCollection creates the default lock collection on dsn.
@@ -233,13 +176,13 @@ func mongoContend(t *testing.T, dsn, name string, limit time.Duration) (time.Tim
 // after the command stopped.
 func TestMongoDBRunServerRestartedStopsChildFirst(t *testing.T) {
 	f := startFerretDB(t)
-	dsn := mongotest.Serialize(t, "mongodb://"+f.addr()+"/schedlock_fault?serverSelectionTimeoutMS=1000")
+	dsn := mongotest.Serialize(t, "mongodb://"+f.Addr()+"/schedlock_fault?serverSelectionTimeoutMS=1000")
 	createCollection(t, dsn)
 	started, stopped, done := faultRun(t, dsn, "restart-job")
-	f.stop()
+	f.Stop()
 	at := time.Now()
 	expectLost(t, done)
-	f.start(t)
+	f.Start(t)
 	gotAt, token := mongoContend(t, dsn, "restart-job", 30*time.Second)
 	checkStoppedFirst(t, started, stopped, gotAt, token, "server stopped", at)
 }
@@ -249,7 +192,7 @@ func TestMongoDBRunServerRestartedStopsChildFirst(t *testing.T) {
 // connected directly can take the lock.
 func TestMongoDBRunConnectionCutStopsChildFirst(t *testing.T) {
 	f := startFerretDB(t)
-	direct := mongotest.Serialize(t, "mongodb://"+f.addr()+"/schedlock_fault?serverSelectionTimeoutMS=1000")
+	direct := mongotest.Serialize(t, "mongodb://"+f.Addr()+"/schedlock_fault?serverSelectionTimeoutMS=1000")
 	createCollection(t, direct)
 	serial := strings.TrimPrefix(strings.Split(direct, "/schedlock_fault")[0], "mongodb://")
 	p, err := tcpproxy.Start(serial)

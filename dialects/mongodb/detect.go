@@ -101,7 +101,7 @@ func (f Facts) info() dialects.Info {
 	}
 	shape := f.Topology
 	if f.Topology == TopologyReplicaSet {
-		shape = fmt.Sprintf("replica set %s, %d members", f.SetName, f.Members)
+		shape = fmt.Sprintf("replica set %s of %d", f.SetName, f.Members)
 	}
 	return dialects.Info{Dialect: Name, Product: Product, Version: f.Version, Mode: f.Topology,
 		Banner: fmt.Sprintf("%s (%s, write concern w:%s)", product, shape, f.WriteConcern)}

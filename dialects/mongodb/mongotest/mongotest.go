@@ -20,9 +20,14 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // Serialize starts a proxy to the server of dsn (a mongodb:// DSN with
@@ -189,4 +194,80 @@ func readMessage(r io.Reader) ([]byte, error) {
 		return nil, err
 	}
 	return m, nil
+}
+
+// FerretDB is a FerretDB server of a test's own, over SQLite in a
+// directory of its own, on a fixed free port, so that a restart finds its
+// data. It is the binary scripts/services.sh builds into the user's
+// cache (start_mongodb).
+type FerretDB struct {
+	bin, dir string
+	args     []string
+	port     int
+	cmd      *exec.Cmd
+}
+
+// FerretDBVersion is the FerretDB the tests run.
+const FerretDBVersion = "v1.24.2"
+
+// StartFerretDB starts a FerretDB with the extra flags args, stopped when
+// tb ends. A missing binary fails tb.
+func StartFerretDB(tb testing.TB, args ...string) *FerretDB {
+	tb.Helper()
+	cache := os.Getenv("XDG_CACHE_HOME")
+	if cache == "" {
+		home, _ := os.UserHomeDir()
+		cache = filepath.Join(home, ".cache")
+	}
+	f := &FerretDB{bin: filepath.Join(cache, "schedlock", "ferretdb-"+FerretDBVersion, "ferretdb"), dir: tb.TempDir(), args: args}
+	if _, err := os.Stat(f.bin); err != nil {
+		tb.Fatalf("FerretDB, which scripts/services.sh builds, is missing: %v", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	f.port = ln.Addr().(*net.TCPAddr).Port
+	_ = ln.Close()
+	if err := os.MkdirAll(filepath.Join(f.dir, "data"), 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	f.Start(tb)
+	tb.Cleanup(f.Stop)
+	return f
+}
+
+// Addr is the server's host:port.
+func (f *FerretDB) Addr() string { return "127.0.0.1:" + strconv.Itoa(f.port) }
+
+// Start starts the server (again) and waits until it accepts connections.
+func (f *FerretDB) Start(tb testing.TB) {
+	tb.Helper()
+	args := append([]string{"--listen-addr=" + f.Addr(), "--handler=sqlite", "--sqlite-url=file:" + f.dir + "/data/",
+		"--state-dir=" + f.dir, "--telemetry=disable", "--debug-addr=-", "--log-level=ERROR"}, f.args...)
+	f.cmd = exec.Command(f.bin, args...)
+	if err := f.cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", f.Addr(), time.Second)
+		if err == nil {
+			_ = c.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("FerretDB did not listen on %s within 20s", f.Addr())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Stop kills the server.
+func (f *FerretDB) Stop() {
+	if f.cmd != nil && f.cmd.Process != nil {
+		_ = f.cmd.Process.Kill()
+		_ = f.cmd.Wait()
+		f.cmd = nil
+	}
 }
