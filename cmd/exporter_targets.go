@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 
@@ -164,6 +165,40 @@ type exporterSource struct {
 	lister  dialects.LockLister
 	backend dialects.Backend
 	target  *dsn.DSN
+
+	mu        sync.Mutex
+	histories map[dialects.Table]dialects.RunHistory // run tables opened for RecentRuns
+}
+
+// RecentRuns returns the newest runs of e's job, newest first, at most n,
+// from the run table `locks history` reads (one query); none for a lock
+// without one.
+func (s *exporterSource) RecentRuns(ctx context.Context, e dialects.LockEntry, n int) ([]dialects.Run, error) {
+	name := e.Name
+	if e.Namespace != "" {
+		name = dialects.NamespacedName(e.Namespace, e.Name)
+	}
+	e.Name = name
+	t, ok := runsTableOf(e)
+	if !ok {
+		return nil, nil
+	}
+	s.mu.Lock()
+	h, ok := s.histories[t]
+	if !ok {
+		var err error
+		if h, err = runHistoryOf(s.backend, t); err != nil {
+			s.mu.Unlock()
+			return nil, s.target.Scrub(err)
+		}
+		if s.histories == nil {
+			s.histories = map[dialects.Table]dialects.RunHistory{}
+		}
+		s.histories[t] = h
+	}
+	s.mu.Unlock()
+	runs, err := h.Runs(ctx, name, n)
+	return runs, s.target.Scrub(err)
 }
 
 func (s *exporterSource) ListLocks(ctx context.Context, opts dialects.ListOptions) (*dialects.Listing, error) {
@@ -172,3 +207,5 @@ func (s *exporterSource) ListLocks(ctx context.Context, opts dialects.ListOption
 }
 
 func (s *exporterSource) Close() error { return s.backend.Close() }
+
+var _ exporter.RunReader = (*exporterSource)(nil)

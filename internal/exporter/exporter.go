@@ -63,6 +63,9 @@ type Exporter struct {
 
 	mu   sync.Mutex // held while reading, so concurrent scrapes share one read
 	snap *Snapshot
+	// pageRuns are the status page's recent runs of pageRunsOf's locks.
+	pageRuns   map[runKey][]dialects.Run
+	pageRunsOf *Snapshot
 }
 
 // Rediscover is how often a target's lock tables are looked for again;

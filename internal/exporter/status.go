@@ -1,7 +1,6 @@
 package exporter
 
 import (
-	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -31,10 +30,17 @@ type targetView struct {
 }
 
 type lockView struct {
-	Name, Namespace, Source, State, Holder, LeaseEnd, LastRun string
-	StaleReason                                               string
-	Waiters                                                   int
-	Warn                                                      bool // the last run used more than RunShareWarning of its at-most
+	Name, Namespace, Source, State, Holder, LeaseEnd string
+	StaleReason                                      string
+	Waiters                                          int
+	// Runs are the newest recorded runs, newest first (PageRuns at most).
+	Runs []runView
+}
+
+type runView struct {
+	Text     string
+	ExitCode int
+	Warn     bool // the run used more than RunShareWarning of its at-most
 }
 
 // statusPage serves the read-only status page: every lock of every
@@ -45,8 +51,9 @@ func (e *Exporter) statusPage() http.Handler {
 		snap := e.Snapshot(r.Context())
 		refresh := max(e.opts.Cache, MinPageRefresh)
 		v := statusView{Refresh: int(refresh.Round(time.Second) / time.Second), Taken: snap.Taken.UTC().Format(time.RFC3339)}
-		for _, t := range snap.Targets {
-			v.Targets = append(v.Targets, targetPage(t))
+		runs := e.recentRuns(r.Context(), snap)
+		for i, t := range snap.Targets {
+			v.Targets = append(v.Targets, targetPage(i, t, runs))
 		}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.Header().Set("Cache-Control", "no-store")
@@ -54,7 +61,7 @@ func (e *Exporter) statusPage() http.Handler {
 	})
 }
 
-func targetPage(t TargetSnapshot) targetView {
+func targetPage(i int, t TargetSnapshot, recent map[runKey][]dialects.Run) targetView {
 	v := targetView{Name: t.Name, Up: t.Up, Reason: t.Reason, Duration: t.Duration.Round(time.Millisecond).String(), Notes: t.Notes}
 	if t.Err != nil {
 		v.Error = oneLine(t.Err.Error())
@@ -65,9 +72,15 @@ func targetPage(t TargetSnapshot) targetView {
 			state = string(dialects.StateWaiting)
 		}
 		lv := lockView{Name: l.Name, Namespace: l.Namespace, Source: l.Source, State: state, Waiters: l.Waiters,
-			Holder: holderText(l.LockEntry), LeaseEnd: leaseEndText(l.LockEntry), LastRun: lastRunText(l.LastRun)}
+			Holder: holderText(l.LockEntry), LeaseEnd: leaseEndText(l.LockEntry)}
 		lv.StaleReason = l.StaleReason
-		lv.Warn = l.LastRun != nil && l.LastRun.Share() > dialects.RunShareWarning
+		runs, ok := recent[runKey{i, l.Name, l.Namespace, l.Source}]
+		if !ok && l.LastRun != nil {
+			runs = []dialects.Run{*l.LastRun}
+		}
+		for _, r := range runs {
+			lv.Runs = append(lv.Runs, runView{Text: runText(r), ExitCode: r.ExitCode, Warn: r.Share() > dialects.RunShareWarning})
+		}
 		v.Locks = append(v.Locks, lv)
 	}
 	return v
@@ -121,17 +134,4 @@ func leaseEndText(e dialects.LockEntry) string {
 		return s + " (" + (-d).String() + " ago)"
 	}
 	return s + " (now)"
-}
-
-// lastRunText is the newest recorded run: "2024-05-01 02:00:00, 12s of
-// 30m0s (1%), exit 0".
-func lastRunText(r *dialects.Run) string {
-	if r == nil {
-		return "-"
-	}
-	s := r.StartedAt.UTC().Format(time.DateTime) + ", " + r.Duration.Round(time.Millisecond).String()
-	if r.AtMost > 0 {
-		s += fmt.Sprintf(" of %s (%.0f%%)", r.AtMost, 100*r.Share())
-	}
-	return s + fmt.Sprintf(", exit %d", r.ExitCode)
 }

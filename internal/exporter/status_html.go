@@ -34,6 +34,10 @@ td.name { font-weight: 600; overflow-wrap: anywhere; min-width: 8em; }
 .state-expired, .state-stale { color: #8a1414; }
 .state-free { color: #666; }
 .warn { color: #8a1414; font-weight: 600; }
+ol.runs { list-style: none; margin: 0; padding: 0; }
+li.run { white-space: nowrap; font-size: .85em; font-variant-numeric: tabular-nums; }
+li.run:first-child { font-size: 1em; }
+li.run.failed { color: #8a1414; }
 .notes { color: #666; font-size: .85em; }
 @media (max-width: 700px) {
   table, thead, tbody, tr, td { display: block; }
@@ -88,7 +92,7 @@ func renderTarget(b *strings.Builder, t targetView) {
 	}
 	switch {
 	case len(t.Locks) > 0:
-		b.WriteString("<table>\n<thead><tr><th>Lock</th><th>State</th><th>Holder</th><th>Lease end (UTC)</th><th>Last run</th><th>Source</th></tr></thead>\n<tbody>\n")
+		b.WriteString("<table>\n<thead><tr><th>Lock</th><th>State</th><th>Holder</th><th>Lease end (UTC)</th><th>Last runs</th><th>Source</th></tr></thead>\n<tbody>\n")
 		for _, l := range t.Locks {
 			name := l.Name
 			if l.Namespace != "" {
@@ -101,16 +105,12 @@ func renderTarget(b *strings.Builder, t targetView) {
 			if l.StaleReason != "" {
 				waiting += " (" + esc(l.StaleReason) + ")"
 			}
-			warn := ""
-			if l.Warn {
-				warn = ` class="warn"`
-			}
 			p("<tr class=\"lock\" data-lock=\"%s\" data-state=\"%s\">\n", esc(l.Name), esc(l.State))
 			p("<td class=\"name\" data-label=\"Lock\">%s</td>\n", esc(name))
 			p("<td data-label=\"State\"><span class=\"state state-%s\">%s</span>%s</td>\n", esc(l.State), esc(l.State), waiting)
 			p("<td data-label=\"Holder\">%s</td>\n", esc(l.Holder))
 			p("<td data-label=\"Lease end\">%s</td>\n", esc(l.LeaseEnd))
-			p("<td data-label=\"Last run\"%s>%s</td>\n", warn, esc(l.LastRun))
+			renderRuns(b, l.Runs)
 			p("<td data-label=\"Source\">%s</td>\n</tr>\n", esc(l.Source))
 		}
 		b.WriteString("</tbody>\n</table>\n")
@@ -125,4 +125,26 @@ func renderTarget(b *strings.Builder, t targetView) {
 		b.WriteString("</ul>\n")
 	}
 	b.WriteString("</section>\n")
+}
+
+// renderRuns writes a lock's recent runs, newest first, one line each:
+// a failed run (exit code not 0) in red, one past RunShareWarning of its
+// at-most in bold.
+func renderRuns(b *strings.Builder, runs []runView) {
+	if len(runs) == 0 {
+		b.WriteString("<td data-label=\"Last runs\">-</td>\n")
+		return
+	}
+	b.WriteString("<td data-label=\"Last runs\"><ol class=\"runs\">")
+	for _, r := range runs {
+		class := "run"
+		if r.ExitCode != 0 {
+			class += " failed"
+		}
+		if r.Warn {
+			class += " warn"
+		}
+		fmt.Fprintf(b, "<li class=\"%s\" data-exit=\"%d\">%s</li>", class, r.ExitCode, esc(r.Text))
+	}
+	b.WriteString("</ol></td>\n")
 }

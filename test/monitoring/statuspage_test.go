@@ -49,6 +49,8 @@ func chromium(t *testing.T, bin string, args ...string) string {
 	return out.String()
 }
 
+var runRE = regexp.MustCompile(`<li class="(run[^"]*)" data-exit="(\d+)">([^<]*)</li>`)
+
 var rowRE = regexp.MustCompile(`<tr class="lock" data-lock="([^"]*)" data-state="([^"]*)">`)
 
 // The status page in a real browser, against live databases: every held
@@ -62,6 +64,12 @@ func TestStatusPageInChromium(t *testing.T) {
 	browser := lookTool(t, "chromium")
 	names := map[string]string{"pg": uniq("billing-nightly"), "mysql": uniq("report-hourly"), "redis": uniq("cache-warmup")}
 	runOnce(t, pg, names["pg"], "--strategy", "table", "--create-table", "--history", "10", "--at-most", "30m")
+	runOnce(t, pg, names["pg"], "--strategy", "table", "--history", "10", "--at-most", "30m")
+	failing := exec.Command(binary, "run", "--dsn", pg, "--name", names["pg"], "--strategy", "table", "--history", "10", "--at-most", "30m", "--", "sh", "-c", "exit 3")
+	failing.Env = cleanEnv()
+	if out, err := failing.CombinedOutput(); failing.ProcessState == nil || failing.ProcessState.ExitCode() != 3 {
+		t.Fatalf("schedlock run -- exit 3: %v\n%s", err, out)
+	}
 	hold(t, pg, names["pg"], "--strategy", "table", "--at-most", "30m")
 	runOnce(t, my, names["mysql"], "--strategy", "table", "--create-table")
 	hold(t, my, names["mysql"], "--strategy", "table", "--at-most", "20m")
@@ -87,6 +95,23 @@ func TestStatusPageInChromium(t *testing.T) {
 		}
 		return true, ""
 	})
+	// The PostgreSQL job's three recorded runs, newest first: the one that
+	// exited 3, then the two that exited 0 (the run holding the lock now
+	// is recorded when it ends).
+	pgRow := regexp.MustCompile(`(?s)<tr class="lock" data-lock="` + regexp.QuoteMeta(names["pg"]) + `".*?</tr>`).FindString(dom)
+	var exits []string
+	for _, m := range runRE.FindAllStringSubmatch(pgRow, -1) {
+		exits = append(exits, m[2])
+		if !strings.Contains(m[3], "of 30m0s") {
+			t.Errorf("run %q does not name its at-most", m[3])
+		}
+		if (m[2] != "0") != strings.Contains(m[1], "failed") {
+			t.Errorf("run %q exit %s has class %q", m[3], m[2], m[1])
+		}
+	}
+	if strings.Join(exits, ",") != "3,0,0" {
+		t.Errorf("the PostgreSQL job's runs have exit codes %v, want 3,0,0 newest first:\n%s", exits, pgRow)
+	}
 	for _, want := range []string{`data-dsn="offline" data-up="false"`, `data-dsn="postgres" data-up="true"`, `data-dsn="mariadb" data-up="true"`, "connect:"} {
 		if !strings.Contains(dom, want) {
 			t.Errorf("rendered page lacks %q", want)
