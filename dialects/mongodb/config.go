@@ -32,6 +32,7 @@ type config struct {
 	user       string
 	hasPass    bool
 	pass       string
+	rawPass    string // the password as the DSN spells it (URL-escaped)
 }
 
 // parseConfig reads mongodb://[user:pass@]host[:27017][,host2...][/DB][?opts]
@@ -66,7 +67,7 @@ func parseConfig(conn string) (config, error) {
 		if c.pass, err = url.PathUnescape(p); err != nil {
 			return config{}, dialects.Invalidf("the password of the DSN is not valid URL escaping")
 		}
-		c.hasPass = hasPass
+		c.hasPass, c.rawPass = hasPass, p
 	}
 	if hosts == "" {
 		hosts = "localhost"
@@ -131,9 +132,10 @@ func (c config) redact(msg string) string {
 	if !c.hasPass || c.pass == "" {
 		return msg
 	}
-	msg = strings.ReplaceAll(msg, c.pass, "xxxxx")
-	if esc := url.PathEscape(c.pass); esc != c.pass {
-		msg = strings.ReplaceAll(msg, esc, "xxxxx")
+	for _, p := range []string{c.pass, c.rawPass, url.PathEscape(c.pass), url.QueryEscape(c.pass)} {
+		if p != "" {
+			msg = strings.ReplaceAll(msg, p, "xxxxx")
+		}
 	}
 	return msg
 }

@@ -72,7 +72,7 @@ func init() {
 		Name:    Name,
 		Title:   "MongoDB",
 		Support: supportRows,
-		Schemes: []dialects.Scheme{{Name: Name, DefaultPort: DefaultPort, URL: &dburl.Scheme{Name: Name, Generator: genURL,
+		Schemes: []dialects.Scheme{{Name: Name, DefaultPort: DefaultPort, URL: &dburl.Scheme{Name: Name, Generator: genURL, Transport: dburl.TransportTCP | dburl.TransportAny,
 			Aliases: []string{"mongodb+srv", "mongo"}, Desc: "MongoDB"}}},
 		Forms:    "mongodb://, mongodb+srv://",
 		Starts:   []string{"mongodb://", "mongodb+srv://"},
