@@ -129,7 +129,7 @@ func waitActive(t *testing.T, b *dynamodb.Backend, table string) {
 
 // nativeTable creates a native-layout table of the test's own, dropped at
 // its end, and returns its locker.
-func nativeTable(t *testing.T, b *dynamodb.Backend, suffix string) dialects.LeaseLocker {
+func nativeTable(t testing.TB, b *dynamodb.Backend, suffix string) dialects.LeaseLocker {
 	t.Helper()
 	l, err := b.LeaseLocker(dialects.Table{Name: checks.NewPrefix() + suffix})
 	if err != nil {

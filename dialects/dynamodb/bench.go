@@ -2,6 +2,8 @@ package dynamodb
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -19,7 +21,7 @@ import (
 // textbook DynamoDB lock, one UpdateItem that sets an owner and a lease
 // end under `attribute_not_exists(lock_until) OR lock_until <= :now`, and
 // one DeleteItem conditioned on the owner. Each is one request, as each
-// engine operation is.
+// engine operation is, so a cycle is two requests on either side.
 var (
 	_ benchops.StoreBaseline = (*Backend)(nil)
 	_ benchops.RoundTripper  = (*Backend)(nil)
@@ -28,17 +30,17 @@ var (
 // RoundTripSQL names the round trip: a strongly consistent GetItem.
 func (*Backend) RoundTripSQL() string { return "GetItem (ConsistentRead)" }
 
-// RawStoreOps implements benchops.StoreBaseline. The items are named
-// "schedlock-bench-raw:NAME" in the native layout's table, which must
-// exist.
+// RawStoreOps implements benchops.StoreBaseline on a table of its own
+// ("schedlock_bench_raw_" and random hex, the native key), created here
+// and deleted by Close.
 func (b *Backend) RawStoreOps(ctx context.Context) (benchops.StoreOps, error) {
-	l := newLayout(dialects.PresetSchedlock, defaultTable(dialects.PresetSchedlock))
-	if b.cfg.table != "" {
-		l = newLayout(dialects.PresetSchedlock, b.cfg.table)
-	}
-	if err := (&Locker{b: b, layout: l}).check(ctx); err != nil {
+	var rnd [4]byte
+	_, _ = rand.Read(rnd[:])
+	lk := &Locker{b: b, layout: newLayout(dialects.PresetSchedlock, "schedlock_bench_raw_"+hex.EncodeToString(rnd[:]))}
+	if err := lk.CreateTable(ctx); err != nil {
 		return benchops.StoreOps{}, err
 	}
+	l := lk.layout
 	const owner = "schedlock-bench-raw"
 	key := func(name string) map[string]types.AttributeValue { return l.keyOf("schedlock-bench-raw:" + name) }
 	return benchops.StoreOps{
@@ -75,6 +77,11 @@ func (b *Backend) RawStoreOps(ctx context.Context) (benchops.StoreOps, error) {
 				return fmt.Errorf("raw release of %q found it not held", name)
 			}
 			return err
+		},
+		Close: func() error {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			return lk.DropTable(ctx)
 		},
 	}, nil
 }

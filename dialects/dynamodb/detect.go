@@ -28,12 +28,15 @@ type Facts struct {
 	// replicate asynchronously, last writer wins.
 	Replicas               []string
 	MultiRegionConsistency string
-	// PITR is point-in-time recovery: "enabled", "disabled", or
-	// "unknown" until probed (or where the endpoint has no such API).
+	// PITR is point-in-time recovery: ENABLED or DISABLED, "unknown"
+	// until probed, pitrUnanswered where the endpoint did not say.
 	PITR string
 
 	describeRefused bool
 }
+
+// pitrUnanswered is Facts.PITR when DescribeContinuousBackups failed.
+const pitrUnanswered = "unanswered"
 
 // fromTable records a table description.
 func (f *Facts) fromTable(t *types.TableDescription) {
@@ -102,6 +105,13 @@ func (f *Facts) info() dialects.Info {
 	}
 	if len(f.Replicas) > 0 {
 		banner += ", replicas in " + strings.Join(f.Replicas, ", ")
+	}
+	switch f.PITR {
+	case "", "unknown":
+	case pitrUnanswered:
+		banner += ", point-in-time recovery not reported by this endpoint"
+	default:
+		banner += ", point-in-time recovery " + strings.ToLower(f.PITR) + " (not a lock risk)"
 	}
 	return dialects.Info{Dialect: Name, Product: Product, Variant: variant, Version: "2012-08-10", Mode: f.Region, Banner: banner + ")"}
 }

@@ -48,7 +48,7 @@ func (b *Backend) Probe(ctx context.Context, _ dialects.ProbeOptions) (dialects.
 		case ctx.Err() != nil:
 			return caps, ctx.Err()
 		default:
-			b.facts.PITR = "unknown (DescribeContinuousBackups did not answer it)"
+			b.facts.PITR = pitrUnanswered
 		}
 		_, err = b.client.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(table), ConsistentRead: aws.Bool(true), Limit: aws.Int32(1)})
 		switch {
