@@ -22,7 +22,8 @@ type Backend struct {
 
 	mu     sync.Mutex
 	facts  facts
-	leases map[*lease]struct{} // live leases, ended by Close
+	opened map[string]jetstream.Stream // bucket streams read, not yet taken by a locker
+	leases map[*lease]struct{}         // live leases, ended by Close
 	closed bool
 }
 
@@ -76,7 +77,7 @@ func Open(ctx context.Context, conn string) (*Backend, error) {
 		}
 		return nil, dialects.Unreachable(fmt.Errorf("nats %s: JetStream: %w", cfg.where(), err))
 	}
-	b := &Backend{cfg: cfg, nc: nc, js: js, leases: map[*lease]struct{}{}}
+	b := &Backend{cfg: cfg, nc: nc, js: js, leases: map[*lease]struct{}{}, opened: map[string]jetstream.Stream{}}
 	b.facts = facts{version: nc.ConnectedServerVersion(), cluster: nc.ConnectedClusterName(), buckets: map[string]bucketFacts{}}
 	mode := "single server"
 	if b.facts.cluster != "" {

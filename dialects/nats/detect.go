@@ -43,17 +43,20 @@ type facts struct {
 	buckets map[string]bucketFacts // guarded by Backend.mu
 }
 
-// noteBucket records the settings of a bucket read by a locker or a
-// listing, for Risks.
-func (b *Backend) noteBucket(bucket string, info *jetstream.StreamInfo) {
-	b.mu.Lock()
-	b.facts.buckets[bucket] = factsOf(bucket, info)
-	b.mu.Unlock()
-}
-
 // readBucket reads the bucket's stream info (one request) and records
 // it; found is false when there is no such bucket.
 func (b *Backend) readBucket(ctx context.Context, bucket string) (*jetstream.StreamInfo, bool, error) {
+	s, found, err := b.bucketStream(ctx, bucket)
+	if err != nil || !found {
+		return nil, found, err
+	}
+	return s.CachedInfo(), true, nil
+}
+
+// bucketStream reads the bucket's stream (one request) and records its
+// settings and the handle, which the first locker of the bucket takes
+// instead of reading it again.
+func (b *Backend) bucketStream(ctx context.Context, bucket string) (jetstream.Stream, bool, error) {
 	s, err := b.js.Stream(ctx, streamOf(bucket))
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		return nil, false, nil
@@ -61,9 +64,20 @@ func (b *Backend) readBucket(ctx context.Context, bucket string) (*jetstream.Str
 	if err != nil {
 		return nil, false, dialects.Unreachable(fmt.Errorf("bucket %s: %w", bucket, err))
 	}
-	info := s.CachedInfo()
-	b.noteBucket(bucket, info)
-	return info, true, nil
+	b.mu.Lock()
+	b.facts.buckets[bucket] = factsOf(bucket, s.CachedInfo())
+	b.opened[bucket] = s
+	b.mu.Unlock()
+	return s, true, nil
+}
+
+// takeStream returns the handle of bucket that Open read, once.
+func (b *Backend) takeStream(bucket string) jetstream.Stream {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s := b.opened[bucket]
+	delete(b.opened, bucket)
+	return s
 }
 
 // perKeyTTL reports whether the server version has per-key TTLs (2.11).

@@ -91,6 +91,16 @@ func (s *lease) expire() {
 	s.end(fmt.Errorf("%w: the lease of %q ran out (at-most %s)", dialects.ErrLeaseLost, s.name, s.atMost))
 }
 
+// dueNow ends a lease whose end has passed on this host's clock, as its
+// timer will (which a busy host may run late), and reports whether it did.
+func (s *lease) dueNow() bool {
+	if time.Now().Before(s.Until()) {
+		return false
+	}
+	s.expire()
+	return true
+}
+
 // current reads the key and checks it is still this lease's: the
 // revision to write under, and the value. A lease from Acquire also
 // checks its last revision.
@@ -137,7 +147,7 @@ func (s *lease) Refresh(ctx context.Context) error {
 func (s *lease) refresh(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.handle && s.isEnded() {
+	if !s.handle && (s.isEnded() || s.dueNow()) {
 		return s.afterEnd("refresh")
 	}
 	kv, err := s.l.store(ctx)
@@ -186,7 +196,7 @@ func (s *lease) Release(ctx context.Context) error {
 func (s *lease) release(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.handle && s.isEnded() {
+	if !s.handle && (s.isEnded() || s.dueNow()) {
 		return s.afterEnd("release")
 	}
 	kv, err := s.l.store(ctx)

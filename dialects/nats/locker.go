@@ -67,18 +67,20 @@ func (l *Locker) store(ctx context.Context) (ops, error) {
 	if l.ops != nil {
 		return l.ops, nil
 	}
-	stream, err := l.b.js.Stream(ctx, streamOf(l.bucket))
-	if errors.Is(err, jetstream.ErrStreamNotFound) {
+	stream := l.b.takeStream(l.bucket)
+	found, err := stream != nil, error(nil)
+	if stream == nil {
+		stream, found, err = l.b.bucketStream(ctx, l.bucket)
+	}
+	if err == nil && !found {
 		return nil, &dialects.MissingTableError{Table: l.bucket, CreateSQL: "nats kv add " + l.bucket + " (history 1, no TTL, file storage: the defaults)"}
 	}
 	if err != nil {
-		return nil, dialects.Unreachable(fmt.Errorf("bucket %s: %w", l.bucket, err))
-	}
-	info := stream.CachedInfo()
-	if err := checkBucket(l.bucket, info); err != nil {
 		return nil, err
 	}
-	l.b.noteBucket(l.bucket, info)
+	if err := checkBucket(l.bucket, stream.CachedInfo()); err != nil {
+		return nil, err
+	}
 	if l.shed {
 		l.ops = newShedOps(l.b.js, stream, l.bucket)
 		return l.ops, nil
