@@ -5,7 +5,10 @@ package monitoring
 import (
 	"encoding/json"
 	"fmt"
+	"image"
+	"image/png"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -148,6 +151,133 @@ scrape_configs:
 		}
 		return false, fmt.Sprintf("alerts: %+v", r.Data.Alerts)
 	})
+	dashboardQueries(t, promURL)
+}
+
+// dashboardPanel is a panel of the shipped Grafana dashboard.
+type dashboardPanel struct {
+	Title   string `json:"title"`
+	Type    string `json:"type"`
+	Targets []struct {
+		Expr string `json:"expr"`
+	} `json:"targets"`
+}
+
+// dashboardQueries evaluates every query of the shipped Grafana dashboard
+// (deploy/monitoring/schedlock-dashboard.json, its variables given their
+// "All" values) in the running Prometheus, which must answer each with at
+// least one series, and keeps screenshots of Prometheus' own graph page
+// showing those queries as artifacts (dashboard-stats-prometheus.png,
+// dashboard-graphs-prometheus.png): Prometheus' UI, not Grafana's, which
+// no package here provides.
+func dashboardQueries(t *testing.T, promURL string) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(repoRoot, "deploy", "monitoring", "schedlock-dashboard.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d struct {
+		Panels []dashboardPanel `json:"panels"`
+	}
+	if err := json.Unmarshal(raw, &d); err != nil {
+		t.Fatal(err)
+	}
+	vars := strings.NewReplacer(`"$dsn"`, `".*"`, "$__rate_interval", "1m")
+	// Prometheus' classic graph page reads g0 to g9: the stat and table
+	// panels go on one page (its table tab), the time series on another
+	// (its graph tab).
+	pages := map[string][]string{}
+	n := 0
+	for _, p := range d.Panels {
+		for _, target := range p.Targets {
+			expr := vars.Replace(target.Expr)
+			if strings.Contains(expr, "$") {
+				t.Errorf("panel %q: a variable the test does not fill: %s", p.Title, expr)
+				continue
+			}
+			eventually(t, "panel "+p.Title+": "+expr, func() (bool, string) {
+				var r struct {
+					Status string `json:"status"`
+					Data   struct {
+						Result []json.RawMessage `json:"result"`
+					} `json:"data"`
+				}
+				if err := getJSON(promURL+"/api/v1/query?query="+url.QueryEscape(expr), &r); err != nil {
+					return false, err.Error()
+				}
+				return r.Status == "success" && len(r.Data.Result) > 0, fmt.Sprintf("%s, %d series", r.Status, len(r.Data.Result))
+			})
+			page, tab := "dashboard-stats-prometheus.png", "1"
+			if p.Type == "timeseries" {
+				page, tab = "dashboard-graphs-prometheus.png", "0"
+			}
+			g := fmt.Sprintf("g%d.", len(pages[page]))
+			pages[page] = append(pages[page], g+"expr="+url.QueryEscape(expr)+"&"+g+"tab="+tab+"&"+g+"range_input=30s")
+			n++
+		}
+	}
+	if n < 10 {
+		t.Fatalf("the dashboard has %d queries", n)
+	}
+	browser, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Log("no chromium: no screenshot of the dashboard's queries")
+		return
+	}
+	for name, graphs := range pages {
+		if len(graphs) > 10 {
+			t.Errorf("%s: %d queries, more than the graph page shows", name, len(graphs))
+		}
+		path := filepath.Join(artifactsDir(t), name)
+		chromium(t, browser, fmt.Sprintf("--window-size=1000,%d", 120+len(graphs)*(map[bool]int{true: 900, false: 400}[strings.Contains(name, "graphs")])),
+			"--virtual-time-budget=15000", "--screenshot="+path, promURL+"/graph?"+strings.Join(graphs, "&"))
+		// The window is taller than the page, so that focusing the last
+		// query scrolls nothing; the blank below the page is cut off.
+		trimBlankBottom(t, path)
+		if fi, err := os.Stat(path); err != nil || fi.Size() < 10_000 {
+			t.Errorf("screenshot %s: %v (%v)", path, err, fi)
+			continue
+		}
+		t.Logf("screenshot kept: %s", path)
+	}
+}
+
+// trimBlankBottom cuts the white rows off the bottom of the PNG at path.
+func trimBlankBottom(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(f)
+	f.Close()
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	b := img.Bounds()
+	last := b.Min.Y
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			if r, g, bl, _ := img.At(x, y).RGBA(); r < 0xf000 || g < 0xf000 || bl < 0xf000 {
+				last = y
+				break
+			}
+		}
+	}
+	sub, ok := img.(interface {
+		SubImage(image.Rectangle) image.Image
+	})
+	if !ok {
+		return
+	}
+	out, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	if err := png.Encode(out, sub.SubImage(image.Rect(b.Min.X, b.Min.Y, b.Max.X, min(last+16, b.Max.Y)))); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func urlQuery(q string) string {
