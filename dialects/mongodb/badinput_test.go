@@ -13,6 +13,7 @@ import (
 	"github.com/schedlock/schedlock/checks"
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/mongodb"
+	"github.com/schedlock/schedlock/internal/tcpproxy"
 )
 
 // TestNamesWithDollarAndDot: names holding "$" and "." (special in
@@ -119,4 +120,68 @@ func TestMissingCollection(t *testing.T) {
 	if err != nil || len(names) != 0 {
 		t.Fatalf("the refused acquire left collections %v (%v)", names, err)
 	}
+}
+
+// TestAcquireEndedInFlightLeavesNoLock: an acquire whose context ends
+// while its update is on the wire (the proxy holds it) still learns the
+// outcome, releases the lock it took and fails with the context's error.
+func TestAcquireEndedInFlightLeavesNoLock(t *testing.T) {
+	p, err := tcpproxy.Start(hostOfDSN(serialDSN(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	t.Cleanup(p.Restore)
+	dsn := "mongodb://" + p.Addr() + "/schedlock_test"
+	b := open(t, dsn)
+	direct := openLive(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	coll := checks.NewPrefix()
+	dl, err := direct.LeaseLocker(dialects.Table{Name: coll})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := dl.(dialects.TableCreator).CreateTable(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = dl.(dialects.TableDropper).DropTable(context.Background()) })
+	l, err := b.LeaseLocker(dialects.Table{Name: coll})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The collection is known to exist before the proxy stalls.
+	if _, _, err := l.Inspect(ctx, "report"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Acquire(ctx, "warm", dialects.Options{AtMost: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	p.Stall()
+	restored := make(chan struct{})
+	time.AfterFunc(time.Second, func() { p.Restore(); close(restored) })
+	actx, acancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer acancel()
+	lease, err := l.Acquire(actx, "report", dialects.Options{AtMost: 10 * time.Minute, AtLeast: 5 * time.Minute, Owner: "in-flight"})
+	if err == nil {
+		t.Fatalf("acquire succeeded after its context ended (lease %v)", lease.Until())
+	}
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "released again") {
+		t.Errorf("acquire: %v; want the context's error, the lock released again", err)
+	}
+	<-restored
+	other, err := dl.Acquire(ctx, "report", dialects.Options{AtMost: time.Minute, Owner: "next"})
+	if err != nil {
+		t.Fatalf("the lock is still taken after the abandoned acquire: %v", err)
+	}
+	_ = other.Release(ctx)
+}
+
+// hostOfDSN is the host:port of a mongodb:// DSN.
+func hostOfDSN(dsn string) string {
+	rest := dsn[strings.Index(dsn, "://")+3:]
+	if i := strings.IndexAny(rest, "/?"); i >= 0 {
+		rest = rest[:i]
+	}
+	return rest
 }

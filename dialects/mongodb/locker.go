@@ -149,7 +149,11 @@ func (l *Locker) try(ctx context.Context, name string, opts dialects.Options) (d
 	// No projection: the document is small, and FerretDB refuses one on
 	// findAndModify.
 	fo := options.FindOneAndUpdate().SetUpsert(true).SetReturnDocument(options.After)
-	raw, err := l.coll.FindOneAndUpdate(ctx, acquireFilter(name, now), l.acquireUpdate(opts.Owner, now, opts.AtMost), fo).Raw()
+	// Settled: an update sent is waited for, so that one that took the
+	// lock as ctx ended is released again instead of left until at-most.
+	raw, err := dialects.Settled(ctx, func(ctx context.Context) (bson.Raw, error) {
+		return l.coll.FindOneAndUpdate(ctx, acquireFilter(name, now), l.acquireUpdate(opts.Owner, now, opts.AtMost), fo).Raw()
+	})
 	if mongo.IsDuplicateKeyError(err) {
 		return nil, &dialects.HeldError{Name: name}
 	}
@@ -170,6 +174,10 @@ func (l *Locker) try(ctx context.Context, name string, opts dialects.Options) (d
 		return nil, fmt.Errorf("%w: the backend is closed", dialects.ErrLeaseLost)
 	}
 	s.timer = time.AfterFunc(opts.AtMost, s.expire)
+	if err := ctx.Err(); err != nil {
+		s.atLeast = 0 // the job never ran
+		return nil, dialects.Abandon(ctx, err, s.Release)
+	}
 	return s, nil
 }
 

@@ -38,7 +38,9 @@
 // updateOne each, matching _id, lockedBy, the acquire (token; lockedAt on
 // the shedlock layout) and a live lease: refresh sets lockUntil to now
 // plus at-most, release to the later of now and lockedAt plus at-least.
-// A guarded update that matches nothing costs one find to say why.
+// A guarded update that matches nothing costs one find to say why. An
+// acquire whose context ends while its update is on the wire waits for
+// the answer (dialects.Settled) and releases a lock it took.
 //
 // Clock: "now" in these statements is the server's clock as estimated
 // from the localTime of the last hello (at Open, and at each Probe):
