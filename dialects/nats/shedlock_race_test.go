@@ -16,6 +16,7 @@ import (
 	"github.com/schedlock/schedlock/checks"
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/dialects/nats/shedlocksim"
+	"github.com/schedlock/schedlock/lock"
 )
 
 // jsOf is a plain nats.go client of dsn's server: the connection a
@@ -256,4 +257,30 @@ func TestShedlockLayoutInterop(t *testing.T) {
 func TestConformanceShedlock(t *testing.T) {
 	b := open(t, embedded(t))
 	dialecttestRun(t, b, dialects.Table{Preset: dialects.PresetShedlock, Name: checks.NewPrefix()})
+}
+
+// libraryLocker is a *lock.DB as the engine's Locker.
+type libraryLocker struct{ *lock.DB }
+
+func (l libraryLocker) Acquire(ctx context.Context, name string, opts dialects.Options) (dialects.Lease, error) {
+	return l.DB.Acquire(ctx, name, lock.Options(opts))
+}
+
+// The same race through lock.Open with x-preset=shedlock and the bucket
+// named by the DSN, as a Go program sharing ShedLock's bucket opens it.
+func TestShedlockPresetThroughLockOpen(t *testing.T) {
+	dsn := embedded(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	js := jsOf(t, dsn)
+	kv, err := shedlocksim.Bucket(ctx, js, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := lock.Open(ctx, strings.TrimSuffix(dsn, "/schedlock")+"/"+shedlocksim.DefaultBucket+"?x-preset=shedlock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	raceShedLock(t, libraryLocker{db}, shedlocksim.Node{KV: kv}, kv)
 }
