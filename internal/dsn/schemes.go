@@ -22,13 +22,17 @@ func supportedSchemes() string {
 	var forms []string
 	for _, d := range dialects.Dialects() {
 		if d.Forms != "" {
-			forms = append(forms, d.Forms)
+			// The first form of each: with every backend linked, all
+			// of them no longer fit one line (docs/dsn.md has them).
+			first, _, _ := strings.Cut(d.Forms, ", ")
+			first, _, _ = strings.Cut(first, " (")
+			forms = append(forms, first)
 		}
 	}
 	if len(forms) == 0 {
 		return fmt.Sprintf("a URL of a linked backend; none is linked: add an import such as _ %q", backendsPath+"postgres")
 	}
-	return strings.Join(forms, ", ")
+	return strings.Join(forms, ", ") + " (every form: docs/dsn.md)"
 }
 
 // entryFor returns the registered dialect called family, or an error
