@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -36,6 +37,8 @@ type Backend struct {
 	mu     sync.Mutex
 	leases map[*lease]struct{} // live leases, ended by Close and Expire
 	closed bool
+	// transport is the HTTP client's, whose idle connections Close closes.
+	transport *http.Transport
 }
 
 var (
@@ -59,10 +62,15 @@ func Open(ctx context.Context, conn string) (*Backend, error) {
 		return nil, err
 	}
 	b := &Backend{cfg: cfg, leases: map[*lease]struct{}{}}
+	// The SDK's buildable client (the configuration adds a CA bundle to
+	// it, AWS_CA_BUNDLE), with the dial bounded too; once the configuration
+	// is read its transport goes into a client whose idle connections
+	// Close closes.
+	httpClient := awshttp.NewBuildableClient().WithTimeout(cfg.timeout).
+		WithDialerOptions(func(d *net.Dialer) { d.Timeout = cfg.timeout })
 	opts := []func(*awsconfig.LoadOptions) error{
 		awsconfig.WithRegion(cfg.region),
-		awsconfig.WithHTTPClient(awshttp.NewBuildableClient().WithTimeout(cfg.timeout).
-			WithDialerOptions(func(d *net.Dialer) { d.Timeout = cfg.timeout })),
+		awsconfig.WithHTTPClient(httpClient),
 		awsconfig.WithAPIOptions([]func(*middleware.Stack) error{b.countRequests}),
 	}
 	if cfg.profile != "" {
@@ -74,6 +82,13 @@ func Open(ctx context.Context, conn string) (*Backend, error) {
 	ac, err := awsconfig.LoadDefaultConfig(ctx, opts...)
 	if err != nil {
 		return nil, dialects.Unreachable(fmt.Errorf("dynamodb %s: AWS configuration: %w", cfg.where(), err))
+	}
+	if bc, ok := ac.HTTPClient.(*awshttp.BuildableClient); ok {
+		// Its transport as configured (CA bundle, dialer), in a client of
+		// the backend's own that follows no redirect, as the SDK's does not.
+		b.transport = bc.GetTransport()
+		ac.HTTPClient = &http.Client{Transport: b.transport, Timeout: bc.GetTimeout(),
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	}
 	b.client = dynamodb.NewFromConfig(ac, func(o *dynamodb.Options) {
 		if cfg.endpoint != "" {
@@ -191,8 +206,8 @@ func (b *Backend) Liquibase(string) (dialects.LiquibaseLock, error) {
 // session locks.
 func (b *Backend) LockAdmin() dialects.LockAdmin { return nil }
 
-// Close implements dialects.Backend: live leases end; the SDK client
-// holds only idle HTTP connections.
+// Close implements dialects.Backend: live leases end and the client's
+// idle HTTP connections close.
 func (b *Backend) Close() error {
 	b.mu.Lock()
 	if b.closed {
@@ -207,6 +222,9 @@ func (b *Backend) Close() error {
 	b.mu.Unlock()
 	for _, l := range live {
 		_ = l.End(dialects.Wrap(Name, "lease", fmt.Errorf("%w: the backend was closed", dialects.ErrLeaseLost)))
+	}
+	if b.transport != nil {
+		b.transport.CloseIdleConnections()
 	}
 	return nil
 }

@@ -272,8 +272,10 @@ func parseURL(body string) (*DSN, error) {
 	u, err := dburl.Parse(body)
 	if err != nil {
 		// A scheme its backend registers with dburl (redis, etcd, zk, …)
-		// is unknown to dburl while that backend is not linked.
-		if b, ok := knownByScheme(written); ok && errors.Is(err, dburl.ErrUnknownDatabaseScheme) {
+		// is unknown to dburl while that backend is not linked; one that
+		// dburl knows for another driver (dynamodb://, whose backend
+		// replaces dburl's entry) fails dburl's own rules for it.
+		if b, ok := knownByScheme(written); ok {
 			if err := notLinked(b, strconv.Quote(form)); err != nil {
 				return nil, err
 			}

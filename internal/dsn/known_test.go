@@ -156,12 +156,16 @@ func TestNotLinked(t *testing.T) {
 	knownBackends = append(slices.Clone(saved),
 		knownBackend{name: "zz-unlinked-store", schemes: []string{"zzstore"}},
 		knownBackend{name: "zz-unlinked-sql", schemes: []string{"clickhouse"}, exts: []string{".zzdb"}},
+		knownBackend{name: "zz-unlinked-aws", schemes: []string{"snowflake"}},
 	)
 	cases := []struct{ dsn, want string }{
 		{"zzstore://:s3cr3t@h:1/0", `no backend linked for "zzstore://": add import _ "github.com/schedlock/schedlock/dialects/zz-unlinked-store"`},
 		{"ZZSTORE://h/0", `no backend linked for "zzstore://"`},
 		{"clickhouse://app:s3cr3t@h/db", `no backend linked for "clickhouse://": add import _ "github.com/schedlock/schedlock/dialects/zz-unlinked-sql"`},
 		{"/tmp/jobs.zzdb", `no backend linked for ".zzdb" files: add import _ "github.com/schedlock/schedlock/dialects/zz-unlinked-sql"`},
+		// dburl knows the scheme, and its rules for it (user and password
+		// required) refuse what the backend accepts (dynamodb://REGION/T).
+		{"snowflake://acct/db", `no backend linked for "snowflake://": add import _ "github.com/schedlock/schedlock/dialects/zz-unlinked-aws"`},
 	}
 	for _, tc := range cases {
 		_, err := Parse(tc.dsn)
