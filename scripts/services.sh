@@ -399,11 +399,11 @@ build_ferretdb() {
 	chmod -R u+w "$tmp/src"
 	printf '%s\n' "$ferretdb_version" >"$tmp/src/build/version/version.txt"
 	mkdir -p "$ferretdb_cache"
-	(cd "$tmp/src" && CGO_ENABLED=0 GOFLAGS=-mod=mod go build -o "$ferretdb_bin.tmp" ./cmd/ferretdb) || {
+	(cd "$tmp/src" && CGO_ENABLED=0 GOFLAGS=-mod=mod go build -o "$ferretdb_bin.tmp.$$" ./cmd/ferretdb) || {
 		rm -rf "$tmp"
 		die "building FerretDB $ferretdb_version failed"
 	}
-	mv "$ferretdb_bin.tmp" "$ferretdb_bin"
+	mv "$ferretdb_bin.tmp.$$" "$ferretdb_bin"
 	rm -rf "$tmp"
 }
 
