@@ -243,9 +243,12 @@ func (f *FerretDB) Addr() string { return "127.0.0.1:" + strconv.Itoa(f.port) }
 // Start starts the server (again) and waits until it accepts connections.
 func (f *FerretDB) Start(tb testing.TB) {
 	tb.Helper()
-	args := append([]string{"--listen-addr=" + f.Addr(), "--handler=sqlite", "--sqlite-url=file:" + f.dir + "/data/",
-		"--state-dir=" + f.dir, "--telemetry=disable", "--debug-addr=-", "--log-level=ERROR"}, f.args...)
-	f.cmd = exec.Command(f.bin, args...)
+	// FerretDB reads every setting from FERRETDB_* variables as well as
+	// from its flags; the callers' args add flags.
+	f.cmd = exec.Command(f.bin, f.args...)
+	f.cmd.Env = append(os.Environ(), "FERRETDB_LISTEN_ADDR="+f.Addr(), "FERRETDB_HANDLER=sqlite",
+		"FERRETDB_SQLITE_URL=file:"+f.dir+"/data/", "FERRETDB_STATE_DIR="+f.dir, "FERRETDB_TELEMETRY=disable",
+		"FERRETDB_DEBUG_ADDR=-", "FERRETDB_LOG_LEVEL=ERROR")
 	if err := f.cmd.Start(); err != nil {
 		tb.Fatal(err)
 	}
