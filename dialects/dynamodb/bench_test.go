@@ -89,3 +89,33 @@ func TestRequestsPerCycle(t *testing.T) {
 		count("release", func() error { return lease.Release(ctx) })
 	}
 }
+
+// TestListingRequests: a listing of a named table is a DescribeTable and
+// one Scan (a page: the table is small); the listing's own tables given
+// back as resolved (the exporter's repeated listing) are one Scan alone.
+func TestListingRequests(t *testing.T) {
+	db := openLive(t)
+	ctx := context.Background()
+	l := nativeTable(t, db, "_list")
+	lease, err := l.Acquire(ctx, "listed", dialects.Options{Owner: "a", AtMost: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lease.Release(ctx)
+	before := db.Requests()
+	listing, err := db.ListLocks(ctx, dialects.ListOptions{Tables: []dialects.Table{{Name: l.Schema().Table}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := db.Requests() - before; n != 2 || len(listing.Locks) != 1 || listing.Locks[0].State != dialects.StateHeld {
+		t.Fatalf("listing: %d requests, %+v; want 2 and the held lock", n, listing.Locks)
+	}
+	before = db.Requests()
+	again, err := db.ListLocks(ctx, dialects.ListOptions{Tables: listing.Tables, Resolved: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := db.Requests() - before; n != 1 || len(again.Locks) != 1 {
+		t.Fatalf("resolved listing: %d requests, %d locks; want 1 Scan and the lock", n, len(again.Locks))
+	}
+}

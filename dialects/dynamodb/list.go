@@ -16,7 +16,8 @@ import (
 
 // ListLocks implements dialects.LockLister: one strongly consistent Scan
 // of each table (paginated: DynamoDB returns at most 1 MB a page, and
-// each page is one request), filtered here. Without tables it reads the
+// each page is one request), filtered here; a table named by the caller
+// is first checked (DescribeTable) unless opts.Resolved. Without tables it reads the
 // DSN's table (its layout told by its key: name or _id), or, when the DSN
 // names none, the default tables of both layouts that exist ("schedlock",
 // "Shedlock"). Times are the writers' clocks; DBNow is this host's.
@@ -30,7 +31,7 @@ func (b *Backend) ListLocks(ctx context.Context, opts dialects.ListOptions) (*di
 	if opts.Strategy == dialects.StrategySession {
 		return listing, nil
 	}
-	layouts, err := b.listLayouts(ctx, opts.Tables)
+	layouts, err := b.listLayouts(ctx, opts.Tables, opts.Resolved)
 	if err != nil {
 		return nil, dialects.Wrap(Name, "list", err)
 	}
@@ -57,8 +58,11 @@ func (b *Backend) ListLocks(ctx context.Context, opts dialects.ListOptions) (*di
 	return listing, nil
 }
 
-// listLayouts are the tables a listing reads.
-func (b *Backend) listLayouts(ctx context.Context, tables []dialects.Table) ([]layout, error) {
+// listLayouts are the tables a listing reads; tables of an earlier
+// listing (resolved) are read as they are, without a DescribeTable, so a
+// listing repeated every few seconds (the exporter) costs one Scan per
+// table.
+func (b *Backend) listLayouts(ctx context.Context, tables []dialects.Table, resolved bool) ([]layout, error) {
 	if len(tables) > 0 {
 		var out []layout
 		for _, t := range tables {
@@ -66,9 +70,10 @@ func (b *Backend) listLayouts(ctx context.Context, tables []dialects.Table) ([]l
 			if err != nil {
 				return nil, err
 			}
-			lk := &Locker{b: b, layout: l}
-			if err := lk.check(ctx); err != nil {
-				return nil, err
+			if !resolved {
+				if err := (&Locker{b: b, layout: l}).check(ctx); err != nil {
+					return nil, err
+				}
 			}
 			out = append(out, l)
 		}
