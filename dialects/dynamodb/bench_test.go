@@ -2,8 +2,14 @@ package dynamodb_test
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	sdk "github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/schedlock/schedlock/dialects"
 	"github.com/schedlock/schedlock/internal/benchkit"
@@ -117,5 +123,30 @@ func TestListingRequests(t *testing.T) {
 	}
 	if n := db.Requests() - before; n != 1 || len(again.Locks) != 1 {
 		t.Fatalf("resolved listing: %d requests, %d locks; want 1 Scan and the lock", n, len(again.Locks))
+	}
+}
+
+// TestListingPages: a table over DynamoDB's 1 MB page is listed whole,
+// page by page (items padded to 300 KB, so four of them take two pages).
+func TestListingPages(t *testing.T) {
+	db := openLive(t)
+	ctx := context.Background()
+	l := nativeTable(t, db, "_pages")
+	pad := strings.Repeat("p", 300<<10)
+	for i := range 4 {
+		_, err := db.Client().PutItem(ctx, &sdk.PutItemInput{TableName: aws.String(l.Schema().Table), Item: map[string]types.AttributeValue{
+			"name": &types.AttributeValueMemberS{Value: fmt.Sprintf("padded-%d", i)}, "locked_by": &types.AttributeValueMemberS{Value: "pad"},
+			"lock_until": &types.AttributeValueMemberS{Value: "2099-01-01T00:00:00.000Z"}, "pad": &types.AttributeValueMemberS{Value: pad}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := db.Requests()
+	listing, err := db.ListLocks(ctx, dialects.ListOptions{Tables: []dialects.Table{{Name: l.Schema().Table}}, Resolved: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := db.Requests() - before; len(listing.Locks) != 4 || n < 2 {
+		t.Fatalf("listed %d locks in %d requests; want all 4, over at least 2 pages", len(listing.Locks), n)
 	}
 }
