@@ -37,6 +37,9 @@ type Backend struct {
 	mu     sync.Mutex
 	leases map[*lease]struct{} // live leases, ended by Close and Expire
 	closed bool
+	// sweepAt is the number of tracked leases at which track sweeps the
+	// ended ones out.
+	sweepAt int
 	// transport is the HTTP client's, whose idle connections Close closes.
 	transport *http.Transport
 }
@@ -229,11 +232,22 @@ func (b *Backend) Close() error {
 	return nil
 }
 
+// track records a live lease, for Close and Expire to end. A lease that
+// expired unreleased is not untracked by its timer: they are swept here
+// once the map has grown past its size at the last sweep.
 func (b *Backend) track(l *lease) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
 		return false
+	}
+	if len(b.leases) >= b.sweepAt {
+		for o := range b.leases {
+			if ended, _ := o.Ended(); ended {
+				delete(b.leases, o)
+			}
+		}
+		b.sweepAt = max(64, 2*len(b.leases))
 	}
 	b.leases[l] = struct{}{}
 	return true

@@ -3,6 +3,7 @@ package dynamodb_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/url"
 	"strings"
 	"testing"
@@ -65,4 +66,25 @@ func TestCloseEndsLeasesAndConnections(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Logf("connections closed %s after Close", time.Since(closedAt).Round(time.Millisecond))
+}
+
+// Leases that expire unreleased are not kept for ever: a process that
+// takes many and lets them run out (a job that dies without a release)
+// holds on to a bounded number.
+func TestExpiredLeasesSwept(t *testing.T) {
+	db := openLive(t)
+	l := nativeTable(t, db, "_sweep")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for i := range 200 {
+		if _, err := l.Acquire(ctx, fmt.Sprintf("job-%d", i), dialects.Options{AtMost: 50 * time.Millisecond}); err != nil {
+			t.Fatal(err)
+		}
+		if i%50 == 49 {
+			time.Sleep(100 * time.Millisecond) // the 50 just taken run out
+		}
+	}
+	if n := db.Tracked(); n > 150 {
+		t.Fatalf("%d leases kept after 200 acquires whose leases ran out", n)
+	}
 }
