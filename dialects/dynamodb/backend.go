@@ -288,7 +288,7 @@ func (b *Backend) classify(op string, err error) error {
 		switch ae.ErrorCode() {
 		case "UnrecognizedClientException", "InvalidSignatureException", "IncompleteSignatureException",
 			"MissingAuthenticationTokenException", "ExpiredTokenException", "InvalidClientTokenId":
-			return dialects.Unreachable(fmt.Errorf("%w (the credentials were refused: check the access key, its secret and the region)", err))
+			return dialects.Unreachable(fmt.Errorf("%w (%w: check the access key, its secret and the region)", err, errCredentials))
 		case "AccessDeniedException":
 			return &dialects.PrivilegeError{Privilege: "the DynamoDB actions on the lock table", Grant: iamGrant, Err: err}
 		case "ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded",
@@ -315,8 +315,12 @@ func isAccessDenied(err error) bool {
 	return errors.As(err, &ae) && ae.ErrorCode() == "AccessDeniedException"
 }
 
-// unavailable tells a store that is down for now from other failures.
+// errCredentials marks credentials DynamoDB refused.
+var errCredentials = errors.New("the credentials were refused")
+
+// unavailable tells a store that is down for now (unreachable, throttled)
+// from other failures; refused credentials are not tried again.
 func unavailable(err error) bool {
 	var u *dialects.UnreachableError
-	return errors.As(err, &u)
+	return errors.As(err, &u) && !errors.Is(err, errCredentials)
 }

@@ -47,8 +47,40 @@ func TestUnreachableEndpoint(t *testing.T) {
 // Refused credentials, answered as DynamoDB answers a key it does not
 // know (dynalite checks that requests are signed, not by whom, so this
 // is an HTTP server of the test's own that answers as DynamoDB does),
-// are an unreachable error that names the credentials.
+// are an unreachable error that names the credentials. A waiting acquire
+// does not try them again: they will not be accepted later.
 func TestRefusedCredentials(t *testing.T) {
+	t.Run("acquire", func(t *testing.T) {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+			if strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".DescribeTable") {
+				_, _ = w.Write([]byte(`{"Table":{"TableName":"locks","TableStatus":"ACTIVE","KeySchema":[{"AttributeName":"name","KeyType":"HASH"}],"AttributeDefinitions":[{"AttributeName":"name","AttributeType":"S"}]}}`))
+				return
+			}
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = w.Write([]byte(`{"__type":"com.amazon.coral.service#UnrecognizedClientException","message":"The security token included in the request is invalid."}`))
+		}))
+		defer srv.Close()
+		b := open(t, "dynamodb://AKIDWRONG:wrong-secret@us-east-1/locks?endpoint="+srv.URL)
+		l, err := b.LeaseLocker(dialects.Table{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if _, _, err := l.Inspect(ctx, "warm-up"); err == nil {
+			t.Fatal("inspect with refused credentials succeeded")
+		}
+		before := b.Requests()
+		_, err = l.Acquire(ctx, "job", dialects.Options{AtMost: time.Minute, Wait: 20 * time.Second, RetryEvery: 10 * time.Millisecond})
+		oneLine(t, "acquire", err)
+		if !strings.Contains(err.Error(), "credentials were refused") {
+			t.Errorf("acquire: %v; want the refused credentials", err)
+		}
+		if n := b.Requests() - before; n != 1 {
+			t.Errorf("a waiting acquire sent %d requests with refused credentials, want 1 (no retry)", n)
+		}
+	})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/x-amz-json-1.0")
 		w.Header().Set("x-amzn-RequestId", "TEST")
