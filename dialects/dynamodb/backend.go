@@ -9,8 +9,10 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -21,6 +23,12 @@ import (
 
 	"github.com/schedlock/schedlock/dialects"
 )
+
+// RetryAttempts is how many times the SDK sends a request that failed
+// for a reason worth trying again (throttling, a 5xx, a dropped
+// connection), counting the first: DynamoDB's default in the SDK. A
+// conditional write that was refused is never sent again.
+const RetryAttempts = 4
 
 // Backend is an open DynamoDB client of one region (or endpoint). It
 // implements dialects.Backend, LockLister, LockBreaker, Prober,
@@ -75,6 +83,12 @@ func Open(ctx context.Context, conn string) (*Backend, error) {
 		awsconfig.WithRegion(cfg.region),
 		awsconfig.WithHTTPClient(httpClient),
 		awsconfig.WithAPIOptions([]func(*middleware.Stack) error{b.countRequests}),
+		// The SDK's standard retries (four attempts, DynamoDB's default)
+		// with at most a second between two: a refresh that meets
+		// throttling is answered within seconds, not the SDK's 20 s.
+		awsconfig.WithRetryer(func() aws.Retryer {
+			return retry.AddWithMaxBackoffDelay(retry.NewStandard(func(o *retry.StandardOptions) { o.MaxAttempts = RetryAttempts }), time.Second)
+		}),
 	}
 	if cfg.profile != "" {
 		opts = append(opts, awsconfig.WithSharedConfigProfile(cfg.profile))

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -212,5 +213,64 @@ func TestSpecialNames(t *testing.T) {
 	}
 	if len(listing.Locks) != len(names) {
 		t.Fatalf("listed %d locks, want the %d names (and nothing of the refused one)", len(listing.Locks), len(names))
+	}
+}
+
+// Throttling (ProvisionedThroughputExceededException, which dynalite
+// never answers, so a server of the test's own answers as DynamoDB does)
+// is retried by the SDK and then ridden out by a waiting acquire: it gets
+// the lock once the table takes writes again. A single try reports the
+// store unavailable, in one line.
+func TestThrottlingRiddenOut(t *testing.T) {
+	// Throttled writes for the single try's attempts (the SDK's retries),
+	// then for a whole try of the waiting acquire, which it rides out.
+	var mu sync.Mutex
+	throttle := 2 * dynamodb.RetryAttempts
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+		switch {
+		case strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".DescribeTable"):
+			_, _ = w.Write([]byte(`{"Table":{"TableName":"locks","TableStatus":"ACTIVE","KeySchema":[{"AttributeName":"name","KeyType":"HASH"}],"AttributeDefinitions":[{"AttributeName":"name","AttributeType":"S"}]}}`))
+			return
+		case strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".UpdateItem"):
+			mu.Lock()
+			throttled := throttle > 0
+			throttle--
+			mu.Unlock()
+			if throttled {
+				w.WriteHeader(http.StatusBadRequest)
+				_, _ = w.Write([]byte(`{"__type":"com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException","message":"The level of configured provisioned throughput for the table was exceeded."}`))
+				return
+			}
+			_, _ = w.Write([]byte(`{"Attributes":{"token":{"N":"7"}}}`))
+			return
+		}
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = w.Write([]byte(`{"__type":"com.amazon.coral.validate#ValidationException","message":"not served here"}`))
+	}))
+	defer srv.Close()
+	b := open(t, "dynamodb://AKID:secret@us-east-1/locks?endpoint="+srv.URL)
+	l, err := b.LeaseLocker(dialects.Table{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err = l.Acquire(ctx, "job", dialects.Options{AtMost: time.Minute})
+	oneLine(t, "a single try", err)
+	var u *dialects.UnreachableError
+	if !errors.As(err, &u) || !strings.Contains(err.Error(), "ProvisionedThroughputExceeded") {
+		t.Fatalf("a single try while throttled: %v; want the store unavailable, naming the throttling", err)
+	}
+	before := b.Requests()
+	lease, err := l.Acquire(ctx, "job", dialects.Options{AtMost: time.Minute, Wait: 45 * time.Second, RetryEvery: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatalf("a waiting acquire did not ride out the throttling: %v", err)
+	}
+	if n := b.Requests() - before; n != dynamodb.RetryAttempts+1 {
+		t.Errorf("the waiting acquire sent %d requests, want %d: a try of %d throttled attempts, then the one that took the lock", n, dynamodb.RetryAttempts+1, dynamodb.RetryAttempts)
+	}
+	if tok, ok := lease.Token(); !ok || tok != 7 {
+		t.Errorf("token %d, %v; want the 7 the table answered", tok, ok)
 	}
 }
