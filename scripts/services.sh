@@ -29,6 +29,11 @@
 #   dynamodb   dynalite (DynamoDB's API in Node.js, in memory; npm package
 #              cached under ~/.cache/schedlock):  SCHEDLOCK_TEST_DYNAMODB_DSN
 #              (and SCHEDLOCK_TEST_DYNALITE, its cli.js, for the restart test)
+#   kubernetes the test apiserver of test/kubeapiserver (k8s.io/apiserver
+#              serving coordination.k8s.io/v1 Leases) over the etcd
+#              started before it, built once into the cache directory;
+#              namespace "forbidden" is denied to its token:
+#              SCHEDLOCK_TEST_KUBERNETES_DSN (k8s://default?kubeconfig=FILE)
 #   zookeeper  standalone ZooKeeper:  SCHEDLOCK_TEST_ZK_DSN (and Apache
 #              Curator's jars and a JDK for the Curator test)
 #
@@ -543,6 +548,62 @@ zk_command() {
 # imok before the server serves requests).
 zk_serving() { zk_command "$1" srvr | grep -q '^Mode: '; }
 
+# ---- Kubernetes -----------------------------------------------------------
+
+# The test apiserver (test/kubeapiserver, its own Go module): k8s.io/apiserver's
+# generic server serving coordination.k8s.io/v1 Leases over the etcd started
+# here (start etcd first). Built once into the cache directory, keyed by a
+# hash of its sources and go.sum, and rebuilt when missing.
+kubeapiserver_src=$(cd "$(dirname "${BASH_SOURCE[0]}")/../test/kubeapiserver" && pwd)
+
+kubeapiserver_build() {
+	local hash dir
+	hash=$({ declare -f kubeapiserver_build; cd "$kubeapiserver_src" && cat go.mod go.sum ./*.go openapi/*.go; } | sha256sum | cut -c1-16)
+	dir=${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/schedlock/kubeapiserver-$hash
+	if [[ ! -x $dir/kubeapiserver ]]; then
+		ensure_go
+		log "building the test apiserver into $dir (once)"
+		mkdir -p "$dir"
+		# /version reports the k8s.io/apiserver release it is built from.
+		(cd "$kubeapiserver_src" && CGO_ENABLED=0 go build -trimpath \
+			-ldflags "-X k8s.io/component-base/version.gitVersion=$(awk '$1 == "k8s.io/apiserver" {print $2}' go.mod)-apiserver" \
+			-o "$dir/kubeapiserver.tmp" .) ||
+			die "building test/kubeapiserver failed"
+		mv "$dir/kubeapiserver.tmp" "$dir/kubeapiserver"
+	fi
+	kubeapiserver_bin=$dir/kubeapiserver
+}
+
+start_kubernetes() {
+	local etcd=${SCHEDLOCK_TEST_ETCD_DSN:-} dir=$SERVICES_DIR/kubernetes port attempt pid token
+	[[ $etcd =~ ^etcd://([^/@,]+)(/|$) ]] ||
+		die "the Kubernetes test apiserver needs the etcd service started first (an etcd:// DSN without credentials; have: ${etcd:+another}${etcd:-none})"
+	kubeapiserver_build
+	mkdir -p "$dir"
+	token=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
+	for attempt in 1 2 3; do
+		pick_port port
+		rm -f "$dir/kubeconfig"
+		"$kubeapiserver_bin" --etcd "http://${BASH_REMATCH[1]}" --prefix "/schedlock-kubeapiserver-$$-$port" \
+			--port "$port" --cert-dir "$dir/certs" --token "$token" --deny-namespace forbidden \
+			--namespace default --kubeconfig "$dir/kubeconfig" </dev/null >"$dir/server.log" 2>&1 &
+		pid=$!
+		if wait_ready "Kubernetes test apiserver" "$pid" "$dir/server.log" test -s "$dir/kubeconfig"; then
+			break
+		fi
+		if [[ $attempt -lt 3 ]] && port_clash "$dir/server.log"; then
+			log "Kubernetes test apiserver: port $port was taken meanwhile; trying another"
+			continue
+		fi
+		show_log "Kubernetes test apiserver" "$dir/server.log"
+		die "the Kubernetes test apiserver exited before serving on 127.0.0.1:$port"
+	done
+	services_kubernetes_pid=$pid
+	at_exit 'stop_pid "Kubernetes test apiserver" "$services_kubernetes_pid"'
+	export SCHEDLOCK_TEST_KUBERNETES_DSN="k8s://default?kubeconfig=$dir/kubeconfig"
+	log "Kubernetes test apiserver (k8s.io/apiserver, Leases only) on 127.0.0.1:$port"
+}
+
 # ---- all of them ----------------------------------------------------------
 
 # services_dsn_var SERVICE: the DSN variable a service exports.
@@ -556,6 +617,7 @@ services_dsn_var() {
 	nats) echo SCHEDLOCK_TEST_NATS_DSN ;;
 	mongodb) echo SCHEDLOCK_TEST_MONGODB_DSN ;;
 	dynamodb) echo SCHEDLOCK_TEST_DYNAMODB_DSN ;;
+	kubernetes) echo SCHEDLOCK_TEST_KUBERNETES_DSN ;;
 	*) die "unknown service $1" ;;
 	esac
 }

@@ -3,7 +3,9 @@
 #   1. throwaway PostgreSQL, MariaDB, Redis, etcd, ZooKeeper and NATS servers
 #      and FerretDB (MongoDB's protocol; built once from its Go module into
 #      ~/.cache/schedlock) and dynalite (DynamoDB's API, npm, cached there
-#      too) started in a temporary directory on free loopback ports
+#      too) and the Kubernetes test API server (test/kubeapiserver:
+#      k8s.io/apiserver serving Leases over that etcd, built once into
+#      ~/.cache/schedlock) started in a temporary directory on free loopback ports
 #      (binaries installed from Debian packages when missing), their DSNs
 #      exported,
 #      all of them stopped and removed when this script exits; the
@@ -22,7 +24,7 @@ cd "$(dirname "$0")/.."
 source scripts/services.sh
 
 ensure_go
-start_services postgres mysql redis etcd zookeeper nats mongodb dynamodb
+start_services postgres mysql redis etcd zookeeper nats mongodb dynamodb kubernetes
 
 # The monitoring tests need Prometheus (promtool, and a real server for the
 # live alert test) and headless Chromium for the status page.

@@ -26,11 +26,14 @@ const (
 	NATS      = "SCHEDLOCK_TEST_NATS_DSN"
 	MongoDB   = "SCHEDLOCK_TEST_MONGODB_DSN"
 	DynamoDB  = "SCHEDLOCK_TEST_DYNAMODB_DSN"
+	// Kubernetes names the test API server of test/kubeapiserver (or a
+	// cluster): k8s://NAMESPACE?kubeconfig=FILE.
+	Kubernetes = "SCHEDLOCK_TEST_KUBERNETES_DSN"
 )
 
 // known are the variables DSN accepts.
 var known = map[string]bool{Postgres: true, MySQL: true, Redis: true, Etcd: true, ZooKeeper: true,
-	Oracle: true, SQLServer: true, Kingbase: true, Dameng: true, NATS: true, MongoDB: true, DynamoDB: true}
+	Oracle: true, SQLServer: true, Kingbase: true, Dameng: true, NATS: true, MongoDB: true, DynamoDB: true, Kubernetes: true}
 
 // DSN returns the value of env, one of the variables above, and skips tb
 // ("SCHEDLOCK_TEST_…_DSN is not set") when it is unset or empty. Another
