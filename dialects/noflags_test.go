@@ -18,8 +18,9 @@ var flagLiteral = regexp.MustCompile(`--[a-z]`)
 
 // otherTools start the literals that are another program's command line,
 // whose flags are that program's, not schedlock's: the etcdctl command
-// that grants a role the lock space.
-var otherTools = []string{"etcdctl "}
+// that grants a role the lock space, the kubectl commands that grant an
+// account the Leases of a namespace.
+var otherTools = []string{"etcdctl ", "kubectl "}
 
 func isOtherToolsCommand(s string) bool {
 	for _, p := range otherTools {

@@ -46,6 +46,7 @@ var knownBackends = []knownBackend{
 	{name: "nats", schemes: []string{"nats", "na", "tls"}},
 	{name: "mongodb", schemes: []string{"mongodb", "mo", "mongodb+srv", "mongo"}},
 	{name: "dynamodb", schemes: []string{"dynamodb", "dy", "dyn", "dynamo"}},
+	{name: "kubernetes", schemes: []string{"kubernetes", "k8s", "k", "k8", "kc", "kube"}},
 	{name: "memory", schemes: []string{"memory", "mm"}},
 }
 

@@ -1,0 +1,214 @@
+package kubernetes
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"sync"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/version"
+	"k8s.io/client-go/rest"
+
+	"github.com/schedlock/schedlock/dialects"
+)
+
+// Backend is an open client of one Kubernetes API server, acting in one
+// namespace. It implements dialects.Backend.
+type Backend struct {
+	cfg    config
+	ns     string
+	host   string // the API server's URL, for messages
+	rc     *rest.Config
+	cli    *rest.RESTClient // of coordination.k8s.io/v1
+	server version.Info
+	info   dialects.Info
+	seen   *observer
+
+	mu     sync.Mutex
+	leases map[*lease]struct{} // live leases, ended by Close
+	closed bool
+}
+
+var _ dialects.Backend = (*Backend)(nil)
+
+// Open loads the client configuration conn names and reads the server's
+// version (GET /version), which proves the server answers and accepts the
+// credentials. An unreachable server is a *dialects.UnreachableError,
+// refused credentials an error naming them; a kubeconfig that cannot be
+// loaded is ErrInvalid.
+func Open(ctx context.Context, conn string) (*Backend, error) {
+	cfg, err := parseConfig(conn)
+	if err != nil {
+		return nil, err
+	}
+	rc, ns, err := cfg.clientConfig()
+	if err != nil {
+		return nil, dialects.Invalidf("kubernetes: no client configuration: %v", oneLine(err))
+	}
+	cli, err := newRESTClient(rc)
+	if err != nil {
+		return nil, dialects.Invalidf("kubernetes: client configuration: %v", oneLine(err))
+	}
+	b := &Backend{cfg: cfg, ns: ns, host: hostOf(rc.Host), rc: rc, cli: cli, seen: newObserver(), leases: map[*lease]struct{}{}}
+	vctx, cancel := context.WithTimeout(ctx, cfg.timeout)
+	defer cancel()
+	raw, err := cli.Get().AbsPath("/version").Do(vctx).Raw()
+	if err != nil {
+		return nil, b.requestErr("read the server version", err)
+	}
+	if err := json.Unmarshal(raw, &b.server); err != nil {
+		return nil, fmt.Errorf("kubernetes %s: the server's /version is not Kubernetes': %w", b.host, err)
+	}
+	b.info = dialects.Info{Dialect: Name, Product: Product, Version: b.server.GitVersion,
+		Banner: "Kubernetes " + b.server.GitVersion + " (" + b.server.Platform + ")"}
+	return b, nil
+}
+
+// hostOf is the API server's scheme and host without any user info.
+func hostOf(h string) string {
+	u, err := url.Parse(h)
+	if err != nil || u.Host == "" {
+		return "the API server"
+	}
+	return u.Scheme + "://" + u.Host
+}
+
+// requestErr classifies a failed request: refused credentials (401), a
+// namespace the account may not use (403, a *dialects.PrivilegeError),
+// and a server that does not answer (*dialects.UnreachableError). Other
+// API errors are wrapped as they are.
+func (b *Backend) requestErr(op string, err error) error {
+	msg := fmt.Errorf("kubernetes %s: %s: %w", b.host, op, err)
+	switch {
+	case apierrors.IsUnauthorized(err):
+		return fmt.Errorf("kubernetes %s: %s: the server refused the credentials (401 Unauthorized): check the kubeconfig's token or client certificate", b.host, op)
+	case apierrors.IsForbidden(err):
+		return &dialects.PrivilegeError{Privilege: "get, list, create and update on leases.coordination.k8s.io in namespace " + b.ns,
+			Grant: fmt.Sprintf("kubectl create role schedlock --verb=get,list,create,update --resource=leases.coordination.k8s.io -n %[1]s && kubectl create rolebinding schedlock --role=schedlock --serviceaccount=%[1]s:ACCOUNT -n %[1]s", b.ns),
+			Err:   errors.New(oneLine(msg))}
+	case apierrors.IsTimeout(err), apierrors.IsServerTimeout(err), apierrors.IsServiceUnavailable(err), apierrors.IsTooManyRequests(err),
+		apierrors.IsInternalError(err), apierrors.IsUnexpectedServerError(err):
+		return dialects.Unreachable(msg)
+	}
+	var status apierrors.APIStatus
+	if errors.As(err, &status) {
+		return msg
+	}
+	return dialects.Unreachable(msg)
+}
+
+// oneLine is err's message on one line.
+func oneLine(err error) string {
+	s := []rune(err.Error())
+	for i, r := range s {
+		if r == '\n' || r == '\r' {
+			s[i] = ' '
+		}
+	}
+	return string(s)
+}
+
+// leaseAPI is the Lease client of namespace ns.
+func (b *Backend) leaseAPI(ns string) leaseClient { return leaseClient{c: b.cli, ns: ns} }
+
+// Detected implements dialects.Backend.
+func (b *Backend) Detected() dialects.Info { return b.info }
+
+// Namespace is the namespace the backend acts in.
+func (b *Backend) Namespace() string { return b.ns }
+
+// Locker implements dialects.Backend: the table strategy only.
+func (b *Backend) Locker(strategy dialects.Strategy, t dialects.Table) (dialects.Locker, error) {
+	switch strategy {
+	case dialects.StrategyTable:
+		return b.LeaseLocker(t)
+	case dialects.StrategySession:
+		return nil, dialects.Wrap(Name, "session locker", dialects.WithRemedy(
+			fmt.Errorf("%w: Kubernetes has no session locks; its locks are Leases (the table strategy)", dialects.ErrUnsupported), dialects.UseTableStrategy))
+	}
+	return nil, dialects.Invalidf("unknown strategy %q: use session or table", strategy)
+}
+
+// LeaseLocker returns the locker on the namespace t names: the backend's
+// for the default table name, else the table name itself.
+func (b *Backend) LeaseLocker(t dialects.Table) (dialects.LeaseLocker, error) {
+	preset := t.Preset
+	if preset == "" {
+		preset = dialects.PresetSchedlock
+	}
+	if preset != dialects.PresetSchedlock {
+		return nil, dialects.Invalidf("the Kubernetes backend has client-go's Lease layout only (the schedlock preset), not the %s preset", preset)
+	}
+	s, err := dialects.Table{Preset: preset, Name: t.Name}.Schema()
+	if err != nil {
+		return nil, err
+	}
+	ns := s.Table
+	if ns == "schedlock" {
+		ns = b.ns
+	}
+	if !validNamespace(ns) {
+		return nil, dialects.Invalidf("the table name %q is not a Kubernetes namespace name (lower-case letters, digits and '-', at most 63)", ns)
+	}
+	return &Locker{b: b, ns: ns, schema: s}, nil
+}
+
+// Recommend implements dialects.Backend.
+func (b *Backend) Recommend() (dialects.Strategy, string) {
+	return dialects.StrategyTable, "Kubernetes locks are Leases written under resourceVersion checks (the table strategy)"
+}
+
+// Close implements dialects.Backend: live leases end (without a request:
+// their Lease runs out as client-go's does when its holder stops).
+func (b *Backend) Close() error {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return nil
+	}
+	b.closed = true
+	live := make([]*lease, 0, len(b.leases))
+	for l := range b.leases {
+		live = append(live, l)
+	}
+	b.mu.Unlock()
+	for _, l := range live {
+		l.end(fmt.Errorf("%w: the backend was closed", dialects.ErrLeaseLost))
+	}
+	return nil
+}
+
+func (b *Backend) track(l *lease) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return false
+	}
+	b.leases[l] = struct{}{}
+	return true
+}
+
+func (b *Backend) untrack(l *lease) {
+	b.mu.Lock()
+	delete(b.leases, l)
+	b.mu.Unlock()
+}
+
+// endLocal ends this process's live leases of the Lease ns/name whose
+// owner is owner (any owner when owner is empty), with err.
+func (b *Backend) endLocal(ns, name, owner string, err error) {
+	b.mu.Lock()
+	var ended []*lease
+	for l := range b.leases {
+		if l.l.ns == ns && l.lease == name && (owner == "" || l.owner == owner) {
+			ended = append(ended, l)
+		}
+	}
+	b.mu.Unlock()
+	for _, l := range ended {
+		l.end(err)
+	}
+}

@@ -1,0 +1,135 @@
+package kubernetes
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"sort"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/schedlock/schedlock/dialects"
+)
+
+var (
+	_ dialects.LockLister  = (*Backend)(nil)
+	_ dialects.LockBreaker = (*Backend)(nil)
+)
+
+// ListLocks implements dialects.LockLister: one list request per
+// namespace (the backend's, or those opts.Tables name), every Lease in it
+// with its holder, whoever wrote it: schedlock's locks and the leader
+// elections of controllers and client-go programs alike (kube-system's
+// kube-scheduler, a node's heartbeat Lease). A Lease without a holder is a
+// free lock (listed with All); a held one is expired once this process
+// judges it so (see judge).
+func (b *Backend) ListLocks(ctx context.Context, opts dialects.ListOptions) (*dialects.Listing, error) {
+	for _, p := range opts.Names {
+		if _, err := path.Match(p, ""); err != nil {
+			return nil, dialects.Invalidf("bad name pattern %q: %v", p, err)
+		}
+	}
+	listing := &dialects.Listing{Locks: []dialects.LockEntry{}, Tables: []dialects.Table{}}
+	if opts.Strategy == dialects.StrategySession {
+		return listing, nil
+	}
+	namespaces := []string{b.ns}
+	if len(opts.Tables) > 0 {
+		namespaces = namespaces[:0]
+		for _, t := range opts.Tables {
+			if t.Name == "" && t.Preset == "" {
+				namespaces = append(namespaces, b.ns) // the known tables: the DSN's namespace
+				continue
+			}
+			l, err := b.LeaseLocker(t)
+			if err != nil {
+				return nil, err
+			}
+			namespaces = append(namespaces, l.(*Locker).ns)
+		}
+	}
+	seenNS := map[string]bool{}
+	for _, ns := range namespaces {
+		if seenNS[ns] {
+			continue
+		}
+		seenNS[ns] = true
+		list, err := b.leaseAPI(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, dialects.Wrap(Name, "list", b.requestErr("list the Leases of namespace "+ns, err))
+		}
+		listing.Tables = append(listing.Tables, dialects.Table{Preset: dialects.PresetSchedlock, Name: ns})
+		now := time.Now()
+		for i := range list.Items {
+			e := b.entry(&list.Items[i], now)
+			if opts.Keeps(e) {
+				listing.Locks = append(listing.Locks, e)
+			}
+		}
+	}
+	sort.Slice(listing.Locks, func(i, j int) bool {
+		a, c := listing.Locks[i], listing.Locks[j]
+		if a.Name != c.Name {
+			return a.Name < c.Name
+		}
+		return a.Source < c.Source
+	})
+	listing.Notes = append(listing.Notes, fmt.Sprintf("every Lease is listed, leader elections of controllers included; expiry is judged on this host's clock (unchanged for its duration, or renewTime plus duration plus %s)", b.cfg.maxSkew))
+	return listing, nil
+}
+
+// entry is the listing entry of a Lease read at now.
+func (b *Backend) entry(l *coordinationv1.Lease, now time.Time) dialects.LockEntry {
+	r := recordOf(l)
+	since := b.seen.note(l, now)
+	e := dialects.LockEntry{Name: lockNameOf(l.Name, l.Annotations), Owner: r.holder, Token: r.transitions, HasToken: true,
+		DBNow: now.UTC(), Strategy: dialects.StrategyTable, Source: l.Namespace, Preset: dialects.PresetSchedlock}
+	if e.Name != l.Name {
+		e.Key = l.Name
+	}
+	if !r.acquire.IsZero() {
+		e.LockedAt = r.acquire.UTC()
+	}
+	j := judge(r, since, now, b.cfg.maxSkew)
+	switch {
+	case r.holder == "":
+		e.State = dialects.StateFree
+	case j.free:
+		e.State, e.Until = dialects.StateExpired, j.until.UTC()
+	default:
+		e.State, e.Until = dialects.StateHeld, j.until.UTC()
+	}
+	return e
+}
+
+// FindLock implements dialects.LockLister: the Lease of the lock called
+// name (in the backend's namespace, or in tables' namespaces).
+func (b *Backend) FindLock(ctx context.Context, name string, tables []dialects.Table) (*dialects.Listing, error) {
+	if _, err := leaseName(name); err != nil {
+		return nil, err
+	}
+	listing, err := b.ListLocks(ctx, dialects.ListOptions{Tables: tables, All: true})
+	if err != nil {
+		return nil, err
+	}
+	var exact []dialects.LockEntry
+	for _, e := range listing.Locks {
+		if e.Name == name {
+			exact = append(exact, e)
+		}
+	}
+	listing.Locks = append([]dialects.LockEntry{}, exact...)
+	return listing, nil
+}
+
+// Liquibase implements dialects.LockBreaker: Kubernetes has no Liquibase
+// table.
+func (b *Backend) Liquibase(string) (dialects.LiquibaseLock, error) {
+	return nil, fmt.Errorf("%w: Kubernetes has no Liquibase lock table", dialects.ErrUnsupported)
+}
+
+// LockAdmin implements dialects.LockBreaker: nil, Kubernetes has no
+// session locks.
+func (b *Backend) LockAdmin() dialects.LockAdmin { return nil }
