@@ -132,8 +132,11 @@ func (b *Backend) Locker(strategy dialects.Strategy, t dialects.Table) (dialects
 	return nil, dialects.Invalidf("unknown strategy %q: use session or table", strategy)
 }
 
-// LeaseLocker returns the locker on the namespace t names: the backend's
-// for the default table name, else the table name itself.
+// LeaseLocker returns the locker t names: the backend's namespace for the
+// default table name; the namespace of that name for a table name that is
+// a namespace name; else the backend's namespace, with the table name and
+// "/" before each lock name (a table of its own, as `bench` and
+// `selfcheck` make them).
 func (b *Backend) LeaseLocker(t dialects.Table) (dialects.LeaseLocker, error) {
 	preset := t.Preset
 	if preset == "" {
@@ -146,14 +149,14 @@ func (b *Backend) LeaseLocker(t dialects.Table) (dialects.LeaseLocker, error) {
 	if err != nil {
 		return nil, err
 	}
-	ns := s.Table
-	if ns == "schedlock" {
-		ns = b.ns
+	switch ns := s.Table; {
+	case ns == "schedlock":
+		return &Locker{b: b, ns: b.ns, schema: s}, nil
+	case validNamespace(ns):
+		return &Locker{b: b, ns: ns, schema: s}, nil
+	default:
+		return &Locker{b: b, ns: b.ns, prefix: ns + "/", schema: s}, nil
 	}
-	if !validNamespace(ns) {
-		return nil, dialects.Invalidf("the table name %q is not a Kubernetes namespace name (lower-case letters, digits and '-', at most 63)", ns)
-	}
-	return &Locker{b: b, ns: ns, schema: s}, nil
 }
 
 // Recommend implements dialects.Backend.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 	"sort"
+	"strings"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -35,35 +36,46 @@ func (b *Backend) ListLocks(ctx context.Context, opts dialects.ListOptions) (*di
 	if opts.Strategy == dialects.StrategySession {
 		return listing, nil
 	}
-	namespaces := []string{b.ns}
+	lockers := []*Locker{{b: b, ns: b.ns}}
 	if len(opts.Tables) > 0 {
-		namespaces = namespaces[:0]
+		lockers = lockers[:0]
 		for _, t := range opts.Tables {
 			if t.Name == "" && t.Preset == "" {
-				namespaces = append(namespaces, b.ns) // the known tables: the DSN's namespace
+				lockers = append(lockers, &Locker{b: b, ns: b.ns}) // the known tables: the DSN's namespace
 				continue
 			}
 			l, err := b.LeaseLocker(t)
 			if err != nil {
 				return nil, err
 			}
-			namespaces = append(namespaces, l.(*Locker).ns)
+			lockers = append(lockers, l.(*Locker))
 		}
 	}
-	seenNS := map[string]bool{}
-	for _, ns := range namespaces {
-		if seenNS[ns] {
+	seen := map[string]bool{}
+	for _, l := range lockers {
+		if seen[l.ns+"\x00"+l.prefix] {
 			continue
 		}
-		seenNS[ns] = true
-		list, err := b.leaseAPI(ns).List(ctx, metav1.ListOptions{})
+		seen[l.ns+"\x00"+l.prefix] = true
+		list, err := b.leaseAPI(l.ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
-			return nil, dialects.Wrap(Name, "list", b.requestErr("list the Leases of namespace "+ns, err))
+			return nil, dialects.Wrap(Name, "list", b.requestErr("list the Leases of namespace "+l.ns, err))
 		}
-		listing.Tables = append(listing.Tables, dialects.Table{Preset: dialects.PresetSchedlock, Name: ns})
+		source := l.ns
+		if l.prefix != "" {
+			source = strings.TrimSuffix(l.prefix, "/")
+		}
+		listing.Tables = append(listing.Tables, dialects.Table{Preset: dialects.PresetSchedlock, Name: source})
 		now := time.Now()
 		for i := range list.Items {
 			e := b.entry(&list.Items[i], now)
+			if l.prefix != "" {
+				name, ok := strings.CutPrefix(e.Name, l.prefix)
+				if !ok {
+					continue
+				}
+				e.Name, e.Source = name, source
+			}
 			if opts.Keeps(e) {
 				listing.Locks = append(listing.Locks, e)
 			}
@@ -100,6 +112,9 @@ func (b *Backend) entry(l *coordinationv1.Lease, now time.Time) dialects.LockEnt
 		e.State, e.Until = dialects.StateExpired, j.until.UTC()
 	default:
 		e.State, e.Until = dialects.StateHeld, j.until.UTC()
+		if _, paused := dialects.PausedBy(r.holder); paused {
+			e.State = dialects.StatePaused
+		}
 	}
 	return e
 }

@@ -18,7 +18,16 @@ import (
 type Locker struct {
 	b      *Backend
 	ns     string
+	prefix string // "TABLE/" for a table name that is not a namespace name
 	schema dialects.Schema
+}
+
+// leaseName is the Lease name of the lock called name in this locker.
+func (l *Locker) leaseName(name string) (string, error) {
+	if err := dialects.CheckName(name); err != nil {
+		return "", err
+	}
+	return leaseName(l.prefix + name)
 }
 
 var _ dialects.LeaseLocker = (*Locker)(nil)
@@ -42,7 +51,7 @@ func unavailable(err error) bool {
 
 // Acquire implements dialects.Locker.
 func (l *Locker) Acquire(ctx context.Context, name string, opts dialects.Options) (dialects.Lease, error) {
-	lname, err := leaseName(name)
+	lname, err := l.leaseName(name)
 	if err != nil {
 		return nil, err
 	}
@@ -122,7 +131,7 @@ func (l *Locker) create(ctx context.Context, name, lname string, opts dialects.O
 	start := time.Now()
 	obj := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: lname, Namespace: l.ns}}
 	if isHashed(lname) {
-		obj.Annotations = map[string]string{NameAnnotation: name}
+		obj.Annotations = map[string]string{NameAnnotation: l.prefix + name}
 	}
 	setSpec(obj, record{holder: opts.Owner, duration: seconds(opts.AtMost), acquire: start, renew: start, transitions: 1})
 	out, err := l.leases().Create(ctx, obj, metav1.CreateOptions{})
@@ -167,7 +176,7 @@ func (l *Locker) started(name string, out *coordinationv1.Lease, start time.Time
 // (leaseTransitions), acquireTime and expiry as this process judges it.
 // A Lease without a holder is a free lock (found false).
 func (l *Locker) Inspect(ctx context.Context, name string) (dialects.Row, bool, error) {
-	lname, err := leaseName(name)
+	lname, err := l.leaseName(name)
 	if err != nil {
 		return dialects.Row{}, false, err
 	}
@@ -191,7 +200,7 @@ func (l *Locker) Handle(name, owner string, token int64, opts dialects.Options) 
 	if err != nil {
 		return nil, err
 	}
-	lname, err := leaseName(name)
+	lname, err := l.leaseName(name)
 	if err != nil {
 		return nil, err
 	}
@@ -203,7 +212,7 @@ func (l *Locker) Handle(name, owner string, token int64, opts dialects.Options) 
 // holder of a Lease that is still held, under the resourceVersion read,
 // as client-go's release does. It reports whether it did.
 func (l *Locker) Expire(ctx context.Context, name string) (bool, error) {
-	lname, err := leaseName(name)
+	lname, err := l.leaseName(name)
 	if err != nil {
 		return false, err
 	}
