@@ -32,6 +32,8 @@ type LeaseEnd struct {
 	err        error
 	refreshErr error
 	done       chan struct{}
+	onEnd      func() // OnEnd's hook
+	ending     func() // onEnd, due once the lock is let go
 }
 
 // Start sets the first Until and how an expiry is told: expired builds
@@ -41,6 +43,18 @@ func (e *LeaseEnd) Start(until time.Time, expired func(until time.Time, lastRefr
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.until, e.expired = until, expired
+}
+
+// OnEnd sets f to run once when the lease ends, however it ends (an
+// expiry, a loss, a release), after Done is closed and outside the
+// LeaseEnd's lock, so f may take a backend's lock to forget the lease.
+// Set it with Start, before sharing the lease. An expiry is noticed by
+// the timer behind Done, or by the next call that looks: a backend that
+// must forget every lease at its Until calls Done at the acquire.
+func (e *LeaseEnd) OnEnd(f func()) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.onEnd = f
 }
 
 // ExpiredLease is the expiry error of Start for the lease of lock name in
@@ -67,7 +81,7 @@ func (e *LeaseEnd) Until() time.Time {
 // lost otherwise (an expiry due by now included).
 func (e *LeaseEnd) Err() error {
 	e.mu.Lock()
-	defer e.mu.Unlock()
+	defer e.unlock()
 	e.expireIfDueLocked()
 	return e.err
 }
@@ -76,7 +90,7 @@ func (e *LeaseEnd) Err() error {
 // loss, or on a release.
 func (e *LeaseEnd) Done() <-chan struct{} {
 	e.mu.Lock()
-	defer e.mu.Unlock()
+	defer e.unlock()
 	if e.done == nil {
 		e.expireIfDueLocked()
 		e.done = make(chan struct{})
@@ -111,7 +125,7 @@ func (e *LeaseEnd) RefreshFailed(err error) error {
 // error.
 func (e *LeaseEnd) Extend(until time.Time) error {
 	e.mu.Lock()
-	defer e.mu.Unlock()
+	defer e.unlock()
 	if e.expireIfDueLocked(); e.finished {
 		return e.endedErrLocked()
 	}
@@ -126,7 +140,7 @@ func (e *LeaseEnd) Extend(until time.Time) error {
 // included) and its error: nil after a release.
 func (e *LeaseEnd) Ended() (bool, error) {
 	e.mu.Lock()
-	defer e.mu.Unlock()
+	defer e.unlock()
 	e.expireIfDueLocked()
 	return e.finished, e.err
 }
@@ -136,7 +150,7 @@ func (e *LeaseEnd) Ended() (bool, error) {
 // err, or the earlier end's.
 func (e *LeaseEnd) End(err error) error {
 	e.mu.Lock()
-	defer e.mu.Unlock()
+	defer e.unlock()
 	if e.expireIfDueLocked(); !e.finished {
 		e.endLocked(err)
 	}
@@ -177,15 +191,28 @@ func (e *LeaseEnd) armLocked() {
 // fire ends the lease when its timer fires, unless a refresh re-armed it.
 func (e *LeaseEnd) fire(gen uint64) {
 	e.mu.Lock()
-	defer e.mu.Unlock()
+	defer e.unlock()
 	if !e.finished && gen == e.gen {
 		e.endLocked(e.expired(e.until, e.refreshErr))
 	}
 }
 
-// endLocked finishes the lease with err.
+// unlock lets the lock go, then runs the OnEnd hook if the lease ended
+// under it.
+func (e *LeaseEnd) unlock() {
+	f := e.ending
+	e.ending = nil
+	e.mu.Unlock()
+	if f != nil {
+		f()
+	}
+}
+
+// endLocked finishes the lease with err; the OnEnd hook is left for
+// unlock.
 func (e *LeaseEnd) endLocked(err error) {
 	e.finished = true
+	e.ending = e.onEnd
 	e.err = err
 	if e.timer != nil {
 		e.timer.Stop()

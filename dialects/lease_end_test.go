@@ -127,3 +127,49 @@ func TestLeaseEndZeroUntil(t *testing.T) {
 		t.Fatalf("a past Until did not end the lease: %v", err)
 	}
 }
+
+// TestLeaseEndOnEnd: the hook runs once however the lease ends — by its
+// timer, or by End, a second End running nothing — after Done is closed
+// and outside the LeaseEnd's lock (it reads the lease, which would
+// deadlock under it).
+func TestLeaseEndOnEnd(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		until time.Time
+		end   func(e *LeaseEnd)
+		want  error
+	}{
+		{"timer", time.Now().Add(10 * time.Millisecond), func(e *LeaseEnd) { e.Done() }, ErrLeaseLost},
+		{"release", time.Now().Add(time.Hour), func(e *LeaseEnd) { e.End(nil); e.End(ErrLeaseLost) }, nil},
+		{"due when asked", time.Now().Add(-time.Millisecond), func(e *LeaseEnd) { e.Ended() }, ErrLeaseLost},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newTestLeaseEnd(tc.until)
+			ran := make(chan error, 2)
+			e.OnEnd(func() {
+				select {
+				case <-e.Done():
+				default:
+					t.Error("the hook ran before Done was closed")
+				}
+				ran <- e.Err()
+			})
+			tc.end(e)
+			select {
+			case err := <-ran:
+				if !errors.Is(err, tc.want) {
+					t.Fatalf("the hook saw Err %v, want %v", err, tc.want)
+				}
+			case <-time.After(time.Minute):
+				t.Fatal("the hook did not run")
+			}
+			e.End(nil)
+			e.Err()
+			select {
+			case err := <-ran:
+				t.Fatalf("the hook ran again (Err %v)", err)
+			default:
+			}
+		})
+	}
+}

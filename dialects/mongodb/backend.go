@@ -179,7 +179,7 @@ func (b *Backend) Close() error {
 	}
 	b.mu.Unlock()
 	for _, l := range live {
-		l.end(fmt.Errorf("%w: the backend was closed", dialects.ErrLeaseLost))
+		l.End(fmt.Errorf("%w: the backend was closed", dialects.ErrLeaseLost))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -213,7 +213,7 @@ func (b *Backend) endLeases(coll, name, owner string, err error) {
 	}
 	b.mu.Unlock()
 	for _, s := range ended {
-		s.end(err)
+		s.End(err)
 	}
 }
 

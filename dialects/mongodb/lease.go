@@ -13,7 +13,13 @@ import (
 
 // lease is one acquire's lease, or a Handle (no timer; it reads the
 // document before each write).
+//
+// Its end (dialects.LeaseEnd) is at-most from the host time before the
+// acquire or the last refresh was sent; an acquire's lease ends then,
+// unrefreshed, and whichever way it ends the backend forgets it.
 type lease struct {
+	dialects.LeaseEnd
+
 	l               *Locker
 	name            string
 	owner           string
@@ -23,13 +29,17 @@ type lease struct {
 	handle          bool
 
 	mu sync.Mutex // serialises Refresh and Release
+}
 
-	endMu sync.Mutex
-	until time.Time
-	timer *time.Timer
-	ended bool
-	err   error
-	done  chan struct{}
+// newLease is a lease ending at until unless refreshed (zero on a
+// Handle: never), forgotten by the backend when it ends.
+func (l *Locker) newLease(s *lease, until time.Time) *lease {
+	s.l = l
+	s.Start(until, func(time.Time, error) error {
+		return fmt.Errorf("%w: the lease of %q ran out (at-most %s)", dialects.ErrLeaseLost, s.name, s.atMost)
+	})
+	s.OnEnd(func() { l.b.untrack(s) })
+	return s
 }
 
 func (s *lease) Name() string  { return s.name }
@@ -38,56 +48,6 @@ func (s *lease) Owner() string { return s.owner }
 // Token is the document's token after the acquire's $inc (native layout);
 // the shedlock layout has none.
 func (s *lease) Token() (int64, bool) { return s.token, s.token != 0 }
-
-func (s *lease) Done() <-chan struct{} { return s.done }
-
-func (s *lease) Until() time.Time {
-	s.endMu.Lock()
-	defer s.endMu.Unlock()
-	return s.until
-}
-
-func (s *lease) Err() error {
-	s.endMu.Lock()
-	defer s.endMu.Unlock()
-	return s.err
-}
-
-func (s *lease) isEnded() bool {
-	s.endMu.Lock()
-	defer s.endMu.Unlock()
-	return s.ended
-}
-
-// end ends the lease with err (nil: a clean release).
-func (s *lease) end(err error) {
-	s.endMu.Lock()
-	if s.ended {
-		s.endMu.Unlock()
-		return
-	}
-	s.ended = true
-	s.err = err
-	if s.timer != nil {
-		s.timer.Stop()
-	}
-	s.endMu.Unlock()
-	s.l.b.untrack(s)
-	close(s.done)
-}
-
-// expire ends a lease that ran out unrefreshed (holder's clock).
-func (s *lease) expire() {
-	s.endMu.Lock()
-	left := time.Until(s.until)
-	if left > 0 && !s.ended && s.timer != nil {
-		s.timer.Reset(left)
-		s.endMu.Unlock()
-		return
-	}
-	s.endMu.Unlock()
-	s.end(fmt.Errorf("%w: the lease of %q ran out (at-most %s)", dialects.ErrLeaseLost, s.name, s.atMost))
-}
 
 // ours matches this lease's document while its lease runs at now: the
 // owner and the acquire (token on the native layout, lockedAt on
@@ -113,7 +73,7 @@ func (s *lease) why(ctx context.Context, op string) error {
 	lost := func(why string) error {
 		err := fmt.Errorf("%w: %s of %q: %s", dialects.ErrLeaseLost, op, s.name, why)
 		if !s.handle {
-			s.end(err)
+			s.End(err)
 		}
 		return err
 	}
@@ -173,7 +133,7 @@ func (s *lease) Refresh(ctx context.Context) error {
 func (s *lease) refresh(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.handle && s.isEnded() {
+	if ended, _ := s.Ended(); ended && !s.handle { // an expiry due on this host's clock included
 		return s.afterEnd("refresh")
 	}
 	token, lockedAt, err := s.current(ctx, "refresh")
@@ -190,9 +150,8 @@ func (s *lease) refresh(ctx context.Context) error {
 	if res.MatchedCount == 0 {
 		return s.why(ctx, "refresh")
 	}
-	s.endMu.Lock()
-	s.until = start.Add(s.atMost)
-	s.endMu.Unlock()
+	// A lease that ended while the update was on its way stays ended.
+	_ = s.Extend(start.Add(s.atMost))
 	return nil
 }
 
@@ -207,7 +166,7 @@ func (s *lease) Release(ctx context.Context) error {
 func (s *lease) release(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.handle && s.isEnded() {
+	if ended, _ := s.Ended(); ended && !s.handle { // an expiry due on this host's clock included
 		return s.afterEnd("release")
 	}
 	token, lockedAt, err := s.current(ctx, "release")
@@ -231,6 +190,6 @@ func (s *lease) release(ctx context.Context) error {
 		// A lease of the same owner and name in this process ends too.
 		s.l.b.endLeases(s.l.layout.coll, s.name, s.owner, nil)
 	}
-	s.end(nil)
+	s.End(nil)
 	return nil
 }

@@ -160,8 +160,8 @@ func (l *Locker) try(ctx context.Context, name string, opts dialects.Options) (d
 	if err != nil {
 		return nil, l.b.failed("acquire", err)
 	}
-	s := &lease{l: l, name: name, owner: opts.Owner, lockedAt: now, atMost: opts.AtMost, atLeast: opts.AtLeast,
-		until: start.Add(opts.AtMost), done: make(chan struct{})}
+	s := l.newLease(&lease{name: name, owner: opts.Owner, lockedAt: now, atMost: opts.AtMost, atLeast: opts.AtLeast},
+		start.Add(opts.AtMost))
 	if l.layout.token {
 		v, err := raw.LookupErr(fieldToken)
 		tok, ok := v.AsInt64OK()
@@ -173,7 +173,7 @@ func (l *Locker) try(ctx context.Context, name string, opts dialects.Options) (d
 	if !l.b.track(s) {
 		return nil, fmt.Errorf("%w: the backend is closed", dialects.ErrLeaseLost)
 	}
-	s.timer = time.AfterFunc(opts.AtMost, s.expire)
+	s.Done() // the timer: the lease ends, and is forgotten, at its end
 	if err := ctx.Err(); err != nil {
 		s.atLeast = 0 // the job never ran
 		return nil, dialects.Abandon(ctx, err, s.Release)
@@ -223,8 +223,8 @@ func (l *Locker) Handle(name, owner string, token int64, opts dialects.Options) 
 	if err != nil {
 		return nil, err
 	}
-	return &lease{l: l, name: name, owner: owner, token: token, atMost: opts.AtMost,
-		atLeast: opts.AtLeast, handle: true, done: make(chan struct{})}, nil
+	return l.newLease(&lease{name: name, owner: owner, token: token, atMost: opts.AtMost,
+		atLeast: opts.AtLeast, handle: true}, time.Time{}), nil
 }
 
 // Expire implements dialects.LeaseLocker: one update ends a live lease

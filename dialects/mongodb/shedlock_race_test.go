@@ -2,11 +2,7 @@ package mongodb_test
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"net/url"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,6 +12,7 @@ import (
 
 	"github.com/schedlock/schedlock/checks"
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/dialecttest"
 	"github.com/schedlock/schedlock/dialects/mongodb/shedlocksim"
 	"github.com/schedlock/schedlock/lock"
 )
@@ -80,66 +77,10 @@ func (l libraryLocker) Acquire(ctx context.Context, name string, opts dialects.O
 	return l.DB.Acquire(ctx, name, lock.Options(opts))
 }
 
-// raceShedLock races l against node on one name at a time: in every round
-// both try at once, the winner holds a short critical section, and an
-// overlap detector counts the holders inside it.
+// raceShedLock races l against node (dialecttest.RaceShedLock).
 func raceShedLock(ctx context.Context, t *testing.T, l dialects.Locker, node shedlocksim.Node) {
-	const rounds = 300
-	var inside, doubles, schedlockWins, shedlockWins atomic.Int64
-	critical := func(wins *atomic.Int64) {
-		if inside.Add(1) > 1 {
-			doubles.Add(1)
-		}
-		wins.Add(1)
-		time.Sleep(200 * time.Microsecond)
-		inside.Add(-1)
-	}
-	for round := range rounds {
-		name := fmt.Sprintf("job-%d", round%7)
-		var wg sync.WaitGroup
-		start := make(chan struct{})
-		errs := make(chan error, 2)
-		wg.Go(func() {
-			<-start
-			lease, err := l.Acquire(ctx, name, dialects.Options{AtMost: 10 * time.Second, Owner: "schedlock-node"})
-			if errors.Is(err, dialects.ErrHeld) {
-				return
-			}
-			if err != nil {
-				errs <- err
-				return
-			}
-			critical(&schedlockWins)
-			if err := lease.Release(ctx); err != nil {
-				errs <- err
-			}
-		})
-		wg.Go(func() {
-			<-start
-			held, ok, err := node.Lock(ctx, name, 10*time.Second)
-			if err != nil || !ok {
-				if err != nil {
-					errs <- err
-				}
-				return
-			}
-			critical(&shedlockWins)
-			if err := node.Unlock(ctx, held, 0); err != nil {
-				errs <- err
-			}
-		})
-		close(start)
-		wg.Wait()
-		close(errs)
-		for err := range errs {
-			t.Fatalf("round %d: %v", round, err)
-		}
-	}
-	if d := doubles.Load(); d != 0 {
-		t.Fatalf("%d double holds in %d rounds", d, rounds)
-	}
-	if schedlockWins.Load() == 0 || shedlockWins.Load() == 0 {
-		t.Fatalf("schedlock won %d rounds, ShedLock %d: want both to win some", schedlockWins.Load(), shedlockWins.Load())
-	}
-	t.Logf("%d rounds: schedlock held %d times, ShedLock %d times, 0 double holds", rounds, schedlockWins.Load(), shedlockWins.Load())
+	dialecttest.RaceShedLock(ctx, t, l, "job-%d", func(ctx context.Context, name string, atMost time.Duration) (func(context.Context) error, bool, error) {
+		held, ok, err := node.Lock(ctx, name, atMost)
+		return func(ctx context.Context) error { return node.Unlock(ctx, held, 0) }, ok, err
+	})
 }

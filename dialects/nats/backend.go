@@ -169,7 +169,7 @@ func (b *Backend) Close() error {
 	}
 	b.mu.Unlock()
 	for _, l := range live {
-		l.end(fmt.Errorf("%w: the backend was closed", dialects.ErrLeaseLost))
+		l.End(fmt.Errorf("%w: the backend was closed", dialects.ErrLeaseLost))
 	}
 	b.nc.Close()
 	return nil

@@ -12,7 +12,13 @@ import (
 
 // lease is one acquire's lease, or a Handle (no timer; rev 0: it reads
 // the key before each write).
+//
+// Its end (dialects.LeaseEnd) is at-most from the host time before the
+// acquire or the last refresh was sent; an acquire's lease ends then,
+// unrefreshed, and whichever way it ends the backend forgets it.
 type lease struct {
+	dialects.LeaseEnd
+
 	l               *Locker
 	name, key       string
 	owner           string
@@ -21,15 +27,19 @@ type lease struct {
 	atMost, atLeast time.Duration
 	handle          bool
 
-	mu    sync.Mutex // serialises Refresh and Release
-	rev   uint64     // the revision of our last write
-	until time.Time
-	timer *time.Timer
+	mu  sync.Mutex // serialises Refresh and Release
+	rev uint64     // the revision of our last write
+}
 
-	endMu sync.Mutex
-	ended bool
-	err   error
-	done  chan struct{}
+// newLease is a lease ending at until unless refreshed (zero on a
+// Handle: never), forgotten by the backend when it ends.
+func (l *Locker) newLease(s *lease, until time.Time) *lease {
+	s.l = l
+	s.Start(until, func(time.Time, error) error {
+		return fmt.Errorf("%w: the lease of %q ran out (at-most %s)", dialects.ErrLeaseLost, s.name, s.atMost)
+	})
+	s.OnEnd(func() { l.b.untrack(s) })
+	return s
 }
 
 func (s *lease) Name() string  { return s.name }
@@ -38,69 +48,6 @@ func (s *lease) Owner() string { return s.owner }
 // Token is the KV revision of the acquire write.
 func (s *lease) Token() (int64, bool) { return int64(s.token), s.token != 0 }
 
-func (s *lease) Done() <-chan struct{} { return s.done }
-
-func (s *lease) Until() time.Time {
-	s.endMu.Lock()
-	defer s.endMu.Unlock()
-	return s.until
-}
-
-func (s *lease) Err() error {
-	s.endMu.Lock()
-	defer s.endMu.Unlock()
-	return s.err
-}
-
-func (s *lease) isEnded() bool {
-	s.endMu.Lock()
-	defer s.endMu.Unlock()
-	return s.ended
-}
-
-// end ends the lease with err (nil: a clean release).
-func (s *lease) end(err error) {
-	s.endMu.Lock()
-	if s.ended {
-		s.endMu.Unlock()
-		return
-	}
-	s.ended = true
-	s.err = err
-	if s.timer != nil {
-		s.timer.Stop()
-	}
-	s.endMu.Unlock()
-	s.l.b.untrack(s)
-	close(s.done)
-}
-
-// expire ends a lease that ran out unrefreshed (holder's clock).
-func (s *lease) expire() {
-	s.endMu.Lock()
-	left := time.Until(s.until)
-	s.endMu.Unlock()
-	if left > 0 {
-		s.endMu.Lock()
-		if s.timer != nil && !s.ended {
-			s.timer.Reset(left)
-		}
-		s.endMu.Unlock()
-		return
-	}
-	s.end(fmt.Errorf("%w: the lease of %q ran out (at-most %s)", dialects.ErrLeaseLost, s.name, s.atMost))
-}
-
-// dueNow ends a lease whose end has passed on this host's clock, as its
-// timer will (which a busy host may run late), and reports whether it did.
-func (s *lease) dueNow() bool {
-	if time.Now().Before(s.Until()) {
-		return false
-	}
-	s.expire()
-	return true
-}
-
 // current reads the key and checks it is still this lease's: the
 // revision to write under, and the value. A lease from Acquire also
 // checks its last revision.
@@ -108,7 +55,7 @@ func (s *lease) current(ctx context.Context, kv ops, op string) (state, error) {
 	lost := func(why string) error {
 		err := fmt.Errorf("%w: %s of %q: %s", dialects.ErrLeaseLost, op, s.name, why)
 		if !s.handle {
-			s.end(err)
+			s.End(err)
 		}
 		return err
 	}
@@ -147,7 +94,7 @@ func (s *lease) Refresh(ctx context.Context) error {
 func (s *lease) refresh(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.handle && (s.isEnded() || s.dueNow()) {
+	if ended, _ := s.Ended(); ended && !s.handle { // an expiry due on this host's clock included
 		return s.afterEnd("refresh")
 	}
 	kv, err := s.l.store(ctx)
@@ -181,9 +128,8 @@ func (s *lease) refresh(ctx context.Context) error {
 		return netErr("update", err)
 	}
 	s.rev = nrev
-	s.endMu.Lock()
-	s.until = start.Add(s.atMost)
-	s.endMu.Unlock()
+	// A lease that ended while the update was on its way stays ended.
+	_ = s.Extend(start.Add(s.atMost))
 	return nil
 }
 
@@ -196,7 +142,7 @@ func (s *lease) Release(ctx context.Context) error {
 func (s *lease) release(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.handle && (s.isEnded() || s.dueNow()) {
+	if ended, _ := s.Ended(); ended && !s.handle { // an expiry due on this host's clock included
 		return s.afterEnd("release")
 	}
 	kv, err := s.l.store(ctx)
@@ -245,9 +191,9 @@ func (s *lease) release(ctx context.Context) error {
 		}
 		s.l.b.mu.Unlock()
 		for _, o := range ended {
-			o.end(nil)
+			o.End(nil)
 		}
 	}
-	s.end(nil)
+	s.End(nil)
 	return nil
 }

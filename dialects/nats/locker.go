@@ -164,12 +164,12 @@ func (l *Locker) try(ctx context.Context, name string, opts dialects.Options) (d
 	if err != nil {
 		return nil, netErr("create "+key, err)
 	}
-	s := &lease{l: l, name: name, key: key, owner: opts.Owner, token: rev, rev: rev, lockedAt: start,
-		atMost: opts.AtMost, atLeast: opts.AtLeast, until: start.Add(opts.AtMost), done: make(chan struct{})}
+	s := l.newLease(&lease{name: name, key: key, owner: opts.Owner, token: rev, rev: rev, lockedAt: start,
+		atMost: opts.AtMost, atLeast: opts.AtLeast}, start.Add(opts.AtMost))
 	if !l.b.track(s) {
 		return nil, fmt.Errorf("%w: the backend is closed", dialects.ErrLeaseLost)
 	}
-	s.timer = time.AfterFunc(opts.AtMost, s.expire)
+	s.Done() // the timer: the lease ends, and is forgotten, at its end
 	return s, nil
 }
 
@@ -209,8 +209,8 @@ func (l *Locker) Handle(name, owner string, token int64, opts dialects.Options) 
 	if err != nil {
 		return nil, err
 	}
-	return &lease{l: l, name: name, key: key, owner: owner, token: uint64(token), atMost: opts.AtMost,
-		atLeast: opts.AtLeast, handle: true, done: make(chan struct{})}, nil
+	return l.newLease(&lease{name: name, key: key, owner: owner, token: uint64(token), atMost: opts.AtMost,
+		atLeast: opts.AtLeast, handle: true}, time.Time{}), nil
 }
 
 // Expire implements dialects.LeaseLocker: it deletes a live lease's key
@@ -257,7 +257,7 @@ func (l *Locker) Expire(ctx context.Context, name string) (bool, error) {
 		}
 		l.b.mu.Unlock()
 		for _, s := range ended {
-			s.end(fmt.Errorf("%w: lock %q was force-released", dialects.ErrLeaseLost, name))
+			s.End(fmt.Errorf("%w: lock %q was force-released", dialects.ErrLeaseLost, name))
 		}
 		return true, nil
 	}
