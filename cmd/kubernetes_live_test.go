@@ -206,7 +206,8 @@ func TestKubernetesBadInput(t *testing.T) {
 // its holder, `run` skips its command (exit 0, naming the holder), a
 // guarded `unlock` with another
 // owner is refused (exit 3) and changes nothing; schedlock's own lock
-// runs, is listed while held, and is freed by a guarded unlock.
+// runs, is listed while held, and is freed by a guarded unlock; bench
+// reports the engine beside the raw cycle.
 func TestKubernetesCommands(t *testing.T) {
 	dsn, kubeconfig := kubeLive(t)
 	leases := kubeLeases(t, kubeconfig, "default")
@@ -256,6 +257,12 @@ func TestKubernetesCommands(t *testing.T) {
 	}
 	if err := s.Refresh(t.Context()); !errors.Is(err, dialects.ErrLeaseLost) {
 		t.Errorf("refresh after the owner's unlock: %v, want ErrLeaseLost", err)
+	}
+
+	// bench reports the engine beside the raw client-go cycle.
+	r = runCmd(t, false, nil, "bench", "--dsn", dsn, "--cycles", "20")
+	if r.err != nil || !strings.Contains(r.stdout, "raw statements") || !strings.Contains(r.stdout, "engine") || !strings.Contains(r.stdout, "GET /version") {
+		t.Errorf("bench: %v\n%s%s", r.err, r.stdout, r.stderr)
 	}
 }
 
