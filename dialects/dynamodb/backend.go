@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -42,12 +41,7 @@ type Backend struct {
 	// requests counts the HTTP requests sent, retries included.
 	requests atomic.Int64
 
-	mu     sync.Mutex
-	leases map[*lease]struct{} // live leases, ended by Close and Expire
-	closed bool
-	// sweepAt is the number of tracked leases at which track sweeps the
-	// ended ones out.
-	sweepAt int
+	leases dialects.LeaseSet[*lease] // live leases, ended by Close and Expire
 	// transport is the HTTP client's, whose idle connections Close closes.
 	transport *http.Transport
 }
@@ -72,7 +66,7 @@ func Open(ctx context.Context, conn string) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Backend{cfg: cfg, leases: map[*lease]struct{}{}}
+	b := &Backend{cfg: cfg}
 	// The SDK's buildable client (the configuration adds a CA bundle to
 	// it, AWS_CA_BUNDLE), with the dial bounded too; once the configuration
 	// is read its transport goes into a client whose idle connections
@@ -162,14 +156,7 @@ func (b *Backend) Detected() dialects.Info { return b.info }
 
 // Locker implements dialects.Backend: the table strategy only.
 func (b *Backend) Locker(strategy dialects.Strategy, t dialects.Table) (dialects.Locker, error) {
-	switch strategy {
-	case dialects.StrategyTable:
-		return b.LeaseLocker(t)
-	case dialects.StrategySession:
-		return nil, dialects.Wrap(Name, "session locker", dialects.WithRemedy(
-			fmt.Errorf("%w: DynamoDB has no session locks; its locks are leases (the table strategy)", dialects.ErrUnsupported), dialects.UseTableStrategy))
-	}
-	return nil, dialects.Invalidf("unknown strategy %q: use session or table", strategy)
+	return dialects.LeaseOnlyLocker(Name, "DynamoDB has no session locks; its locks are leases (the table strategy)", strategy, t, b.LeaseLocker)
 }
 
 // LeaseLocker returns the locker on the table t names: Preset schedlock
@@ -226,19 +213,8 @@ func (b *Backend) LockAdmin() dialects.LockAdmin { return nil }
 // Close implements dialects.Backend: live leases end and the client's
 // idle HTTP connections close.
 func (b *Backend) Close() error {
-	b.mu.Lock()
-	if b.closed {
-		b.mu.Unlock()
+	if !b.leases.Close(func(l *lease) { _ = l.End(dialects.Wrap(Name, "lease", dialects.BackendClosed())) }) {
 		return nil
-	}
-	b.closed = true
-	live := make([]*lease, 0, len(b.leases))
-	for l := range b.leases {
-		live = append(live, l)
-	}
-	b.mu.Unlock()
-	for _, l := range live {
-		_ = l.End(dialects.Wrap(Name, "lease", fmt.Errorf("%w: the backend was closed", dialects.ErrLeaseLost)))
 	}
 	if b.transport != nil {
 		b.transport.CloseIdleConnections()
@@ -248,42 +224,17 @@ func (b *Backend) Close() error {
 
 // track records a live lease, for Close and Expire to end. A lease that
 // expired unreleased is not untracked by its timer: they are swept here
-// once the map has grown past its size at the last sweep.
+// once the set has grown past twice its size at the last sweep.
 func (b *Backend) track(l *lease) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.closed {
-		return false
-	}
-	if len(b.leases) >= b.sweepAt {
-		for o := range b.leases {
-			if ended, _ := o.Ended(); ended {
-				delete(b.leases, o)
-			}
-		}
-		b.sweepAt = max(64, 2*len(b.leases))
-	}
-	b.leases[l] = struct{}{}
-	return true
-}
-
-func (b *Backend) untrack(l *lease) {
-	b.mu.Lock()
-	delete(b.leases, l)
-	b.mu.Unlock()
+	return b.leases.TrackSweeping(l, func(o *lease) bool {
+		ended, _ := o.Ended()
+		return ended
+	})
 }
 
 // endLeases ends this process's leases of name in table with err.
 func (b *Backend) endLeases(table, name string, err error) {
-	b.mu.Lock()
-	var ended []*lease
-	for l := range b.leases {
-		if l.locker.layout.table == table && l.name == name {
-			ended = append(ended, l)
-		}
-	}
-	b.mu.Unlock()
-	for _, l := range ended {
+	for _, l := range b.leases.Matching(func(l *lease) bool { return l.locker.layout.table == table && l.name == name }) {
 		_ = l.End(err)
 	}
 }

@@ -64,7 +64,7 @@ func (s *lease) Token() (int64, bool) {
 // End ends the lease and forgets it in the backend.
 func (s *lease) End(err error) error {
 	e := s.LeaseEnd.End(err)
-	s.locker.b.untrack(s)
+	s.locker.b.leases.Untrack(s)
 	return e
 }
 
@@ -194,15 +194,9 @@ func (s *lease) Release(ctx context.Context) error {
 	}
 	if s.handle {
 		// A lease of the same owner and name in this process ends too.
-		s.locker.b.mu.Lock()
-		var ended []*lease
-		for o := range s.locker.b.leases {
-			if o.locker.layout.table == s.locker.layout.table && o.name == s.name && o.owner == s.owner {
-				ended = append(ended, o)
-			}
-		}
-		s.locker.b.mu.Unlock()
-		for _, o := range ended {
+		for _, o := range s.locker.b.leases.Matching(func(o *lease) bool {
+			return o.locker.layout.table == s.locker.layout.table && o.name == s.name && o.owner == s.owner
+		}) {
 			_ = o.End(nil)
 		}
 	}

@@ -360,14 +360,7 @@ func (b *Backend) Root() string { return b.cfg.root }
 // Locker implements dialects.Backend: the table strategy on t (see
 // TableLocker); the session strategy is unsupported.
 func (b *Backend) Locker(strategy dialects.Strategy, t dialects.Table) (dialects.Locker, error) {
-	switch strategy {
-	case dialects.StrategyTable:
-		return b.LeaseLocker(t)
-	case dialects.StrategySession:
-		return nil, dialects.Wrap(Name, "session locker", dialects.WithRemedy(
-			fmt.Errorf("%w: etcd has no session locks; its locks are leases (the table strategy)", dialects.ErrUnsupported), dialects.UseTableStrategy))
-	}
-	return nil, dialects.Invalidf("unknown strategy %q: use session or table", strategy)
+	return dialects.LeaseOnlyLocker(Name, "etcd has no session locks; its locks are leases (the table strategy)", strategy, t, b.LeaseLocker)
 }
 
 // LeaseLocker returns the locker of the lock space t names: the DSN prefix

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/version"
@@ -27,9 +26,7 @@ type Backend struct {
 	info   dialects.Info
 	seen   *observer
 
-	mu     sync.Mutex
-	leases map[*lease]struct{} // live leases, ended by Close
-	closed bool
+	leases dialects.LeaseSet[*lease] // live leases, ended by Close
 }
 
 var _ dialects.Backend = (*Backend)(nil)
@@ -52,7 +49,7 @@ func Open(ctx context.Context, conn string) (*Backend, error) {
 	if err != nil {
 		return nil, dialects.Invalidf("kubernetes: client configuration: %v", oneLine(err))
 	}
-	b := &Backend{cfg: cfg, ns: ns, host: hostOf(rc.Host), rc: rc, cli: cli, seen: newObserver(), leases: map[*lease]struct{}{}}
+	b := &Backend{cfg: cfg, ns: ns, host: hostOf(rc.Host), rc: rc, cli: cli, seen: newObserver()}
 	vctx, cancel := context.WithTimeout(ctx, cfg.timeout)
 	defer cancel()
 	raw, err := cli.Get().AbsPath("/version").Do(vctx).Raw()
@@ -122,14 +119,7 @@ func (b *Backend) Namespace() string { return b.ns }
 
 // Locker implements dialects.Backend: the table strategy only.
 func (b *Backend) Locker(strategy dialects.Strategy, t dialects.Table) (dialects.Locker, error) {
-	switch strategy {
-	case dialects.StrategyTable:
-		return b.LeaseLocker(t)
-	case dialects.StrategySession:
-		return nil, dialects.Wrap(Name, "session locker", dialects.WithRemedy(
-			fmt.Errorf("%w: Kubernetes has no session locks; its locks are Leases (the table strategy)", dialects.ErrUnsupported), dialects.UseTableStrategy))
-	}
-	return nil, dialects.Invalidf("unknown strategy %q: use session or table", strategy)
+	return dialects.LeaseOnlyLocker(Name, "Kubernetes has no session locks; its locks are Leases (the table strategy)", strategy, t, b.LeaseLocker)
 }
 
 // LeaseLocker returns the locker t names: the backend's namespace for the
@@ -167,51 +157,16 @@ func (b *Backend) Recommend() (dialects.Strategy, string) {
 // Close implements dialects.Backend: live leases end (without a request:
 // their Lease runs out as client-go's does when its holder stops).
 func (b *Backend) Close() error {
-	b.mu.Lock()
-	if b.closed {
-		b.mu.Unlock()
-		return nil
-	}
-	b.closed = true
-	live := make([]*lease, 0, len(b.leases))
-	for l := range b.leases {
-		live = append(live, l)
-	}
-	b.mu.Unlock()
-	for _, l := range live {
-		l.end(fmt.Errorf("%w: the backend was closed", dialects.ErrLeaseLost))
-	}
+	b.leases.Close(func(l *lease) { l.end(dialects.BackendClosed()) })
 	return nil
-}
-
-func (b *Backend) track(l *lease) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.closed {
-		return false
-	}
-	b.leases[l] = struct{}{}
-	return true
-}
-
-func (b *Backend) untrack(l *lease) {
-	b.mu.Lock()
-	delete(b.leases, l)
-	b.mu.Unlock()
 }
 
 // endLocal ends this process's live leases of the Lease ns/name whose
 // owner is owner (any owner when owner is empty), with err.
 func (b *Backend) endLocal(ns, name, owner string, err error) {
-	b.mu.Lock()
-	var ended []*lease
-	for l := range b.leases {
-		if l.l.ns == ns && l.lease == name && (owner == "" || l.owner == owner) {
-			ended = append(ended, l)
-		}
-	}
-	b.mu.Unlock()
-	for _, l := range ended {
+	for _, l := range b.leases.Matching(func(l *lease) bool {
+		return l.l.ns == ns && l.lease == name && (owner == "" || l.owner == owner)
+	}) {
 		l.end(err)
 	}
 }

@@ -74,7 +74,7 @@ func (s *lease) end(err error) {
 		s.timer.Stop()
 	}
 	s.endMu.Unlock()
-	s.l.b.untrack(s)
+	s.l.b.leases.Untrack(s)
 	close(s.done)
 }
 

@@ -165,7 +165,7 @@ func (l *Locker) started(name string, out *coordinationv1.Lease, start time.Time
 	l.b.seen.noteOwn(out)
 	s := &lease{l: l, name: name, lease: out.Name, owner: opts.Owner, token: recordOf(out).transitions, obj: out,
 		lockedAt: start, atMost: opts.AtMost, atLeast: opts.AtLeast, until: start.Add(opts.AtMost), done: make(chan struct{})}
-	if !l.b.track(s) {
+	if !l.b.leases.Track(s) {
 		return nil, fmt.Errorf("%w: the backend is closed", dialects.ErrLeaseLost)
 	}
 	s.timer = time.AfterFunc(opts.AtMost, s.expire)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -35,9 +34,7 @@ type Backend struct {
 	// the localTime of the last hello (see serverNow).
 	offset atomic.Int64
 
-	mu     sync.Mutex
-	leases map[*lease]struct{} // live leases, ended by Close
-	closed bool
+	leases dialects.LeaseSet[*lease] // live leases, ended by Close
 }
 
 var (
@@ -71,7 +68,7 @@ func Open(ctx context.Context, conn string) (*Backend, error) {
 	if err != nil {
 		return nil, dialects.Invalidf("the MongoDB DSN: %s", cfg.redact(err.Error()))
 	}
-	b := &Backend{cfg: cfg, client: client, leases: map[*lease]struct{}{}}
+	b := &Backend{cfg: cfg, client: client}
 	// Lock writes are acknowledged by a majority unless the DSN asks for
 	// another write concern (w=…), which detection reports as a risk.
 	var dbOpts []options.Lister[options.DatabaseOptions]
@@ -130,14 +127,7 @@ func (b *Backend) serverNow() time.Time {
 
 // Locker implements dialects.Backend: the table strategy only.
 func (b *Backend) Locker(strategy dialects.Strategy, t dialects.Table) (dialects.Locker, error) {
-	switch strategy {
-	case dialects.StrategyTable:
-		return b.LeaseLocker(t)
-	case dialects.StrategySession:
-		return nil, dialects.Wrap(Name, "session locker", dialects.WithRemedy(
-			fmt.Errorf("%w: MongoDB has no session locks; its locks are leases in a collection (the table strategy)", dialects.ErrUnsupported), dialects.UseTableStrategy))
-	}
-	return nil, dialects.Invalidf("unknown strategy %q: use session or table", strategy)
+	return dialects.LeaseOnlyLocker(Name, "MongoDB has no session locks; its locks are leases in a collection (the table strategy)", strategy, t, b.LeaseLocker)
 }
 
 // LeaseLocker implements dialects.LockBreaker: the locker on the
@@ -167,52 +157,19 @@ func (b *Backend) Recommend() (dialects.Strategy, string) {
 // Close implements dialects.Backend: live leases end, the client
 // disconnects.
 func (b *Backend) Close() error {
-	b.mu.Lock()
-	if b.closed {
-		b.mu.Unlock()
+	if !b.leases.Close(func(l *lease) { l.End(dialects.BackendClosed()) }) {
 		return nil
-	}
-	b.closed = true
-	live := make([]*lease, 0, len(b.leases))
-	for l := range b.leases {
-		live = append(live, l)
-	}
-	b.mu.Unlock()
-	for _, l := range live {
-		l.End(fmt.Errorf("%w: the backend was closed", dialects.ErrLeaseLost))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	return b.client.Disconnect(ctx)
 }
 
-func (b *Backend) track(l *lease) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.closed {
-		return false
-	}
-	b.leases[l] = struct{}{}
-	return true
-}
-
-func (b *Backend) untrack(l *lease) {
-	b.mu.Lock()
-	delete(b.leases, l)
-	b.mu.Unlock()
-}
-
 // endLeases ends this process's live leases of name in coll with err.
 func (b *Backend) endLeases(coll, name, owner string, err error) {
-	b.mu.Lock()
-	var ended []*lease
-	for s := range b.leases {
-		if s.l.layout.coll == coll && s.name == name && (owner == "" || s.owner == owner) {
-			ended = append(ended, s)
-		}
-	}
-	b.mu.Unlock()
-	for _, s := range ended {
+	for _, s := range b.leases.Matching(func(s *lease) bool {
+		return s.l.layout.coll == coll && s.name == name && (owner == "" || s.owner == owner)
+	}) {
 		s.End(err)
 	}
 }

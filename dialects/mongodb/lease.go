@@ -38,7 +38,7 @@ func (l *Locker) newLease(s *lease, until time.Time) *lease {
 	s.Start(until, func(time.Time, error) error {
 		return fmt.Errorf("%w: the lease of %q ran out (at-most %s)", dialects.ErrLeaseLost, s.name, s.atMost)
 	})
-	s.OnEnd(func() { l.b.untrack(s) })
+	s.OnEnd(func() { l.b.leases.Untrack(s) })
 	return s
 }
 

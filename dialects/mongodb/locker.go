@@ -170,7 +170,7 @@ func (l *Locker) try(ctx context.Context, name string, opts dialects.Options) (d
 		}
 		s.token = tok
 	}
-	if !l.b.track(s) {
+	if !l.b.leases.Track(s) {
 		return nil, fmt.Errorf("%w: the backend is closed", dialects.ErrLeaseLost)
 	}
 	s.Done() // the timer: the lease ends, and is forgotten, at its end

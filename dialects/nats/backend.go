@@ -23,8 +23,8 @@ type Backend struct {
 	mu     sync.Mutex
 	facts  facts
 	opened map[string]jetstream.Stream // bucket streams read, not yet taken by a locker
-	leases map[*lease]struct{}         // live leases, ended by Close
-	closed bool
+
+	leases dialects.LeaseSet[*lease] // live leases, ended by Close and Expire
 }
 
 var (
@@ -77,7 +77,7 @@ func Open(ctx context.Context, conn string) (*Backend, error) {
 		}
 		return nil, dialects.Unreachable(fmt.Errorf("nats %s: JetStream: %w", cfg.where(), err))
 	}
-	b := &Backend{cfg: cfg, nc: nc, js: js, leases: map[*lease]struct{}{}, opened: map[string]jetstream.Stream{}}
+	b := &Backend{cfg: cfg, nc: nc, js: js, opened: map[string]jetstream.Stream{}}
 	b.facts = facts{version: nc.ConnectedServerVersion(), cluster: nc.ConnectedClusterName(), buckets: map[string]bucketFacts{}}
 	mode := "single server"
 	if b.facts.cluster != "" {
@@ -98,14 +98,7 @@ func (b *Backend) Detected() dialects.Info { return b.info }
 
 // Locker implements dialects.Backend: the table strategy only.
 func (b *Backend) Locker(strategy dialects.Strategy, t dialects.Table) (dialects.Locker, error) {
-	switch strategy {
-	case dialects.StrategyTable:
-		return b.LeaseLocker(t)
-	case dialects.StrategySession:
-		return nil, dialects.Wrap(Name, "session locker", dialects.WithRemedy(
-			fmt.Errorf("%w: NATS has no session locks; its locks are leases (the table strategy)", dialects.ErrUnsupported), dialects.UseTableStrategy))
-	}
-	return nil, dialects.Invalidf("unknown strategy %q: use session or table", strategy)
+	return dialects.LeaseOnlyLocker(Name, "NATS has no session locks; its locks are leases (the table strategy)", strategy, t, b.LeaseLocker)
 }
 
 // LeaseLocker returns the locker on the bucket t names, in the layout of
@@ -157,36 +150,9 @@ func (b *Backend) Recommend() (dialects.Strategy, string) {
 
 // Close implements dialects.Backend: live leases end, the connection closes.
 func (b *Backend) Close() error {
-	b.mu.Lock()
-	if b.closed {
-		b.mu.Unlock()
+	if !b.leases.Close(func(l *lease) { l.End(dialects.BackendClosed()) }) {
 		return nil
-	}
-	b.closed = true
-	live := make([]*lease, 0, len(b.leases))
-	for l := range b.leases {
-		live = append(live, l)
-	}
-	b.mu.Unlock()
-	for _, l := range live {
-		l.End(fmt.Errorf("%w: the backend was closed", dialects.ErrLeaseLost))
 	}
 	b.nc.Close()
 	return nil
-}
-
-func (b *Backend) track(l *lease) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.closed {
-		return false
-	}
-	b.leases[l] = struct{}{}
-	return true
-}
-
-func (b *Backend) untrack(l *lease) {
-	b.mu.Lock()
-	delete(b.leases, l)
-	b.mu.Unlock()
 }

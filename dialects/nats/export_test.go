@@ -2,7 +2,5 @@ package nats
 
 // Tracked is the number of leases the backend keeps for Close and Expire.
 func (b *Backend) Tracked() int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return len(b.leases)
+	return b.leases.Len()
 }

@@ -38,7 +38,7 @@ func (l *Locker) newLease(s *lease, until time.Time) *lease {
 	s.Start(until, func(time.Time, error) error {
 		return fmt.Errorf("%w: the lease of %q ran out (at-most %s)", dialects.ErrLeaseLost, s.name, s.atMost)
 	})
-	s.OnEnd(func() { l.b.untrack(s) })
+	s.OnEnd(func() { l.b.leases.Untrack(s) })
 	return s
 }
 
@@ -182,15 +182,9 @@ func (s *lease) release(ctx context.Context) error {
 	}
 	if s.handle {
 		// A lease of the same owner and key in this process ends too.
-		s.l.b.mu.Lock()
-		var ended []*lease
-		for o := range s.l.b.leases {
-			if o.l.bucket == s.l.bucket && o.key == s.key && o.owner == s.owner {
-				ended = append(ended, o)
-			}
-		}
-		s.l.b.mu.Unlock()
-		for _, o := range ended {
+		for _, o := range s.l.b.leases.Matching(func(o *lease) bool {
+			return o.l.bucket == s.l.bucket && o.key == s.key && o.owner == s.owner
+		}) {
 			o.End(nil)
 		}
 	}

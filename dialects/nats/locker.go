@@ -166,7 +166,7 @@ func (l *Locker) try(ctx context.Context, name string, opts dialects.Options) (d
 	}
 	s := l.newLease(&lease{name: name, key: key, owner: opts.Owner, token: rev, rev: rev, lockedAt: start,
 		atMost: opts.AtMost, atLeast: opts.AtLeast}, start.Add(opts.AtMost))
-	if !l.b.track(s) {
+	if !l.b.leases.Track(s) {
 		return nil, fmt.Errorf("%w: the backend is closed", dialects.ErrLeaseLost)
 	}
 	s.Done() // the timer: the lease ends, and is forgotten, at its end
@@ -248,15 +248,7 @@ func (l *Locker) Expire(ctx context.Context, name string) (bool, error) {
 		if err != nil {
 			return false, dialects.Wrap(Name, "expire", netErr("delete", err))
 		}
-		l.b.mu.Lock()
-		var ended []*lease
-		for s := range l.b.leases {
-			if s.l.bucket == l.bucket && s.key == key {
-				ended = append(ended, s)
-			}
-		}
-		l.b.mu.Unlock()
-		for _, s := range ended {
+		for _, s := range l.b.leases.Matching(func(s *lease) bool { return s.l.bucket == l.bucket && s.key == key }) {
 			s.End(fmt.Errorf("%w: lock %q was force-released", dialects.ErrLeaseLost, name))
 		}
 		return true, nil
