@@ -3,8 +3,9 @@
 // the variable when it is unset. With the variable set the test runs, so
 // a server that does not answer fails it rather than skipping it.
 //
-// scripts/test.sh sets the first five to throwaway servers it starts; the
-// others name servers not run here (see README.md, Tests).
+// scripts/test.sh sets all but Oracle, SQLServer, Kingbase and Dameng to
+// throwaway servers it starts; those four name servers not run here (see
+// README.md, Tests).
 package livetest
 
 import (
