@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,7 +25,9 @@ import (
 func TestExporterLive(t *testing.T) {
 	pg := livetest.DSN(t, livetest.Postgres)
 	my := livetest.DSN(t, livetest.MySQL)
-	rd := livetest.DSN(t, livetest.Redis)
+	// A Redis database of this test's own: the packages that run beside
+	// it fill database 0, which the exporter would scan too.
+	rd := redisDB(t, livetest.DSN(t, livetest.Redis), 9)
 	pgName, pgSession, myName, rdName := uniq("exp-pg"), uniq("exp-pgs"), uniq("exp-my"), uniq("exp-rd")
 	runOnce(t, pg, pgName, "--strategy", "table", "--create-table", "--history", "10", "--at-most", "10m")
 	hold(t, pg, pgName, "--strategy", "table", "--at-most", "10m")
@@ -68,7 +71,10 @@ func TestExporterLive(t *testing.T) {
 			dsn = strings.TrimSpace(dsn)
 			v, ok := value(mfs, "schedlock_lock_state", map[string]string{"dsn": dsn, "lock": name, "state": "held"})
 			if !ok || v != 1 {
-				return false, fmt.Sprintf("%s: %s not held (%v, %v)", dsn, name, v, ok)
+				up, _ := value(mfs, "schedlock_up", map[string]string{"dsn": dsn})
+				return false, fmt.Sprintf("%s: %s not held (%v, %v); its states %v; up %v, scrape errors %v", dsn, name, v, ok,
+					labelsOf(mfs, "schedlock_lock_state", map[string]string{"dsn": dsn, "lock": name}), up,
+					labelsOf(mfs, "schedlock_scrape_error", map[string]string{"dsn": dsn}))
 			}
 		}
 		return true, ""
@@ -224,4 +230,15 @@ func TestExporterBadInput(t *testing.T) {
 	if code != 1 || !strings.Contains(stderr, "address already in use") || strings.Count(stderr, "\n") != 1 {
 		t.Errorf("a taken address: exit %d, stderr %q", code, stderr)
 	}
+}
+
+// redisDB is the Redis DSN dsn with database db instead of its own.
+func redisDB(t *testing.T, dsn string, db int) string {
+	t.Helper()
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatalf("the Redis DSN: %v", err)
+	}
+	u.Path = fmt.Sprintf("/%d", db)
+	return u.String()
 }
