@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
-	"github.com/schedlock/schedlock/internal/duration"
 )
 
 // DefaultDialTimeout bounds each request when the DSN sets no
@@ -91,9 +90,9 @@ func parseConfig(conn string) (config, error) {
 		case "profile":
 			c.profile = v
 		case "dial-timeout":
-			d, err := duration.Parse(v)
-			if err != nil || d <= 0 {
-				return config{}, dialects.Invalidf("dial-timeout=%q is not a positive duration such as 5s or PT5S", v)
+			d, err := dialects.PositiveDuration(k, v)
+			if err != nil {
+				return config{}, err
 			}
 			c.timeout = d
 		default:

@@ -12,7 +12,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/schedlock/schedlock/dialects"
-	"github.com/schedlock/schedlock/internal/duration"
 )
 
 // DefaultPort is the client port dialled when an endpoint names none.
@@ -108,19 +107,16 @@ func parseConfig(conn string) (config, error) {
 	}
 	for k, vs := range values {
 		v := vs[len(vs)-1]
+		if c.files.Set(k, v) {
+			continue
+		}
 		switch k {
 		case "dial-timeout":
-			d, err := duration.Parse(v)
-			if err != nil || d <= 0 {
-				return config{}, dialects.Invalidf("dial-timeout=%q is not a positive duration such as 5s or PT5S", v)
+			d, err := dialects.PositiveDuration(k, v)
+			if err != nil {
+				return config{}, err
 			}
 			c.dialTimeout = d
-		case "cacert":
-			c.files.CA = v
-		case "cert":
-			c.files.Cert = v
-		case "key":
-			c.files.Key = v
 		case "server-name":
 			c.serverName = v
 		default:

@@ -10,7 +10,6 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/schedlock/schedlock/dialects"
-	"github.com/schedlock/schedlock/internal/duration"
 )
 
 // Defaults of the DSN's options.
@@ -87,9 +86,9 @@ func parseConfig(conn string) (config, error) {
 			}
 			c.burst = n
 		case "timeout", "max-skew":
-			d, err := duration.Parse(v)
-			if err != nil || d <= 0 {
-				return config{}, dialects.Invalidf("%s=%q is not a positive duration such as 10s or PT10S", k, v)
+			d, err := dialects.PositiveDuration(k, v)
+			if err != nil {
+				return config{}, err
 			}
 			if k == "timeout" {
 				c.timeout = d

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/schedlock/schedlock/dialects"
-	"github.com/schedlock/schedlock/internal/duration"
 )
 
 // DefaultPort is the client port dialled when a server names none.
@@ -89,21 +88,18 @@ func parseConfig(conn string) (config, error) {
 	}
 	for k, vs := range values {
 		v := vs[len(vs)-1]
+		if c.files.Set(k, v) {
+			continue
+		}
 		switch k {
 		case "creds":
 			c.creds = v
 		case "dial-timeout":
-			d, err := duration.Parse(v)
-			if err != nil || d <= 0 {
-				return config{}, dialects.Invalidf("dial-timeout=%q is not a positive duration such as 5s or PT5S", v)
+			d, err := dialects.PositiveDuration(k, v)
+			if err != nil {
+				return config{}, err
 			}
 			c.dialTimeout = d
-		case "cacert":
-			c.files.CA = v
-		case "cert":
-			c.files.Cert = v
-		case "key":
-			c.files.Key = v
 		case "server-name":
 			c.serverName = v
 		default:
