@@ -59,7 +59,7 @@ if $backends; then
 	echo
 	echo "| backend | MB |"
 	echo "| --- | ---: |"
-	for b in postgres mysql sqlserver oracle redis etcd zookeeper dynamodb mongodb; do
+	for b in postgres mysql sqlserver oracle redis etcd zookeeper nats mongodb dynamodb kubernetes; do
 		OUT="$tmp/no_$b" TAGS="no_$b" bash scripts/build.sh >/dev/null
 		awk -v b="$b" -v full="$full" -v without="$(stat -c %s "$tmp/no_$b")" \
 			'BEGIN { printf "| %s | %.1f |\n", b, (full - without) / 1e6 }'
