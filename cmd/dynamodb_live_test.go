@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -73,43 +72,8 @@ func TestDynamoDBCommands(t *testing.T) {
 	}
 
 	const name = "nightly.report#eu"
-	started := filepath.Join(t.TempDir(), "started")
-	done := make(chan result, 1)
-	go func() {
-		done <- runCmd(t, false, nil, "run", "--dsn", dsn, "--name", name, "--at-most", "3s", "--kill-grace", "500ms", "--", "sh", "-c", "touch "+started+"; sleep 30")
-	}()
-	waitStarted(t, started, done)
-	r = runCmd(t, false, nil, "locks", "ls", "--dsn", dsn, "-o", "json", "--name", name)
-	var listed []struct {
-		Name, State, Owner, Source string
-		Token                      *int64
-	}
-	if err := json.Unmarshal([]byte(r.stdout), &listed); err != nil || len(listed) != 1 {
-		t.Fatalf("locks ls: %v %v\n%s", err, r.err, r.stdout)
-	}
-	if l := listed[0]; l.State != "held" || l.Name != name || l.Token == nil || *l.Token < 1 || l.Owner == "" || l.Source != table {
-		t.Errorf("locks ls: %+v", l)
-	}
-	r = runCmd(t, false, nil, "unlock", name, "--dsn", dsn, "--yes")
-	if ExitCode(r.err) != CodeNegative {
-		t.Errorf("unlock without the owner: exit %d (%v), want %d", ExitCode(r.err), r.err, CodeNegative)
-	}
-	r = runCmd(t, false, nil, "unlock", name, "--dsn", dsn, "--force", "--yes")
-	if r.err != nil {
-		t.Fatalf("unlock --force: %v %s", r.err, r.stderr)
-	}
-	select {
-	case res := <-done:
-		if ExitCode(res.err) == 0 {
-			t.Errorf("run went on after its lock was freed: %v", res.err)
-		}
-	case <-time.After(60 * time.Second):
-		t.Fatal("run did not stop after its lock was freed")
-	}
-	rep := benchJSON(t, live, "--cycles", "20")
-	if rep.RoundTrip == nil || len(rep.Cycles) != 1 || rep.Cycles[0].Raw == nil || rep.Cycles[0].EngineToRaw == nil {
-		t.Errorf("bench: %+v %+v, want the raw requests beside the engine", rep.RoundTrip, rep.Cycles)
-	}
+	checkRunListedAndForced(t, dsn, name, func(l listedLock) bool { return l.Source == table })
+	benchBesideRaw(t, live, "requests")
 }
 
 // A pause on the shedlock preset is the lock's own item, so a ShedLock

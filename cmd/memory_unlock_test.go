@@ -45,11 +45,6 @@ func acquireT(t *testing.T, l dialects.Locker, name, owner string) dialects.Leas
 	return lease
 }
 
-type listedLock struct {
-	Name, Owner, State, Source, Preset string
-	Token                              *int64
-}
-
 func memoryLocks(t *testing.T, args ...string) []listedLock {
 	t.Helper()
 	r := runCmd(t, false, nil, append([]string{"locks", "ls", "-o", "json"}, args...)...)

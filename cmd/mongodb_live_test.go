@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -93,43 +92,8 @@ func TestMongoDBCommands(t *testing.T) {
 	}
 	createCollection(t, dsn)
 
-	started := filepath.Join(t.TempDir(), "started")
-	done := make(chan result, 1)
-	go func() {
-		done <- runCmd(t, false, nil, "run", "--dsn", dsn, "--name", "nightly.report$eu", "--at-most", "3s", "--kill-grace", "500ms", "--", "sh", "-c", "touch "+started+"; sleep 30")
-	}()
-	waitStarted(t, started, done)
-	r = runCmd(t, false, nil, "locks", "ls", "--dsn", dsn, "-o", "json", "--name", "nightly.report$eu")
-	var listed []struct {
-		Name, State, Owner string
-		Token              *int64
-	}
-	if err := json.Unmarshal([]byte(r.stdout), &listed); err != nil || len(listed) != 1 {
-		t.Fatalf("locks ls: %v %v\n%s", err, r.err, r.stdout)
-	}
-	if l := listed[0]; l.State != "held" || l.Name != "nightly.report$eu" || l.Token == nil || *l.Token < 1 || l.Owner == "" {
-		t.Errorf("locks ls: %+v", l)
-	}
-	r = runCmd(t, false, nil, "unlock", "nightly.report$eu", "--dsn", dsn, "--yes")
-	if ExitCode(r.err) != CodeNegative {
-		t.Errorf("unlock without the owner: exit %d (%v), want %d", ExitCode(r.err), r.err, CodeNegative)
-	}
-	r = runCmd(t, false, nil, "unlock", "nightly.report$eu", "--dsn", dsn, "--force", "--yes")
-	if r.err != nil {
-		t.Fatalf("unlock --force: %v %s", r.err, r.stderr)
-	}
-	select {
-	case res := <-done:
-		if ExitCode(res.err) == 0 {
-			t.Errorf("run went on after its lock was freed: %v", res.err)
-		}
-	case <-time.After(60 * time.Second):
-		t.Fatal("run did not stop after its lock was freed")
-	}
-	rep := benchJSON(t, dsn, "--cycles", "20")
-	if rep.RoundTrip == nil || len(rep.Cycles) != 1 || rep.Cycles[0].Raw == nil || rep.Cycles[0].EngineToRaw == nil {
-		t.Errorf("bench: %+v %+v, want the raw driver operations beside the engine", rep.RoundTrip, rep.Cycles)
-	}
+	checkRunListedAndForced(t, dsn, "nightly.report$eu", func(listedLock) bool { return true })
+	benchBesideRaw(t, dsn, "driver operations")
 }
 
 // hostOf is the host:port of a mongodb:// DSN.
