@@ -3,7 +3,6 @@ package etcd
 import (
 	"crypto/tls"
 	"fmt"
-	"net"
 	"net/url"
 	"slices"
 	"strings"
@@ -57,33 +56,12 @@ func parseConfig(conn string) (config, error) {
 	default:
 		return config{}, dialects.Invalidf("unknown etcd scheme %q: use etcd:// or etcds://", scheme)
 	}
-	rest, query, _ := strings.Cut(rest, "?")
-	hosts, path, _ := strings.Cut(rest, "/")
-	if at := strings.LastIndex(hosts, "@"); at >= 0 {
-		userinfo := hosts[:at]
-		hosts = hosts[at+1:]
-		u, p, _ := strings.Cut(userinfo, ":")
-		var err error
-		if c.user, err = url.PathUnescape(u); err != nil {
-			return config{}, dialects.Invalidf("the user name of the DSN is not valid URL escaping")
-		}
-		if c.pass, err = url.PathUnescape(p); err != nil {
-			return config{}, dialects.Invalidf("the password of the DSN is not valid URL escaping")
-		}
+	u, err := dialects.SplitStoreURL(rest)
+	if err != nil {
+		return config{}, err
 	}
-	for _, h := range strings.Split(hosts, ",") {
-		if h == "" {
-			continue
-		}
-		if _, _, err := net.SplitHostPort(h); err != nil {
-			h = net.JoinHostPort(strings.Trim(h, "[]"), DefaultPort)
-		}
-		c.endpoints = append(c.endpoints, h)
-	}
-	if len(c.endpoints) == 0 {
-		c.endpoints = []string{net.JoinHostPort("localhost", DefaultPort)}
-	}
-	prefix, err := url.PathUnescape(path)
+	c.user, c.pass, c.endpoints = u.User, u.Pass, u.HostPorts(DefaultPort)
+	prefix, err := url.PathUnescape(u.Path)
 	if err != nil {
 		return config{}, dialects.Invalidf("the prefix of the DSN is not valid URL escaping")
 	}
@@ -101,7 +79,7 @@ func parseConfig(conn string) (config, error) {
 	}
 	c.root = prefix
 	c.dialTimeout = DefaultDialTimeout
-	values, err := url.ParseQuery(query)
+	values, err := url.ParseQuery(u.Query)
 	if err != nil {
 		return config{}, dialects.Invalidf("the options of the DSN are not a valid query string")
 	}

@@ -54,21 +54,12 @@ func parseConfig(conn string) (config, error) {
 	default:
 		return config{}, dialects.Invalidf("unknown MongoDB scheme %q: use mongodb:// or mongodb+srv://", scheme)
 	}
-	rest, query, _ := strings.Cut(rest, "?")
-	hosts, path, _ := strings.Cut(rest, "/")
-	userinfo := ""
-	if at := strings.LastIndex(hosts, "@"); at >= 0 {
-		userinfo, hosts = hosts[:at], hosts[at+1:]
-		u, p, hasPass := strings.Cut(userinfo, ":")
-		var err error
-		if c.user, err = url.PathUnescape(u); err != nil {
-			return config{}, dialects.Invalidf("the user name of the DSN is not valid URL escaping")
-		}
-		if c.pass, err = url.PathUnescape(p); err != nil {
-			return config{}, dialects.Invalidf("the password of the DSN is not valid URL escaping")
-		}
-		c.hasPass, c.rawPass = hasPass, p
+	u, err := dialects.SplitStoreURL(rest)
+	if err != nil {
+		return config{}, err
 	}
+	c.user, c.pass, c.hasPass, c.rawPass = u.User, u.Pass, u.HasPass, u.RawPass
+	hosts, path, query := u.Hosts, u.Path, u.Query
 	if hosts == "" {
 		hosts = "localhost"
 	}
@@ -107,8 +98,8 @@ func parseConfig(conn string) (config, error) {
 		keep = append(keep, kv)
 	}
 	c.uri = scheme + "://"
-	if userinfo != "" {
-		c.uri += userinfo + "@"
+	if u.Userinfo != "" {
+		c.uri += u.Userinfo + "@"
 	}
 	c.uri += hosts + "/" + url.PathEscape(db)
 	if len(keep) > 0 {

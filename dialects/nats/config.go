@@ -2,7 +2,6 @@ package nats
 
 import (
 	"crypto/tls"
-	"net"
 	"net/url"
 	"strings"
 	"time"
@@ -48,32 +47,12 @@ func parseConfig(conn string) (config, error) {
 	default:
 		return config{}, dialects.Invalidf("unknown NATS scheme %q: use nats:// or tls://", scheme)
 	}
-	rest, query, _ := strings.Cut(rest, "?")
-	hosts, path, _ := strings.Cut(rest, "/")
-	if at := strings.LastIndex(hosts, "@"); at >= 0 {
-		u, p, _ := strings.Cut(hosts[:at], ":")
-		hosts = hosts[at+1:]
-		var err error
-		if c.user, err = url.PathUnescape(u); err != nil {
-			return config{}, dialects.Invalidf("the user name of the DSN is not valid URL escaping")
-		}
-		if c.pass, err = url.PathUnescape(p); err != nil {
-			return config{}, dialects.Invalidf("the password of the DSN is not valid URL escaping")
-		}
+	u, err := dialects.SplitStoreURL(rest)
+	if err != nil {
+		return config{}, err
 	}
-	for _, h := range strings.Split(hosts, ",") {
-		if h == "" {
-			continue
-		}
-		if _, _, err := net.SplitHostPort(h); err != nil {
-			h = net.JoinHostPort(strings.Trim(h, "[]"), DefaultPort)
-		}
-		c.servers = append(c.servers, h)
-	}
-	if len(c.servers) == 0 {
-		c.servers = []string{net.JoinHostPort("localhost", DefaultPort)}
-	}
-	c.bucket = strings.Trim(path, "/")
+	c.user, c.pass, c.servers = u.User, u.Pass, u.HostPorts(DefaultPort)
+	c.bucket = strings.Trim(u.Path, "/")
 	c.bucketSet = c.bucket != ""
 	if c.bucket == "" {
 		c.bucket = DefaultBucket
@@ -82,7 +61,7 @@ func parseConfig(conn string) (config, error) {
 		return config{}, dialects.Invalidf("the NATS bucket %q may hold only letters, digits, _ and -", c.bucket)
 	}
 	c.dialTimeout = DefaultDialTimeout
-	values, err := url.ParseQuery(query)
+	values, err := url.ParseQuery(u.Query)
 	if err != nil {
 		return config{}, dialects.Invalidf("the options of the DSN are not a valid query string")
 	}
