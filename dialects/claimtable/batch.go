@@ -360,3 +360,72 @@ func maskBase() int64 {
 	tag := int64(binary.BigEndian.Uint32(b[:])>>2) | 1<<30
 	return tag << 32
 }
+
+// Outcomes is the SET assignments of a batch finish that give each row
+// its outcome, each followed by ",\n  ": the status (done; ready again,
+// or failed once its retries are spent; ready for a row given back), the
+// owner (kept by a done row and by a row failed for good, cleared
+// otherwise) and, where a row failed, the due time: its back-off from the
+// database's now, dueIn(ms) for a bound ms. Every right-hand side reads
+// the row as it was; the failure count is RetriesSet's.
+func (f *Finish) Outcomes(dueIn func(ms string) string) string {
+	c, s := f.Columns, f.Statuses
+	done, back := f.IDs(Completed), f.IDs(GivenBack)
+	var w strings.Builder
+	if len(done) == len(f.Rows) {
+		// Every row completes: done, the owner kept.
+		w.WriteString(c.Status + " = " + f.Arg(s.Done) + ",\n  ")
+	} else {
+		w.WriteString(c.Status + " = CASE")
+		if len(done) > 0 {
+			w.WriteString(" WHEN " + f.In(c.ID, done) + " THEN " + f.Arg(s.Done))
+		}
+		if len(back) > 0 {
+			w.WriteString(" WHEN " + f.In(c.ID, back) + " THEN " + f.Arg(s.Ready))
+		}
+		w.WriteString(" WHEN " + c.Retries + " + 1 > " + f.MaxRetriesExpr() + " THEN " + f.Arg(s.Failed) + " ELSE " + f.Arg(s.Ready) + " END,\n  ")
+		w.WriteString(c.Owner + " = CASE")
+		if len(done) > 0 {
+			w.WriteString(" WHEN " + f.In(c.ID, done) + " THEN " + c.Owner)
+		}
+		if len(back) > 0 {
+			w.WriteString(" WHEN " + f.In(c.ID, back) + " THEN NULL")
+		}
+		w.WriteString(" WHEN " + c.Retries + " + 1 > " + f.MaxRetriesExpr() + " THEN " + c.Owner + " ELSE NULL END,\n  ")
+	}
+	if backoffs := f.Backoffs(); len(backoffs) > 0 {
+		w.WriteString(c.DueAt + " = CASE WHEN " + c.Retries + " + 1 > " + f.MaxRetriesExpr() + " THEN " + c.DueAt)
+		for _, g := range backoffs {
+			w.WriteString(" WHEN " + f.In(c.ID, g.IDs) + " THEN " + dueIn(f.Arg(g.Ms)))
+		}
+		w.WriteString(" ELSE " + c.DueAt + " END,\n  ")
+	}
+	return w.String()
+}
+
+// RetriesSet is the assignment that counts a failure on the failed rows,
+// "" when no row failed. Where SET assignments see the ones before them
+// (MySQL), it must come after every assignment that reads the count.
+func (f *Finish) RetriesSet() string {
+	failed := f.IDs(Failed)
+	if len(failed) == 0 {
+		return ""
+	}
+	c := f.Columns
+	return c.Retries + " = CASE WHEN " + f.In(c.ID, failed) + " THEN " + c.Retries + " + 1 ELSE " + c.Retries + " END"
+}
+
+// Held is the WHERE condition of a batch finish: the rows the owner still
+// holds with the claimed status, each at its own version.
+func (f *Finish) Held() string {
+	c := f.Columns
+	var w strings.Builder
+	w.WriteString(c.Owner + " = " + f.Arg(f.Owner) + " AND " + c.Status + " = " + f.Arg(f.Statuses.Claimed) + " AND (")
+	for i, r := range f.Rows {
+		if i > 0 {
+			w.WriteString(" OR ")
+		}
+		w.WriteString("(" + c.ID + " = " + f.Arg(r.ID) + " AND " + c.Version + " = " + f.Arg(r.Version) + ")")
+	}
+	return w.String() + ")"
+}

@@ -90,56 +90,18 @@ func (ClaimBuilder) FinishRows() int { return 500 }
 // changes exactly the rows locked; the commit ends it. Every expression on
 // the right reads the row as it was.
 func (b ClaimBuilder) FinishSQL(f *claimtable.Finish) claimtable.FinishStatement {
-	held := func() string {
-		var w strings.Builder
-		w.WriteString(f.Columns.Owner + " = " + f.Arg(f.Owner) + " AND " + f.Columns.Status + " = " + f.Arg(f.Statuses.Claimed) + " AND (")
-		for i, r := range f.Rows {
-			if i > 0 {
-				w.WriteString(" OR ")
-			}
-			w.WriteString("(" + f.Columns.ID + " = " + f.Arg(r.ID) + " AND " + f.Columns.Version + " = " + f.Arg(r.Version) + ")")
-		}
-		return w.String() + ")"
-	}
-	lock := "SELECT " + f.Columns.ID + " FROM " + f.Table + " WHERE " + held() + " FOR UPDATE"
+	lock := "SELECT " + f.Columns.ID + " FROM " + f.Table + " WHERE " + f.Held() + " FOR UPDATE"
 	lockArgs := f.TakeArgs()
-	c, s := f.Columns, f.Statuses
-	done, back, failed := f.IDs(claimtable.Completed), f.IDs(claimtable.GivenBack), f.IDs(claimtable.Failed)
+	c := f.Columns
 	var w strings.Builder
-	w.WriteString("UPDATE " + f.Table + " SET\n  ")
-	if len(done) == len(f.Rows) {
-		// Every row completes: done, the owner kept.
-		w.WriteString(c.Status + " = " + f.Arg(s.Done) + ",\n  ")
-	} else {
-		w.WriteString(c.Status + " = CASE")
-		if len(done) > 0 {
-			w.WriteString(" WHEN " + f.In(c.ID, done) + " THEN " + f.Arg(s.Done))
-		}
-		if len(back) > 0 {
-			w.WriteString(" WHEN " + f.In(c.ID, back) + " THEN " + f.Arg(s.Ready))
-		}
-		w.WriteString(" WHEN " + c.Retries + " + 1 > " + f.MaxRetriesExpr() + " THEN " + f.Arg(s.Failed) + " ELSE " + f.Arg(s.Ready) + " END,\n  ")
-		w.WriteString(c.Owner + " = CASE")
-		if len(done) > 0 {
-			w.WriteString(" WHEN " + f.In(c.ID, done) + " THEN " + c.Owner)
-		}
-		if len(back) > 0 {
-			w.WriteString(" WHEN " + f.In(c.ID, back) + " THEN NULL")
-		}
-		w.WriteString(" WHEN " + c.Retries + " + 1 > " + f.MaxRetriesExpr() + " THEN " + c.Owner + " ELSE NULL END,\n  ")
-	}
-	if len(failed) > 0 {
-		w.WriteString(c.DueAt + " = CASE WHEN " + c.Retries + " + 1 > " + f.MaxRetriesExpr() + " THEN " + c.DueAt)
-		for _, g := range f.Backoffs() {
-			w.WriteString(" WHEN " + f.In(c.ID, g.IDs) + " THEN " + b.PlusMs(sqlNow, f.Arg(g.Ms)))
-		}
-		w.WriteString(" ELSE " + c.DueAt + " END,\n  ")
-		w.WriteString(c.Retries + " = CASE WHEN " + f.In(c.ID, failed) + " THEN " + c.Retries + " + 1 ELSE " + c.Retries + " END,\n  ")
+	w.WriteString("UPDATE " + f.Table + " SET\n  " + f.Outcomes(func(ms string) string { return b.PlusMs(sqlNow, ms) }))
+	if r := f.RetriesSet(); r != "" {
+		w.WriteString(r + ",\n  ")
 	}
 	w.WriteString(c.ClaimedUntil + " = NULL, " + c.Version + " = " + c.Version + " + 1")
 	if c.UpdatedAt != "" {
 		w.WriteString(", " + c.UpdatedAt + " = " + sqlNow)
 	}
-	w.WriteString("\nWHERE " + held())
+	w.WriteString("\nWHERE " + f.Held())
 	return claimtable.FinishStatement{Text: w.String(), Report: claimtable.ReportLocked, Lock: lock, LockArgs: lockArgs}
 }

@@ -140,38 +140,9 @@ func (ClaimBuilder) FinishRows() int { return 32 }
 // seeing the columns assigned before it, so retries is assigned last and
 // every other expression reads the row's old retries.
 func (b ClaimBuilder) FinishSQL(f *claimtable.Finish) claimtable.FinishStatement {
-	c, s := f.Columns, f.Statuses
-	done, back, failed := f.IDs(claimtable.Completed), f.IDs(claimtable.GivenBack), f.IDs(claimtable.Failed)
+	c := f.Columns
 	var w strings.Builder
-	w.WriteString("UPDATE " + f.Table + " SET\n  ")
-	if len(done) == len(f.Rows) {
-		// Every row completes: done, the owner kept.
-		w.WriteString(c.Status + " = " + f.Arg(s.Done) + ",\n  ")
-	} else {
-		w.WriteString(c.Status + " = CASE")
-		if len(done) > 0 {
-			w.WriteString(" WHEN " + f.In(c.ID, done) + " THEN " + f.Arg(s.Done))
-		}
-		if len(back) > 0 {
-			w.WriteString(" WHEN " + f.In(c.ID, back) + " THEN " + f.Arg(s.Ready))
-		}
-		w.WriteString(" WHEN " + c.Retries + " + 1 > " + f.MaxRetriesExpr() + " THEN " + f.Arg(s.Failed) + " ELSE " + f.Arg(s.Ready) + " END,\n  ")
-		w.WriteString(c.Owner + " = CASE")
-		if len(done) > 0 {
-			w.WriteString(" WHEN " + f.In(c.ID, done) + " THEN " + c.Owner)
-		}
-		if len(back) > 0 {
-			w.WriteString(" WHEN " + f.In(c.ID, back) + " THEN NULL")
-		}
-		w.WriteString(" WHEN " + c.Retries + " + 1 > " + f.MaxRetriesExpr() + " THEN " + c.Owner + " ELSE NULL END,\n  ")
-	}
-	if len(failed) > 0 {
-		w.WriteString(c.DueAt + " = CASE WHEN " + c.Retries + " + 1 > " + f.MaxRetriesExpr() + " THEN " + c.DueAt)
-		for _, g := range f.Backoffs() {
-			w.WriteString(" WHEN " + f.In(c.ID, g.IDs) + " THEN " + b.PlusMs(sqlNow, f.Arg(g.Ms)))
-		}
-		w.WriteString(" ELSE " + c.DueAt + " END,\n  ")
-	}
+	w.WriteString("UPDATE " + f.Table + " SET\n  " + f.Outcomes(func(ms string) string { return b.PlusMs(sqlNow, ms) }))
 	w.WriteString(c.ClaimedUntil + " = NULL,\n  ")
 	w.WriteString(c.Version + " = " + c.Version + " + 1 + 0 * LAST_INSERT_ID(CASE WHEN LAST_INSERT_ID() >= " + f.Arg(f.MaskBase) +
 		" AND LAST_INSERT_ID() < " + f.Arg(f.MaskBase+1<<32) + " THEN LAST_INSERT_ID() ELSE " + f.Arg(f.MaskBase) + " END + CASE " + c.ID)
@@ -182,16 +153,9 @@ func (b ClaimBuilder) FinishSQL(f *claimtable.Finish) claimtable.FinishStatement
 	if c.UpdatedAt != "" {
 		w.WriteString(",\n  " + c.UpdatedAt + " = " + sqlNow)
 	}
-	if len(failed) > 0 {
-		w.WriteString(",\n  " + c.Retries + " = CASE WHEN " + f.In(c.ID, failed) + " THEN " + c.Retries + " + 1 ELSE " + c.Retries + " END")
+	if r := f.RetriesSet(); r != "" {
+		w.WriteString(",\n  " + r)
 	}
-	w.WriteString("\nWHERE " + c.Owner + " = " + f.Arg(f.Owner) + " AND " + c.Status + " = " + f.Arg(s.Claimed) + " AND (")
-	for i, r := range f.Rows {
-		if i > 0 {
-			w.WriteString(" OR ")
-		}
-		w.WriteString("(" + c.ID + " = " + f.Arg(r.ID) + " AND " + c.Version + " = " + f.Arg(r.Version) + ")")
-	}
-	w.WriteString(")")
+	w.WriteString("\nWHERE " + f.Held())
 	return claimtable.FinishStatement{Text: w.String(), Report: claimtable.ReportMask}
 }
