@@ -49,10 +49,20 @@ func taskRow(id int64, withUntil bool) []any {
 func (r *recorder) Handle(_ *fakesql.Session, q string, args []driver.NamedValue) (fakesql.Response, error) {
 	r.mu.Lock()
 	vals := make([]string, len(args))
+	var maskBase int64
 	for i, a := range args {
-		if b, ok := a.Value.([]byte); ok {
-			vals[i] = fmt.Sprintf("0x%x", b)
-		} else {
+		switch v := a.Value.(type) {
+		case []byte:
+			vals[i] = fmt.Sprintf("0x%x", v)
+		case int64:
+			vals[i] = fmt.Sprint(v)
+			if v >= 1<<62 { // a batch finish's random mask base (MySQL)
+				if maskBase == 0 {
+					maskBase = v
+				}
+				vals[i] = fmt.Sprintf("base+%#x", v-maskBase)
+			}
+		default:
 			vals[i] = fmt.Sprint(a.Value)
 		}
 	}
@@ -65,7 +75,17 @@ func (r *recorder) Handle(_ *fakesql.Session, q string, args []driver.NamedValue
 	}
 	pairs := int64(strings.Count(q, " AND version = "))
 	up := strings.ToUpper(strings.TrimSpace(q))
+	finish := strings.Contains(q, " = NULL, version = version + 1") || strings.Contains(q, " = NULL,\n  version = version + 1")
 	switch {
+	case finish && strings.Contains(q, "LAST_INSERT_ID"): // every row changed, reported in the mask
+		return fakesql.Response{RowsAffected: pairs, LastInsertID: maskBase + 1<<pairs - 1}, nil
+	case finish && (strings.Contains(q, "RETURNING") || strings.Contains(q, "OUTPUT ")),
+		strings.HasPrefix(q, "SELECT id FROM ") && strings.HasSuffix(q, " FOR UPDATE"): // every row changed, or locked
+		rows := [][]any{}
+		for i := int64(1); i <= pairs; i++ {
+			rows = append(rows, []any{i})
+		}
+		return fakesql.Response{Columns: cols(1), Rows: rows}, nil
 	case strings.Contains(q, "RETURNING") || strings.Contains(q, "OUTPUT "):
 		return fakesql.Response{Columns: cols(9), Rows: [][]any{taskRow(1, false), taskRow(2, false)}}, nil
 	case !strings.HasPrefix(up, "SELECT"):
@@ -180,6 +200,19 @@ func goldenRun(t *testing.T, b claimtable.Builder, strategy dialects.ClaimStrate
 	must(t, cl.Fail(ctx, &tasks[1]))
 	rec.note("give back")
 	must(t, cl.GiveBack(ctx, &tasks[1]))
+	rec.note("finish 3 rows: complete, fail (second failure), give back")
+	batch := []claimtable.Finished{
+		{Task: &claimtable.Task{ID: 1, Owner: "w1", Version: 7}, Outcome: claimtable.Completed},
+		{Task: &claimtable.Task{ID: 2, Owner: "w1", Version: 7, Retries: 1}, Outcome: claimtable.Failed},
+		{Task: &claimtable.Task{ID: 3, Owner: "w1", Version: 7}, Outcome: claimtable.GivenBack},
+	}
+	if notClaimed, err := cl.FinishMany(ctx, batch); err != nil || len(notClaimed) != 0 {
+		t.Fatalf("FinishMany: not claimed %v, %v; want every row finished", notClaimed, err)
+	}
+	rec.note("finish 2 rows, both complete")
+	if notClaimed, err := cl.FinishMany(ctx, batch[:1:1]); err != nil || len(notClaimed) != 0 {
+		t.Fatalf("FinishMany: not claimed %v, %v; want every row finished", notClaimed, err)
+	}
 	rec.note("extend by 10m")
 	must(t, cl.Extend(ctx, &tasks[1], 10*time.Minute))
 	rec.note("release w1's overdue rows")
