@@ -130,6 +130,19 @@ func acquireFilter(name string, now time.Time) bson.D {
 	return bson.D{{Key: fieldName, Value: name}, {Key: fieldUntil, Value: bson.D{{Key: "$lte", Value: now}}}}
 }
 
+// acquireSort orders the acquire's matches by _id. The filter names one
+// _id, so MongoDB matches the same document (or none) with or without it,
+// on the _id index. FerretDB 1.24 over SQLite reads an unsorted match
+// lazily and writes while that read is still open; a write with a read
+// open lets SQLite checkpoint its write-ahead log only in part, so the log
+// is never restarted while updates are the only writes: it grows by every
+// update (over 100 MB in a minute of cycles on one name) and every commit
+// checkpoints a longer log. A sort makes FerretDB read every match first
+// and close the read, and the acquire's write then lets the log restart.
+// The engine's own cycles on one name ran 1.63× as fast with it, its log
+// staying at SQLite's 1,000-page checkpoint size.
+var acquireSort = bson.D{{Key: fieldName, Value: 1}}
+
 // acquireUpdate sets the lease from now; the native layout also
 // increments the token ($inc on a missing field starts from 0).
 func (l *Locker) acquireUpdate(owner string, now time.Time, atMost time.Duration) bson.D {
@@ -147,8 +160,10 @@ func (l *Locker) try(ctx context.Context, name string, opts dialects.Options) (d
 	start := time.Now()
 	now := l.b.serverNow()
 	// No projection: the document is small, and FerretDB refuses one on
-	// findAndModify.
-	fo := options.FindOneAndUpdate().SetUpsert(true).SetReturnDocument(options.After)
+	// findAndModify. The sort is by _id, which the filter names: it
+	// changes nothing MongoDB matches, and makes FerretDB read every match
+	// before it writes (see acquireSort).
+	fo := options.FindOneAndUpdate().SetUpsert(true).SetReturnDocument(options.After).SetSort(acquireSort)
 	// Settled: an update sent is waited for, so that one that took the
 	// lock as ctx ended is released again instead of left until at-most.
 	raw, err := dialects.Settled(ctx, func(ctx context.Context) (bson.Raw, error) {
