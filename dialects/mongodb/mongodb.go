@@ -26,8 +26,9 @@
 // expressions.
 //
 // Acquire is one findOneAndUpdate({_id: NAME, lockUntil: {$lte: now}},
-// {$set: {lockUntil, lockedAt, lockedBy}, $inc: {token: 1}}, upsert):
-// ShedLock's own acquire plus the token. A free or expired document is
+// {$set: {lockUntil, lockedAt, lockedBy}, $inc: {token: 1}}, upsert,
+// sort {_id: 1}): ShedLock's own acquire plus the token (the sort changes
+// no match; see acquireSort). A free or expired document is
 // updated; a missing one is inserted; a live one makes the upsert's
 // insert fail with duplicate key E11000 (matched by
 // mongo.IsDuplicateKeyError, which also matches the command error that
