@@ -41,6 +41,12 @@ type Backend struct {
 	// requests counts the HTTP requests sent, retries included.
 	requests atomic.Int64
 
+	// opened is the DSN's table as Open described it, nil when it was
+	// not found or not described: the first check of that table takes it
+	// instead of describing the table again (once: a later check, after a
+	// drop or a lost item, describes it afresh).
+	opened atomic.Pointer[types.TableDescription]
+
 	leases dialects.LeaseSet[*lease] // live leases, ended by Close and Expire
 	// transport is the HTTP client's, whose idle connections Close closes.
 	transport *http.Transport
@@ -125,6 +131,7 @@ func Open(ctx context.Context, conn string) (*Backend, error) {
 		return nil, b.classify("open", err)
 	default:
 		b.facts.fromTable(out.Table)
+		b.opened.Store(out.Table)
 	}
 	b.info = b.facts.info()
 	return b, nil

@@ -54,13 +54,21 @@ func (l *Locker) missing() error {
 		CreateSQL: fmt.Sprintf("(DynamoDB table %s with the key %s, on demand billing)", l.layout.table, l.keySchemaWanted())}
 }
 
-// check reads the table once (DescribeTable) and refuses one that is
-// missing or whose key schema is not the layout's; once it passed it is
-// not read again (DropTable forgets it).
+// check reads the table once (DescribeTable; for the DSN's table the
+// description Open read) and refuses one that is missing or whose key
+// schema is not the layout's; once it passed it is not read again
+// (DropTable forgets it).
 func (l *Locker) check(ctx context.Context) error {
 	l.readyMu.Lock()
 	defer l.readyMu.Unlock()
 	if l.ready {
+		return nil
+	}
+	if t := l.b.opened.Load(); t != nil && aws.ToString(t.TableName) == l.layout.table && l.b.opened.CompareAndSwap(t, nil) {
+		if err := l.checkKeys(t); err != nil {
+			return err
+		}
+		l.ready = true
 		return nil
 	}
 	out, err := l.b.client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(l.layout.table)})
@@ -142,6 +150,7 @@ func (l *Locker) CreateTable(ctx context.Context) error {
 func (l *Locker) DropTable(ctx context.Context) error {
 	l.readyMu.Lock()
 	l.ready = false
+	l.b.opened.Store(nil)
 	l.readyMu.Unlock()
 	_, err := l.b.client.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(l.layout.table)})
 	var nf *types.ResourceNotFoundException
