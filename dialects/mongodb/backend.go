@@ -10,7 +10,6 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
-	"go.mongodb.org/mongo-driver/v2/mongo/readpref"
 	"go.mongodb.org/mongo-driver/v2/mongo/writeconcern"
 
 	"github.com/schedlock/schedlock/dialects"
@@ -45,8 +44,8 @@ var (
 	_ dialects.Pauser       = (*Backend)(nil)
 )
 
-// Open connects to the deployment conn names, pings the primary and reads
-// the server's version, topology and clock. An unreachable server or a
+// Open connects to the deployment conn names and reads the server's
+// topology and clock (hello, on the primary) and version (buildInfo). An unreachable server or a
 // refused login is a *dialects.UnreachableError; its message never holds
 // the password.
 func Open(ctx context.Context, conn string) (*Backend, error) {
@@ -76,10 +75,8 @@ func Open(ctx context.Context, conn string) (*Backend, error) {
 		dbOpts = append(dbOpts, options.Database().SetWriteConcern(writeconcern.Majority()))
 	}
 	b.db = client.Database(cfg.database, dbOpts...)
-	if err := client.Ping(ctx, readpref.Primary()); err != nil {
-		_ = client.Disconnect(context.Background())
-		return nil, b.unreachable("connect", err)
-	}
+	// Detection's first command (hello, on the primary) is the proof that
+	// the deployment answers and accepts the login: no ping before it.
 	facts, err := b.detect(ctx, opts)
 	if err != nil {
 		_ = client.Disconnect(context.Background())

@@ -8,6 +8,7 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+	"go.mongodb.org/mongo-driver/v2/mongo/readpref"
 
 	"github.com/schedlock/schedlock/dialects"
 )
@@ -40,11 +41,11 @@ type Facts struct {
 	RoundTrip time.Duration
 }
 
-// hello runs the hello command, sets the clock offset from its
-// localTime, and returns its answer.
+// hello runs the hello command on the primary, sets the clock offset
+// from its localTime, and returns its answer.
 func (b *Backend) hello(ctx context.Context) (bson.Raw, time.Duration, error) {
 	before := time.Now()
-	raw, err := b.client.Database("admin").RunCommand(ctx, bson.D{{Key: "hello", Value: 1}}).Raw()
+	raw, err := b.client.Database("admin").RunCommand(ctx, bson.D{{Key: "hello", Value: 1}}, options.RunCmd().SetReadPreference(readpref.Primary())).Raw()
 	after := time.Now()
 	if err != nil {
 		return nil, 0, err

@@ -16,6 +16,7 @@
 package mongotest
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"io"
@@ -61,9 +62,21 @@ type Proxy struct {
 	target string
 	turn   sync.Mutex // held from a request's first byte to its reply's last
 
-	mu    sync.Mutex
-	conns map[net.Conn]struct{}
-	wg    sync.WaitGroup
+	mu       sync.Mutex
+	conns    map[net.Conn]struct{}
+	commands []string // the name of each OP_MSG command forwarded, in order
+	wg       sync.WaitGroup
+}
+
+// Commands returns the names of the commands forwarded so far (each
+// OP_MSG request's first field: "find", "update", "hello", …) and
+// forgets them.
+func (p *Proxy) Commands() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := p.commands
+	p.commands = nil
+	return out
 }
 
 // Start listens on a free loopback port for connections to target.
@@ -140,6 +153,11 @@ func (p *Proxy) serve(c, s net.Conn) {
 		if err != nil {
 			return
 		}
+		if name := commandName(req); name != "" {
+			p.mu.Lock()
+			p.commands = append(p.commands, name)
+			p.mu.Unlock()
+		}
 		p.turn.Lock()
 		err = p.exchange(req, c, s)
 		p.turn.Unlock()
@@ -175,6 +193,21 @@ const opMsg = 2013
 
 func moreToCome(m []byte) bool {
 	return len(m) >= 20 && binary.LittleEndian.Uint32(m[12:16]) == opMsg && binary.LittleEndian.Uint32(m[16:20])&2 != 0
+}
+
+// commandName is the command of an OP_MSG request: the first key of its
+// body section (kind 0) after the 16-byte header and the 4-byte flags;
+// "" for other messages.
+func commandName(m []byte) string {
+	if len(m) < 26 || binary.LittleEndian.Uint32(m[12:16]) != opMsg || m[20] != 0 {
+		return ""
+	}
+	// body: int32 length, then elements: type byte, cstring key, ...
+	key := m[26:]
+	if i := bytes.IndexByte(key, 0); i > 0 {
+		return string(key[:i])
+	}
+	return ""
 }
 
 // readMessage reads one wire-protocol message (its length is its first
