@@ -37,9 +37,10 @@ var (
 	_ dialects.KeyDeleter   = (*Backend)(nil)
 )
 
-// Open connects to the servers conn names and checks that JetStream
-// answers. An unreachable server or a refused login is a
-// *dialects.UnreachableError.
+// Open connects to the servers conn names and reads the stream info of
+// the DSN's bucket, which also tells that JetStream answers (one
+// request). An unreachable server or a refused login is a
+// *dialects.UnreachableError; a server without JetStream an Invalid error.
 func Open(ctx context.Context, conn string) (*Backend, error) {
 	cfg, err := parseConfig(conn)
 	if err != nil {
@@ -70,13 +71,6 @@ func Open(ctx context.Context, conn string) (*Backend, error) {
 	}
 	actx, cancel := context.WithTimeout(ctx, cfg.dialTimeout)
 	defer cancel()
-	if _, err := js.AccountInfo(actx); err != nil {
-		nc.Close()
-		if errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) {
-			return nil, dialects.Invalidf("nats %s: JetStream is not enabled on the server (start it with -js)", cfg.where())
-		}
-		return nil, dialects.Unreachable(fmt.Errorf("nats %s: JetStream: %w", cfg.where(), err))
-	}
 	b := &Backend{cfg: cfg, nc: nc, js: js, opened: map[string]jetstream.Stream{}}
 	b.facts = facts{version: nc.ConnectedServerVersion(), cluster: nc.ConnectedClusterName(), buckets: map[string]bucketFacts{}}
 	mode := "single server"
@@ -85,9 +79,14 @@ func Open(ctx context.Context, conn string) (*Backend, error) {
 	}
 	b.info = dialects.Info{Dialect: Name, Product: Product, Version: b.facts.version, Mode: mode,
 		Banner: "nats-server " + b.facts.version + " (" + mode + ")"}
-	// The DSN's bucket, for Risks (its storage); missing is no error.
+	// The DSN's bucket, for Risks (its storage); missing is no error. Its
+	// stream info is also the first JetStream request: it tells a server
+	// or account without JetStream.
 	if _, _, err := b.readBucket(actx, cfg.bucket); err != nil {
 		nc.Close()
+		if noJetStream(err) {
+			return nil, dialects.Invalidf("nats %s: JetStream is not enabled on the server (start it with -js)", cfg.where())
+		}
 		return nil, err
 	}
 	return b, nil
@@ -155,4 +154,11 @@ func (b *Backend) Close() error {
 	}
 	b.nc.Close()
 	return nil
+}
+
+// noJetStream reports a request that JetStream did not answer because
+// the server or the account has none: no responders on the API subject,
+// or the server's own "not enabled" errors.
+func noJetStream(err error) bool {
+	return errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount)
 }

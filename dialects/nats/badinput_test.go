@@ -127,3 +127,23 @@ func TestUnreachableAndRefusedLogin(t *testing.T) {
 		t.Error("no server version detected")
 	}
 }
+
+// A server without JetStream is refused in one line that says how to
+// enable it, on Open's one request.
+func TestServerWithoutJetStream(t *testing.T) {
+	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		t.Fatal("embedded nats-server did not start")
+	}
+	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err = nats.Open(ctx, "nats://"+s.Addr().String()+"/schedlock")
+	if !errors.Is(err, dialects.ErrInvalid) || !strings.Contains(err.Error(), "JetStream is not enabled") {
+		t.Errorf("open a server without JetStream: %v, want an Invalid error saying JetStream is not enabled", err)
+	}
+}
