@@ -86,7 +86,7 @@ func benchClaimsRun(ctx context.Context, o *BenchOptions) error {
 		r.Peer.Error = o.Factory.Scrubber.String(r.Peer.Error)
 		fmt.Fprintf(o.IO.ErrOut, "schedlock: --peers: %s did not run: %s\n", r.Peer.Name, r.Peer.Error)
 	}
-	header := fmt.Sprintf("%s on %s: %d workers, %d rows per claim", r.Target, r.Database, r.Workers, r.Batch)
+	header := fmt.Sprintf("%s on %s: %d workers, %d rows per claim, %s rows ready at the start of a slice", r.Target, r.Database, r.Workers, r.Batch, grouped(int64(r.ReadyRows)))
 	if err := o.writeReport(r, header, func() output.TableData { return claimsBenchTable(r) }, r.Notes); err != nil {
 		return err
 	}

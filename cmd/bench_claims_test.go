@@ -19,7 +19,7 @@ func TestBenchClaimsOnSQLite(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
 		t.Fatalf("%v\n%s", err, r.stdout)
 	}
-	if rep.Workers != 2 || rep.Batch != 3 || len(rep.Work) != 2 || rep.Work[0].Raw == nil || len(rep.Work[1].Strategies) != 1 || len(rep.Anchors) == 0 {
+	if rep.Workers != 2 || rep.Batch != 3 || rep.ReadyRows < 1000 || len(rep.Work) != 2 || rep.Work[0].Raw == nil || len(rep.Work[1].Strategies) != 1 || len(rep.Anchors) == 0 {
 		t.Fatalf("report %+v", rep)
 	}
 	table := runCmd(t, false, nil, "bench", "--claims", "--dsn", dsn, "--cycles", "5")

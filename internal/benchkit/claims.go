@@ -65,7 +65,12 @@ type ClaimsReport struct {
 	Workers  int    `json:"workers"`
 	Batch    int    `json:"batch"`
 	// Rows is how many rows the task table was given over the run.
-	Rows            int      `json:"rows"`
+	Rows int `json:"rows"`
+	// ReadyRows is how many rows were ready at the start of the last
+	// slice; an earlier slice started with as many or fewer (the filler
+	// never lowers them). Every claim sorts the due rows, so its cost
+	// grows with them.
+	ReadyRows       int      `json:"ready_rows"`
 	DurationSeconds *float64 `json:"duration_seconds"`
 	// Recommended is the claim strategy the probe recommends.
 	Recommended string `json:"recommended"`
@@ -259,13 +264,14 @@ func RunClaims(ctx context.Context, backend dialects.Backend, p ClaimPlan) (*Cla
 			var turns []func() error
 			if raw != nil {
 				turns = append(turns, func() error {
-					if err := f.topUp(ctx); err != nil {
+					step(p, fmt.Sprintf("raw SQL, %s, round %d of %d", w, rd+1, Rounds))
+					rate, first, err := f.slice(ctx, w != WorkClaim, func() (ClaimRate, error) {
+						return measureClaims(ctx, p.Workers, slice, rawWorker(db.SQL, raw, table.Name, lease, w, p.Batch))
+					})
+					if err != nil {
 						return err
 					}
-					step(p, fmt.Sprintf("raw SQL, %s, round %d of %d", w, rd+1, Rounds))
-					rate, first := measureClaims(ctx, p.Workers, slice, rawWorker(db.SQL, raw, table.Name, lease, w, p.Batch))
 					res.Raw.add(rate)
-					f.used(rate)
 					if first != nil {
 						r.Notes = appendOnce(r.Notes, fmt.Sprintf("raw SQL, %s: %v", w, first))
 					}
@@ -274,13 +280,14 @@ func RunClaims(ctx context.Context, backend dialects.Backend, p ClaimPlan) (*Cla
 			}
 			for i, cl := range claimers {
 				turns = append(turns, func() error {
-					if err := f.topUp(ctx); err != nil {
+					step(p, fmt.Sprintf("%s, %s, round %d of %d", strategies[i], w, rd+1, Rounds))
+					rate, first, err := f.slice(ctx, w != WorkClaim, func() (ClaimRate, error) {
+						return measureClaims(ctx, p.Workers, slice, engineWorker(cl, w, p.Batch))
+					})
+					if err != nil {
 						return err
 					}
-					step(p, fmt.Sprintf("%s, %s, round %d of %d", strategies[i], w, rd+1, Rounds))
-					rate, first := measureClaims(ctx, p.Workers, slice, engineWorker(cl, w, p.Batch))
 					res.Strategies[i].Engine.add(rate)
-					f.used(rate)
 					if first != nil && res.Strategies[i].FirstError == "" {
 						res.Strategies[i].FirstError = first.Error()
 					}
@@ -313,7 +320,10 @@ func RunClaims(ctx context.Context, backend dialects.Backend, p ClaimPlan) (*Cla
 			return r, err
 		}
 	}
-	r.Rows = f.added
+	r.Rows, r.ReadyRows = f.added, f.level()
+	if f.low > 0 {
+		r.Notes = append(r.Notes, fmt.Sprintf("%d slices used more than half of the ready rows even after %d repeats with more rows: their rates may be the table's supply, not the claims'", f.low, lowRepeats))
+	}
 	for wi := range r.Work {
 		res := &r.Work[wi]
 		for i := range res.Strategies {
@@ -335,16 +345,61 @@ func appendOnce(list []string, s string) []string {
 
 // filler keeps enough ready rows in the task table: before each slice it
 // adds rows so that at least need are left, need growing to twice the
-// most rows one slice has used.
+// most rows one counted slice has used (and to four times the rows of a
+// slice that ran low). It never lowers the rows ready at the start of a
+// slice: a claim sorts every due row, so its cost grows with them, and a
+// slice that started with fewer would be the cheaper for it.
 type filler struct {
 	cl           *claimtable.Claimer
 	need, ready  int
 	added        int
 	mostPerSlice int
+	// low counts the slices counted although they ran low (lowRepeats).
+	low int
 }
 
+// lowRepeats bounds how often slice measures one slice again.
+const lowRepeats = 4
+
+// slice tops the table up and runs one measured slice of work. A slice of
+// completed rows (completes) that used more than half the rows ready at
+// its start ran low: its last claims sorted fewer rows and came back
+// short or empty, so its rate is the table's supply, not the claim work
+// (the first slices of a run, before the filler has seen a full one, run
+// dry at any rate above need rows per slice). Such a slice is not
+// counted: need becomes four times the rows it used, the table is filled
+// to it and the slice runs again, at most lowRepeats times (then it
+// counts, in low). The raw SQL and the engine are treated alike.
+func (f *filler) slice(ctx context.Context, completes bool, run func() (ClaimRate, error)) (ClaimRate, error, error) {
+	for repeat := 0; ; repeat++ {
+		if err := f.topUp(ctx); err != nil {
+			return ClaimRate{}, nil, err
+		}
+		start := f.ready
+		rate, first := run()
+		used := f.used(rate)
+		if completes && 2*used > start && repeat < lowRepeats {
+			if err := ctx.Err(); err != nil {
+				return rate, first, err
+			}
+			f.need = max(f.need, 4*used)
+			continue
+		}
+		if completes && 2*used > start {
+			f.low++
+		}
+		f.mostPerSlice = max(f.mostPerSlice, used)
+		return rate, first, nil
+	}
+}
+
+// level is the rows ready at the start of a slice: need, or twice the
+// most rows per slice.
+func (f *filler) level() int { return max(f.need, 2*f.mostPerSlice) }
+
+// topUp adds rows until level are ready.
 func (f *filler) topUp(ctx context.Context) error {
-	want := max(f.need, 2*f.mostPerSlice)
+	want := f.level()
 	for f.ready < want {
 		n := min(want-f.ready, 20000)
 		rows := make([]claimtable.NewTask, n)
@@ -360,17 +415,16 @@ func (f *filler) topUp(ctx context.Context) error {
 	return nil
 }
 
-// used counts the rows a slice completed (a claim alone uses none: its
-// rows come back).
-func (f *filler) used(r ClaimRate) {
+// used counts the rows a slice claimed and completed or lost as no longer
+// ready, and returns their number (a claim alone counts its rows too,
+// though they come back: the table only grows the more for it).
+func (f *filler) used(r ClaimRate) int {
 	if r.Claims == 0 {
-		return
+		return 0
 	}
-	done := int(r.Rows)
-	if r.Lost > 0 || done > 0 {
-		f.ready -= done + int(r.Lost)
-		f.mostPerSlice = max(f.mostPerSlice, done+int(r.Lost))
-	}
+	n := int(r.Rows + r.Lost)
+	f.ready -= n
+	return n
 }
 
 func step(p ClaimPlan, s string) {

@@ -38,6 +38,9 @@ func TestRunClaimsOnSQLite(t *testing.T) {
 	if len(r.Anchors) != 3 || r.Recommended != string(dialects.ClaimOptimistic) {
 		t.Fatalf("anchors %d, recommended %q", len(r.Anchors), r.Recommended)
 	}
+	if r.ReadyRows < 1000 || r.ReadyRows > r.Rows {
+		t.Fatalf("ready rows %d of %d given; want the filler's 1,000 at least", r.ReadyRows, r.Rows)
+	}
 	var n int
 	if err := sqlDB.QueryRow("SELECT COUNT(*) FROM sqlite_master WHERE name LIKE 'sl_bench_%'").Scan(&n); err != nil || n != 0 {
 		t.Fatalf("bench tables left behind: %d, %v", n, err)
