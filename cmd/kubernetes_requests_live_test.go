@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
@@ -61,7 +62,7 @@ func TestKubernetesRunSendsFourRequests(t *testing.T) {
 	name := "count-" + strings.ToLower(strings.TrimPrefix(t.Name(), "Test"))
 	leases := kubeLeases(t, kubeconfig, "default")
 	_ = leases.Delete(t.Context(), name, metav1.DeleteOptions{})
-	t.Cleanup(func() { _ = leases.Delete(t.Context(), name, metav1.DeleteOptions{}) })
+	t.Cleanup(func() { _ = leases.Delete(context.Background(), name, metav1.DeleteOptions{}) })
 
 	if r := runCmd(t, false, nil, "run", "--dsn", "k8s://default?kubeconfig="+via, "--name", name, "--", "true"); r.err != nil {
 		t.Fatalf("run: %v\n%s", r.err, r.stderr)

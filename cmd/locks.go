@@ -112,6 +112,9 @@ ran, even when it is empty.`,
   schedlock locks ls --dsn 'redis://redis1:6379/0'
   schedlock locks ls --dsn 'zk://zk1:2181,zk2:2181,zk3:2181/jobs'
 
+  # Every Lease of a Kubernetes cluster, controllers' leader elections included
+  schedlock locks ls --dsn 'k8s://*'
+
   # Liquibase's lock, including when it is free
   schedlock locks ls --preset liquibase --all
 

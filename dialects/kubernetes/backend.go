@@ -82,6 +82,10 @@ func (b *Backend) requestErr(op string, err error) error {
 	switch {
 	case apierrors.IsUnauthorized(err):
 		return fmt.Errorf("kubernetes %s: %s: the server refused the credentials (401 Unauthorized): check the kubeconfig's token or client certificate", b.host, op)
+	case apierrors.IsForbidden(err) && b.cfg.every:
+		return &dialects.PrivilegeError{Privilege: "list on leases.coordination.k8s.io in every namespace (a ClusterRole)",
+			Grant: "kubectl create clusterrole schedlock-list --verb=list --resource=leases.coordination.k8s.io && kubectl create clusterrolebinding schedlock-list --clusterrole=schedlock-list --serviceaccount=NAMESPACE:ACCOUNT",
+			Err:   errors.New(oneLine(msg))}
 	case apierrors.IsForbidden(err):
 		return &dialects.PrivilegeError{Privilege: "get, list, create and update on leases.coordination.k8s.io in namespace " + b.ns,
 			Grant: fmt.Sprintf("kubectl create role schedlock --verb=get,list,create,update --resource=leases.coordination.k8s.io -n %[1]s && kubectl create rolebinding schedlock --role=schedlock --serviceaccount=%[1]s:ACCOUNT -n %[1]s", b.ns),
@@ -140,14 +144,19 @@ func (b *Backend) LeaseLocker(t dialects.Table) (dialects.LeaseLocker, error) {
 		return nil, err
 	}
 	switch ns := s.Table; {
+	case validNamespace(ns) && ns != "schedlock":
+		return &Locker{b: b, ns: ns, schema: s}, nil
+	case b.cfg.every:
+		return nil, errEveryNamespace
 	case ns == "schedlock":
 		return &Locker{b: b, ns: b.ns, schema: s}, nil
-	case validNamespace(ns):
-		return &Locker{b: b, ns: ns, schema: s}, nil
 	default:
 		return &Locker{b: b, ns: b.ns, prefix: ns + "/", schema: s}, nil
 	}
 }
+
+// errEveryNamespace refuses what needs one namespace on k8s://*.
+var errEveryNamespace = dialects.Invalidf("k8s://%s names every namespace, for locks ls only: to lock, unlock or pause, name the Lease's namespace (k8s://NAMESPACE)", EveryNamespace)
 
 // Recommend implements dialects.Backend.
 func (b *Backend) Recommend() (dialects.Strategy, string) {

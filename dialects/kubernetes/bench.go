@@ -31,6 +31,9 @@ func (*Backend) RoundTripSQL() string { return "GET /version" }
 // the holder with one update. No owner check, no expiry, no at-most, no
 // token: a floor, not a lock to use.
 func (b *Backend) RawStoreOps(context.Context) (benchops.StoreOps, error) {
+	if b.cfg.every {
+		return benchops.StoreOps{}, errEveryNamespace
+	}
 	r := &rawOps{api: b.leaseAPI(b.ns), last: map[string]*coordinationv1.Lease{}}
 	return benchops.StoreOps{
 		RoundTrip: func(ctx context.Context) error { return b.cli.Get().AbsPath("/version").Do(ctx).Error() },

@@ -23,6 +23,10 @@ const (
 	DefaultBurst = 100
 	// DefaultTimeout bounds each request (rest.Config.Timeout).
 	DefaultTimeout = 10 * time.Second
+	// EveryNamespace is the DSN's namespace that names them all
+	// (k8s://*): locks ls lists every Lease the account may list across
+	// the cluster; nothing can be locked there.
+	EveryNamespace = "*"
 	// DefaultMaxSkew is how far another host's clock may be taken to be
 	// ahead of this one when a Lease is first seen (see judge).
 	DefaultMaxSkew = 10 * time.Second
@@ -32,6 +36,7 @@ const (
 // in the kubeconfig or the pod's service account, never in the DSN.
 type config struct {
 	namespace  string // "" for the kubeconfig's (or the pod's) namespace
+	every      bool   // k8s://*: every namespace (listing only)
 	kubeconfig string
 	context    string
 	qps        float32 // < 0: no client-side limit
@@ -41,7 +46,8 @@ type config struct {
 }
 
 // parseConfig reads k8s://[NAMESPACE][?opts] (kubernetes://, and dburl's
-// other names of the scheme, k://, k8://, kc:// and kube://, alike).
+// other names of the scheme, k://, k8://, kc:// and kube://, alike);
+// k8s://* names every namespace, for listing.
 // Options: kubeconfig (a file; default: $KUBECONFIG, ~/.kube/config, then
 // the pod's service account), context (a kubeconfig context), qps and
 // burst (the client's rate limit, default 50 and 100; qps=-1 turns it
@@ -59,6 +65,9 @@ func parseConfig(conn string) (config, error) {
 	rest, query, _ := strings.Cut(rest, "?")
 	c := config{qps: DefaultQPS, burst: DefaultBurst, timeout: DefaultTimeout, maxSkew: DefaultMaxSkew}
 	c.namespace = strings.Trim(rest, "/")
+	if c.namespace == EveryNamespace {
+		c.namespace, c.every = "", true
+	}
 	if c.namespace != "" && !validNamespace(c.namespace) {
 		return config{}, dialects.Invalidf("namespace %q is not a Kubernetes namespace name (lower-case letters, digits and '-', at most 63, starting and ending with a letter or digit)", c.namespace)
 	}
@@ -105,7 +114,7 @@ func parseConfig(conn string) (config, error) {
 // clientConfig loads the client configuration: the kubeconfig named, else
 // client-go's usual chain ($KUBECONFIG, ~/.kube/config, in-cluster). It
 // returns the namespace to use: the DSN's, else the context's (or the
-// pod's), else "default".
+// pod's), else "default"; "" for every namespace (k8s://*).
 func (c config) clientConfig() (*rest.Config, string, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	if c.kubeconfig != "" {
@@ -117,7 +126,7 @@ func (c config) clientConfig() (*rest.Config, string, error) {
 		return nil, "", err
 	}
 	ns := c.namespace
-	if ns == "" {
+	if ns == "" && !c.every {
 		if ns, _, err = cc.Namespace(); err != nil || ns == "" {
 			ns = "default"
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -20,7 +21,8 @@ var (
 )
 
 // ListLocks implements dialects.LockLister: one list request per
-// namespace (the backend's, or those opts.Tables name), every Lease in it
+// namespace (the backend's, or those opts.Tables name; on k8s://* one
+// request across every namespace), every Lease in it
 // with its holder, whoever wrote it: schedlock's locks and the leader
 // elections of controllers and client-go programs alike (kube-system's
 // kube-scheduler, a node's heartbeat Lease). A Lease without a holder is a
@@ -59,13 +61,23 @@ func (b *Backend) ListLocks(ctx context.Context, opts dialects.ListOptions) (*di
 		seen[l.ns+"\x00"+l.prefix] = true
 		list, err := b.leaseAPI(l.ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
-			return nil, dialects.Wrap(Name, "list", b.requestErr("list the Leases of namespace "+l.ns, err))
+			what := "list the Leases of namespace " + l.ns
+			if l.ns == "" {
+				what = "list the Leases of every namespace"
+			}
+			return nil, dialects.Wrap(Name, "list", b.requestErr(what, err))
 		}
 		source := l.ns
 		if l.prefix != "" {
 			source = strings.TrimSuffix(l.prefix, "/")
 		}
-		listing.Tables = append(listing.Tables, dialects.Table{Preset: dialects.PresetSchedlock, Name: source})
+		if l.ns == "" { // every namespace (k8s://*): each one a source
+			for _, ns := range namespacesOf(list.Items) {
+				listing.Tables = append(listing.Tables, dialects.Table{Preset: dialects.PresetSchedlock, Name: ns})
+			}
+		} else {
+			listing.Tables = append(listing.Tables, dialects.Table{Preset: dialects.PresetSchedlock, Name: source})
+		}
 		now := time.Now()
 		for i := range list.Items {
 			e := b.entry(&list.Items[i], now)
@@ -90,6 +102,18 @@ func (b *Backend) ListLocks(ctx context.Context, opts dialects.ListOptions) (*di
 	})
 	listing.Notes = append(listing.Notes, fmt.Sprintf("every Lease is listed, leader elections of controllers included; expiry is judged on this host's clock (unchanged for its duration, or renewTime plus duration plus %s)", b.cfg.maxSkew))
 	return listing, nil
+}
+
+// namespacesOf is the namespaces of leases, sorted, each once.
+func namespacesOf(leases []coordinationv1.Lease) []string {
+	var out []string
+	for _, l := range leases {
+		if !slices.Contains(out, l.Namespace) {
+			out = append(out, l.Namespace)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // entry is the listing entry of a Lease read at now.
@@ -124,6 +148,9 @@ func (b *Backend) entry(l *coordinationv1.Lease, now time.Time) dialects.LockEnt
 func (b *Backend) FindLock(ctx context.Context, name string, tables []dialects.Table) (*dialects.Listing, error) {
 	if _, err := leaseName(name); err != nil {
 		return nil, err
+	}
+	if b.cfg.every && len(tables) == 0 {
+		return nil, errEveryNamespace
 	}
 	listing, err := b.ListLocks(ctx, dialects.ListOptions{Tables: tables, All: true})
 	if err != nil {

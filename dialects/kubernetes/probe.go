@@ -25,9 +25,13 @@ func (b *Backend) Probe(ctx context.Context, _ dialects.ProbeOptions) (dialects.
 	_, err := b.leaseAPI(b.ns).List(ctx, metav1.ListOptions{Limit: 1})
 	took := time.Since(start)
 	missing := []dialects.MissingPrivilege{}
-	listing := dialects.CapYes("every Lease of namespace " + b.ns + " is listed with its holder, controllers' leader elections included")
+	where := "namespace " + b.ns
+	if b.cfg.every {
+		where = "every namespace"
+	}
+	listing := dialects.CapYes("every Lease of " + where + " is listed with its holder, controllers' leader elections included")
 	if err != nil {
-		cerr := b.requestErr("list the Leases of namespace "+b.ns, err)
+		cerr := b.requestErr("list the Leases of "+where, err)
 		var pe *dialects.PrivilegeError
 		if !errors.As(cerr, &pe) {
 			return dialects.Capabilities{}, dialects.Wrap(Name, "probe", cerr)

@@ -9,10 +9,12 @@
 //	kubeapiserver --etcd http://127.0.0.1:2379 --prefix /test --port 0 \
 //	    --token SECRET --deny-namespace forbidden --kubeconfig kubeconfig
 //
-// It listens on 127.0.0.1 with a self-signed certificate, accepts one
-// bearer token (user "schedlock"; no anonymous requests), denies every
-// request in --deny-namespace, and, once it serves, writes a kubeconfig
-// (server, CA, token, namespace) to --kubeconfig.
+// It listens on 127.0.0.1 with a self-signed certificate, accepts two
+// bearer tokens (user "schedlock", and user "namespaced", who may not read
+// across namespaces; no anonymous requests), denies every request in
+// --deny-namespace, and, once it serves, writes a kubeconfig (server, CA,
+// both users, context "test" the current one and context "namespaced") to
+// --kubeconfig.
 package main
 
 import (
@@ -121,10 +123,11 @@ func run(etcd, prefix string, port int, certDir, token, deny, kubeconfig, namesp
 		return fmt.Errorf("serving options: %w", err)
 	}
 	tokens := tokenfile.New(map[string]*user.DefaultInfo{
-		token: {Name: "schedlock", UID: "schedlock", Groups: []string{user.AllAuthenticated}},
+		token:                 {Name: "schedlock", UID: "schedlock", Groups: []string{user.AllAuthenticated}},
+		token + namespacedTag: {Name: namespacedUser, UID: namespacedUser, Groups: []string{user.AllAuthenticated}},
 	})
 	config.Authentication.Authenticator = bearertoken.New(tokens)
-	config.Authorization.Authorizer = denyNamespace(deny)
+	config.Authorization.Authorizer = authorize(deny)
 
 	server, err := config.Complete().New("schedlock-test-kubeapiserver", genericapiserver.NewEmptyDelegate())
 	if err != nil {
@@ -158,10 +161,24 @@ func run(etcd, prefix string, port int, certDir, token, deny, kubeconfig, namesp
 
 // denyNamespace allows the authenticated user everything except requests
 // in namespace ns, which it denies with a reason.
-func denyNamespace(ns string) authorizer.Authorizer {
+// namespacedUser is the second account of the kubeconfig (context
+// "namespaced", token: the first one's plus namespacedTag): it may do
+// what the first may, but not across namespaces.
+const (
+	namespacedUser = "namespaced"
+	namespacedTag  = "-namespaced"
+)
+
+// authorize denies every request in namespace deny, and the requests of
+// namespacedUser that span every namespace (a list of all Leases); it
+// allows the rest.
+func authorize(deny string) authorizer.Authorizer {
 	return authorizer.AuthorizerFunc(func(_ context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
-		if a.IsResourceRequest() && a.GetNamespace() == ns {
-			return authorizer.DecisionDeny, "namespace " + ns + " is closed to every account", nil
+		switch {
+		case a.IsResourceRequest() && a.GetNamespace() == deny:
+			return authorizer.DecisionDeny, "namespace " + deny + " is closed to every account", nil
+		case a.IsResourceRequest() && a.GetNamespace() == "" && a.GetUser().GetName() == namespacedUser:
+			return authorizer.DecisionDeny, "user " + namespacedUser + " may not read across namespaces", nil
 		}
 		return authorizer.DecisionAllow, "", nil
 	})
@@ -178,7 +195,9 @@ func writeKubeconfig(path string, port int, certFile, token, namespace string) e
 		CertificateAuthorityData: ca,
 	}
 	cfg.AuthInfos["schedlock"] = &clientcmdapi.AuthInfo{Token: token}
+	cfg.AuthInfos[namespacedUser] = &clientcmdapi.AuthInfo{Token: token + namespacedTag}
 	cfg.Contexts["test"] = &clientcmdapi.Context{Cluster: "test", AuthInfo: "schedlock", Namespace: namespace}
+	cfg.Contexts[namespacedUser] = &clientcmdapi.Context{Cluster: "test", AuthInfo: namespacedUser, Namespace: namespace}
 	cfg.CurrentContext = "test"
 	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
 	if err := clientcmd.WriteToFile(*cfg, tmp); err != nil {
