@@ -1,13 +1,9 @@
 package cmd
 
 import (
-	"context"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/schedlock/schedlock/checks"
-	"github.com/schedlock/schedlock/dialects/mongodb"
 	"github.com/schedlock/schedlock/dialects/mongodb/mongotest"
 	"github.com/schedlock/schedlock/internal/livetest"
 )
@@ -26,16 +22,7 @@ func TestMongoDBRunCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = p.Close() })
-	db := "cmd_" + strings.TrimPrefix(checks.NewPrefix(), "schedlock_selfcheck_")
-	dsn := "mongodb://" + p.Addr() + "/" + db
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if b, err := mongodb.Open(ctx, dsn); err == nil {
-			_ = b.Database().Drop(ctx)
-			_ = b.Close()
-		}
-	})
+	dsn := dropAtEnd(t, "mongodb://"+p.Addr()+"/"+ownDatabase())
 	createCollection(t, dsn)
 	p.Commands()
 	if r := runCmd(t, false, nil, "run", "--dsn", dsn, "--name", "count", "--", "true"); r.err != nil {

@@ -53,17 +53,7 @@ func createCollection(t *testing.T, dsn string) {
 // bench measures the engine beside the raw driver operations.
 func TestMongoDBCommands(t *testing.T) {
 	live := livetest.DSN(t, livetest.MongoDB)
-	// A database of the test's own, dropped at the end.
-	db := "cmd_" + strings.TrimPrefix(checks.NewPrefix(), "schedlock_selfcheck_")
-	dsn := mongotest.Serialize(t, "mongodb://"+hostOf(live)+"/"+db)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if b, err := mongodb.Open(ctx, dsn); err == nil {
-			_ = b.Database().Drop(ctx)
-			_ = b.Close()
-		}
-	})
+	dsn := dropAtEnd(t, mongotest.Serialize(t, "mongodb://"+hostOf(live)+"/"+ownDatabase()))
 	r := runCmd(t, false, nil, "selfcheck", "--dsn", dsn, "-o", "json", "--allow-risk", dialects.RiskNonAtomicUpdates)
 	if r.err != nil {
 		t.Fatalf("selfcheck: %v\n%s", r.err, r.stdout)
@@ -94,6 +84,24 @@ func TestMongoDBCommands(t *testing.T) {
 
 	checkRunListedAndForced(t, dsn, "nightly.report$eu", func(listedLock) bool { return true })
 	benchBesideRaw(t, dsn, "driver operations")
+}
+
+// ownDatabase is the name of a database of the test's own.
+func ownDatabase() string {
+	return "cmd_" + strings.TrimPrefix(checks.NewPrefix(), "schedlock_selfcheck_")
+}
+
+// dropAtEnd drops the database of dsn when t ends, and returns dsn.
+func dropAtEnd(t *testing.T, dsn string) string {
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if b, err := mongodb.Open(ctx, dsn); err == nil {
+			_ = b.Database().Drop(ctx)
+			_ = b.Close()
+		}
+	})
+	return dsn
 }
 
 // hostOf is the host:port of a mongodb:// DSN.

@@ -99,16 +99,7 @@ func TestBucketSettingsRefused(t *testing.T) {
 // An unreachable server and a refused login are one line each, matching
 // *dialects.UnreachableError, and the password is not in it.
 func TestUnreachableAndRefusedLogin(t *testing.T) {
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true,
-		Username: "locks", Password: "right-secret"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("embedded nats-server did not start")
-	}
-	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
+	s := embeddedServer(t, &server.Options{JetStream: true, StoreDir: t.TempDir(), Username: "locks", Password: "right-secret"})
 	free := testnet.FreeAddr(t)
 	for _, dsn := range []string{
 		"nats://locks:wrong-secret@" + s.Addr().String() + "/schedlock",
@@ -131,18 +122,10 @@ func TestUnreachableAndRefusedLogin(t *testing.T) {
 // A server without JetStream is refused in one line that says how to
 // enable it, on Open's one request.
 func TestServerWithoutJetStream(t *testing.T) {
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("embedded nats-server did not start")
-	}
-	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
+	s := embeddedServer(t, &server.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_, err = nats.Open(ctx, "nats://"+s.Addr().String()+"/schedlock")
+	_, err := nats.Open(ctx, "nats://"+s.Addr().String()+"/schedlock")
 	if !errors.Is(err, dialects.ErrInvalid) || !strings.Contains(err.Error(), "JetStream is not enabled") {
 		t.Errorf("open a server without JetStream: %v, want an Invalid error saying JetStream is not enabled", err)
 	}

@@ -20,7 +20,17 @@ const dsnEnv = livetest.NATS
 // returns its DSN.
 func embedded(t testing.TB) string {
 	t.Helper()
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
+	s := embeddedServer(t, &server.Options{JetStream: true, StoreDir: t.TempDir()})
+	return "nats://" + s.Addr().String() + "/schedlock"
+}
+
+// embeddedServer starts a NATS server with opts in this process, on a
+// free loopback port, without logs or signal handlers, stopped when t
+// ends.
+func embeddedServer(t testing.TB, opts *server.Options) *server.Server {
+	t.Helper()
+	opts.Host, opts.Port, opts.NoLog, opts.NoSigs = "127.0.0.1", -1, true, true
+	s, err := server.NewServer(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +39,7 @@ func embedded(t testing.TB) string {
 		t.Fatal("embedded nats-server did not start")
 	}
 	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
-	return "nats://" + s.Addr().String() + "/schedlock"
+	return s
 }
 
 // open opens dsn, closed when t ends.
