@@ -588,3 +588,33 @@ func SortLocks(locks []LockEntry) {
 		return rank[a.State] < rank[b.State]
 	})
 }
+
+// QuoteGlob is name as a ListOptions.Names pattern that matches name
+// itself only: its glob characters (* ? [ \) escaped for path.Match. A
+// FindLock that selects through ListLocks passes it, so that a lock
+// called "report-*" finds that lock and not every report.
+func QuoteGlob(name string) string {
+	if !strings.ContainsAny(name, `*?[\`) {
+		return name
+	}
+	var sb strings.Builder
+	for _, r := range name {
+		if strings.ContainsRune(`*?[\`, r) {
+			sb.WriteByte('\\')
+		}
+		sb.WriteRune(r)
+	}
+	return sb.String()
+}
+
+// KeepNamed keeps the locks called name exactly (a FindLock that lists
+// every lock of its tables and picks the name's).
+func KeepNamed(locks []LockEntry, name string) []LockEntry {
+	out := []LockEntry{}
+	for _, e := range locks {
+		if e.Name == name {
+			out = append(out, e)
+		}
+	}
+	return out
+}

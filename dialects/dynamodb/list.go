@@ -127,5 +127,5 @@ func (b *Backend) scan(ctx context.Context, l layout) ([]item, error) {
 
 // FindLock implements dialects.LockLister.
 func (b *Backend) FindLock(ctx context.Context, name string, tables []dialects.Table) (*dialects.Listing, error) {
-	return b.ListLocks(ctx, dialects.ListOptions{Tables: tables, Names: []string{name}, All: true})
+	return b.ListLocks(ctx, dialects.ListOptions{Tables: tables, Names: []string{dialects.QuoteGlob(name)}, All: true})
 }

@@ -119,13 +119,7 @@ func (b *Backend) FindLock(ctx context.Context, name string, tables []dialects.T
 	if err != nil {
 		return nil, err
 	}
-	var exact []dialects.LockEntry
-	for _, e := range listing.Locks {
-		if e.Name == name {
-			exact = append(exact, e)
-		}
-	}
-	listing.Locks = append([]dialects.LockEntry{}, exact...)
+	listing.Locks = dialects.KeepNamed(listing.Locks, name)
 	return listing, nil
 }
 

@@ -212,7 +212,7 @@ func (t *table) columns() []string {
 
 // FindLock implements dialects.LockLister.
 func (b *Backend) FindLock(ctx context.Context, name string, tables []dialects.Table) (*dialects.Listing, error) {
-	return b.ListLocks(ctx, dialects.ListOptions{Tables: tables, Names: []string{name}, All: true})
+	return b.ListLocks(ctx, dialects.ListOptions{Tables: tables, Names: []string{dialects.QuoteGlob(name)}, All: true})
 }
 
 // Liquibase implements dialects.LockBreaker: there is no Liquibase table

@@ -110,20 +110,5 @@ func (b *Backend) FindLock(ctx context.Context, name string, tables []dialects.T
 	if err := dialects.CheckName(name); err != nil {
 		return nil, err
 	}
-	return b.ListLocks(ctx, dialects.ListOptions{Tables: tables, Names: []string{escapeGlob(name)}, All: true})
-}
-
-// escapeGlob quotes the glob characters of a literal name for path.Match.
-func escapeGlob(name string) string {
-	if !strings.ContainsAny(name, `*?[\`) {
-		return name
-	}
-	var sb strings.Builder
-	for _, r := range name {
-		if strings.ContainsRune(`*?[\`, r) {
-			sb.WriteByte('\\')
-		}
-		sb.WriteRune(r)
-	}
-	return sb.String()
+	return b.ListLocks(ctx, dialects.ListOptions{Tables: tables, Names: []string{dialects.QuoteGlob(name)}, All: true})
 }

@@ -258,5 +258,5 @@ func isNil(err error) bool { return err != nil && err.Error() == "redis: nil" }
 
 // FindLock implements dialects.LockLister.
 func (b *Backend) FindLock(ctx context.Context, name string, tables []dialects.Table) (*dialects.Listing, error) {
-	return b.ListLocks(ctx, dialects.ListOptions{Tables: tables, Names: []string{name}, All: true})
+	return b.ListLocks(ctx, dialects.ListOptions{Tables: tables, Names: []string{dialects.QuoteGlob(name)}, All: true})
 }
