@@ -3,6 +3,7 @@ package dialecttest
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -105,4 +106,37 @@ func BenchContended(b *testing.B, workers int, newLocker func() dialects.Locker,
 	}
 	wg.Wait()
 	b.ReportMetric(float64(sections.Load())/time.Since(start).Seconds(), "sections/s")
+}
+
+// Cycle is one lock cycle an interleaved benchmark compares: the
+// engine's, a raw baseline's or a peer's.
+type Cycle struct {
+	Name string
+	Run  func() error
+}
+
+// Interleave runs every cycle once per iteration of b, in a random order
+// each time, so that all of them see the same load; it reports each one's
+// cycles per second (NAME-cycles/s) and returns the seconds each took in
+// all, by name, for the caller's ratios.
+func Interleave(b *testing.B, cycles []Cycle) map[string]float64 {
+	b.Helper()
+	took := make([]time.Duration, len(cycles))
+	n := 0
+	for b.Loop() {
+		for _, i := range rand.Perm(len(cycles)) {
+			start := time.Now()
+			if err := cycles[i].Run(); err != nil {
+				b.Fatalf("%s: %v", cycles[i].Name, err)
+			}
+			took[i] += time.Since(start)
+		}
+		n++
+	}
+	seconds := map[string]float64{}
+	for i, c := range cycles {
+		b.ReportMetric(float64(n)/took[i].Seconds(), c.Name+"-cycles/s")
+		seconds[c.Name] = took[i].Seconds()
+	}
+	return seconds
 }

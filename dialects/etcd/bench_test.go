@@ -3,7 +3,6 @@ package etcd_test
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"go.etcd.io/etcd/client/v3/concurrency"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/dialecttest"
 	"github.com/schedlock/schedlock/dialects/etcd"
 )
 
@@ -95,47 +95,28 @@ func BenchmarkCycleRatio(b *testing.B) {
 	mutex := concurrency.NewMutex(session, be.Root()+"bench-mutex-"+dialects.NewOwner())
 	rawName, engineName := "bench-raw-"+dialects.NewOwner(), "bench-engine-"+dialects.NewOwner()
 	opts := dialects.Options{AtMost: time.Minute, Owner: "bench"}
-	cycles := []struct {
-		name  string
-		cycle func() error
-		took  time.Duration
-	}{
-		{name: "engine", cycle: func() error {
+	cycles := []dialecttest.Cycle{
+		{Name: "engine", Run: func() error {
 			lease, err := l.Acquire(ctx, engineName, opts)
 			if err != nil {
 				return err
 			}
 			return lease.Release(ctx)
 		}},
-		{name: "raw", cycle: func() error {
+		{Name: "raw", Run: func() error {
 			if ok, err := raw.TryLock(ctx, rawName); err != nil || !ok {
 				return fmt.Errorf("raw try-lock: %v, %w", ok, err)
 			}
 			return raw.Unlock(ctx, rawName)
 		}},
-		{name: "mutex", cycle: func() error {
+		{Name: "mutex", Run: func() error {
 			if err := mutex.TryLock(ctx); err != nil {
 				return err
 			}
 			return mutex.Unlock(ctx)
 		}},
 	}
-	n := 0
-	for b.Loop() {
-		for _, i := range rand.Perm(len(cycles)) {
-			start := time.Now()
-			if err := cycles[i].cycle(); err != nil {
-				b.Fatalf("%s: %v", cycles[i].name, err)
-			}
-			cycles[i].took += time.Since(start)
-		}
-		n++
-	}
-	took := map[string]float64{}
-	for _, c := range cycles {
-		b.ReportMetric(float64(n)/c.took.Seconds(), c.name+"-cycles/s")
-		took[c.name] = c.took.Seconds()
-	}
+	took := dialecttest.Interleave(b, cycles)
 	b.ReportMetric(took["raw"]/took["engine"], "engine/raw")
 	b.ReportMetric(took["mutex"]/took["engine"], "engine/mutex")
 	b.ReportMetric(took["raw"]/took["mutex"], "mutex/raw")

@@ -3,7 +3,6 @@ package mongodb
 import (
 	"context"
 	"errors"
-	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/dialecttest"
 	"github.com/schedlock/schedlock/internal/livetest"
 )
 
@@ -52,25 +52,21 @@ func BenchmarkCycleRatio(b *testing.B) {
 	}
 	shed := mb.db.Collection("schedlock_bench_ratio_shedlock")
 	opts := dialects.Options{Owner: "bench", AtMost: time.Minute}
-	cycles := []struct {
-		name  string
-		cycle func() error
-		took  time.Duration
-	}{
-		{name: "engine", cycle: func() error {
+	cycles := []dialecttest.Cycle{
+		{Name: "engine", Run: func() error {
 			lease, err := locker.Acquire(ctx, "engine", opts)
 			if err != nil {
 				return err
 			}
 			return lease.Release(ctx)
 		}},
-		{name: "raw", cycle: func() error {
+		{Name: "raw", Run: func() error {
 			if _, err := raw.TryLock(ctx, "ratio"); err != nil {
 				return err
 			}
 			return raw.Unlock(ctx, "ratio")
 		}},
-		{name: "shedlock", cycle: func() error {
+		{Name: "shedlock", Run: func() error {
 			now := mb.serverNow()
 			err := shed.FindOneAndUpdate(ctx, bson.D{{Key: "_id", Value: "ratio"}, {Key: "lockUntil", Value: bson.D{{Key: "$lte", Value: now}}}},
 				bson.D{{Key: "$set", Value: bson.D{{Key: "lockUntil", Value: now.Add(time.Minute)}, {Key: "lockedAt", Value: now}, {Key: "lockedBy", Value: "bench"}}}},
@@ -83,23 +79,7 @@ func BenchmarkCycleRatio(b *testing.B) {
 		}},
 	}
 	b.Cleanup(func() { _ = shed.Drop(ctx) })
-	n := 0
-	for b.Loop() {
-		for _, i := range rand.Perm(len(cycles)) {
-			cy := &cycles[i]
-			start := time.Now()
-			if err := cy.cycle(); err != nil {
-				b.Fatalf("%s: %v", cy.name, err)
-			}
-			cy.took += time.Since(start)
-		}
-		n++
-	}
-	took := map[string]float64{}
-	for _, cy := range cycles {
-		b.ReportMetric(float64(n)/cy.took.Seconds(), cy.name+"-cycles/s")
-		took[cy.name] = cy.took.Seconds()
-	}
+	took := dialecttest.Interleave(b, cycles)
 	b.ReportMetric(took["raw"]/took["engine"], "engine/raw")
 	b.ReportMetric(took["shedlock"]/took["engine"], "engine/shedlock")
 }

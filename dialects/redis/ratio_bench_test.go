@@ -2,7 +2,6 @@ package redis
 
 import (
 	"context"
-	"math/rand/v2"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/dialecttest"
 	"github.com/schedlock/schedlock/internal/livetest"
 )
 
@@ -22,7 +22,6 @@ type benchCycle struct {
 	// topLevel lists the commands of the cycle that the client sends
 	// (INFO commandstats counts the commands a script calls too).
 	topLevel []string
-	took     time.Duration
 }
 
 // liveCycles opens the live Redis and returns the four cycles the
@@ -99,23 +98,11 @@ func liveCycles(b *testing.B) (c goredis.UniversalClient, cycles []benchCycle) {
 //	go test ./dialects/redis -run '^$' -bench CycleRatio -benchtime 10s -count 5
 func BenchmarkCycleRatio(b *testing.B) {
 	_, cycles := liveCycles(b)
-	n := 0
-	for b.Loop() {
-		for _, i := range rand.Perm(len(cycles)) {
-			cy := &cycles[i]
-			start := time.Now()
-			if err := cy.cycle(); err != nil {
-				b.Fatalf("%s: %v", cy.name, err)
-			}
-			cy.took += time.Since(start)
-		}
-		n++
+	interleaved := make([]dialecttest.Cycle, len(cycles))
+	for i, cy := range cycles {
+		interleaved[i] = dialecttest.Cycle{Name: cy.name, Run: cy.cycle}
 	}
-	took := map[string]float64{}
-	for _, cy := range cycles {
-		b.ReportMetric(float64(n)/cy.took.Seconds(), cy.name+"-cycles/s")
-		took[cy.name] = cy.took.Seconds()
-	}
+	took := dialecttest.Interleave(b, interleaved)
 	b.ReportMetric(took["raw"]/took["engine"], "engine/raw")
 	b.ReportMetric(took["redislock"]/took["engine"], "engine/redislock")
 	b.ReportMetric(took["redislock"]/took["scripts"], "scripts/redislock")

@@ -2,13 +2,13 @@ package zookeeper
 
 import (
 	"context"
-	"math/rand/v2"
 	"testing"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 
 	"github.com/schedlock/schedlock/dialects"
+	"github.com/schedlock/schedlock/dialects/dialecttest"
 	"github.com/schedlock/schedlock/internal/livetest"
 )
 
@@ -51,47 +51,28 @@ func BenchmarkCycleRatio(b *testing.B) {
 	zl := zk.NewLock(be.conn, be.cfg.Chroot+"/schedlock_bench_zklock", zk.WorldACL(zk.PermAll))
 	defer deleteAll(be.conn, be.cfg.Chroot+"/schedlock_bench_zklock")
 	opts := dialects.Options{Owner: "bench", AtMost: time.Minute}
-	cycles := []struct {
-		name  string
-		cycle func() error
-		took  time.Duration
-	}{
-		{name: "engine", cycle: func() error {
+	cycles := []dialecttest.Cycle{
+		{Name: "engine", Run: func() error {
 			lease, err := l.Acquire(ctx, "ratio", opts)
 			if err != nil {
 				return err
 			}
 			return lease.Release(ctx)
 		}},
-		{name: "raw", cycle: func() error {
+		{Name: "raw", Run: func() error {
 			if _, err := raw.TryLock(ctx, "ratio"); err != nil {
 				return err
 			}
 			return raw.Unlock(ctx, "ratio")
 		}},
-		{name: "zklock", cycle: func() error {
+		{Name: "zklock", Run: func() error {
 			if err := zl.Lock(); err != nil {
 				return err
 			}
 			return zl.Unlock()
 		}},
 	}
-	n := 0
-	for b.Loop() {
-		for _, i := range rand.Perm(len(cycles)) {
-			start := time.Now()
-			if err := cycles[i].cycle(); err != nil {
-				b.Fatalf("%s: %v", cycles[i].name, err)
-			}
-			cycles[i].took += time.Since(start)
-		}
-		n++
-	}
-	took := map[string]float64{}
-	for _, c := range cycles {
-		b.ReportMetric(float64(n)/c.took.Seconds(), c.name+"-cycles/s")
-		took[c.name] = c.took.Seconds()
-	}
+	took := dialecttest.Interleave(b, cycles)
 	b.ReportMetric(took["raw"]/took["engine"], "engine/raw")
 	b.ReportMetric(took["zklock"]/took["engine"], "engine/zklock")
 	b.ReportMetric(took["raw"]/took["zklock"], "zklock/raw")
