@@ -149,3 +149,31 @@ func ResumeLock(ctx context.Context, tl LeaseLocker, name string) error {
 	}
 	return h.Release(ctx)
 }
+
+// LeasePauser implements Pauser for a store whose pause is a lease of the
+// pause owner on the lock's own item (PauseLock, ResumeLock), so every
+// node that takes the lock — a peer on the same layout too — finds it
+// taken until the pause ends. A backend embeds it, set in its Open:
+// Dialect names it in errors, Locker gives the lease locker of a table.
+type LeasePauser struct {
+	Dialect string
+	Locker  func(Table) (LeaseLocker, error)
+}
+
+// Pause implements Pauser: PauseLock on t's lease locker.
+func (p LeasePauser) Pause(ctx context.Context, t Table, name string, req PauseRequest) error {
+	tl, err := p.Locker(t)
+	if err != nil {
+		return err
+	}
+	return Wrap(p.Dialect, "pause", PauseLock(ctx, tl, name, req))
+}
+
+// Resume implements Pauser: ResumeLock, under the owner check.
+func (p LeasePauser) Resume(ctx context.Context, t Table, name string) error {
+	tl, err := p.Locker(t)
+	if err != nil {
+		return err
+	}
+	return Wrap(p.Dialect, "resume", ResumeLock(ctx, tl, name))
+}

@@ -33,6 +33,8 @@ const RetryAttempts = 4
 // implements dialects.Backend, LockLister, LockBreaker, Prober,
 // RiskReporter and Pauser.
 type Backend struct {
+	dialects.LeasePauser // Pause and Resume: a lease on the lock's own item
+
 	cfg    config
 	client *dynamodb.Client
 	info   dialects.Info
@@ -73,6 +75,7 @@ func Open(ctx context.Context, conn string) (*Backend, error) {
 		return nil, err
 	}
 	b := &Backend{cfg: cfg}
+	b.LeasePauser = dialects.LeasePauser{Dialect: Name, Locker: b.LeaseLocker}
 	// The SDK's buildable client (the configuration adds a CA bundle to
 	// it, AWS_CA_BUNDLE), with the dial bounded too; once the configuration
 	// is read its transport goes into a client whose idle connections

@@ -17,6 +17,8 @@ import (
 // Backend is an open client of one Kubernetes API server, acting in one
 // namespace. It implements dialects.Backend.
 type Backend struct {
+	dialects.LeasePauser // Pause and Resume: a lease on the lock's own item
+
 	cfg    config
 	ns     string
 	host   string // the API server's URL, for messages
@@ -50,6 +52,7 @@ func Open(ctx context.Context, conn string) (*Backend, error) {
 		return nil, dialects.Invalidf("kubernetes: client configuration: %v", oneLine(err))
 	}
 	b := &Backend{cfg: cfg, ns: ns, host: hostOf(rc.Host), rc: rc, cli: cli, seen: newObserver()}
+	b.LeasePauser = dialects.LeasePauser{Dialect: Name, Locker: b.LeaseLocker}
 	vctx, cancel := context.WithTimeout(ctx, cfg.timeout)
 	defer cancel()
 	raw, err := cli.Get().AbsPath("/version").Do(vctx).Raw()

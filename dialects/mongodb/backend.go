@@ -23,6 +23,8 @@ const DefaultServerSelectionTimeout = 5 * time.Second
 // its protocol, such as FerretDB). It implements dialects.Backend,
 // LockBreaker, Prober, RiskReporter and Pauser.
 type Backend struct {
+	dialects.LeasePauser // Pause and Resume: a lease on the lock's own item
+
 	cfg    config
 	client *mongo.Client
 	db     *mongo.Database
@@ -68,6 +70,7 @@ func Open(ctx context.Context, conn string) (*Backend, error) {
 		return nil, dialects.Invalidf("the MongoDB DSN: %s", cfg.redact(err.Error()))
 	}
 	b := &Backend{cfg: cfg, client: client}
+	b.LeasePauser = dialects.LeasePauser{Dialect: Name, Locker: b.LeaseLocker}
 	// Lock writes are acknowledged by a majority unless the DSN asks for
 	// another write concern (w=…), which detection reports as a risk.
 	var dbOpts []options.Lister[options.DatabaseOptions]

@@ -15,6 +15,8 @@ import (
 // Backend is an open connection to a NATS server (or cluster) with
 // JetStream. It implements dialects.Backend.
 type Backend struct {
+	dialects.LeasePauser // Pause and Resume: a lease on the lock's own item
+
 	cfg  config
 	nc   *nats.Conn
 	js   jetstream.JetStream
@@ -72,6 +74,7 @@ func Open(ctx context.Context, conn string) (*Backend, error) {
 	actx, cancel := context.WithTimeout(ctx, cfg.dialTimeout)
 	defer cancel()
 	b := &Backend{cfg: cfg, nc: nc, js: js, opened: map[string]jetstream.Stream{}}
+	b.LeasePauser = dialects.LeasePauser{Dialect: Name, Locker: b.LeaseLocker}
 	b.facts = facts{version: nc.ConnectedServerVersion(), cluster: nc.ConnectedClusterName(), buckets: map[string]bucketFacts{}}
 	mode := "single server"
 	if b.facts.cluster != "" {

@@ -17,6 +17,8 @@ import (
 // master, or a Cluster). It implements dialects.Backend, LockLister,
 // LockBreaker, Prober and RiskReporter.
 type Backend struct {
+	dialects.LeasePauser // Pause and Resume: a lease on the lock's own item
+
 	client goredis.UniversalClient
 	cfg    *config
 	info   dialects.Info
@@ -86,6 +88,7 @@ func open(ctx context.Context, dsn string, maxConns int) (*Backend, error) {
 		return nil, dialects.Wrap(Name, "open", fmt.Errorf("%w: this Redis server is a read-only replica of %s: connect to the master, or through Sentinel with master=<name>", dialects.ErrUnsupported, facts.MasterAddr))
 	}
 	b := &Backend{client: client, cfg: cfg, facts: facts, info: facts.info(), wake: newWaker(client, cfg.database())}
+	b.LeasePauser = dialects.LeasePauser{Dialect: Name, Locker: b.pauseLocker}
 	return b, nil
 }
 

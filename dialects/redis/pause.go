@@ -9,25 +9,17 @@ import (
 
 var _ dialects.Pauser = (*Backend)(nil)
 
-// Pause implements dialects.Pauser: the pause is a lease of the pause
-// owner on the lock's own key (dialects.PauseLock), so schedlock and
-// ShedLock nodes alike find the lock taken until it ends.
-func (b *Backend) Pause(ctx context.Context, t dialects.Table, name string, req dialects.PauseRequest) error {
+// pauseLocker is the lease locker of t for Pause and Resume
+// (dialects.LeasePauser): a pause on Redis's key of the lock, so every
+// node — a ShedLock node too, on the shedlock preset — finds the lock
+// taken until it ends; a prefix without keys is free locks, not a
+// missing table.
+func (b *Backend) pauseLocker(t dialects.Table) (dialects.LeaseLocker, error) {
 	tl, err := b.LeaseLocker(t)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return dialects.Wrap(Name, "pause", dialects.PauseLock(ctx, keysNeedNoTable{tl}, name, req))
-}
-
-// Resume implements dialects.Pauser: the pause lease is released under
-// the owner check (dialects.ResumeLock).
-func (b *Backend) Resume(ctx context.Context, t dialects.Table, name string) error {
-	tl, err := b.LeaseLocker(t)
-	if err != nil {
-		return err
-	}
-	return dialects.Wrap(Name, "resume", dialects.ResumeLock(ctx, keysNeedNoTable{tl}, name))
+	return keysNeedNoTable{tl}, nil
 }
 
 // keysNeedNoTable reads a prefix without any key as free locks, not as a
