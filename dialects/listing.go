@@ -536,6 +536,17 @@ func (e LockEntry) MatchesName(patterns []string) bool {
 	return false
 }
 
+// CheckNames refuses a Names pattern that path.Match cannot read (an
+// unclosed [, a trailing \): one Invalid error naming it.
+func (o ListOptions) CheckNames() error {
+	for _, p := range o.Names {
+		if _, err := path.Match(p, ""); err != nil {
+			return invalidf("bad name pattern %q: %v", p, err)
+		}
+	}
+	return nil
+}
+
 // Keeps reports whether a listing with o keeps e: of o's strategy (when
 // it names one), matching a name glob (MatchesName), in one of o.States
 // (none: every state but free, and free too with o.All). A backend that

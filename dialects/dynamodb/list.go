@@ -3,7 +3,6 @@ package dynamodb
 import (
 	"context"
 	"errors"
-	"path"
 	"sort"
 	"time"
 
@@ -22,10 +21,8 @@ import (
 // names none, the default tables of both layouts that exist ("schedlock",
 // "Shedlock"). Times are the writers' clocks; DBNow is this host's.
 func (b *Backend) ListLocks(ctx context.Context, opts dialects.ListOptions) (*dialects.Listing, error) {
-	for _, p := range opts.Names {
-		if _, err := path.Match(p, ""); err != nil {
-			return nil, dialects.Invalidf("bad name pattern %q: %v", p, err)
-		}
+	if err := opts.CheckNames(); err != nil {
+		return nil, err
 	}
 	listing := &dialects.Listing{Locks: []dialects.LockEntry{}, Tables: []dialects.Table{}}
 	if opts.Strategy == dialects.StrategySession {

@@ -3,7 +3,6 @@ package etcd
 import (
 	"context"
 	"fmt"
-	"path"
 	"sort"
 	"time"
 
@@ -20,10 +19,8 @@ import (
 // queueing behind it) are waiting. etcd keeps nothing of a released lock,
 // so no lock is ever listed as free or expired.
 func (b *Backend) ListLocks(ctx context.Context, opts dialects.ListOptions) (*dialects.Listing, error) {
-	for _, p := range opts.Names {
-		if _, err := path.Match(p, ""); err != nil {
-			return nil, dialects.Invalidf("bad name pattern %q: %v", p, err)
-		}
+	if err := opts.CheckNames(); err != nil {
+		return nil, err
 	}
 	if opts.Strategy == dialects.StrategySession {
 		return &dialects.Listing{Locks: []dialects.LockEntry{}, Tables: []dialects.Table{}}, nil

@@ -3,7 +3,6 @@ package memory
 import (
 	"context"
 	"fmt"
-	"path"
 	"sort"
 	"sync"
 	"time"
@@ -121,10 +120,8 @@ func (b *Backend) Probe(context.Context, dialects.ProbeOptions) (dialects.Capabi
 // *dialects.ShapeError otherwise. Liquibase's table does not exist here.
 // Fencing tokens are shown where the layout has a token column.
 func (b *Backend) ListLocks(_ context.Context, opts dialects.ListOptions) (*dialects.Listing, error) {
-	for _, p := range opts.Names {
-		if _, err := path.Match(p, ""); err != nil {
-			return nil, dialects.Invalidf("bad name pattern %q: %v", p, err)
-		}
+	if err := opts.CheckNames(); err != nil {
+		return nil, err
 	}
 	b.store.mu.Lock()
 	defer b.store.mu.Unlock()

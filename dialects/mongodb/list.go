@@ -2,7 +2,6 @@ package mongodb
 
 import (
 	"context"
-	"path"
 	"sort"
 	"strings"
 
@@ -19,10 +18,8 @@ var _ dialects.LockLister = (*Backend)(nil)
 // without glob characters are looked up by _id on the server; patterns
 // are matched here.
 func (b *Backend) ListLocks(ctx context.Context, opts dialects.ListOptions) (*dialects.Listing, error) {
-	for _, p := range opts.Names {
-		if _, err := path.Match(p, ""); err != nil {
-			return nil, dialects.Invalidf("bad name pattern %q: %v", p, err)
-		}
+	if err := opts.CheckNames(); err != nil {
+		return nil, err
 	}
 	listing := &dialects.Listing{Locks: []dialects.LockEntry{}, Tables: []dialects.Table{}}
 	if opts.Strategy == dialects.StrategySession {

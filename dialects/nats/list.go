@@ -3,7 +3,6 @@ package nats
 import (
 	"context"
 	"fmt"
-	"path"
 	"sort"
 	"strings"
 	"time"
@@ -30,10 +29,8 @@ type listTable struct {
 // does not exist is skipped. Deleted keys (released locks) are not
 // listed; a ShedLock node's lock has no owner.
 func (b *Backend) ListLocks(ctx context.Context, opts dialects.ListOptions) (*dialects.Listing, error) {
-	for _, p := range opts.Names {
-		if _, err := path.Match(p, ""); err != nil {
-			return nil, dialects.Invalidf("bad name pattern %q: %v", p, err)
-		}
+	if err := opts.CheckNames(); err != nil {
+		return nil, err
 	}
 	listing := &dialects.Listing{Locks: []dialects.LockEntry{}, Tables: []dialects.Table{}}
 	if opts.Strategy == dialects.StrategySession {

@@ -3,7 +3,6 @@ package redis
 import (
 	"context"
 	"errors"
-	"path"
 	"sort"
 	"strings"
 
@@ -20,10 +19,8 @@ import (
 // remains are listed as free (with opts.All). A ShedLock lock's
 // environment is its Namespace ("default" included: see environment.go).
 func (b *Backend) ListLocks(ctx context.Context, opts dialects.ListOptions) (*dialects.Listing, error) {
-	for _, p := range opts.Names {
-		if _, err := path.Match(p, ""); err != nil {
-			return nil, dialects.Invalidf("bad name pattern %q: %v", p, err)
-		}
+	if err := opts.CheckNames(); err != nil {
+		return nil, err
 	}
 	listing := &dialects.Listing{Locks: []dialects.LockEntry{}, Tables: []dialects.Table{}}
 	if opts.Strategy == dialects.StrategySession {

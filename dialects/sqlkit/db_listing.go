@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path"
 	"strings"
 	"time"
 
@@ -119,10 +118,8 @@ func closeQuietly(v any) {
 // table that does not exist is an error matching ErrNoTable; one of the
 // wrong shape a *ShapeError (ErrInvalid), as is a bad glob.
 func (db *DB) ListLocks(ctx context.Context, opts dialects.ListOptions) (*dialects.Listing, error) {
-	for _, p := range opts.Names {
-		if _, err := path.Match(p, ""); err != nil {
-			return nil, dialects.Invalidf("bad name pattern %q: %v", p, err)
-		}
+	if err := opts.CheckNames(); err != nil {
+		return nil, err
 	}
 	switch opts.Strategy {
 	case "", dialects.StrategyTable, dialects.StrategySession:

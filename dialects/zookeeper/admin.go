@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path"
 	"sort"
 	"time"
 
@@ -184,10 +183,8 @@ func (l *Locker) Expire(ctx context.Context, name string) (bool, error) {
 // left an at-least node is held until it ends. Foreign holders (Curator)
 // are listed with their data as owner and their session as holder.
 func (b *Backend) ListLocks(ctx context.Context, opts dialects.ListOptions) (*dialects.Listing, error) {
-	for _, p := range opts.Names {
-		if _, err := path.Match(p, ""); err != nil {
-			return nil, dialects.Invalidf("bad name pattern %q: %v", p, err)
-		}
+	if err := opts.CheckNames(); err != nil {
+		return nil, err
 	}
 	listing := &dialects.Listing{Locks: []dialects.LockEntry{}}
 	if opts.Strategy == dialects.StrategySession {
